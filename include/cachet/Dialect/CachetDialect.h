@@ -1,0 +1,29 @@
+//===- CachetDialect.h - cachet dialect, types, attributes and ops -------===//
+
+#ifndef CACHET_DIALECT_CACHETDIALECT_H
+#define CACHET_DIALECT_CACHETDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "cachet/Dialect/CachetOpsDialect.h.inc"
+
+#include "cachet/Dialect/CachetEnums.h.inc"
+
+#include "cachet/Dialect/CachetTypeInterfaces.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "cachet/Dialect/CachetOpsTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cachet/Dialect/CachetAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "cachet/Dialect/CachetOps.h.inc"
+
+#endif // CACHET_DIALECT_CACHETDIALECT_H

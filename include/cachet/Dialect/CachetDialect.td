@@ -1,0 +1,53 @@
+//===- CachetDialect.td - cachet dialect definition --------*- tablegen -*-===//
+//
+// The cachet dialect: block-quantized element types, attention over a KV cache
+// and the dequantize / dequant-transpose operations the memory-hierarchy
+// rewrites produce, plus the device profile attribute every pass reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_DIALECT_CACHETDIALECT_TD
+#define CACHET_DIALECT_CACHETDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Cachet_Dialect : Dialect {
+  let name = "cachet";
+  let cppNamespace = "::cachet";
+  let summary = "Memory-hierarchy aware ops and types for LLM inference";
+  let description = [{
+    The `cachet` dialect carries what the memory-bound shapes of LLM inference
+    need beyond the upstream dialects:
+
+    * one element type per ggml block-quantized format (`!cachet.q8_0`,
+      `!cachet.q4_0`, `!cachet.q4_1`, `!cachet.q5_0`, `!cachet.q5_1`,
+      `!cachet.iq4_nl`); one element is one block of 32 values, byte-compatible
+      with ggml;
+    * `cachet.dequantize`, `cachet.dequant_transpose` and `cachet.attention`;
+    * `#cachet.device<...>`, the device profile that every cachet pass reads
+      from the module (see `cachet-attach-device`).
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Name of the module attribute that holds the device profile.
+    static constexpr ::llvm::StringLiteral getDeviceAttrName() {
+      return ::llvm::StringLiteral("cachet.device");
+    }
+    /// Name of the function argument attribute that marks a weight.
+    static constexpr ::llvm::StringLiteral getWeightAttrName() {
+      return ::llvm::StringLiteral("cachet.weight");
+    }
+
+  private:
+    void registerTypes();
+    void registerAttributes();
+
+  public:
+  }];
+}
+
+class Cachet_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Cachet_Dialect, mnemonic, traits>;
+
+#endif // CACHET_DIALECT_CACHETDIALECT_TD

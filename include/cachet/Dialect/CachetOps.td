@@ -1,0 +1,125 @@
+//===- CachetOps.td - cachet operations --------------------*- tablegen -*-===//
+
+#ifndef CACHET_DIALECT_CACHETOPS_TD
+#define CACHET_DIALECT_CACHETOPS_TD
+
+include "cachet/Dialect/CachetAttrs.td"
+include "cachet/Dialect/CachetDialect.td"
+include "cachet/Dialect/CachetTypes.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Cachet_DequantizeOp : Cachet_Op<"dequantize", [Pure]> {
+  let summary = "block-quantized values to floating point";
+  let description = [{
+    Expands block-quantized values to `f16`, `bf16` or `f32`.
+
+    Packed form: the input's element type is a block type and its innermost
+    dimension counts blocks; the result's innermost dimension is 32 times
+    larger, every other dimension is the same.
+
+    ```mlir
+    %k = cachet.dequantize %kq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xf16>
+    ```
+
+    Split q8_0 form, as ML front ends emit it: `i8` values of the result's
+    shape and one `f16` scale per 32 values along the innermost dimension;
+    value i is `float(qs[i]) * scale[i / 32]`.
+
+    ```mlir
+    %k = cachet.dequantize %kq scales %ks
+        : tensor<1024x2x128xi8>, tensor<1024x2x4xf16> -> tensor<1024x2x128xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       Optional<AnyRankedTensor>:$scales);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input (`scales` $scales^)? attr-dict `:` type($input)
+    (`,` type($scales)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Cachet_DequantTransposeOp
+    : Cachet_Op<"dequant_transpose",
+                [DestinationStyleOpInterface,
+                 AllTypesMatch<["init", "result"]>]> {
+  let summary = "dequantize a token-major KV cache into a head-major scratch";
+  let description = [{
+    Reads a block-quantized KV cache laid out token-major,
+    `[pos][kv_head][dim / 32 blocks]`, and writes it dequantized to `f16` (or
+    `f32`) head-major, `[kv_head][pos][dim]`, into `init`, so that every KV
+    head is one contiguous run of rows. The split q8_0 form (`i8` values plus
+    `scales`) is accepted as in `cachet.dequantize`. Destination-passing style:
+    after bufferization `init` is the scratch buffer itself.
+
+    ```mlir
+    %s = cachet.dequant_transpose %kq into %scratch
+        : tensor<1024x2x4x!cachet.q8_0> -> tensor<2x1024x128xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       Optional<AnyRankedTensor>:$scales,
+                       AnyRankedTensor:$init);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input (`scales` $scales^)? `into` $init attr-dict `:` type($input)
+    (`,` type($scales)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+  let hasVerifier = 1;
+}
+
+def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention over a KV cache, with GQA";
+  let description = [{
+    `result[h, i, :] = softmax_j(scale * Q[h, i, :] . K[g(h), j, :] + mask[.., i, j]) V[g(h), j, :]`
+    with `g(h) = h floordiv (Hq / Hkv)` (grouped-query attention; `Hq / Hkv`
+    must be an integer, 1 included).
+
+    * `query`: `[Hq, Sq, D]`; result `[Hq, Sq, Dv]`.
+    * `key`, `value`: `[S, Hkv, D]` with `layout <token_major>` (a llama.cpp
+      cache) or `[Hkv, S, D]` with `layout <head_major>`.
+    * `causal N`: query i sees keys `j <= i + N` (N >= 0: the number of cached
+      positions before the first new token). Without it, every key is visible.
+    * `mask`: an optional additive mask, `[Sq, S]` or `[Hq, Sq, S]`.
+    * `accumulator`: the type of the `Q K^T` and `P V` accumulation (`f32`
+      when absent, or `f16`).
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461
+        causal 960 : tensor<8x64x128xf16>, tensor<1024x2x128xf16>,
+        tensor<1024x2x128xf16> -> tensor<8x64x128xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value,
+                       Optional<AnyRankedTensor>:$mask,
+                       Cachet_KVLayoutAttr:$kv_layout, F32Attr:$scale,
+                       OptionalAttr<I64Attr>:$causal_offset,
+                       OptionalAttr<TypeAttr>:$accumulator);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? `layout` $kv_layout
+    `scale` $scale (`causal` $causal_offset^)? attr-dict `:` type($query) `,`
+    type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Number of query heads that share one KV head (Hq / Hkv).
+    int64_t getGroupSize();
+    /// Index of the KV-head dimension of `key` and `value` in this layout.
+    unsigned getKVHeadDim() {
+      return getKvLayout() == KVLayout::TokenMajor ? 1 : 0;
+    }
+    /// Index of the position dimension of `key` and `value` in this layout.
+    unsigned getKVPosDim() {
+      return getKvLayout() == KVLayout::TokenMajor ? 0 : 1;
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // CACHET_DIALECT_CACHETOPS_TD

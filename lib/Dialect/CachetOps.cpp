@@ -1,0 +1,246 @@
+//===- CachetOps.cpp - cachet operation verifiers ------------------------===//
+
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace cachet;
+
+/// Returns true if two dimension sizes can be equal (either is dynamic).
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Returns the number of values one element of `type` stands for along the
+/// innermost dimension: 32 for a block type, 1 otherwise.
+static int64_t valuesPerElement(Type type) {
+  if (auto block = dyn_cast<BlockQuantizedType>(type))
+    return block.getBlockValues();
+  return 1;
+}
+
+/// Checks the quantized operands shared by `cachet.dequantize` and
+/// `cachet.dequant_transpose`: the packed form (block-typed `input`, no
+/// scales) or the split q8_0 form (`i8` input and one `f16` scale per 32
+/// values). On success `dims` holds the input shape with the innermost
+/// dimension counted in values.
+static LogicalResult verifyQuantizedInput(Operation *op,
+                                          RankedTensorType input,
+                                          RankedTensorType scales,
+                                          SmallVectorImpl<int64_t> &dims) {
+  if (input.getRank() < 1)
+    return op->emitOpError("operand 'input' must have rank >= 1");
+  dims.assign(input.getShape().begin(), input.getShape().end());
+  Type element = input.getElementType();
+  int64_t inner = input.getShape().back();
+  if (!scales) {
+    if (!isa<BlockQuantizedType>(element))
+      return op->emitOpError("operand 'input' must have a block-quantized "
+                             "element type (or i8 with 'scales'), got ")
+             << element;
+    if (!ShapedType::isDynamic(inner))
+      dims.back() = inner * valuesPerElement(element);
+    else
+      dims.back() = ShapedType::kDynamic;
+    return success();
+  }
+  if (!element.isSignlessInteger(8))
+    return op->emitOpError("operand 'input' must have element type i8 when "
+                           "'scales' is given (split q8_0 form), got ")
+           << element;
+  if (!scales.getElementType().isF16())
+    return op->emitOpError("operand 'scales' must have element type f16, got ")
+           << scales.getElementType();
+  if (scales.getRank() != input.getRank())
+    return op->emitOpError("operand 'scales' must have the rank of 'input' (")
+           << input.getRank() << "), got " << scales.getRank();
+  if (!ShapedType::isDynamic(inner) && inner % 32 != 0)
+    return op->emitOpError("innermost dimension of 'input' (")
+           << inner << ") must be a multiple of 32, the q8_0 block size";
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (!dimsCompatible(input.getDimSize(i), scales.getDimSize(i)))
+      return op->emitOpError("dimension ")
+             << i << " of 'scales' (" << scales.getDimSize(i)
+             << ") must match 'input' (" << input.getDimSize(i) << ")";
+  int64_t blocks = scales.getShape().back();
+  if (!ShapedType::isDynamic(inner) && !ShapedType::isDynamic(blocks) &&
+      blocks * 32 != inner)
+    return op->emitOpError("innermost dimension of 'scales' (")
+           << blocks << ") must be the innermost dimension of 'input' ("
+           << inner << ") divided by 32";
+  return success();
+}
+
+/// Checks that `type` is a float type cachet computes in.
+static bool isComputeFloat(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32();
+}
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto scales = cast_if_present<RankedTensorType>(
+      getScales() ? getScales().getType() : Type());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  SmallVector<int64_t> dims;
+  if (failed(verifyQuantizedInput(*this, input, scales, dims)))
+    return failure();
+  if (!isComputeFloat(result.getElementType()))
+    return emitOpError("result element type must be f16, bf16 or f32, got ")
+           << result.getElementType();
+  if (result.getRank() != input.getRank())
+    return emitOpError("result rank (")
+           << result.getRank() << ") must equal the rank of 'input' ("
+           << input.getRank() << ")";
+  for (int64_t i = 0, e = result.getRank(); i < e; ++i)
+    if (!dimsCompatible(dims[i], result.getDimSize(i)))
+      return emitOpError("result dimension ")
+             << i << " (" << result.getDimSize(i) << ") must be " << dims[i]
+             << (i + 1 == e && !scales
+                     ? ", 32 values per block of 'input'"
+                     : ", the size of 'input' in values");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DequantTransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantTransposeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto scales = cast_if_present<RankedTensorType>(
+      getScales() ? getScales().getType() : Type());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getRank() != 3)
+    return emitOpError("operand 'input' must be a token-major KV cache "
+                       "[pos][kv_head][dim], got rank ")
+           << input.getRank();
+  SmallVector<int64_t> dims;
+  if (failed(verifyQuantizedInput(*this, input, scales, dims)))
+    return failure();
+  if (!result.getElementType().isF16() && !result.getElementType().isF32())
+    return emitOpError("result element type must be f16 or f32, got ")
+           << result.getElementType();
+  if (result.getRank() != 3)
+    return emitOpError("result must be head-major [kv_head][pos][dim], got "
+                       "rank ")
+           << result.getRank();
+  // Token-major [S][H][D] becomes head-major [H][S][D].
+  int64_t expected[3] = {dims[1], dims[0], dims[2]};
+  static const char *const names[3] = {"kv_head", "pos", "dim"};
+  for (int64_t i = 0; i < 3; ++i)
+    if (!dimsCompatible(expected[i], result.getDimSize(i)))
+      return emitOpError("result dimension ")
+             << i << " (" << names[i] << ") is " << result.getDimSize(i)
+             << ", expected " << expected[i]
+             << " from the token-major input [pos][kv_head][dim]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getGroupSize() {
+  int64_t hq = cast<RankedTensorType>(getQuery().getType()).getDimSize(0);
+  int64_t hkv =
+      cast<RankedTensorType>(getKey().getType()).getDimSize(getKVHeadDim());
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) || hkv == 0)
+    return ShapedType::kDynamic;
+  return hq / hkv;
+}
+
+LogicalResult AttentionOp::verify() {
+  auto query = cast<RankedTensorType>(getQuery().getType());
+  auto key = cast<RankedTensorType>(getKey().getType());
+  auto value = cast<RankedTensorType>(getValue().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  StringRef layoutName = stringifyKVLayout(getKvLayout());
+  StringRef layoutShape = getKvLayout() == KVLayout::TokenMajor
+                              ? "[pos][kv_head][dim]"
+                              : "[kv_head][pos][dim]";
+
+  if (query.getRank() != 3)
+    return emitOpError("operand 'query' must be [q_head][query][dim], got "
+                       "rank ")
+           << query.getRank();
+  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"key", key},
+                            {"value", value}})
+    if (type.getRank() != 3)
+      return emitOpError("operand '")
+             << name << "' must be " << layoutShape << " for layout "
+             << layoutName << ", got rank " << type.getRank();
+  if (result.getRank() != 3)
+    return emitOpError("result must be [q_head][query][dim], got rank ")
+           << result.getRank();
+
+  for (auto [name, type] :
+       {std::pair<StringRef, Type>{"query", query.getElementType()},
+        {"key", key.getElementType()},
+        {"value", value.getElementType()},
+        {"result", result.getElementType()}})
+    if (!isComputeFloat(type))
+      return emitOpError("element type of '")
+             << name << "' must be f16, bf16 or f32, got " << type;
+
+  unsigned headDim = getKVHeadDim(), posDim = getKVPosDim();
+  int64_t hq = query.getDimSize(0), sq = query.getDimSize(1);
+  int64_t hkv = key.getDimSize(headDim), s = key.getDimSize(posDim);
+  if (!dimsCompatible(value.getDimSize(headDim), hkv) ||
+      !dimsCompatible(value.getDimSize(posDim), s))
+    return emitOpError("operands 'key' ")
+           << key << " and 'value' " << value
+           << " must have the same kv_head and pos sizes in layout "
+           << layoutName << " " << layoutShape;
+  if (!dimsCompatible(key.getDimSize(2), query.getDimSize(2)))
+    return emitOpError("head dim of 'key' (")
+           << key.getDimSize(2) << ") must equal the head dim of 'query' ("
+           << query.getDimSize(2) << ")";
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || hq % hkv != 0))
+    return emitOpError("bad head ratio: query heads (")
+           << hq << ") must be a multiple of KV heads (" << hkv
+           << ") in layout " << layoutName << " " << layoutShape;
+  if (!dimsCompatible(result.getDimSize(0), hq) ||
+      !dimsCompatible(result.getDimSize(1), sq) ||
+      !dimsCompatible(result.getDimSize(2), value.getDimSize(2)))
+    return emitOpError("result shape ")
+           << result << " must be [" << hq << ", " << sq << ", "
+           << value.getDimSize(2) << "] ([q_head][query][value dim])";
+
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (!isComputeFloat(maskType.getElementType()))
+      return emitOpError("element type of 'mask' must be f16, bf16 or f32, "
+                         "got ")
+             << maskType.getElementType();
+    ArrayRef<int64_t> shape = maskType.getShape();
+    bool ok = false;
+    if (shape.size() == 2)
+      ok = dimsCompatible(shape[0], sq) && dimsCompatible(shape[1], s);
+    else if (shape.size() == 3)
+      ok = dimsCompatible(shape[0], hq) && dimsCompatible(shape[1], sq) &&
+           dimsCompatible(shape[2], s);
+    if (!ok)
+      return emitOpError("operand 'mask' ")
+             << maskType << " must be [query][pos] or [q_head][query][pos] ("
+             << "[" << sq << ", " << s << "] or [" << hq << ", " << sq << ", "
+             << s << "])";
+  }
+  if (std::optional<int64_t> offset = getCausalOffset(); offset && *offset < 0)
+    return emitOpError("'causal_offset' must be >= 0 (positions cached "
+                       "before the first query), got ")
+           << *offset;
+  if (std::optional<Type> acc = getAccumulator();
+      acc && !acc->isF16() && !acc->isF32())
+    return emitOpError("'accumulator' must be f16 or f32, got ") << *acc;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "cachet/Dialect/CachetOps.cpp.inc"
