@@ -54,6 +54,7 @@ static int runPipeline(MlirContext ctx, const char *source,
   } else {
     mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
     printf("\n");
+    fflush(stdout);
   }
   mlirPassManagerDestroy(pm);
   mlirModuleDestroy(module);

@@ -4,7 +4,7 @@
 // Generic form round trip.
 // RUN: cachet-opt %s -split-input-file -mlir-print-op-generic | cachet-opt -split-input-file | FileCheck %s
 
-// CHECK-LABEL: func.func @block_types
+// CHECK-LABEL: func.func private @block_types
 // CHECK-SAME: tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>, tensor<4x!cachet.q4_1>
 // CHECK-SAME: tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>, tensor<4x!cachet.iq4_nl>
 // CHECK-SAME: memref<4x!cachet.q8_0>

@@ -1,0 +1,5 @@
+// A verifier error in otherwise well-formed IR.
+func.func @f(%a: tensor<2x4x!cachet.q8_0>) {
+  %0 = cachet.dequantize %a : tensor<2x4x!cachet.q8_0> -> tensor<2x64xf16>
+  return
+}
