@@ -34,11 +34,10 @@ struct AttachDevicePass final
           << llvm::toString(resolved.takeError());
       return signalPassFailure();
     }
-    DeviceProfileAttr attr =
-        getProfileAttr(&getContext(), *resolved, [&]() {
-          return module.emitError("cachet-attach-device: profile '")
-                 << profile << "': ";
-        });
+    DeviceProfileAttr attr = getProfileAttr(&getContext(), *resolved, [&]() {
+      return module.emitError("cachet-attach-device: profile '")
+             << profile << "': ";
+    });
     if (!attr)
       return signalPassFailure();
     module->setAttr(CachetDialect::getDeviceAttrName(), attr);

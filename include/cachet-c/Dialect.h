@@ -28,7 +28,8 @@ MLIR_CAPI_EXPORTED void cachetRegisterPasses(void);
 MLIR_CAPI_EXPORTED bool cachetTypeIsBlockQuantized(MlirType type);
 
 /** Returns the bytes of one block of a block-quantized type, 0 otherwise. */
-MLIR_CAPI_EXPORTED unsigned cachetBlockQuantizedTypeGetBlockBytes(MlirType type);
+MLIR_CAPI_EXPORTED unsigned
+cachetBlockQuantizedTypeGetBlockBytes(MlirType type);
 
 /** Returns the number of built-in device profiles. */
 MLIR_CAPI_EXPORTED intptr_t cachetGetNumBuiltinProfiles(void);

@@ -70,8 +70,7 @@ LogicalResult DeviceProfileAttr::verify(
     StringRef vendor, StringRef arch, uint64_t cacheLine, uint64_t l2Bytes,
     uint64_t aliasStride, uint64_t aliasPad, uint64_t computeUnits,
     APFloat dramGbpsValue, bool unifiedMemory, APFloat stridedReadPenaltyValue,
-    bool pdl,
-    StringRef l2Prefetch, ArrayAttr coopMatrix, uint64_t subgroupSize,
+    bool pdl, StringRef l2Prefetch, ArrayAttr coopMatrix, uint64_t subgroupSize,
     uint64_t sharedMemoryBytes) {
   double dramGbps = dramGbpsValue.convertToDouble();
   double stridedReadPenalty = stridedReadPenaltyValue.convertToDouble();

@@ -26,8 +26,7 @@ static int64_t valuesPerElement(Type type) {
 /// scales) or the split q8_0 form (`i8` input and one `f16` scale per 32
 /// values). On success `dims` holds the input shape with the innermost
 /// dimension counted in values.
-static LogicalResult verifyQuantizedInput(Operation *op,
-                                          RankedTensorType input,
+static LogicalResult verifyQuantizedInput(Operation *op, RankedTensorType input,
                                           RankedTensorType scales,
                                           SmallVectorImpl<int64_t> &dims) {
   if (input.getRank() < 1)
@@ -101,9 +100,8 @@ LogicalResult DequantizeOp::verify() {
     if (!dimsCompatible(dims[i], result.getDimSize(i)))
       return emitOpError("result dimension ")
              << i << " (" << result.getDimSize(i) << ") must be " << dims[i]
-             << (i + 1 == e && !scales
-                     ? ", 32 values per block of 'input'"
-                     : ", the size of 'input' in values");
+             << (i + 1 == e && !scales ? ", 32 values per block of 'input'"
+                                       : ", the size of 'input' in values");
   return success();
 }
 
@@ -169,8 +167,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("operand 'query' must be [q_head][query][dim], got "
                        "rank ")
            << query.getRank();
-  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"key", key},
-                            {"value", value}})
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"key", key}, {"value", value}})
     if (type.getRank() != 3)
       return emitOpError("operand '")
              << name << "' must be " << layoutShape << " for layout "

@@ -20,7 +20,8 @@ static void printToStdout(MlirStringRef str, void *userData) {
 
 static const char *kModule =
     "module {\n"
-    "  %kq = builtin.unrealized_conversion_cast to tensor<16x2x4x!cachet.q4_0>\n"
+    "  %kq = builtin.unrealized_conversion_cast to "
+    "tensor<16x2x4x!cachet.q4_0>\n"
     "  %k = cachet.dequantize %kq : tensor<16x2x4x!cachet.q4_0> -> "
     "tensor<16x2x128xf16>\n"
     "}\n";
@@ -75,7 +76,8 @@ int main(void) {
     printf("profile: %.*s\n", (int)name.length, name.data);
   }
 
-  MlirType q8 = mlirTypeParseGet(ctx, mlirStringRefCreateFromCString("!cachet.q8_0"));
+  MlirType q8 =
+      mlirTypeParseGet(ctx, mlirStringRefCreateFromCString("!cachet.q8_0"));
   MlirType f16 = mlirF16TypeGet(ctx);
   printf("q8_0 block-quantized: %d, bytes %u\n", cachetTypeIsBlockQuantized(q8),
          cachetBlockQuantizedTypeGetBlockBytes(q8));
@@ -83,8 +85,10 @@ int main(void) {
          cachetBlockQuantizedTypeGetBlockBytes(f16));
 
   fflush(stdout);
-  int status = runPipeline(ctx, kModule, "builtin.module(cachet-attach-device{profile=gfx1151})");
-  status |= !runPipeline(ctx, kModule, "builtin.module(cachet-attach-device{profile=nosuch})");
+  int status = runPipeline(
+      ctx, kModule, "builtin.module(cachet-attach-device{profile=gfx1151})");
+  status |= !runPipeline(
+      ctx, kModule, "builtin.module(cachet-attach-device{profile=nosuch})");
   mlirContextDestroy(ctx);
   return status;
 }

@@ -22,6 +22,6 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   registry.insert<cachet::CachetDialect>();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "cachet optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "cachet optimizer driver\n", registry));
 }

@@ -26,22 +26,22 @@ namespace cachet {
 /// The fields of a device profile, as plain data. The JSON keys and the
 /// #cachet.device parameters carry the snake_case names shown next to each.
 struct DeviceProfile {
-  std::string name;             ///< name
-  std::string vendor;           ///< vendor: nvidia, amd, mesa, generic
-  std::string arch;             ///< arch: sm_90, gfx1151, x86_64, ...
-  uint64_t cacheLine = 0;       ///< cache_line: bytes
-  uint64_t l2Bytes = 0;         ///< l2_bytes
-  uint64_t aliasStride = 0;     ///< alias_stride: line x sets, 0 = none
-  uint64_t aliasPad = 0;        ///< alias_pad: bytes, 0 = one cache line
-  uint64_t computeUnits = 0;    ///< compute_units: SMs or CUs
-  double dramGbps = 0;          ///< dram_gbps: GB/s
-  bool unifiedMemory = false;   ///< unified_memory
-  double stridedReadPenalty = 1; ///< strided_read_penalty: >= 1
-  bool pdl = false;             ///< pdl: programmatic dependent launch
-  std::string l2Prefetch;       ///< l2_prefetch: none, l2, bulk, ...
+  std::string name;                    ///< name
+  std::string vendor;                  ///< vendor: nvidia, amd, mesa, generic
+  std::string arch;                    ///< arch: sm_90, gfx1151, x86_64, ...
+  uint64_t cacheLine = 0;              ///< cache_line: bytes
+  uint64_t l2Bytes = 0;                ///< l2_bytes
+  uint64_t aliasStride = 0;            ///< alias_stride: line x sets, 0 = none
+  uint64_t aliasPad = 0;               ///< alias_pad: bytes, 0 = one cache line
+  uint64_t computeUnits = 0;           ///< compute_units: SMs or CUs
+  double dramGbps = 0;                 ///< dram_gbps: GB/s
+  bool unifiedMemory = false;          ///< unified_memory
+  double stridedReadPenalty = 1;       ///< strided_read_penalty: >= 1
+  bool pdl = false;                    ///< pdl: programmatic dependent launch
+  std::string l2Prefetch;              ///< l2_prefetch: none, l2, bulk, ...
   std::vector<std::string> coopMatrix; ///< coop_matrix: "MxNxK:A->C"
-  uint64_t subgroupSize = 0;    ///< subgroup_size
-  uint64_t sharedMemoryBytes = 0; ///< shared_memory_bytes: per workgroup
+  uint64_t subgroupSize = 0;           ///< subgroup_size
+  uint64_t sharedMemoryBytes = 0;      ///< shared_memory_bytes: per workgroup
 };
 
 /// Returns the names of the built-in profiles, in documentation order.
