@@ -24,6 +24,7 @@ tool_dirs = [config.cachet_tools_dir, config.llvm_tools_dir]
 tools = [
     "cachet-opt",
     "cachet-capi-test",
+    ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     # Debian's own mlir-opt, to load the plugin.
     ToolSubst("mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
 ]

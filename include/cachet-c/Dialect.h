@@ -20,8 +20,9 @@ extern "C" {
  *  and mlirDialectHandleLoadDialect take it). */
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Cachet, cachet);
 
-/** Registers every cachet pass with the global pass registry, so that
- *  mlirParsePassPipeline accepts them. Safe to call more than once. */
+/** Registers every cachet pass and the cachet-compile pipeline with the
+ *  global registry, so that mlirParsePassPipeline accepts them. Safe to call
+ *  more than once. */
 MLIR_CAPI_EXPORTED void cachetRegisterPasses(void);
 
 /** Returns true if `type` is a cachet block-quantized element type. */

@@ -2,9 +2,11 @@
 
 #include "cachet-c/Dialect.h"
 
+#include "cachet/Conversion/Passes.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Passes.h"
+#include "cachet/Pipelines/Pipelines.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
@@ -12,7 +14,11 @@
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Cachet, cachet, cachet::CachetDialect)
 
-void cachetRegisterPasses(void) { cachet::registerCachetPasses(); }
+void cachetRegisterPasses(void) {
+  cachet::registerCachetPasses();
+  cachet::registerCachetConversionPasses();
+  cachet::registerCachetPipelines();
+}
 
 bool cachetTypeIsBlockQuantized(MlirType type) {
   return llvm::isa<cachet::BlockQuantizedType>(unwrap(type));

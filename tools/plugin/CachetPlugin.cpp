@@ -1,7 +1,9 @@
 //===- CachetPlugin.cpp - cachet as an mlir-opt dialect and pass plugin --===//
 
+#include "cachet/Conversion/Passes.h"
 #include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Passes.h"
+#include "cachet/Pipelines/Pipelines.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -17,9 +19,12 @@ mlirGetDialectPluginInfo() {
           }};
 }
 
-/// Pass plugin entry point: registers every cachet pass.
+/// Pass plugin entry point: registers every cachet pass and cachet-compile.
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "CachetPasses", LLVM_VERSION_STRING,
-          []() { cachet::registerCachetPasses(); }};
+  return {MLIR_PLUGIN_API_VERSION, "CachetPasses", LLVM_VERSION_STRING, []() {
+            cachet::registerCachetPasses();
+            cachet::registerCachetConversionPasses();
+            cachet::registerCachetPipelines();
+          }};
 }

@@ -1,0 +1,21 @@
+//===- Passes.h - cachet lowering passes ----------------------------------===//
+
+#ifndef CACHET_CONVERSION_PASSES_H
+#define CACHET_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace cachet {
+
+#define GEN_PASS_DECL
+#include "cachet/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "cachet/Conversion/Passes.h.inc"
+
+} // namespace cachet
+
+#endif // CACHET_CONVERSION_PASSES_H

@@ -1,0 +1,66 @@
+//===- Pipelines.h - the cachet-compile pipeline --------------------------===//
+
+#ifndef CACHET_PIPELINES_PIPELINES_H
+#define CACHET_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace cachet {
+
+/// The GPU code `cachet-compile` generates.
+enum class Target { SPIRV, NVVM, ROCDL };
+
+/// Options of `cachet-compile`.
+struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
+  Option<Target> target{
+      *this, "target", llvm::cl::desc("Kernel target"),
+      llvm::cl::init(Target::SPIRV),
+      llvm::cl::values(
+          clEnumValN(Target::SPIRV, "spirv", "SPIR-V for Vulkan"),
+          clEnumValN(Target::NVVM, "nvvm", "NVVM: PTX / cubin for CUDA"),
+          clEnumValN(Target::ROCDL, "rocdl", "ROCDL: HSACO for HIP"))};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target chip: sm_90, gfx942, ... (nvvm and rocdl)"),
+      llvm::cl::init("")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("Target features (nvvm: the PTX version, e.g. +ptx80)"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel object format for gpu-module-to-binary: isa "
+                     "(PTX, AMDGPU assembly) or bin (cubin, HSACO); SPIR-V "
+                     "is always binary"),
+      llvm::cl::init("isa")};
+  Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Device profile (built-in name or .json path); empty "
+                     "keeps the module's #cachet.device"),
+      llvm::cl::init("")};
+  Option<int64_t> workgroupSize{
+      *this, "workgroup-size",
+      llvm::cl::desc("Threads per workgroup of the generic kernels"),
+      llvm::cl::init(64)};
+  Option<bool> hostOnly{
+      *this, "stop-before-binary",
+      llvm::cl::desc("Stop before serializing kernels and lowering the host "
+                     "(for inspecting the device IR)"),
+      llvm::cl::init(false)};
+};
+
+/// Builds `cachet-compile`: device profile, cachet's rewrites, bufferization,
+/// kernels, target lowering and serialization, host code to LLVM calling the
+/// runtime's mgpu* ABI.
+void buildCachetCompilePipeline(mlir::OpPassManager &pm,
+                                const CompileOptions &options);
+
+/// Registers `cachet-compile` with the global pipeline registry.
+void registerCachetPipelines();
+
+} // namespace cachet
+
+#endif // CACHET_PIPELINES_PIPELINES_H

@@ -1,0 +1,110 @@
+//===- Pipelines.cpp - the cachet-compile pipeline ------------------------===//
+
+#include "cachet/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace mlir;
+
+/// Appends the textual pipeline `text` (nested under builtin.module) to `pm`.
+/// The texts below are fixed and only interpolate validated options, so a
+/// parse failure is a bug in this file: it is reported, not hidden.
+static void addPipeline(OpPassManager &pm, StringRef text) {
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error(llvm::Twine("cachet-compile: bad sub-pipeline: ") +
+                             text);
+}
+
+/// SPIR-V capabilities and extensions of the Vulkan 1.2 devices cachet runs
+/// on (lavapipe included): 8/16-bit storage and arithmetic.
+static constexpr StringLiteral kSPIRVTarget =
+    "spirv-attach-target{ver=v1.3 "
+    "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
+    "StorageBuffer8BitAccess "
+    "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
+    "SPV_KHR_8bit_storage}";
+
+void cachet::buildCachetCompilePipeline(OpPassManager &pm,
+                                        const CompileOptions &options) {
+  if (!options.profile.empty())
+    addPipeline(pm, llvm::formatv("cachet-attach-device{{profile={0}}",
+                                  options.profile.getValue())
+                        .str());
+
+  // Tensors to buffers; function boundaries keep plain (identity) memrefs so
+  // the host ABI is the same with every rewrite on or off.
+  addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                  "function-boundary-type-conversion=identity-layout-map},"
+                  "canonicalize");
+
+  // Generic kernels: every linalg op becomes parallel loops, tiled so the
+  // inner loop maps to the threads of a workgroup.
+  addPipeline(pm, llvm::formatv(
+                      "func.func(convert-linalg-to-parallel-loops,"
+                      "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0}},"
+                      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+                      "canonicalize,gpu-launch-sink-index-computations,"
+                      "gpu-kernel-outlining,lower-affine,canonicalize,"
+                      "fold-memref-alias-ops",
+                      options.workgroupSize.getValue())
+                      .str());
+
+  std::string format = "bin";
+  switch (options.target) {
+  case Target::SPIRV:
+    addPipeline(pm, kSPIRVTarget);
+    addPipeline(pm, "gpu.module(cachet-set-spirv-entry-point-abi),"
+                    "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
+                    "gpu.module(spirv.module(spirv-lower-abi-attrs,"
+                    "spirv-update-vce))");
+    break;
+  case Target::NVVM:
+    addPipeline(
+        pm,
+        llvm::formatv("nvvm-attach-target{{chip={0} features={1} "
+                      "O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+                      "reconcile-unrealized-casts",
+                      options.chip.empty() ? "sm_90" : options.chip.getValue(),
+                      options.features.getValue())
+            .str());
+    format = options.format;
+    break;
+  case Target::ROCDL:
+    addPipeline(
+        pm,
+        llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
+                      "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
+                      "reconcile-unrealized-casts",
+                      options.chip.empty() ? "gfx942" : options.chip.getValue())
+            .str());
+    format = options.format;
+    break;
+  }
+  if (options.hostOnly)
+    return;
+
+  addPipeline(pm,
+              llvm::formatv("gpu-module-to-binary{{format={0}}", format).str());
+  // Host code: memrefs to LLVM, launches to mgpu* calls. Kernels take bare
+  // buffer pointers, each followed by its size in bytes (the Vulkan binding
+  // convention of the runtime).
+  addPipeline(pm, "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+                  "gpu-to-llvm{use-bare-pointers-for-kernels=true "
+                  "intersperse-sizes-for-kernels=true},"
+                  "convert-to-llvm,reconcile-unrealized-casts,"
+                  "cachet-strip-attributes");
+}
+
+void cachet::registerCachetPipelines() {
+  PassPipelineRegistration<CompileOptions>(
+      "cachet-compile",
+      "Compile a module for a GPU: device profile, cachet's rewrites, "
+      "kernels, SPIR-V/NVVM/ROCDL binaries and host code calling the runtime",
+      [](OpPassManager &pm, const CompileOptions &options) {
+        buildCachetCompilePipeline(pm, options);
+      });
+}

@@ -1,0 +1,52 @@
+// SPIR-V: kernels converted inside their gpu.module, entry points with the
+// workgroup size they were outlined with.
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary=true" | FileCheck %s --check-prefix=SPIRV
+// SPIR-V to the end: serialized kernels, host code that upstream
+// mlir-translate turns into LLVM IR calling the mgpu* runtime ABI.
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe" | FileCheck %s --check-prefix=BIN
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// NVVM: PTX for sm_90 and sm_89.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 format=isa" | FileCheck %s --check-prefix=PTX90
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 features=+ptx78 format=isa" | FileCheck %s --check-prefix=PTX89
+// ROCDL: AMDGPU assembly for gfx942.
+// RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 format=isa" | FileCheck %s --check-prefix=GCN
+// A target cachet does not have is rejected with a diagnostic.
+// RUN: not cachet-opt %s -cachet-compile="target=metal" 2>&1 | FileCheck %s --check-prefix=BADTARGET
+
+// SPIRV-LABEL: gpu.module @mv_kernel
+// SPIRV: spirv.module @__spv__mv_kernel Logical GLSL450
+// SPIRV: spirv.func @mv_kernel
+// SPIRV: spirv.EntryPoint "GLCompute" @mv_kernel
+// SPIRV: spirv.ExecutionMode @mv_kernel "LocalSize", 64, 1, 1
+// SPIRV: gpu.func @mv_kernel({{.*}}) kernel
+// SPIRV-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>
+
+// BIN-NOT: cachet.device
+// BIN: llvm.func @mv(
+// BIN: gpu.launch_func @mv_kernel{{.*}}::@mv_kernel
+// BIN: gpu.binary @mv_kernel{{.*}} [#gpu.object<#spirv.target_env
+
+// LLVMIR: define {{.*}} @mv(
+// LLVMIR-DAG: call ptr @mgpuModuleLoad(
+// LLVMIR-DAG: call ptr @mgpuModuleGetFunction(
+// LLVMIR-DAG: call void @mgpuLaunchKernel(
+// LLVMIR-DAG: define {{.*}} @_mlir_ciface_mv(
+
+// PTX90: gpu.binary @mv_kernel
+// PTX90-SAME: .target sm_90
+// PTX90-SAME: .entry mv_kernel
+// PTX89: gpu.binary @mv_kernel
+// PTX89-SAME: .target sm_89
+
+// GCN: gpu.binary @mv_kernel
+// GCN-SAME: .amdgcn_target \22amdgcn-amd-amdhsa--gfx942\22
+
+// BADTARGET: for the --target option: Cannot find option named 'metal'!
+
+func.func @mv(%w: tensor<256x128xf32>, %x: tensor<128xf32>) -> tensor<256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256xf32>) -> tensor<256xf32>
+  %y = linalg.matvec ins(%w, %x : tensor<256x128xf32>, tensor<128xf32>) outs(%f : tensor<256xf32>) -> tensor<256xf32>
+  return %y : tensor<256xf32>
+}
