@@ -19,8 +19,17 @@ struct SetSPIRVEntryPointABIPass final
   using Base::Base;
 
   void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    // The SPIR-V dialect conversions look up the target in the
+    // `spirv.target_env` attribute of an enclosing op.
+    if (ArrayAttr targets = module.getTargetsAttr())
+      for (Attribute target : targets)
+        if (auto env = dyn_cast<spirv::TargetEnvAttr>(target)) {
+          module->setAttr(spirv::getTargetEnvAttrName(), env);
+          break;
+        }
     StringRef abiName = spirv::getEntryPointABIAttrName();
-    WalkResult result = getOperation().walk([&](gpu::GPUFuncOp func) {
+    WalkResult result = module.walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel() || func->hasAttr(abiName))
         return WalkResult::advance();
       SmallVector<int32_t, 3> size;

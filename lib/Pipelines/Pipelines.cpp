@@ -35,6 +35,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                   options.profile.getValue())
                         .str());
 
+  // Reference implementations of the cachet ops, ggml bytes for block types.
+  addPipeline(pm, "cachet-lower-to-linalg");
+
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
   addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
@@ -45,7 +48,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // inner loop maps to the threads of a workgroup.
   addPipeline(pm, llvm::formatv(
                       "func.func(convert-linalg-to-parallel-loops,"
-                      "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0}},"
+                      "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0} "
+                      "no-min-max-bounds=true},"
                       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
                       "canonicalize,gpu-launch-sink-index-computations,"
                       "gpu-kernel-outlining,lower-affine,canonicalize,"
@@ -57,10 +61,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   switch (options.target) {
   case Target::SPIRV:
     addPipeline(pm, kSPIRVTarget);
-    addPipeline(pm, "gpu.module(cachet-set-spirv-entry-point-abi),"
-                    "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
-                    "gpu.module(spirv.module(spirv-lower-abi-attrs,"
-                    "spirv-update-vce))");
+    addPipeline(
+        pm,
+        "gpu.module(cachet-set-spirv-entry-point-abi,"
+        "convert-math-to-spirv),convert-gpu-to-spirv,cachet-nest-spirv-modules,"
+        "gpu.module(spirv.module(spirv-lower-abi-attrs,"
+        "spirv-update-vce))");
     break;
   case Target::NVVM:
     addPipeline(

@@ -13,7 +13,9 @@ def SetSPIRVEntryPointABI
     `spirv.entry_point_abi` attribute. This pass derives it from the
     workgroup size the kernel was outlined with (`known_block_size`), or
     from the `workgroup-size` option for kernels that have none. A kernel
-    that already has the attribute keeps it.
+    that already has the attribute keeps it. The module's SPIR-V target (from
+    `spirv-attach-target`) is mirrored into `spirv.target_env`, where the
+    SPIR-V dialect conversions that run inside the gpu.module look for it.
 
     Before:
 
@@ -27,6 +29,9 @@ def SetSPIRVEntryPointABI
     gpu.func @k(%a: memref<256xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>,
         spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>}
     ```
+
+    and the enclosing `gpu.module @m [#spirv.target_env<...>]` gets
+    `attributes {spirv.target_env = #spirv.target_env<...>}`.
   }];
   let options = [
     ListOption<"workgroupSize", "workgroup-size", "int32_t",
@@ -89,6 +94,56 @@ def StripCachetAttributes
     }
     ```
   }];
+}
+
+def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower cachet ops and block-quantized tensors to linalg";
+  let description = [{
+    Gives every cachet op a reference implementation in upstream dialects, so
+    that the generic GPU pipeline (and the CPU reference) can compile it:
+
+    * a function argument `tensor<... x N x !cachet.FMT>` becomes the raw
+      ggml bytes, `tensor<... x (N * block bytes) x i8>`, marked
+      `{cachet.block_format = "FMT"}` so a runtime knows how to fill it;
+      `tensor.extract_slice` of such a tensor becomes a slice of the bytes;
+    * `cachet.dequantize` and `cachet.dequant_transpose` become a
+      `linalg.generic` over the result that decodes each value from its
+      block with the formula of the format (computed in f32, rounded once to
+      the result type, as ggml does);
+    * `cachet.attention` becomes `Q K^T` (with the GQA head map and the KV
+      layout folded into the indexing maps), scale / causal mask / additive
+      mask, `linalg.softmax` (decomposed), and `P V`, accumulated in the
+      `accumulator` type.
+
+    Before:
+
+    ```mlir
+    func.func @f(%kq: tensor<16x2x4x!cachet.q8_0>) -> tensor<16x2x128xf16> {
+      %k = cachet.dequantize %kq : tensor<16x2x4x!cachet.q8_0> -> tensor<16x2x128xf16>
+      return %k : tensor<16x2x128xf16>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%kq: tensor<16x2x136xi8> {cachet.block_format = "q8_0"}) -> tensor<16x2x128xf16> {
+      %e = tensor.empty() : tensor<16x2x128xf16>
+      %k = linalg.generic {...} outs(%e : tensor<16x2x128xf16>) {
+        // d = f16 at bytes [34 b, 34 b + 1], q = i8 at 34 b + 2 + i
+      } -> tensor<16x2x128xf16>
+      return %k : tensor<16x2x128xf16>
+    }
+    ```
+
+    A block-quantized value the pass cannot trace back to a function
+    argument (or a slice of one) is an error naming its producer.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
 }
 
 #endif // CACHET_CONVERSION_PASSES_TD

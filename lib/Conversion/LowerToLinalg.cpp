@@ -1,0 +1,672 @@
+//===- LowerToLinalg.cpp - cachet ops and block types to linalg ----------===//
+//
+// Reference lowering of the cachet ops to linalg on tensors. Block-quantized
+// tensors become their ggml bytes; dequantization decodes each value from its
+// block inside a linalg.generic; attention becomes Q K^T, mask, softmax, P V.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+namespace cachet {
+#define GEN_PASS_DEF_LOWERTOLINALG
+#include "cachet/Conversion/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Block formats
+//===----------------------------------------------------------------------===//
+
+/// How the 32 quants of a block are stored.
+enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable };
+
+/// Byte layout of one ggml block (offsets in bytes from the block start; -1
+/// where the field does not exist). `d` is always at offset 0.
+struct BlockLayout {
+  QuantKind kind;
+  int minOffset;
+  int highBitsOffset;
+  int quantsOffset;
+  /// Subtracted from the integer quant (formats without `m`).
+  int bias;
+};
+
+/// The iq4_nl code book.
+constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                     1,    13,   25,  38,  53,  69,  89,  113};
+
+BlockLayout getBlockLayout(BlockQuantizedType type) {
+  return llvm::TypeSwitch<Type, BlockLayout>(type)
+      .Case([](Q8_0Type) {
+        return BlockLayout{QuantKind::Int8, -1, -1, 2, 0};
+      })
+      .Case([](Q4_0Type) {
+        return BlockLayout{QuantKind::Nibble, -1, -1, 2, 8};
+      })
+      .Case([](Q4_1Type) {
+        return BlockLayout{QuantKind::Nibble, 2, -1, 4, 0};
+      })
+      .Case([](Q5_0Type) {
+        return BlockLayout{QuantKind::Nibble5, -1, 2, 6, 16};
+      })
+      .Case([](Q5_1Type) {
+        return BlockLayout{QuantKind::Nibble5, 2, 4, 8, 0};
+      })
+      .Default([](Type) {
+        return BlockLayout{QuantKind::NibbleTable, -1, -1, 2, 0};
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Small IR helpers
+//===----------------------------------------------------------------------===//
+
+/// Converts a float `value` to `type` (extf, truncf or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value i32Const(OpBuilder &b, Location loc, int32_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+/// Returns a tensor.empty of `shape` x `element`, taking each dynamic size
+/// from `dynamicSize(dim)`.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type element, function_ref<Value(unsigned)> dynamicSize) {
+  SmallVector<Value> dynamic;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (ShapedType::isDynamic(size))
+      dynamic.push_back(dynamicSize(dim));
+  return tensor::EmptyOp::create(b, loc, shape, element, dynamic);
+}
+
+/// Returns `value` (a ranked tensor) filled with zeros of its element type.
+Value zeroFilled(OpBuilder &b, Location loc, Value empty) {
+  Type element = cast<RankedTensorType>(empty.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+SmallVector<utils::IteratorType> iterators(unsigned parallel,
+                                           unsigned reduction = 0) {
+  SmallVector<utils::IteratorType> result(parallel,
+                                          utils::IteratorType::parallel);
+  result.append(reduction, utils::IteratorType::reduction);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Decoding one value from ggml bytes
+//===----------------------------------------------------------------------===//
+
+/// Emits the decoding of value `valueIndex` (along the innermost dimension,
+/// in values) of the block-quantized `bytes` tensor at the outer indices
+/// `prefix`, as an f32.
+class BlockDecoder {
+public:
+  BlockDecoder(OpBuilder &b, Location loc, Value bytes, ValueRange prefix,
+               BlockQuantizedType type)
+      : b(b), loc(loc), bytes(bytes), prefix(prefix), type(type),
+        layout(getBlockLayout(type)) {}
+
+  Value decode(Value valueIndex) {
+    Value c32 = indexConst(b, loc, 32);
+    Value block = arith::DivUIOp::create(b, loc, valueIndex, c32);
+    Value lane = arith::RemUIOp::create(b, loc, valueIndex, c32);
+    base = arith::MulIOp::create(b, loc, block,
+                                 indexConst(b, loc, type.getBlockBytes()));
+    Value d = readF16(0);
+    Type f32 = b.getF32Type();
+    if (layout.kind == QuantKind::Int8) {
+      Value laneByte = readByte(arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, base, lane),
+          indexConst(b, loc, layout.quantsOffset)));
+      Value q = arith::SIToFPOp::create(b, loc, f32, laneByte);
+      return arith::MulFOp::create(b, loc, q, d);
+    }
+    Value quant = nibble(lane);
+    if (layout.kind == QuantKind::NibbleTable)
+      return arith::MulFOp::create(
+          b, loc, d, arith::SIToFPOp::create(b, loc, f32, codeBook(quant)));
+    if (layout.kind == QuantKind::Nibble5) {
+      Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+      Value high = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, highBits(), lane32),
+          i32Const(b, loc, 1));
+      quant = arith::OrIOp::create(
+          b, loc, quant,
+          arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4)));
+    }
+    if (layout.minOffset >= 0) {
+      Value m = readF16(layout.minOffset);
+      Value scaled = arith::MulFOp::create(
+          b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
+      return arith::AddFOp::create(b, loc, scaled, m);
+    }
+    Value centered =
+        arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
+    return arith::MulFOp::create(
+        b, loc, d, arith::SIToFPOp::create(b, loc, f32, centered));
+  }
+
+private:
+  Value readByte(Value offset) {
+    SmallVector<Value> indices(prefix.begin(), prefix.end());
+    indices.push_back(offset);
+    return tensor::ExtractOp::create(b, loc, bytes, indices);
+  }
+
+  /// Unsigned byte at `base + offset`, as i32.
+  Value readU8(int64_t offset) {
+    Value byte = readByte(
+        arith::AddIOp::create(b, loc, base, indexConst(b, loc, offset)));
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
+  }
+
+  /// Little-endian f16 at `base + offset`, as f32.
+  Value readF16(int64_t offset) {
+    Value lo = readU8(offset);
+    Value hi =
+        arith::ShLIOp::create(b, loc, readU8(offset + 1), i32Const(b, loc, 8));
+    Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(),
+                                         arith::OrIOp::create(b, loc, lo, hi));
+    Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), half);
+  }
+
+  /// The 4-bit quant of `lane`: low nibbles hold lanes 0-15, high nibbles
+  /// lanes 16-31.
+  Value nibble(Value lane) {
+    Value c16 = indexConst(b, loc, 16);
+    Value column = arith::RemUIOp::create(b, loc, lane, c16);
+    Value half = arith::DivUIOp::create(b, loc, lane, c16);
+    Value byte = readByte(arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, base, column),
+        indexConst(b, loc, layout.quantsOffset)));
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
+    Value shift = arith::MulIOp::create(
+        b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), half),
+        i32Const(b, loc, 4));
+    return arith::AndIOp::create(b, loc,
+                                 arith::ShRUIOp::create(b, loc, wide, shift),
+                                 i32Const(b, loc, 15));
+  }
+
+  /// The 32 high bits of q5 formats, a little-endian u32.
+  Value highBits() {
+    Value word = readU8(layout.highBitsOffset);
+    for (int i = 1; i < 4; ++i)
+      word = arith::OrIOp::create(
+          b, loc, word,
+          arith::ShLIOp::create(b, loc, readU8(layout.highBitsOffset + i),
+                                i32Const(b, loc, 8 * i)));
+    return word;
+  }
+
+  /// kvalues[quant] of iq4_nl, as i32 (a select chain: no table in memory,
+  /// so the kernel needs no extra buffer).
+  Value codeBook(Value quant) {
+    Value result = i32Const(b, loc, kIQ4NLValues[0]);
+    for (int i = 1; i < 16; ++i) {
+      Value isI = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quant,
+                                        i32Const(b, loc, i));
+      result = arith::SelectOp::create(
+          b, loc, isI, i32Const(b, loc, kIQ4NLValues[i]), result);
+    }
+    return result;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Value bytes;
+  ValueRange prefix;
+  BlockQuantizedType type;
+  BlockLayout layout;
+  Value base;
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct LowerToLinalgPass final
+    : public cachet::impl::LowerToLinalgBase<LowerToLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult convertSignature(func::FuncOp func);
+  FailureOr<Value> getBytes(OpBuilder &b, Operation *user, Value packed);
+  LogicalResult lowerDequantize(DequantizeOp op);
+  LogicalResult lowerDequantTranspose(DequantTransposeOp op);
+  LogicalResult lowerAttention(AttentionOp op);
+  LogicalResult decomposeSoftmax(linalg::SoftmaxOp op);
+  LogicalResult eraseBlockCasts(func::FuncOp func);
+
+  /// Casts from the byte arguments back to their block-typed tensors, live
+  /// only while the pass runs.
+  DenseSet<Operation *> blockCasts;
+};
+
+/// Returns the byte tensor type that holds `type`'s blocks, or null if `type`
+/// is not a block-quantized tensor.
+RankedTensorType getByteType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return {};
+  auto block = dyn_cast<BlockQuantizedType>(tensor.getElementType());
+  if (!block)
+    return {};
+  SmallVector<int64_t> shape(tensor.getShape());
+  if (!ShapedType::isDynamic(shape.back()))
+    shape.back() *= block.getBlockBytes();
+  return RankedTensorType::get(shape, IntegerType::get(type.getContext(), 8));
+}
+
+LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
+  for (Type result : func.getResultTypes())
+    if (getByteType(result))
+      return func.emitError("cachet-lower-to-linalg: returning a "
+                            "block-quantized tensor is not supported");
+  if (func.isExternal())
+    return success();
+  Block &entry = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (BlockArgument arg : entry.getArguments()) {
+    RankedTensorType bytes = getByteType(arg.getType());
+    if (!bytes)
+      continue;
+    Type blockType = arg.getType();
+    auto block = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(blockType).getElementType());
+    arg.setType(bytes);
+    inputs[arg.getArgNumber()] = bytes;
+    auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), blockType,
+                                                   Value(arg));
+    arg.replaceAllUsesExcept(cast.getResult(0), cast);
+    blockCasts.insert(cast);
+    func.setArgAttr(arg.getArgNumber(), "cachet.block_format",
+                    b.getStringAttr(block.getFormatName()));
+  }
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
+  return success();
+}
+
+FailureOr<Value> LowerToLinalgPass::getBytes(OpBuilder &b, Operation *user,
+                                             Value packed) {
+  Operation *producer = packed.getDefiningOp();
+  if (producer && blockCasts.contains(producer))
+    return producer->getOperand(0);
+  if (auto slice = dyn_cast_if_present<tensor::ExtractSliceOp>(producer)) {
+    FailureOr<Value> source = getBytes(b, user, slice.getSource());
+    if (failed(source))
+      return failure();
+    auto block = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(packed.getType()).getElementType());
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return slice.emitError("cachet-lower-to-linalg: only unit-stride, "
+                             "rank-preserving slices of block-quantized "
+                             "tensors are supported");
+    // Scale the innermost offset and size from blocks to bytes.
+    auto toBytes = [&](OpFoldResult blocks) -> OpFoldResult {
+      AffineExpr s0;
+      bindSymbols(b.getContext(), s0);
+      return affine::makeComposedFoldedAffineApply(
+          b, slice.getLoc(), s0 * block.getBlockBytes(), {blocks});
+    };
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    offsets.back() = toBytes(offsets.back());
+    sizes.back() = toBytes(sizes.back());
+    return tensor::ExtractSliceOp::create(b, slice.getLoc(), *source, offsets,
+                                          sizes, slice.getMixedStrides())
+        .getResult();
+  }
+  InFlightDiagnostic diag = user->emitError(
+      "cachet-lower-to-linalg: cannot trace the block-quantized operand to a "
+      "function argument");
+  if (producer)
+    diag << "; it is produced by '" << producer->getName() << "'";
+  return failure();
+}
+
+LogicalResult LowerToLinalgPass::lowerDequantize(DequantizeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  unsigned rank = resultType.getRank();
+  Type element = resultType.getElementType();
+  Value input = op.getInput();
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  Value bytes;
+  auto block = dyn_cast<BlockQuantizedType>(
+      cast<RankedTensorType>(input.getType()).getElementType());
+  if (block) {
+    FailureOr<Value> resolved = getBytes(b, op, input);
+    if (failed(resolved))
+      return failure();
+    bytes = *resolved;
+  } else {
+    // Split q8_0: values map one to one, the scale of value d is d / 32.
+    inputs = {input, op.getScales()};
+    AffineMap id = b.getMultiDimIdentityMap(rank);
+    maps = {id, id.replace(b.getAffineDimExpr(rank - 1),
+                           b.getAffineDimExpr(rank - 1).floorDiv(32), rank, 0)};
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value empty =
+      emptyTensor(b, loc, resultType.getShape(), element, [&](unsigned dim) {
+        Value size = tensor::DimOp::create(b, loc, block ? bytes : input, dim);
+        if (dim + 1 == rank && block)
+          return arith::MulIOp::create(
+                     b, loc,
+                     arith::DivUIOp::create(
+                         b, loc, size,
+                         indexConst(b, loc, block.getBlockBytes())),
+                     indexConst(b, loc, 32))
+              .getResult();
+        return size;
+      });
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, ValueRange{empty}, maps, iterators(rank),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value value;
+        if (block) {
+          SmallVector<Value> indices;
+          for (unsigned i = 0; i < rank; ++i)
+            indices.push_back(linalg::IndexOp::create(nb, nloc, i));
+          BlockDecoder decoder(nb, nloc, bytes,
+                               ArrayRef<Value>(indices).drop_back(), block);
+          value = decoder.decode(indices.back());
+        } else {
+          Value q = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), args[0]);
+          Value d = castFloat(nb, nloc, args[1], nb.getF32Type());
+          value = arith::MulFOp::create(nb, nloc, q, d);
+        }
+        linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
+      });
+  op.replaceAllUsesWith(generic.getResult(0));
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::lowerDequantTranspose(DequantTransposeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Type element = resultType.getElementType();
+  Value input = op.getInput();
+  auto block = dyn_cast<BlockQuantizedType>(
+      cast<RankedTensorType>(input.getType()).getElementType());
+  // Iteration space (kv_head, pos, dim) over the head-major result.
+  AffineExpr h, s, d;
+  bindDims(b.getContext(), h, s, d);
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  Value bytes;
+  if (block) {
+    FailureOr<Value> resolved = getBytes(b, op, input);
+    if (failed(resolved))
+      return failure();
+    bytes = *resolved;
+  } else {
+    inputs = {input, op.getScales()};
+    maps = {AffineMap::get(3, 0, {s, h, d}, b.getContext()),
+            AffineMap::get(3, 0, {s, h, d.floorDiv(32)}, b.getContext())};
+  }
+  maps.push_back(b.getMultiDimIdentityMap(3));
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, ValueRange{op.getInit()}, maps, iterators(3),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value value;
+        if (block) {
+          Value head = linalg::IndexOp::create(nb, nloc, 0);
+          Value pos = linalg::IndexOp::create(nb, nloc, 1);
+          Value dim = linalg::IndexOp::create(nb, nloc, 2);
+          BlockDecoder decoder(nb, nloc, bytes, ValueRange{pos, head}, block);
+          value = decoder.decode(dim);
+        } else {
+          Value q = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), args[0]);
+          Value scale = castFloat(nb, nloc, args[1], nb.getF32Type());
+          value = arith::MulFOp::create(nb, nloc, q, scale);
+        }
+        linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
+      });
+  op.replaceAllUsesWith(generic.getResult(0));
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::lowerAttention(AttentionOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  int64_t group = op.getGroupSize();
+  if (ShapedType::isDynamic(group))
+    return op.emitError("cachet-lower-to-linalg: the query and KV head counts "
+                        "must be static (the GQA map needs their ratio)");
+  Type acc = op.getAccumulator().value_or(b.getF32Type());
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  bool tokenMajor = op.getKvLayout() == KVLayout::TokenMajor;
+  Value key = op.getKey(), value = op.getValue();
+  int64_t hq = queryType.getDimSize(0), sq = queryType.getDimSize(1);
+  int64_t s =
+      cast<RankedTensorType>(key.getType()).getDimSize(op.getKVPosDim());
+  int64_t dv = resultType.getDimSize(2);
+  auto dynamicOf = [&](Value tensor, unsigned dim) -> Value {
+    return tensor::DimOp::create(b, loc, tensor, dim);
+  };
+
+  // scores[h, i, j] = sum_d Q[h, i, d] * K[g(h), j, d].
+  AffineExpr h, i, j, x;
+  bindDims(ctx, h, i, j, x);
+  AffineExpr kvHead = h.floorDiv(group);
+  auto kvMap = [&](AffineExpr pos, AffineExpr dim) {
+    return tokenMajor ? AffineMap::get(4, 0, {pos, kvHead, dim}, ctx)
+                      : AffineMap::get(4, 0, {kvHead, pos, dim}, ctx);
+  };
+  Value scoresInit = zeroFilled(
+      b, loc, emptyTensor(b, loc, {hq, sq, s}, acc, [&](unsigned dim) {
+        return dim < 2 ? dynamicOf(op.getQuery(), dim)
+                       : dynamicOf(key, op.getKVPosDim());
+      }));
+  auto accumulate = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+    Value l = castFloat(nb, nloc, args[0], acc);
+    Value r = castFloat(nb, nloc, args[1], acc);
+    Value product = arith::MulFOp::create(nb, nloc, l, r);
+    Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
+    linalg::YieldOp::create(nb, nloc, sum);
+  };
+  Value scores = linalg::GenericOp::create(
+                     b, loc, scoresInit.getType(),
+                     ValueRange{op.getQuery(), key}, ValueRange{scoresInit},
+                     {AffineMap::get(4, 0, {h, i, x}, ctx), kvMap(j, x),
+                      AffineMap::get(4, 0, {h, i, j}, ctx)},
+                     iterators(3, 1), accumulate)
+                     .getResult(0);
+
+  // Scale, additive mask, causal mask.
+  SmallVector<Value> maskInputs = {scores};
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  SmallVector<AffineMap> maskMaps = {id3};
+  if (Value mask = op.getMask()) {
+    maskInputs.push_back(mask);
+    maskMaps.push_back(cast<RankedTensorType>(mask.getType()).getRank() == 2
+                           ? AffineMap::get(3, 0, {i, j}, ctx)
+                           : id3);
+  }
+  maskMaps.push_back(id3);
+  std::optional<int64_t> causal = op.getCausalOffset();
+  double scale = op.getScale().convertToDouble();
+  Value maskedInit = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, scores), acc);
+  Value masked =
+      linalg::GenericOp::create(
+          b, loc, scores.getType(), maskInputs, ValueRange{maskedInit},
+          maskMaps, iterators(3),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value factor = arith::ConstantOp::create(
+                nb, nloc, nb.getFloatAttr(acc, scale));
+            Value result = arith::MulFOp::create(nb, nloc, args[0], factor);
+            if (op.getMask())
+              result = arith::AddFOp::create(nb, nloc, result,
+                                             castFloat(nb, nloc, args[1], acc));
+            if (causal) {
+              Value query = linalg::IndexOp::create(nb, nloc, 1);
+              Value pos = linalg::IndexOp::create(nb, nloc, 2);
+              Value last = arith::AddIOp::create(nb, nloc, query,
+                                                 indexConst(nb, nloc, *causal));
+              Value visible = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::ule, pos, last);
+              Value minusInf = arith::ConstantOp::create(
+                  nb, nloc,
+                  nb.getFloatAttr(acc,
+                                  -std::numeric_limits<double>::infinity()));
+              result =
+                  arith::SelectOp::create(nb, nloc, visible, result, minusInf);
+            }
+            linalg::YieldOp::create(nb, nloc, result);
+          })
+          .getResult(0);
+
+  Value probsInit = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, masked), acc);
+  Value probs = linalg::SoftmaxOp::create(b, loc, masked.getType(), masked,
+                                          probsInit, /*dimension=*/2)
+                    .getResult()[0];
+
+  // out[h, i, e] = sum_j P[h, i, j] * V[g(h), j, e]; iteration (h, i, e, j).
+  AffineExpr e = j, pos = x;
+  Value outInit = zeroFilled(
+      b, loc, emptyTensor(b, loc, {hq, sq, dv}, acc, [&](unsigned dim) {
+        return dim < 2 ? dynamicOf(op.getQuery(), dim) : dynamicOf(value, 2);
+      }));
+  Value out = linalg::GenericOp::create(
+                  b, loc, outInit.getType(), ValueRange{probs, value},
+                  ValueRange{outInit},
+                  {AffineMap::get(4, 0, {h, i, pos}, ctx), kvMap(pos, e),
+                   AffineMap::get(4, 0, {h, i, e}, ctx)},
+                  iterators(3, 1), accumulate)
+                  .getResult(0);
+
+  Type element = resultType.getElementType();
+  Value resultInit = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, out), element);
+  Value result = linalg::GenericOp::create(
+                     b, loc, resultType, ValueRange{out},
+                     ValueRange{resultInit}, {id3, id3}, iterators(3),
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nloc, castFloat(nb, nloc, args[0], element));
+                     })
+                     .getResult(0);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::decomposeSoftmax(linalg::SoftmaxOp op) {
+  OpBuilder b(op);
+  FailureOr<SmallVector<Value>> decomposed =
+      cast<linalg::AggregatedOpInterface>(op.getOperation())
+          .decomposeOperation(b);
+  if (failed(decomposed))
+    return op.emitError("cachet-lower-to-linalg: cannot decompose softmax");
+  op->replaceAllUsesWith(*decomposed);
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
+  // Slices of block-quantized tensors were re-created on the bytes; the
+  // originals are dead now, innermost first.
+  SmallVector<tensor::ExtractSliceOp> slices;
+  func.walk([&](tensor::ExtractSliceOp slice) {
+    if (getByteType(slice.getType()))
+      slices.push_back(slice);
+  });
+  for (tensor::ExtractSliceOp slice : llvm::reverse(slices))
+    if (slice->use_empty())
+      slice.erase();
+  for (Operation *cast : llvm::make_early_inc_range(blockCasts)) {
+    if (cast->getParentOfType<func::FuncOp>() != func)
+      continue;
+    if (!cast->use_empty()) {
+      Operation *user = *cast->getUsers().begin();
+      return user->emitError("cachet-lower-to-linalg: '")
+             << user->getName()
+             << "' uses a block-quantized tensor; only cachet.dequantize, "
+                "cachet.dequant_transpose and tensor.extract_slice can";
+    }
+    blockCasts.erase(cast);
+    cast->erase();
+  }
+  return success();
+}
+
+void LowerToLinalgPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (failed(convertSignature(func)))
+      return signalPassFailure();
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<DequantizeOp, DequantTransposeOp, AttentionOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      LogicalResult lowered =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](DequantizeOp op) { return lowerDequantize(op); })
+              .Case([&](DequantTransposeOp op) {
+                return lowerDequantTranspose(op);
+              })
+              .Case([&](AttentionOp op) { return lowerAttention(op); });
+      if (failed(lowered))
+        return signalPassFailure();
+    }
+    if (failed(eraseBlockCasts(func)))
+      return signalPassFailure();
+    SmallVector<linalg::SoftmaxOp> softmaxes;
+    func.walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
+    for (linalg::SoftmaxOp op : softmaxes)
+      if (failed(decomposeSoftmax(op)))
+        return signalPassFailure();
+  }
+}
+
+} // namespace

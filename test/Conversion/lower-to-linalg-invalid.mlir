@@ -1,0 +1,34 @@
+// RUN: cachet-opt %s -split-input-file -cachet-lower-to-linalg -verify-diagnostics
+
+// expected-error @+1 {{cachet-lower-to-linalg: returning a block-quantized tensor is not supported}}
+func.func @returns_blocks(%a: tensor<4x!cachet.q8_0>) -> tensor<4x!cachet.q8_0> {
+  return %a : tensor<4x!cachet.q8_0>
+}
+
+// -----
+
+func.func @not_traceable(%a: tensor<4x!cachet.q8_0>, %c: i1) -> tensor<128xf16> {
+  %b = tensor.empty() : tensor<4x!cachet.q8_0>
+  %s = arith.select %c, %a, %b : tensor<4x!cachet.q8_0>
+  // expected-error @+1 {{cachet-lower-to-linalg: cannot trace the block-quantized operand to a function argument; it is produced by 'arith.select'}}
+  %0 = cachet.dequantize %s : tensor<4x!cachet.q8_0> -> tensor<128xf16>
+  return %0 : tensor<128xf16>
+}
+
+// -----
+
+func.func private @use(tensor<4x!cachet.q8_0>)
+func.func @other_user(%a: tensor<4x!cachet.q8_0>) {
+  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses a block-quantized tensor; only cachet.dequantize, cachet.dequant_transpose and tensor.extract_slice can}}
+  func.call @use(%a) : (tensor<4x!cachet.q8_0>) -> ()
+  return
+}
+
+// -----
+
+func.func @dynamic_heads(%q: tensor<?x4x32xf16>, %k: tensor<16x2x32xf16>, %v: tensor<16x2x32xf16>) -> tensor<?x4x32xf16> {
+  // expected-error @+1 {{cachet-lower-to-linalg: the query and KV head counts must be static (the GQA map needs their ratio)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 1.0
+      : tensor<?x4x32xf16>, tensor<16x2x32xf16>, tensor<16x2x32xf16> -> tensor<?x4x32xf16>
+  return %o : tensor<?x4x32xf16>
+}

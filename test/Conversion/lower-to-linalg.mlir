@@ -1,0 +1,127 @@
+// RUN: cachet-opt %s -split-input-file -cachet-lower-to-linalg | FileCheck %s
+
+// Packed q8_0: arguments become ggml bytes (34 per block) with their format;
+// each value is d (f16 at bytes 0-1 of its block) times the i8 at 2 + lane.
+// CHECK-LABEL: func.func @q8_0
+// CHECK-SAME: %[[B:.*]]: tensor<16x2x136xi8> {cachet.block_format = "q8_0"}
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<16x2x128xf16>)
+// CHECK-DAG: arith.constant 34 : index
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: arith.mulf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: cachet.
+func.func @q8_0(%kq: tensor<16x2x4x!cachet.q8_0>) -> tensor<16x2x128xf16> {
+  %k = cachet.dequantize %kq : tensor<16x2x4x!cachet.q8_0> -> tensor<16x2x128xf16>
+  return %k : tensor<16x2x128xf16>
+}
+
+// -----
+
+// Every format: its block size, and the fields the formula reads.
+// CHECK-LABEL: func.func @formats
+// CHECK-SAME: tensor<4x18xi8> {cachet.block_format = "q4_0"}
+// CHECK-SAME: tensor<4x20xi8> {cachet.block_format = "q4_1"}
+// CHECK-SAME: tensor<4x22xi8> {cachet.block_format = "q5_0"}
+// CHECK-SAME: tensor<4x24xi8> {cachet.block_format = "q5_1"}
+// CHECK-SAME: tensor<4x18xi8> {cachet.block_format = "iq4_nl"}
+// q4_0: nibble - 8.
+// CHECK: arith.constant 18 : index
+// CHECK: arith.constant 15 : i32
+// CHECK: arith.constant 8 : i32
+// CHECK: arith.subi
+// q4_1: d * nibble + m (m at byte 2).
+// CHECK: arith.constant 20 : index
+// CHECK: arith.uitofp
+// CHECK: arith.addf
+// q5_0: fifth bit from the 32-bit qh at bytes 2-5, minus 16.
+// CHECK: arith.constant 22 : index
+// CHECK: arith.constant 24 : i32
+// CHECK: arith.constant 16 : i32
+// CHECK: arith.subi
+// q5_1
+// CHECK: arith.constant 24 : index
+// CHECK: arith.uitofp
+// iq4_nl: the code book.
+// CHECK: arith.constant -127 : i32
+// CHECK: arith.constant 113 : i32
+func.func @formats(%a: tensor<4x1x!cachet.q4_0>, %b: tensor<4x1x!cachet.q4_1>,
+    %c: tensor<4x1x!cachet.q5_0>, %d: tensor<4x1x!cachet.q5_1>,
+    %e: tensor<4x1x!cachet.iq4_nl>)
+    -> (tensor<4x32xf16>, tensor<4x32xf16>, tensor<4x32xf32>, tensor<4x32xf16>, tensor<4x32xf16>) {
+  %0 = cachet.dequantize %a : tensor<4x1x!cachet.q4_0> -> tensor<4x32xf16>
+  %1 = cachet.dequantize %b : tensor<4x1x!cachet.q4_1> -> tensor<4x32xf16>
+  %2 = cachet.dequantize %c : tensor<4x1x!cachet.q5_0> -> tensor<4x32xf32>
+  %3 = cachet.dequantize %d : tensor<4x1x!cachet.q5_1> -> tensor<4x32xf16>
+  %4 = cachet.dequantize %e : tensor<4x1x!cachet.iq4_nl> -> tensor<4x32xf16>
+  return %0, %1, %2, %3, %4 : tensor<4x32xf16>, tensor<4x32xf16>, tensor<4x32xf32>, tensor<4x32xf16>, tensor<4x32xf16>
+}
+
+// -----
+
+// Split q8_0 and the head-major transpose into the given scratch.
+// CHECK-DAG: #[[SPLITQ:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-DAG: #[[SPLITD:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2 floordiv 32)>
+// CHECK-LABEL: func.func @split_transpose
+// CHECK-SAME: %[[QS:.*]]: tensor<16x2x128xi8>, %[[D:.*]]: tensor<16x2x4xf16>, %[[S:.*]]: tensor<2x16x128xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[SPLITQ]], #[[SPLITD]], #{{.*}}]
+// CHECK-SAME: ins(%[[QS]], %[[D]] : tensor<16x2x128xi8>, tensor<16x2x4xf16>) outs(%[[S]] : tensor<2x16x128xf16>)
+func.func @split_transpose(%qs: tensor<16x2x128xi8>, %d: tensor<16x2x4xf16>,
+    %s: tensor<2x16x128xf16>) -> tensor<2x16x128xf16> {
+  %0 = cachet.dequant_transpose %qs scales %d into %s : tensor<16x2x128xi8>, tensor<16x2x4xf16> -> tensor<2x16x128xf16>
+  return %0 : tensor<2x16x128xf16>
+}
+
+// -----
+
+// A slice of a packed cache is a slice of its bytes (blocks x 18).
+// CHECK-LABEL: func.func @slice
+// CHECK-SAME: %[[B:.*]]: tensor<64x2x72xi8> {cachet.block_format = "q4_0"}
+// CHECK: tensor.extract_slice %[[B]][16, 0, 0] [32, 2, 72] [1, 1, 1] : tensor<64x2x72xi8> to tensor<32x2x72xi8>
+func.func @slice(%kq: tensor<64x2x4x!cachet.q4_0>) -> tensor<32x2x128xf16> {
+  %s = tensor.extract_slice %kq[16, 0, 0] [32, 2, 4] [1, 1, 1] : tensor<64x2x4x!cachet.q4_0> to tensor<32x2x4x!cachet.q4_0>
+  %k = cachet.dequantize %s : tensor<32x2x4x!cachet.q4_0> -> tensor<32x2x128xf16>
+  return %k : tensor<32x2x128xf16>
+}
+
+// -----
+
+// Attention: GQA head map (8 query heads on 2 KV heads) in the K and V maps
+// of the token-major layout, scale and causal select, softmax decomposed,
+// accumulation in f32, result truncated to f16.
+// CHECK-DAG: #[[QK_K:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0 floordiv 4, d3)>
+// CHECK-DAG: #[[PV_V:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0 floordiv 4, d2)>
+// CHECK-LABEL: func.func @attention
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[QK_K]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.constant 1.250000e-01 : f32
+// CHECK: arith.constant 60 : index
+// CHECK: arith.cmpi ule
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.select
+// CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[PV_V]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: linalg.softmax
+// CHECK-NOT: cachet.attention
+func.func @attention(%q: tensor<8x4x64xf16>, %k: tensor<64x2x64xf16>, %v: tensor<64x2x64xf16>) -> tensor<8x4x64xf16> {
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 60
+      : tensor<8x4x64xf16>, tensor<64x2x64xf16>, tensor<64x2x64xf16> -> tensor<8x4x64xf16>
+  return %o : tensor<8x4x64xf16>
+}
+
+// -----
+
+// Head-major layout, additive mask, f16 accumulation.
+// CHECK-DAG: #[[HM_K:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[MASK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @attention_head_major
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[HM_K]], #{{.*}}]
+// CHECK-SAME: outs(%{{.*}} : tensor<4x4x16xf16>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[MASK]], #{{.*}}]
+// CHECK-NOT: arith.cmpi
+func.func @attention_head_major(%q: tensor<4x4x32xf16>, %k: tensor<4x16x32xf16>, %v: tensor<4x16x32xf16>, %m: tensor<4x16xf16>) -> tensor<4x4x32xf32> {
+  %o = cachet.attention %q, %k, %v mask %m layout <head_major> scale 1.0 {accumulator = f16}
+      : tensor<4x4x32xf16>, tensor<4x16x32xf16>, tensor<4x16x32xf16>, tensor<4x16xf16> -> tensor<4x4x32xf32>
+  return %o : tensor<4x4x32xf32>
+}
