@@ -98,6 +98,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // Host code: memrefs to LLVM, launches to mgpu* calls. Kernels take bare
   // buffer pointers, each followed by its size in bytes (the Vulkan binding
   // convention of the runtime).
+  // Buffers resident on the device, copies and launches chained on one
+  // stream.
+  addPipeline(pm, "cachet-device-buffers,func.func(gpu-async-region)");
   addPipeline(pm, "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
                   "gpu-to-llvm{use-bare-pointers-for-kernels=true "
                   "intersperse-sizes-for-kernels=true},"

@@ -146,4 +146,56 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
+  let summary = "Keep every buffer a kernel touches resident on the device";
+  let description = [{
+    After kernel outlining, host functions still allocate with `memref.alloc`
+    and pass host memory to `gpu.launch_func`. This pass moves that memory to
+    the device, so that data stays there from one launch to the next and only
+    the function's inputs and outputs cross the bus, once each:
+
+    * a `memref.alloc` whose buffer a kernel uses becomes `gpu.alloc`, and
+      its `memref.dealloc` a `gpu.dealloc`; `memref.copy` between such
+      buffers becomes `gpu.memcpy`;
+    * a function argument a kernel uses is copied to a `gpu.alloc` buffer
+      once, at function entry;
+    * a returned device buffer is copied into a new host buffer before the
+      return; device buffers are freed at every return.
+
+    Run `gpu-async-region` afterwards to chain the copies and launches on one
+    stream. A host operation other than these that touches a device buffer is
+    an error naming it (the host cannot dereference device memory).
+
+    Before:
+
+    ```mlir
+    func.func @f(%x: memref<16xf32>) -> memref<16xf32> {
+      %y = memref.alloc() : memref<16xf32>
+      gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
+          args(%x : memref<16xf32>, %y : memref<16xf32>)
+      return %y : memref<16xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%x: memref<16xf32>) -> memref<16xf32> {
+      %dx = gpu.alloc () : memref<16xf32>
+      gpu.memcpy %dx, %x : memref<16xf32>, memref<16xf32>
+      %y = gpu.alloc () : memref<16xf32>
+      gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
+          args(%dx : memref<16xf32>, %y : memref<16xf32>)
+      %h = memref.alloc() : memref<16xf32>
+      gpu.memcpy %h, %y : memref<16xf32>, memref<16xf32>
+      gpu.dealloc %dx : memref<16xf32>
+      gpu.dealloc %y : memref<16xf32>
+      return %h : memref<16xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD
