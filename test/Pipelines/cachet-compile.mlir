@@ -23,13 +23,16 @@
 
 // BIN-NOT: cachet.device
 // BIN: llvm.func @mv(
-// BIN: gpu.launch_func @mv_kernel{{.*}}::@mv_kernel
+// BIN: gpu.launch_func {{.*}}@mv_kernel{{.*}}::@mv_kernel
 // BIN: gpu.binary @mv_kernel{{.*}} [#gpu.object<#spirv.target_env
 
 // LLVMIR: define {{.*}} @mv(
 // LLVMIR-DAG: call ptr @mgpuModuleLoad(
 // LLVMIR-DAG: call ptr @mgpuModuleGetFunction(
 // LLVMIR-DAG: call void @mgpuLaunchKernel(
+// LLVMIR-DAG: call ptr @mgpuMemAlloc(
+// LLVMIR-DAG: call void @mgpuMemcpy(
+// LLVMIR-DAG: call void @mgpuMemFree(
 // LLVMIR-DAG: define {{.*}} @_mlir_ciface_mv(
 
 // PTX90: gpu.binary @mv_kernel
