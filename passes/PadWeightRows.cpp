@@ -267,7 +267,7 @@ void PadWeightRowsPass::runOnOperation() {
   std::optional<RowPadParams> params = resolveRowPadParams(
       lookupDeviceProfile(module), aliasStride, pad, paramsError);
   if (!params) {
-    module.emitWarning("cachet-pad-weight-rows: ")
+    emitWarning(module.getLoc(), "cachet-pad-weight-rows: ")
         << paramsError << "; nothing padded";
     return markAllAnalysesPreserved();
   }
@@ -318,7 +318,7 @@ void PadWeightRowsPass::runOnOperation() {
       remark << "+" << decision.pad << " B per row (row count is dynamic)";
     }
   }
-  module.emitRemark("cachet-pad-weight-rows: padded ")
+  emitRemark(module.getLoc(), "cachet-pad-weight-rows: padded ")
       << numPadded << " of " << weights.size() << " weights, +" << bytesAdded
       << " B (alias stride " << params->aliasStride << " B, pad " << params->pad
       << " B from " << params->origin << ")";
