@@ -95,43 +95,56 @@ def PadWeightRows : Pass<"cachet-pad-weight-rows", "mlir::ModuleOp"> {
       ops that need the identity layout is left alone.
 
     Every weight gets a remark (padded or not, why, bytes added) and the
-    module a remark with the total.
+    module a remark with the total. Running the pass again pads nothing more.
 
-    Before (`cachet-attach-device{profile=gfx1151}`: alias stride 2048 B,
-    pad 128 B):
+    Before, an argument:
 
     ```mlir
-    func.func @f(%x: tensor<1024xbf16>,
-                 %w: tensor<256x1024xbf16> {cachet.weight},
-                 %y: tensor<256xf32>) -> (tensor<256xf32>, tensor<4xf32>) {
-      %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0,
-                                  10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]>
-          : tensor<4x512xf32>  // shown abridged: 2048 B rows
+    func.func @f(%x: tensor<1024xbf16>, %y: tensor<256xf32>,
+                 %w: tensor<256x1024xbf16> {cachet.weight}) -> tensor<256xf32> {
       %r = linalg.matvec ins(%w, %x : tensor<256x1024xbf16>, tensor<1024xbf16>)
                          outs(%y : tensor<256xf32>) -> tensor<256xf32>
-      ...
+      return %r : tensor<256xf32>
     }
     ```
 
-    After:
+    After `cachet-attach-device{profile=gfx1151}` (alias stride 2048 B, pad
+    128 B) and `cachet-pad-weight-rows`, the body is unchanged and
 
     ```mlir
-    func.func @f(%x: tensor<1024xbf16>,
+    func.func @f(%x: tensor<1024xbf16>, %y: tensor<256xf32>,
                  %w: tensor<256x1024xbf16> {cachet.row_pitch = 1088 : i64,
-                                            cachet.weight},
-                 %y: tensor<256xf32>) -> (tensor<256xf32>, tensor<4xf32>) {
-      %padded = arith.constant dense<...> : tensor<4x544xf32>
-      %c = tensor.extract_slice %padded[0, 0] [4, 512] [1, 1]
-          : tensor<4x544xf32> to tensor<4x512xf32>
-      %r = linalg.matvec ins(%w, %x : tensor<256x1024xbf16>, tensor<1024xbf16>)
-                         outs(%y : tensor<256xf32>) -> tensor<256xf32>
-      ...
-    }
+                                            cachet.weight}) -> tensor<256xf32>
     ```
 
-    with remarks such as `argument #1 of @f (tensor<256x1024xbf16>): padded:
-    2048 B rows are a multiple of the alias stride 2048 B; pitch 2176 B
-    (1088 elements), +32768 B`.
+    with the remark `argument #2 of @f (tensor<256x1024xbf16>): padded: 2048 B
+    rows are a multiple of the alias stride 2048 B; pitch 2176 B (1088
+    elements), +32768 B`.
+
+    Before, a constant with 32-byte rows:
+
+    ```mlir
+    %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+        [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]]> : tensor<2x8xf32>
+    %r = linalg.matvec ins(%c, %v : tensor<2x8xf32>, tensor<8xf32>)
+                       outs(%y : tensor<2xf32>) -> tensor<2xf32>
+    ```
+
+    After `cachet-pad-weight-rows{alias-stride=32 pad=16}`:
+
+    ```mlir
+    %p = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0,
+                                0.0, 0.0, 0.0, 0.0],
+        [9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0,
+         0.0, 0.0, 0.0, 0.0]]> : tensor<2x12xf32>
+    %c = tensor.extract_slice %p[0, 0] [2, 8] [1, 1]
+        : tensor<2x12xf32> to tensor<2x8xf32>
+    %r = linalg.matvec ins(%c, %v : tensor<2x8xf32>, tensor<8xf32>)
+                       outs(%y : tensor<2xf32>) -> tensor<2xf32>
+    ```
+
+    and after `one-shot-bufferize` the mat-vec reads
+    `memref<2x8xf32, strided<[12, 1]>>`, a subview of the padded global.
   }];
   let options = [
     Option<"aliasStride", "alias-stride", "int64_t", /*default=*/"-1",
