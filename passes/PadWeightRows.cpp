@@ -18,7 +18,9 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,29 +43,72 @@ static SmallVector<int64_t> getPaddedShape(ArrayRef<int64_t> shape,
   return padded;
 }
 
-/// Returns `value` laid out with rows of `pitch` elements, the gaps zeroed
-/// (all-zero bits: +0.0 for f16, bf16 and f32).
-static DenseElementsAttr padConstantRows(DenseElementsAttr value,
-                                         const WeightRowShape &shape,
-                                         int64_t pitch) {
-  auto type = cast<ShapedType>(value.getType());
+/// The stored bytes of a constant weight: every element, or one element
+/// that stands for all of them.
+struct RawElements {
+  ArrayRef<char> data;
+  bool splat = false;
+};
+
+/// Returns the bytes of `value`, a dense or dense_resource elements
+/// attribute with the row shape `shape`. Otherwise returns std::nullopt and
+/// sets `reason`.
+static std::optional<RawElements> getRawElements(Attribute value,
+                                                 const WeightRowShape &shape,
+                                                 std::string &reason) {
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value))
+    return RawElements{dense.getRawData(), dense.isSplat()};
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value);
+  if (!resource) {
+    reason = "the value is not a dense or dense_resource elements attribute";
+    return std::nullopt;
+  }
+  const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob) {
+    reason = "the dense_resource blob is not available";
+    return std::nullopt;
+  }
+  size_t expected = *shape.rows * shape.getRowBytes();
+  if (blob->getData().size() != expected) {
+    reason = "the dense_resource blob holds " +
+             std::to_string(blob->getData().size()) + " B, not " +
+             std::to_string(expected) + " B";
+    return std::nullopt;
+  }
+  return RawElements{blob->getData(), /*splat=*/false};
+}
+
+/// Returns `value` (see getRawElements) laid out with rows of `pitch`
+/// elements, the gaps zeroed (all-zero bits: +0.0 for f16, bf16 and f32), as
+/// the same kind of attribute.
+static TypedAttr padConstantRows(Attribute value, const WeightRowShape &shape,
+                                 int64_t pitch) {
+  std::string reason;
+  RawElements raw = *getRawElements(value, shape, reason);
+  auto type = cast<ShapedType>(cast<TypedAttr>(value).getType());
   auto paddedType = RankedTensorType::get(
       getPaddedShape(type.getShape(), pitch), type.getElementType());
-  ArrayRef<char> raw = value.getRawData();
   size_t elementBytes = shape.elementBytes;
   size_t rowBytes = shape.getRowBytes();
   size_t pitchBytes = pitch * elementBytes;
   std::vector<char> padded(*shape.rows * pitchBytes, 0);
   for (int64_t row = 0; row < *shape.rows; ++row) {
     char *dst = padded.data() + row * pitchBytes;
-    if (value.isSplat()) {
+    if (raw.splat) {
       for (int64_t col = 0; col < shape.rowElements; ++col)
-        std::memcpy(dst + col * elementBytes, raw.data(), elementBytes);
+        std::memcpy(dst + col * elementBytes, raw.data.data(), elementBytes);
     } else {
-      std::memcpy(dst, raw.data() + row * rowBytes, rowBytes);
+      std::memcpy(dst, raw.data.data() + row * rowBytes, rowBytes);
     }
   }
-  return DenseElementsAttr::getFromRawBuffer(paddedType, padded);
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (!resource)
+    return DenseElementsAttr::getFromRawBuffer(paddedType, padded);
+  const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  return DenseResourceElementsAttr::get(
+      paddedType, (resource.getRawHandle().getKey() + "_padded").str(),
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(padded,
+                                                    blob->getDataAlignment()));
 }
 
 /// Returns zero offsets, the sizes of `shape` and unit strides, for a slice
@@ -119,13 +164,16 @@ struct PadWeightRowsPass final
 
 private:
   /// Checks that `weight` can be rewritten; otherwise sets `reason`.
-  bool canRewrite(const Weight &weight, std::string &reason);
+  bool canRewrite(const Weight &weight, const WeightRowShape &shape,
+                  std::string &reason);
   /// Gives `weight` rows of `pitch` elements. canRewrite must hold.
   void rewrite(Weight &weight, const WeightRowShape &shape, int64_t pitch);
 };
 } // namespace
 
-bool PadWeightRowsPass::canRewrite(const Weight &weight, std::string &reason) {
+bool PadWeightRowsPass::canRewrite(const Weight &weight,
+                                   const WeightRowShape &shape,
+                                   std::string &reason) {
   llvm::raw_string_ostream os(reason);
   switch (weight.storage) {
   case WeightStorage::Argument: {
@@ -139,12 +187,9 @@ bool PadWeightRowsPass::canRewrite(const Weight &weight, std::string &reason) {
     return true;
   }
   case WeightStorage::ArithConstant:
-    if (!isa<DenseElementsAttr>(
-            cast<arith::ConstantOp>(weight.definingOp).getValue())) {
-      os << "the constant's value is not a dense elements attribute";
-      return false;
-    }
-    return true;
+    return getRawElements(cast<arith::ConstantOp>(weight.definingOp).getValue(),
+                          shape, reason)
+        .has_value();
   case WeightStorage::MemRefGlobal:
   case WeightStorage::MLProgramGlobal:
     break;
@@ -159,10 +204,8 @@ bool PadWeightRowsPass::canRewrite(const Weight &weight, std::string &reason) {
   Attribute value = weight.storage == WeightStorage::MemRefGlobal
                         ? cast<memref::GlobalOp>(global).getInitialValueAttr()
                         : cast<ml_program::GlobalOp>(global).getValueAttr();
-  if (!isa_and_nonnull<DenseElementsAttr>(value)) {
-    os << "the global's value is not a dense elements attribute";
+  if (!getRawElements(value, shape, reason))
     return false;
-  }
   SmallVector<Operation *> users;
   if (!getSymbolUsers(global, users)) {
     os << "the global's uses are unknown";
@@ -206,8 +249,7 @@ void PadWeightRowsPass::rewrite(Weight &weight, const WeightRowShape &shape,
   }
   case WeightStorage::ArithConstant: {
     auto constant = cast<arith::ConstantOp>(weight.definingOp);
-    DenseElementsAttr padded = padConstantRows(
-        cast<DenseElementsAttr>(constant.getValue()), shape, pitch);
+    TypedAttr padded = padConstantRows(constant.getValue(), shape, pitch);
     OpBuilder builder(constant);
     auto paddedConstant =
         arith::ConstantOp::create(builder, constant.getLoc(), padded);
@@ -219,8 +261,7 @@ void PadWeightRowsPass::rewrite(Weight &weight, const WeightRowShape &shape,
   }
   case WeightStorage::MLProgramGlobal: {
     auto global = cast<ml_program::GlobalOp>(weight.definingOp);
-    DenseElementsAttr padded = padConstantRows(
-        cast<DenseElementsAttr>(global.getValueAttr()), shape, pitch);
+    TypedAttr padded = padConstantRows(global.getValueAttr(), shape, pitch);
     global.setTypeAttr(TypeAttr::get(padded.getType()));
     global.setValueAttr(padded);
     SmallVector<Operation *> loads;
@@ -234,12 +275,12 @@ void PadWeightRowsPass::rewrite(Weight &weight, const WeightRowShape &shape,
   }
   case WeightStorage::MemRefGlobal: {
     auto global = cast<memref::GlobalOp>(weight.definingOp);
-    DenseElementsAttr padded = padConstantRows(
-        cast<DenseElementsAttr>(global.getInitialValueAttr()), shape, pitch);
+    TypedAttr padded =
+        padConstantRows(global.getInitialValueAttr(), shape, pitch);
     MemRefType oldType = global.getType();
-    auto paddedType =
-        MemRefType::get(padded.getType().getShape(), oldType.getElementType(),
-                        MemRefLayoutAttrInterface(), oldType.getMemorySpace());
+    auto paddedType = MemRefType::get(
+        cast<ShapedType>(padded.getType()).getShape(), oldType.getElementType(),
+        MemRefLayoutAttrInterface(), oldType.getMemorySpace());
     global.setTypeAttr(TypeAttr::get(paddedType));
     global.setInitialValueAttr(padded);
     SmallVector<Operation *> users;
@@ -298,7 +339,7 @@ void PadWeightRowsPass::runOnOperation() {
       notPadded(decision.reason);
       continue;
     }
-    if (!canRewrite(weight, reason)) {
+    if (!canRewrite(weight, *shape, reason)) {
       notPadded(decision.reason + ", but " + reason);
       continue;
     }

@@ -83,7 +83,8 @@ def PadWeightRows : Pass<"cachet-pad-weight-rows", "mlir::ModuleOp"> {
     * Function argument: the type stays; the argument gets
       `cachet.row_pitch = <pitch in elements> : i64`. The runtime allocates
       `rows x pitch` elements and uploads with a zero-filled strided 2D copy.
-    * `arith.constant`: a `[..., pitch]` constant with zeroed gaps, read
+    * `arith.constant`: a `[..., pitch]` constant with zeroed gaps (`dense`
+      stays `dense`, `dense_resource` gets a new blob `<name>_padded`), read
       back by a `tensor.extract_slice` of the original shape. After
       bufferization the slice is a `memref<..., strided<[..., pitch, 1]>>`
       view of a padded global.

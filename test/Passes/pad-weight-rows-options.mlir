@@ -119,3 +119,25 @@ func.func @small_constants(%x: tensor<8xf32>, %xb: tensor<16xbf16>, %y: tensor<2
   %1 = linalg.matvec ins(%b, %xb : tensor<2x16xbf16>, tensor<16xbf16>) outs(%y : tensor<2xf32>) -> tensor<2xf32>
   return %0, %1 : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A dense_resource constant (how importers store large weights): the padded
+// blob holds 1.0 .. 8.0, a 16 B zero gap, 9.0 .. 16.0, a 16 B zero gap.
+
+// SMALL-LABEL: func.func @resource_constant
+// SMALL: %[[R:.*]] = arith.constant dense_resource<w_padded> : tensor<2x12xf32>
+// SMALL: tensor.extract_slice %[[R]][0, 0] [2, 8] [1, 1] : tensor<2x12xf32> to tensor<2x8xf32>
+// SMALL: w_padded: "0x040000000000803F0000004000004040000080400000A0400000C0400000E0400000004100000000000000000000000000000000000010410000204100003041000040410000504100006041000070410000804100000000000000000000000000000000"
+func.func @resource_constant(%x: tensor<8xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+  %w = arith.constant dense_resource<w> : tensor<2x8xf32>
+  %0 = linalg.matvec ins(%w, %x : tensor<2x8xf32>, tensor<8xf32>) outs(%y : tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803F0000004000004040000080400000A0400000C0400000E040000000410000104100002041000030410000404100005041000060410000704100008041"
+    }
+  }
+#-}

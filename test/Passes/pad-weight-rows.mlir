@@ -289,8 +289,8 @@ func.func @split_q8_0(
 // -----
 
 // Aliasing rows that cannot be rewritten: a weight that already has a pitch,
-// a single row, a public global and a global whose loads need the identity
-// layout.
+// a single row, a dense_resource whose blob is elided, a public global and a
+// global whose loads need the identity layout.
 
 // CHECK-LABEL: func.func @kept
 // CHECK-SAME: {cachet.row_pitch = 1100 : i64, cachet.weight}
@@ -298,7 +298,7 @@ func.func @split_q8_0(
 // CHECK: memref.get_global @escaping_w : memref<2x1024xbf16>
 // CHECK-NOT: subview
 // CHECK-NOT: extract_slice
-module { // expected-remark {{padded 0 of 4 weights, +0 B}}
+module { // expected-remark {{padded 0 of 5 weights, +0 B}}
 memref.global constant @public_w : memref<2x1024xbf16> = dense<1.0> // expected-remark {{memref.global @public_w (memref<2x1024xbf16>): not padded: 2048 B rows are a multiple of the alias stride 2048 B, but the global is public: its type is visible outside the module}}
 memref.global "private" constant @escaping_w : memref<2x1024xbf16> = dense<1.0> // expected-remark {{memref.global @escaping_w (memref<2x1024xbf16>): not padded: 2048 B rows are a multiple of the alias stride 2048 B, but a memref.get_global of it is used by func.call, which needs the identity layout}}
 func.func private @consume(memref<2x1024xbf16>)
@@ -309,11 +309,13 @@ func.func @kept(%x: tensor<1024xbf16>, %y: tensor<16xf32>, %xm: memref<1024xbf16
   %row = arith.constant dense<1.0> : tensor<1x1024xbf16> // expected-remark {{arith.constant in @kept (tensor<1x1024xbf16>): not padded: a single row has no row stride}}
   %y1 = arith.constant dense<0.0> : tensor<1xf32>
   %1 = linalg.matvec ins(%row, %x : tensor<1x1024xbf16>, tensor<1024xbf16>) outs(%y1 : tensor<1xf32>) -> tensor<1xf32>
+  %elided = arith.constant dense_resource<__elided__> : tensor<16x1024xbf16> // expected-remark {{arith.constant in @kept (tensor<16x1024xbf16>): not padded: 2048 B rows are a multiple of the alias stride 2048 B, but the dense_resource blob is not available}}
+  %2 = linalg.matvec ins(%elided, %x : tensor<16x1024xbf16>, tensor<1024xbf16>) outs(%0 : tensor<16xf32>) -> tensor<16xf32>
   %p = memref.get_global @public_w : memref<2x1024xbf16>
   linalg.matvec ins(%p, %xm : memref<2x1024xbf16>, memref<1024xbf16>) outs(%ym : memref<2xf32>)
   %e = memref.get_global @escaping_w : memref<2x1024xbf16>
   linalg.matvec ins(%e, %xm : memref<2x1024xbf16>, memref<1024xbf16>) outs(%ym : memref<2xf32>)
   func.call @consume(%e) : (memref<2x1024xbf16>) -> ()
-  return %0, %1 : tensor<16xf32>, tensor<1xf32>
+  return %2, %1 : tensor<16xf32>, tensor<1xf32>
 }
 }
