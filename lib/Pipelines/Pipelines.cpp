@@ -35,6 +35,10 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                   options.profile.getValue())
                         .str());
 
+  // The memory-hierarchy rewrites, each deciding from the profile.
+  if (options.rewrites)
+    addPipeline(pm, "cachet-pad-weight-rows");
+
   // Reference implementations of the cachet ops, ggml bytes for block types.
   addPipeline(pm, "cachet-lower-to-linalg");
 
@@ -108,7 +112,31 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                   "cachet-strip-attributes");
 }
 
+void cachet::buildCachetReferencePipeline(OpPassManager &pm,
+                                          const CompileOptions &options) {
+  if (!options.profile.empty())
+    addPipeline(pm, llvm::formatv("cachet-attach-device{{profile={0}}",
+                                  options.profile.getValue())
+                        .str());
+  addPipeline(pm, "cachet-lower-to-linalg,"
+                  "one-shot-bufferize{bufferize-function-boundaries "
+                  "function-boundary-type-conversion=identity-layout-map},"
+                  "canonicalize,func.func(convert-linalg-to-loops),"
+                  "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+                  "arith-expand{include-bf16=true},"
+                  "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+                  "convert-to-llvm,reconcile-unrealized-casts,"
+                  "cachet-strip-attributes");
+}
+
 void cachet::registerCachetPipelines() {
+  PassPipelineRegistration<CompileOptions>(
+      "cachet-compile-reference",
+      "Compile a module for the host CPU without rewrites: the reference "
+      "that GPU results are checked against",
+      [](OpPassManager &pm, const CompileOptions &options) {
+        buildCachetReferencePipeline(pm, options);
+      });
   PassPipelineRegistration<CompileOptions>(
       "cachet-compile",
       "Compile a module for a GPU: device profile, cachet's rewrites, "

@@ -45,6 +45,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "workgroup-size",
       llvm::cl::desc("Threads per workgroup of the generic kernels"),
       llvm::cl::init(64)};
+  Option<bool> rewrites{
+      *this, "rewrites",
+      llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
+                     "baseline of an A/B comparison)"),
+      llvm::cl::init(true)};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
       llvm::cl::desc("Stop before serializing kernels and lowering the host "
@@ -58,7 +63,15 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 void buildCachetCompilePipeline(mlir::OpPassManager &pm,
                                 const CompileOptions &options);
 
-/// Registers `cachet-compile` with the global pipeline registry.
+/// Builds `cachet-compile-reference`: the same function compiled for the host
+/// CPU, without rewrites, through upstream's LLVM lowering. Only `profile` of
+/// `options` is used. Its output is the reference the GPU results are checked
+/// against.
+void buildCachetReferencePipeline(mlir::OpPassManager &pm,
+                                  const CompileOptions &options);
+
+/// Registers `cachet-compile` and `cachet-compile-reference` with the global
+/// pipeline registry.
 void registerCachetPipelines();
 
 } // namespace cachet

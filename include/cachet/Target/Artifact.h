@@ -1,0 +1,50 @@
+//===- Artifact.h - compile once, run on a machine without MLIR ----------===//
+//
+// An artifact is a folder that a runtime-only runner (cachet-runner) loads on
+// a GPU server with no MLIR or LLVM installed:
+//
+//   manifest.json        the entry function's signature (shapes, element
+//                        types, ggml block formats, row pitches), the target
+//                        and the profile
+//   gpu.so               the entry compiled by cachet-compile (rewrites on)
+//   gpu-norewrite.so     the same with cachet's rewrites off
+//   ref.so               the entry compiled for the host CPU (the reference)
+//
+// Each shared object exports `_mlir_ciface_<entry>` (the MLIR C interface:
+// pointers to memref descriptors); the GPU ones call the upstream mgpu* ABI,
+// which libcachet_runtime implements.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_TARGET_ARTIFACT_H
+#define CACHET_TARGET_ARTIFACT_H
+
+#include "cachet/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace cachet {
+
+/// What to build.
+struct ArtifactOptions {
+  /// The function to run.
+  std::string entry;
+  /// The folder to write (created if missing).
+  std::string directory;
+  /// Target, chip and profile of the GPU build (its `rewrites` is ignored:
+  /// both variants are built).
+  CompileOptions compile;
+  /// The linker used to turn objects into shared objects.
+  std::string linker;
+};
+
+/// Builds the artifact of `module` (which is not modified). Errors are
+/// reported as diagnostics on the module.
+mlir::LogicalResult emitArtifact(mlir::ModuleOp module,
+                                 const ArtifactOptions &options);
+
+} // namespace cachet
+
+#endif // CACHET_TARGET_ARTIFACT_H

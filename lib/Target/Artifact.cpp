@@ -1,0 +1,211 @@
+//===- Artifact.cpp - compile once, run on a machine without MLIR --------===//
+
+#include "cachet/Target/Artifact.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+/// The host code runs on GPU servers whose CPUs we do not know: a baseline
+/// every x86-64 server of the last decade has (F16C converts f16 natively).
+constexpr llvm::StringLiteral kHostCPU = "x86-64-v3";
+
+/// Returns the manifest name of a scalar element type.
+std::string elementName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  type.print(os);
+  return name;
+}
+
+/// Describes one ranked memref or tensor for the manifest.
+FailureOr<llvm::json::Object> describe(Location loc, Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return emitError(loc, "artifact: entry arguments and results must be "
+                          "statically shaped tensors, got ")
+           << type;
+  llvm::json::Array shape;
+  for (int64_t size : shaped.getShape())
+    shape.push_back(size);
+  return llvm::json::Object{{"shape", std::move(shape)},
+                            {"element", elementName(shaped.getElementType())}};
+}
+
+/// Builds manifest.json from the entry as the GPU pipeline sees it after
+/// cachet's rewrites and the lowering of block types to bytes.
+FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
+                                            const ArtifactOptions &options) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  PassManager pm(module.getContext());
+  std::string pipeline =
+      options.compile.profile.empty()
+          ? std::string()
+          : "cachet-attach-device{profile=" + options.compile.profile + "},";
+  pipeline += "cachet-pad-weight-rows,cachet-lower-to-linalg";
+  if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*clone)))
+    return failure();
+  auto entry = clone->lookupSymbol<func::FuncOp>(options.entry);
+  llvm::json::Array arguments, results;
+  for (auto [index, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    FailureOr<llvm::json::Object> arg = describe(entry.getLoc(), type);
+    if (failed(arg))
+      return failure();
+    if (auto format =
+            entry.getArgAttrOfType<StringAttr>(index, "cachet.block_format"))
+      (*arg)["block_format"] = format.getValue().str();
+    if (auto pitch =
+            entry.getArgAttrOfType<IntegerAttr>(index, "cachet.row_pitch"))
+      (*arg)["row_pitch"] = pitch.getInt();
+    (*arg)["weight"] = static_cast<bool>(entry.getArgAttr(index, "cachet.weight"));
+    arguments.push_back(std::move(*arg));
+  }
+  for (Type type : entry.getResultTypes()) {
+    FailureOr<llvm::json::Object> result = describe(entry.getLoc(), type);
+    if (failed(result))
+      return failure();
+    results.push_back(std::move(*result));
+  }
+  const char *targets[] = {"spirv", "nvvm", "rocdl"};
+  return llvm::json::Object{
+      {"entry", options.entry},
+      {"target", targets[static_cast<int>(options.compile.target.getValue())]},
+      {"chip", options.compile.chip.getValue()},
+      {"profile", options.compile.profile.getValue()},
+      {"arguments", std::move(arguments)},
+      {"results", std::move(results)},
+      {"variants", llvm::json::Object{{"gpu", "gpu.so"},
+                                      {"gpu-norewrite", "gpu-norewrite.so"},
+                                      {"reference", "ref.so"}}}};
+}
+
+/// Runs `build` on a clone of `module`, translates the result to LLVM IR and
+/// links it into the shared object `path`.
+LogicalResult
+buildSharedObject(ModuleOp module, const ArtifactOptions &options,
+                  function_ref<void(OpPassManager &)> build, StringRef path) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(*clone)))
+    return failure();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*clone, llvmContext, path);
+  if (!llvmModule)
+    return module.emitError("artifact: translation to LLVM IR failed for ")
+           << path;
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return module.emitError("artifact: ") << error;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, kHostCPU, "", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+
+  std::string object = (path + ".o").str();
+  {
+    std::error_code ec;
+    llvm::ToolOutputFile out(object, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return module.emitError("artifact: cannot write ")
+             << object << ": " << ec.message();
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, out.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return module.emitError("artifact: the host target cannot emit objects");
+    codegen.run(*llvmModule);
+    out.keep();
+  }
+
+  std::string pathString = path.str();
+  SmallVector<StringRef> args = {options.linker, "-shared", "-o", pathString,
+                                 object};
+  std::string linkError;
+  int status = llvm::sys::ExecuteAndWait(options.linker, args, std::nullopt,
+                                         {}, 0, 0, &linkError);
+  llvm::sys::fs::remove(object);
+  if (status != 0)
+    return module.emitError("artifact: linking ")
+           << path << " with " << options.linker << " failed"
+           << (linkError.empty() ? "" : ": ") << linkError;
+  return success();
+}
+
+} // namespace
+
+LogicalResult cachet::emitArtifact(ModuleOp module,
+                                   const ArtifactOptions &options) {
+  if (!module.lookupSymbol<func::FuncOp>(options.entry))
+    return module.emitError("artifact: no function @") << options.entry;
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(options.directory))
+    return module.emitError("artifact: cannot create ")
+           << options.directory << ": " << ec.message();
+  auto file = [&](StringRef name) {
+    SmallString<128> path(options.directory);
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+
+  FailureOr<llvm::json::Object> manifest = buildManifest(module, options);
+  if (failed(manifest))
+    return failure();
+
+  for (bool rewrites : {true, false}) {
+    CompileOptions compile;
+    compile.copyOptionValuesFrom(options.compile);
+    compile.rewrites = rewrites;
+    if (failed(buildSharedObject(
+            module, options,
+            [&](OpPassManager &pm) { buildCachetCompilePipeline(pm, compile); },
+            file(rewrites ? "gpu.so" : "gpu-norewrite.so"))))
+      return failure();
+  }
+  if (failed(buildSharedObject(
+          module, options,
+          [&](OpPassManager &pm) {
+            buildCachetReferencePipeline(pm, options.compile);
+          },
+          file("ref.so"))))
+    return failure();
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(file("manifest.json"), ec);
+  if (ec)
+    return module.emitError("artifact: cannot write manifest.json: ")
+           << ec.message();
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)))
+      << "\n";
+  return success();
+}

@@ -1,0 +1,587 @@
+//===- Runner.cpp - run, check and time a cachet artifact ----------------===//
+
+#include "Runner.h"
+
+#include "Json.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <utility>
+
+using namespace cachet;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Numbers
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1F,
+           mantissa = h & 0x3FF, bits;
+  if (exponent == 0x1F) {
+    bits = sign | 0x7F800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {
+    // Subnormal: normalize.
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | ((113 - shift) << 23) | ((mantissa & 0x3FF) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Round to nearest even; finite inputs in the f16 range (what we generate).
+uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  int exponent = static_cast<int>((bits >> 23) & 0xFF) - 127 + 15;
+  uint32_t mantissa = bits & 0x7FFFFF;
+  if (exponent <= 0) {
+    if (exponent < -10)
+      return static_cast<uint16_t>(sign);
+    mantissa |= 0x800000;
+    int shift = 14 - exponent;
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  if (exponent >= 31)
+    return static_cast<uint16_t>(sign | 0x7C00);
+  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Bytes of one element of the manifest type `element`, 0 if unknown.
+size_t elementBytes(const std::string &element) {
+  if (element == "f32" || element == "i32")
+    return 4;
+  if (element == "f16" || element == "bf16" || element == "i16")
+    return 2;
+  if (element == "i8")
+    return 1;
+  if (element == "f64" || element == "i64")
+    return 8;
+  return 0;
+}
+
+/// Reads element `i` of `data` as a double.
+double readElement(const std::string &element, const uint8_t *data,
+                   size_t i) {
+  if (element == "f32") {
+    float v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  uint16_t h;
+  if (element == "f16" || element == "bf16") {
+    std::memcpy(&h, data + 2 * i, 2);
+    return element == "f16" ? halfToFloat(h) : bf16ToFloat(h);
+  }
+  if (element == "i8")
+    return static_cast<int8_t>(data[i]);
+  if (element == "i32") {
+    int32_t v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  if (element == "f64") {
+    double v;
+    std::memcpy(&v, data + 8 * i, 8);
+    return v;
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Manifest
+//===----------------------------------------------------------------------===//
+
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::string element;
+  std::string blockFormat;
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return count() * elementBytes(element); }
+  std::string str() const {
+    std::ostringstream os;
+    os << "tensor<";
+    for (int64_t d : shape)
+      os << d << "x";
+    os << element << ">";
+    if (!blockFormat.empty())
+      os << " (" << blockFormat << " blocks)";
+    return os.str();
+  }
+};
+
+struct Manifest {
+  std::string entry, target, chip, profile;
+  std::vector<Tensor> arguments, results;
+  std::string gpu, gpuNoRewrite, reference;
+};
+
+bool readTensor(const json::Value &value, Tensor &tensor, std::string &error) {
+  const json::Value *shape = value.get("shape");
+  const json::Value *element = value.get("element");
+  if (!shape || !element || shape->kind != json::Value::Kind::Array) {
+    error = "manifest: a tensor needs \"shape\" and \"element\"";
+    return false;
+  }
+  for (const json::Value &d : shape->array)
+    tensor.shape.push_back(static_cast<int64_t>(d.number));
+  tensor.element = element->string;
+  if (const json::Value *format = value.get("block_format"))
+    tensor.blockFormat = format->string;
+  if (!elementBytes(tensor.element)) {
+    error = "manifest: unsupported element type '" + tensor.element + "'";
+    return false;
+  }
+  return true;
+}
+
+bool readManifest(const std::string &folder, Manifest &manifest,
+                  std::string &error) {
+  std::ifstream file(folder + "/manifest.json");
+  if (!file) {
+    error = "cannot read " + folder + "/manifest.json";
+    return false;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  json::Value root;
+  if (!json::parse(text.str(), root, error)) {
+    error = folder + "/manifest.json: " + error;
+    return false;
+  }
+  auto str = [&](const char *key) {
+    const json::Value *v = root.get(key);
+    return v ? v->string : std::string();
+  };
+  manifest.entry = str("entry");
+  manifest.target = str("target");
+  manifest.chip = str("chip");
+  manifest.profile = str("profile");
+  for (const char *key : {"arguments", "results"}) {
+    const json::Value *list = root.get(key);
+    if (!list) {
+      error = "manifest: missing \"" + std::string(key) + "\"";
+      return false;
+    }
+    for (const json::Value &item : list->array) {
+      Tensor tensor;
+      if (!readTensor(item, tensor, error))
+        return false;
+      (std::string(key) == "arguments" ? manifest.arguments
+                                       : manifest.results)
+          .push_back(tensor);
+    }
+  }
+  const json::Value *variants = root.get("variants");
+  if (!variants) {
+    error = "manifest: missing \"variants\"";
+    return false;
+  }
+  auto variant = [&](const char *key) {
+    const json::Value *v = variants->get(key);
+    return v ? folder + "/" + v->string : std::string();
+  };
+  manifest.gpu = variant("gpu");
+  manifest.gpuNoRewrite = variant("gpu-norewrite");
+  manifest.reference = variant("reference");
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+/// Bytes per block and f16 fields (offsets) of the ggml formats.
+struct BlockInfo {
+  size_t bytes;
+  std::vector<size_t> halfFields;
+};
+
+bool blockInfo(const std::string &format, BlockInfo &info) {
+  static const std::pair<const char *, BlockInfo> table[] = {
+      {"q8_0", {34, {0}}},   {"q4_0", {18, {0}}}, {"q4_1", {20, {0, 2}}},
+      {"q5_0", {22, {0}}},   {"q5_1", {24, {0, 2}}},
+      {"iq4_nl", {18, {0}}},
+  };
+  for (const auto &[name, entry] : table)
+    if (format == name) {
+      info = entry;
+      return true;
+    }
+  return false;
+}
+
+/// Fills `data` with random values valid for `tensor`: finite floats in
+/// [-1, 1], ggml blocks whose d and m are small finite f16 and whose quants
+/// are random.
+bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
+                std::mt19937 &rng, std::string &error) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  data.resize(tensor.bytes());
+  if (!tensor.blockFormat.empty()) {
+    BlockInfo info;
+    if (!blockInfo(tensor.blockFormat, info)) {
+      error = "unknown block format '" + tensor.blockFormat + "'";
+      return false;
+    }
+    for (uint8_t &b : data)
+      b = static_cast<uint8_t>(byte(rng));
+    for (size_t block = 0; block + info.bytes <= data.size();
+         block += info.bytes)
+      for (size_t field : info.halfFields) {
+        uint16_t h = floatToHalf(unit(rng) / 16.0f);
+        std::memcpy(&data[block + field], &h, 2);
+      }
+    return true;
+  }
+  int64_t n = tensor.count();
+  for (int64_t i = 0; i < n; ++i) {
+    float v = unit(rng);
+    if (tensor.element == "f32") {
+      std::memcpy(&data[4 * i], &v, 4);
+    } else if (tensor.element == "f16" || tensor.element == "bf16") {
+      uint16_t h = tensor.element == "f16" ? floatToHalf(v) : floatToBf16(v);
+      std::memcpy(&data[2 * i], &h, 2);
+    } else if (tensor.element == "i8") {
+      data[i] = static_cast<uint8_t>(byte(rng));
+    } else {
+      error = "cannot make random " + tensor.element + " inputs";
+      return false;
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Calling the C interface
+//===----------------------------------------------------------------------===//
+
+/// A ranked memref descriptor as the MLIR C interface lays it out:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}, all 8 bytes.
+std::vector<int64_t> makeDescriptor(void *data, const Tensor &tensor) {
+  size_t rank = tensor.shape.size();
+  std::vector<int64_t> d(3 + 2 * rank);
+  d[0] = reinterpret_cast<intptr_t>(data);
+  d[1] = reinterpret_cast<intptr_t>(data);
+  d[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    d[3 + i] = tensor.shape[i];
+    d[3 + rank + i] = stride;
+    stride *= tensor.shape[i];
+  }
+  return d;
+}
+
+using Fn = void *;
+template <size_t... I>
+void callWith(Fn fn, void **args, std::index_sequence<I...>) {
+  using Ptr = void (*)(decltype(static_cast<void>(I), args[0])...);
+  reinterpret_cast<Ptr>(fn)(args[I]...);
+}
+template <size_t... N>
+bool callTable(Fn fn, void **args, size_t count, std::index_sequence<N...>) {
+  bool called = false;
+  (void)((count == N ? (callWith(fn, args, std::make_index_sequence<N>()),
+                        called = true)
+                     : false) ||
+         ...);
+  return called;
+}
+
+/// A loaded variant of the entry.
+class Variant {
+public:
+  bool load(const std::string &path, const std::string &entry,
+            std::string &error) {
+    // RTLD_LOCAL: the variants define the same symbols.
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      error = "cannot load " + path + ": " + dlerror();
+      return false;
+    }
+    fn = dlsym(handle, ("_mlir_ciface_" + entry).c_str());
+    if (!fn) {
+      error = path + " has no _mlir_ciface_" + entry;
+      return false;
+    }
+    return true;
+  }
+  ~Variant() {
+    if (handle)
+      dlclose(handle);
+  }
+
+  /// Calls the entry on `inputs`; returns the results' bytes.
+  bool call(const Manifest &manifest,
+            std::vector<std::vector<uint8_t>> &inputs,
+            std::vector<std::vector<uint8_t>> &results, std::string &error) {
+    std::vector<std::vector<int64_t>> descriptors;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      descriptors.push_back(
+          makeDescriptor(inputs[i].data(), manifest.arguments[i]));
+    size_t resultWords = 0;
+    for (const Tensor &r : manifest.results)
+      resultWords += 3 + 2 * r.shape.size();
+    std::vector<int64_t> resultBuffer(resultWords);
+    std::vector<void *> args;
+    if (!manifest.results.empty())
+      args.push_back(resultBuffer.data());
+    for (auto &d : descriptors)
+      args.push_back(d.data());
+    if (!callTable(fn, args.data(), args.size(),
+                   std::make_index_sequence<33>())) {
+      error = "entry has too many arguments for the runner (at most 32)";
+      return false;
+    }
+    results.clear();
+    size_t word = 0;
+    for (const Tensor &r : manifest.results) {
+      size_t rank = r.shape.size();
+      auto *allocated = reinterpret_cast<void *>(resultBuffer[word]);
+      auto *aligned = reinterpret_cast<uint8_t *>(resultBuffer[word + 1]);
+      int64_t offset = resultBuffer[word + 2];
+      int64_t expected = 1;
+      for (size_t i = rank; i-- > 0;) {
+        if (resultBuffer[word + 3 + rank + i] != expected &&
+            r.shape[i] != 1) {
+          error = "a result is not contiguous";
+          return false;
+        }
+        expected *= r.shape[i];
+      }
+      size_t size = r.bytes();
+      const uint8_t *begin = aligned + offset * elementBytes(r.element);
+      results.emplace_back(begin, begin + size);
+      std::free(allocated);
+      word += 3 + 2 * rank;
+    }
+    return true;
+  }
+
+private:
+  void *handle = nullptr;
+  Fn fn = nullptr;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// Tolerances of the check, by result element type.
+std::pair<double, double> tolerance(const std::string &element) {
+  if (element == "f32")
+    return {1e-4, 1e-4};
+  if (element == "f16")
+    return {2e-3, 1e-2};
+  return {2e-2, 2e-2};
+}
+
+} // namespace
+
+int cachet::runArtifact(const RunOptions &options, std::ostream &out,
+                        std::ostream &err) {
+  Manifest manifest;
+  std::string error;
+  if (!readManifest(options.artifact, manifest, error)) {
+    err << "cachet-runner: " << error << "\n";
+    return 2;
+  }
+  out << "entry @" << manifest.entry << " (target " << manifest.target
+      << (manifest.chip.empty() ? "" : " " + manifest.chip) << ", profile "
+      << (manifest.profile.empty() ? "none" : manifest.profile) << ")\n";
+
+  // Inputs.
+  std::vector<std::vector<uint8_t>> inputs(manifest.arguments.size());
+  if (!options.inputFiles.empty()) {
+    if (options.inputFiles.size() != inputs.size()) {
+      err << "cachet-runner: @" << manifest.entry << " takes "
+          << inputs.size() << " arguments, " << options.inputFiles.size()
+          << " input files given\n";
+      return 2;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::ifstream file(options.inputFiles[i], std::ios::binary);
+      inputs[i].assign(std::istreambuf_iterator<char>(file), {});
+      if (!file || inputs[i].size() != manifest.arguments[i].bytes()) {
+        err << "cachet-runner: " << options.inputFiles[i] << ": expected "
+            << manifest.arguments[i].bytes() << " bytes for argument " << i
+            << " (" << manifest.arguments[i].str() << "), read "
+            << inputs[i].size() << "\n";
+        return 2;
+      }
+    }
+    out << "inputs: files\n";
+  } else {
+    if (options.inputs.rfind("random:", 0) != 0) {
+      err << "cachet-runner: --inputs takes random:SEED or files\n";
+      return 2;
+    }
+    std::mt19937 rng(std::strtoul(options.inputs.c_str() + 7, nullptr, 10));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!fillRandom(manifest.arguments[i], inputs[i], rng, error)) {
+        err << "cachet-runner: argument " << i << ": " << error << "\n";
+        return 2;
+      }
+    out << "inputs: " << options.inputs << "\n";
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    out << "  arg " << i << ": " << manifest.arguments[i].str() << "\n";
+
+  Variant gpu, gpuNoRewrite, reference;
+  if (!gpu.load(manifest.gpu, manifest.entry, error)) {
+    err << "cachet-runner: " << error << "\n";
+    return 2;
+  }
+  std::vector<std::vector<uint8_t>> gpuResults;
+  if (!gpu.call(manifest, inputs, gpuResults, error)) {
+    err << "cachet-runner: " << error << "\n";
+    return 2;
+  }
+  int status = 0;
+  for (size_t r = 0; r < gpuResults.size(); ++r) {
+    const Tensor &t = manifest.results[r];
+    out << "result " << r << ": " << t.str() << "\n";
+    if (options.printResults) {
+      out << "  values:";
+      for (int64_t i = 0; i < t.count(); ++i)
+        out << " " << readElement(t.element, gpuResults[r].data(), i);
+      out << "\n";
+    }
+  }
+
+  if (options.check) {
+    std::vector<std::vector<uint8_t>> refResults;
+    if (!reference.load(manifest.reference, manifest.entry, error) ||
+        !reference.call(manifest, inputs, refResults, error)) {
+      err << "cachet-runner: reference: " << error << "\n";
+      return 2;
+    }
+    for (size_t r = 0; r < gpuResults.size(); ++r) {
+      const Tensor &t = manifest.results[r];
+      auto [atol, rtol] = tolerance(t.element);
+      double maxAbs = 0, maxRel = 0;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < t.count(); ++i) {
+        double a = readElement(t.element, gpuResults[r].data(), i);
+        double b = readElement(t.element, refResults[r].data(), i);
+        double diff = std::fabs(a - b);
+        if (std::isnan(a) != std::isnan(b) || diff > atol + rtol * std::fabs(b))
+          ++bad;
+        maxAbs = std::max(maxAbs, diff);
+        if (b != 0)
+          maxRel = std::max(maxRel, diff / std::fabs(b));
+      }
+      out << "check result " << r << " vs CPU reference: max abs error "
+          << std::scientific << std::setprecision(3) << maxAbs
+          << ", max rel error " << maxRel << " (tolerance " << atol
+          << " + " << rtol << " x |ref|): " << std::defaultfloat
+          << (bad ? "FAIL (" + std::to_string(bad) + " of " +
+                        std::to_string(t.count()) + " outside)"
+                  : std::string("PASS"))
+          << "\n";
+      if (bad)
+        status = 1;
+    }
+  }
+
+  if (options.compareRewrites) {
+    std::vector<std::vector<uint8_t>> offResults;
+    if (!gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error) ||
+        !gpuNoRewrite.call(manifest, inputs, offResults, error)) {
+      err << "cachet-runner: rewrites off: " << error << "\n";
+      return 2;
+    }
+    for (size_t r = 0; r < gpuResults.size(); ++r) {
+      bool same = offResults[r] == gpuResults[r];
+      out << "rewrites off vs on, result " << r << ": "
+          << (same ? "byte-identical" : "DIFFERENT") << " ("
+          << gpuResults[r].size() << " bytes)\n";
+      if (!same)
+        status = 1;
+    }
+  }
+
+  if (options.repeat > 0) {
+    if (!options.compareRewrites &&
+        !gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error)) {
+      err << "cachet-runner: " << error << "\n";
+      return 2;
+    }
+    std::vector<double> on, off;
+    std::vector<std::vector<uint8_t>> scratch;
+    for (int i = 0; i < options.repeat; ++i)
+      for (Variant *v : {&gpuNoRewrite, &gpu}) {
+        auto start = std::chrono::steady_clock::now();
+        if (!v->call(manifest, inputs, scratch, error)) {
+          err << "cachet-runner: " << error << "\n";
+          return 2;
+        }
+        double ms = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+        (v == &gpu ? on : off).push_back(ms);
+      }
+    auto report = [&](const char *name, std::vector<double> &t) {
+      std::sort(t.begin(), t.end());
+      out << "  " << name << ": median " << std::fixed << std::setprecision(3)
+          << median(t) << " ms, min " << t.front() << ", max " << t.back()
+          << std::defaultfloat << "\n";
+    };
+    out << "timing (" << options.repeat
+        << " interleaved calls each, host wall clock incl. transfers):\n";
+    report("rewrites off", off);
+    report("rewrites on ", on);
+  }
+  return status;
+}
