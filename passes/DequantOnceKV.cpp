@@ -302,6 +302,8 @@ struct DequantOnceKVPass final
   /// why `op` is left as it is.
   std::optional<Candidate> decide(AttentionOp op, DeviceProfileAttr profile);
 
+  /// Decides every attention of `func` and rewrites the candidates around
+  /// one scratch sized for the largest.
   void runOnFunction(func::FuncOp func, DeviceProfileAttr profile);
 };
 } // namespace

@@ -36,6 +36,11 @@ static std::string describeSource(const QuantizedKVSource &source) {
   return "quantized";
 }
 
+/// Prints dimension `i` of `type` for a remark, `?` when dynamic.
+static std::string dim(RankedTensorType type, unsigned i) {
+  return type.isDynamicDim(i) ? "?" : std::to_string(type.getDimSize(i));
+}
+
 /// Returns `source` dequantized as a `cachet.dequantize`, creating one at the
 /// builder's insertion point when the source is a linalg generic.
 static Value getOrCreateDequantize(RewriterBase &rewriter, Location loc,
@@ -123,10 +128,10 @@ struct RaiseAttentionPass final
       AttentionOp attention = raise(rewriter, *match);
       auto diag = attention.emitRemark("cachet-raise-attention: raised to "
                                        "cachet.attention: ");
-      diag << "Hq=" << query.getDimSize(0) << ", Hkv=" << key.getDimSize(1)
-           << " (GQA " << match->groupSize << "), Sq=" << query.getDimSize(1)
-           << ", S=" << key.getDimSize(0) << ", D=" << key.getDimSize(2)
-           << ", Dv=" << value.getDimSize(2) << ", K " << keyFormat << ", V "
+      diag << "Hq=" << dim(query, 0) << ", Hkv=" << dim(key, 1) << " (GQA "
+           << match->groupSize << "), Sq=" << dim(query, 1)
+           << ", S=" << dim(key, 0) << ", D=" << dim(key, 2)
+           << ", Dv=" << dim(value, 2) << ", K " << keyFormat << ", V "
            << valueFormat << ", " << causal << ", " << accumulator
            << " accumulation";
     }

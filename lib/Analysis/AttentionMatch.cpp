@@ -414,7 +414,9 @@ std::optional<AttentionMatch> cachet::matchAttention(linalg::SoftmaxOp softmax,
   Matcher m(reason);
   AttentionMatch match;
   match.softmax = softmax;
-  auto inType = cast<RankedTensorType>(softmax.getInput().getType());
+  auto inType = dyn_cast<RankedTensorType>(softmax.getInput().getType());
+  if (!inType || softmax->getNumResults() != 1)
+    return m.fail("softmax is not on ranked tensors");
   if (inType.getRank() != 3)
     return m.fail("softmax input is not 3-d [head][query][key]");
   if (softmax.getDimension() != 2)
