@@ -3,6 +3,8 @@
 // Chunked scratch: max-scratch-bytes below one layer's f16 K+V.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=262144 2>/dev/null | FileCheck %s --check-prefix=CHUNK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=400000 2>/dev/null | FileCheck %s --check-prefix=REST
+// An attention kernel that decodes for free during the matrix load (dequant-cost=0): never pays.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=dequant-cost=0 2>/dev/null | FileCheck %s --check-prefix=FREE
 // force rewrites the decode-shaped attention too; min-queries=512 skips the prefill one.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=force=true 2>/dev/null | FileCheck %s --check-prefix=FORCE
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=min-queries=512 2>/dev/null | FileCheck %s --check-prefix=MINQ
@@ -52,6 +54,10 @@
 // REST: tensor.extract_slice %arg1[780, 0, 0] [244, 2, 128] [1, 1, 1]
 // REST: cachet.attention_partial %arg0, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> {{.*}} tensor<2x244x128xf16>, tensor<2x244x128xf16>
 // REST: return %{{.*}} : tensor<8x64x128xf16>
+
+// FREE-LABEL: func.func @prefill_q8_0_split
+// FREE-NOT: dequant_transpose
+// FREE: cachet.attention {{.*}} layout <token_major>
 
 // MINQ-LABEL: func.func @prefill_q8_0_split
 // MINQ-NOT: dequant_transpose
@@ -189,5 +195,18 @@ func.func @masked(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x4x!cachet.q5_0>, 
   %v = cachet.dequantize %vq : tensor<1024x2x4x!cachet.q5_0> -> tensor<1024x2x128xf16>
   // expected-remark @below {{rewritten: queries per KV head 256 (G=4 x Sq=64), tile 16 -> 16 passes}}
   %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.0883883461 : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xf16>, tensor<64x1024xf16> -> tensor<8x64x128xf16>
+  return %o : tensor<8x64x128xf16>
+}
+
+// -----
+
+// A dynamic cache depth: not rewritten (the scratch size must be known).
+// CHECK-LABEL: func.func @dyn_depth
+// CHECK-NOT: dequant_transpose
+func.func @dyn_depth(%q: tensor<8x64x128xf16>, %kq: tensor<?x2x4x!cachet.q8_0>, %vq: tensor<?x2x4x!cachet.q8_0>) -> tensor<8x64x128xf16> {
+  %k = cachet.dequantize %kq : tensor<?x2x4x!cachet.q8_0> -> tensor<?x2x128xf16>
+  %v = cachet.dequantize %vq : tensor<?x2x4x!cachet.q8_0> -> tensor<?x2x128xf16>
+  // expected-remark @below {{not rewritten: K has a dynamic shape}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<?x2x128xf16>, tensor<?x2x128xf16> -> tensor<8x64x128xf16>
   return %o : tensor<8x64x128xf16>
 }

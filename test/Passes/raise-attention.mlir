@@ -1207,3 +1207,175 @@ func.func @gqa_ratio_mismatch(%q: tensor<4x32x64xf16>,
   } -> tensor<4x32x64xf16>
   return %r : tensor<4x32x64xf16>
 }
+
+// -----
+
+// Near miss: f32 probabilities multiplied with f16 V (no conversion).
+// CHECK-LABEL: func.func @p_not_converted
+// CHECK-NOT: cachet.
+// CHECK: linalg.softmax
+func.func @p_not_converted(%q: tensor<4x32x64xf16>,
+    %kq: tensor<64x2x64xi8>, %ks: tensor<64x2x2xf16>,
+    %vq: tensor<64x2x64xi8>, %vs: tensor<64x2x2xf16>) -> tensor<4x32x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.125 : f32
+  %ke = tensor.empty() : tensor<64x2x64xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%kq, %ks : tensor<64x2x64xi8>, tensor<64x2x2xf16>) outs(%ke : tensor<64x2x64xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<64x2x64xf16>
+  %ve = tensor.empty() : tensor<64x2x64xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vq, %vs : tensor<64x2x64xi8>, tensor<64x2x2xf16>) outs(%ve : tensor<64x2x64xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<64x2x64xf16>
+  %kte = tensor.empty() : tensor<4x64x64xf16>
+  %kT = linalg.generic {indexing_maps = [affine_map<(h, d, s) -> (s, h floordiv 2, d)>, affine_map<(h, d, s) -> (h, d, s)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<64x2x64xf16>) outs(%kte : tensor<4x64x64xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<4x64x64xf16>
+  %se = tensor.empty() : tensor<4x32x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %sc = linalg.batch_matmul ins(%q, %kT : tensor<4x32x64xf16>, tensor<4x64x64xf16>)
+                            outs(%sz : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %me = tensor.empty() : tensor<4x32x64xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sc : tensor<4x32x64xf32>) outs(%me : tensor<4x32x64xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %cN = arith.constant 32 : index
+      %pos = arith.addi %cN, %i : index
+      %xs = arith.mulf %x, %scale : f32
+      %visible = arith.cmpi ule, %j, %pos : index
+      %r = arith.select %visible, %xs, %ninf : f32
+      linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %pe = tensor.empty() : tensor<4x32x64xf32>
+  // expected-remark @below {{not raised: probabilities are not converted to the V element type}}
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<4x32x64xf32>) outs(%pe : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %vbe = tensor.empty() : tensor<4x64x64xf16>
+  %vB = linalg.generic {indexing_maps = [affine_map<(h, s, d) -> (s, h floordiv 2, d)>, affine_map<(h, s, d) -> (h, s, d)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<64x2x64xf16>) outs(%vbe : tensor<4x64x64xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<4x64x64xf16>
+  %oe = tensor.empty() : tensor<4x32x64xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %o = linalg.batch_matmul ins(%p, %vB : tensor<4x32x64xf32>, tensor<4x64x64xf16>)
+                           outs(%oz : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %re = tensor.empty() : tensor<4x32x64xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<4x32x64xf32>) outs(%re : tensor<4x32x64xf16>) {
+    ^bb0(%x: f32, %y: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<4x32x64xf16>
+  return %r : tensor<4x32x64xf16>
+}
+
+// -----
+
+// A dynamic cache depth S.
+// CHECK-LABEL: func.func @dyn_depth
+// CHECK: cachet.dequantize %arg1 scales %arg2 : tensor<?x2x128xi8>, tensor<?x2x4xf16> -> tensor<?x2x128xf16>
+// CHECK: cachet.attention %arg0, %{{.*}}, %{{.*}} layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<?x2x128xf16>, tensor<?x2x128xf16> -> tensor<8x64x128xf16>
+// CHECK-NOT: linalg
+// CHECK-NOT: tensor.dim
+func.func @dyn_depth(%q: tensor<8x64x128xf16>,
+    %kq: tensor<?x2x128xi8>, %ks: tensor<?x2x4xf16>,
+    %vq: tensor<?x2x128xi8>, %vs: tensor<?x2x4xf16>) -> tensor<8x64x128xf16> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %s = tensor.dim %kq, %c0 : tensor<?x2x128xi8>
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.08838834764831845 : f32
+  %ke = tensor.empty(%s) : tensor<?x2x128xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%kq, %ks : tensor<?x2x128xi8>, tensor<?x2x4xf16>) outs(%ke : tensor<?x2x128xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<?x2x128xf16>
+  %ve = tensor.empty(%s) : tensor<?x2x128xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vq, %vs : tensor<?x2x128xi8>, tensor<?x2x4xf16>) outs(%ve : tensor<?x2x128xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<?x2x128xf16>
+  %kte = tensor.empty(%s) : tensor<8x128x?xf16>
+  %kT = linalg.generic {indexing_maps = [affine_map<(h, d, s) -> (s, h floordiv 4, d)>, affine_map<(h, d, s) -> (h, d, s)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<?x2x128xf16>) outs(%kte : tensor<8x128x?xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x128x?xf16>
+  %se = tensor.empty(%s) : tensor<8x64x?xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<8x64x?xf32>) -> tensor<8x64x?xf32>
+  %sc = linalg.batch_matmul ins(%q, %kT : tensor<8x64x128xf16>, tensor<8x128x?xf16>)
+                            outs(%sz : tensor<8x64x?xf32>) -> tensor<8x64x?xf32>
+  %me = tensor.empty(%s) : tensor<8x64x?xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sc : tensor<8x64x?xf32>) outs(%me : tensor<8x64x?xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %cN = arith.constant 960 : index
+      %pos = arith.addi %cN, %i : index
+      %xs = arith.mulf %x, %scale : f32
+      %visible = arith.cmpi ule, %j, %pos : index
+      %r = arith.select %visible, %xs, %ninf : f32
+      linalg.yield %r : f32
+  } -> tensor<8x64x?xf32>
+  %pe = tensor.empty(%s) : tensor<8x64x?xf32>
+  // expected-remark @below {{raised to cachet.attention: Hq=8, Hkv=2 (GQA 4), Sq=64, S=?, D=128, Dv=128}}
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<8x64x?xf32>) outs(%pe : tensor<8x64x?xf32>) -> tensor<8x64x?xf32>
+  %p16e = tensor.empty(%s) : tensor<8x64x?xf16>
+  %p16 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<8x64x?xf32>) outs(%p16e : tensor<8x64x?xf16>) {
+    ^bb0(%x: f32, %o: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x?xf16>
+  %vbe = tensor.empty(%s) : tensor<8x?x128xf16>
+  %vB = linalg.generic {indexing_maps = [affine_map<(h, s, d) -> (s, h floordiv 4, d)>, affine_map<(h, s, d) -> (h, s, d)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<?x2x128xf16>) outs(%vbe : tensor<8x?x128xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x?x128xf16>
+  %oe = tensor.empty() : tensor<8x64x128xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %o = linalg.batch_matmul ins(%p16, %vB : tensor<8x64x?xf16>, tensor<8x?x128xf16>)
+                           outs(%oz : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %re = tensor.empty() : tensor<8x64x128xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<8x64x128xf32>) outs(%re : tensor<8x64x128xf16>) {
+    ^bb0(%x: f32, %y: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x128xf16>
+  return %r : tensor<8x64x128xf16>
+}
