@@ -62,7 +62,7 @@ def RaiseAttention : Pass<"cachet-raise-attention", "mlir::ModuleOp"> {
       `cachet.dequantize` of a packed cache of any block type;
     * GQA broadcasts `kT[h, d, s] = k[s, h floordiv G, d]` and
       `vB[h, s, d] = v[s, h floordiv G, d]` with `Hq = G * Hkv` (G = 1 may be
-      written `h`);
+      written `h`, or as `linalg.transpose`);
     * `linalg.batch_matmul` Q K^T and P V into zero fills (f32 or f16
       accumulation), Q f16, bf16 or f32;
     * an optional scale generic `x * c`, optionally masked causally with

@@ -131,13 +131,26 @@ static LogicalResult matchBatchMatmul(Matcher &m, Value value, StringRef what,
 }
 
 /// Matches a GQA broadcast generic: the input `[S][Hkv][D]` read at
-/// `(out[sDim], out[hDim] floordiv G, out[dDim])` for every output index.
+/// `(out[sDim], out[hDim] floordiv G, out[dDim])` for every output index, or
+/// for G = 1 the equivalent `linalg.transpose`.
 /// Sets `group` and returns the input.
 static FailureOr<Value> matchHeadBroadcast(Matcher &m, Value value,
                                            StringRef what, unsigned hDim,
                                            unsigned dDim, unsigned sDim,
                                            int64_t &group,
                                            SmallVectorImpl<Operation *> &ops) {
+  // Without GQA (G = 1) the broadcast is a plain transpose.
+  if (auto transpose = value.getDefiningOp<linalg::TransposeOp>()) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (perm.size() != 3 || perm[hDim] != 1 || perm[dDim] != 2 ||
+        perm[sDim] != 0)
+      return m.fail(llvm::formatv("{0} linalg.transpose does not map the "
+                                  "token-major [s, h, d] to {1}",
+                                  what, sDim == 2 ? "[h, d, s]" : "[h, s, d]"));
+    group = 1;
+    ops.push_back(transpose);
+    return transpose.getInput();
+  }
   auto op = value.getDefiningOp<linalg::GenericOp>();
   if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumLoops() != 3)

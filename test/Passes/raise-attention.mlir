@@ -1290,6 +1290,84 @@ func.func @p_not_converted(%q: tensor<4x32x64xf16>,
 
 // -----
 
+// GQA 1 written with linalg.transpose instead of broadcast generics.
+// CHECK-LABEL: func.func @gqa1_transpose
+// CHECK: cachet.attention %arg0, %{{.*}}, %{{.*}} layout <token_major> scale 1.250000e-01 causal 48 : tensor<4x16x64xf16>, tensor<64x4x64xf16>, tensor<64x4x64xf16> -> tensor<4x16x64xf16>
+// CHECK-NOT: linalg
+func.func @gqa1_transpose(%q: tensor<4x16x64xf16>,
+    %kq: tensor<64x4x64xi8>, %ks: tensor<64x4x2xf16>,
+    %vq: tensor<64x4x64xi8>, %vs: tensor<64x4x2xf16>) -> tensor<4x16x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.125 : f32
+  %ke = tensor.empty() : tensor<64x4x64xf16>
+  %k = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%kq, %ks : tensor<64x4x64xi8>, tensor<64x4x2xf16>) outs(%ke : tensor<64x4x64xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<64x4x64xf16>
+  %ve = tensor.empty() : tensor<64x4x64xf16>
+  %v = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c floordiv 32)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vq, %vs : tensor<64x4x64xi8>, tensor<64x4x2xf16>) outs(%ve : tensor<64x4x64xf16>) {
+    ^bb0(%a: i8, %sc: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %sc : f16
+      linalg.yield %m : f16
+  } -> tensor<64x4x64xf16>
+  %kte = tensor.empty() : tensor<4x64x64xf16>
+  %kT = linalg.transpose ins(%k : tensor<64x4x64xf16>) outs(%kte : tensor<4x64x64xf16>) permutation = [1, 2, 0]
+  %se = tensor.empty() : tensor<4x16x64xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%se : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %sc = linalg.batch_matmul ins(%q, %kT : tensor<4x16x64xf16>, tensor<4x64x64xf16>)
+                            outs(%sz : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %me = tensor.empty() : tensor<4x16x64xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                            iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sc : tensor<4x16x64xf32>) outs(%me : tensor<4x16x64xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %cN = arith.constant 48 : index
+      %pos = arith.addi %cN, %i : index
+      %xs = arith.mulf %x, %scale : f32
+      %visible = arith.cmpi ule, %j, %pos : index
+      %r = arith.select %visible, %xs, %ninf : f32
+      linalg.yield %r : f32
+  } -> tensor<4x16x64xf32>
+  %pe = tensor.empty() : tensor<4x16x64xf32>
+  // expected-remark @below {{raised to cachet.attention: Hq=4, Hkv=4 (GQA 1), Sq=16, S=64, D=64, Dv=64, K split q8_0, V split q8_0, causal offset 48, f32 accumulation}}
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<4x16x64xf32>) outs(%pe : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %p16e = tensor.empty() : tensor<4x16x64xf16>
+  %p16 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<4x16x64xf32>) outs(%p16e : tensor<4x16x64xf16>) {
+    ^bb0(%x: f32, %o: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<4x16x64xf16>
+  %vbe = tensor.empty() : tensor<4x64x64xf16>
+  %vB = linalg.transpose ins(%v : tensor<64x4x64xf16>) outs(%vbe : tensor<4x64x64xf16>) permutation = [1, 0, 2]
+  %oe = tensor.empty() : tensor<4x16x64xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%oe : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %o = linalg.batch_matmul ins(%p16, %vB : tensor<4x16x64xf16>, tensor<4x64x64xf16>)
+                           outs(%oz : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %re = tensor.empty() : tensor<4x16x64xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<4x16x64xf32>) outs(%re : tensor<4x16x64xf16>) {
+    ^bb0(%x: f32, %y: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<4x16x64xf16>
+  return %r : tensor<4x16x64xf16>
+}
+
+// -----
+
 // A dynamic cache depth S.
 // CHECK-LABEL: func.func @dyn_depth
 // CHECK: cachet.dequantize %arg1 scales %arg2 : tensor<?x2x128xi8>, tensor<?x2x4xf16> -> tensor<?x2x128xf16>

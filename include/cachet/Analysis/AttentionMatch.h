@@ -8,6 +8,7 @@
 //           (or cachet.dequantize of any block-quantized cache)
 //   kT    = generic kT[h, d, s] = K[s, h floordiv G, d]   (GQA broadcast)
 //   vB    = generic vB[h, s, d] = V[s, h floordiv G, d]
+//           (for G = 1 also linalg.transpose)
 //   S     = linalg.batch_matmul(Q, kT) into linalg.fill(0)
 //   S'    = generic: S * scale, optionally select(j <= i + N, ., -inf)
 //   P     = linalg.softmax dimension(2) S', optionally converted (truncf)
