@@ -3,6 +3,8 @@
 // Chunked scratch: max-scratch-bytes below one layer's f16 K+V.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=262144 2>/dev/null | FileCheck %s --check-prefix=CHUNK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=400000 2>/dev/null | FileCheck %s --check-prefix=REST
+// A cap below one position's K+V: no rewrite, with a remark.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=100 2>&1 >/dev/null | FileCheck %s --check-prefix=TINY
 // An attention kernel that decodes for free during the matrix load (dequant-cost=0): never pays.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=dequant-cost=0 2>/dev/null | FileCheck %s --check-prefix=FREE
 // force rewrites the decode-shaped attention too; min-queries=512 skips the prefill one.
@@ -54,6 +56,8 @@
 // REST: tensor.extract_slice %arg1[780, 0, 0] [244, 2, 128] [1, 1, 1]
 // REST: cachet.attention_partial %arg0, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> {{.*}} tensor<2x244x128xf16>, tensor<2x244x128xf16>
 // REST: return %{{.*}} : tensor<8x64x128xf16>
+
+// TINY: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes 100 is below one position's f16 K+V (1024 bytes)
 
 // FREE-LABEL: func.func @prefill_q8_0_split
 // FREE-NOT: dequant_transpose
