@@ -52,10 +52,10 @@ static Value getOrCreateDequantize(RewriterBase &rewriter, Location loc,
 }
 
 /// Erases the operations of `ops`, and the producers they leave dead, that
-/// have no uses and no side effects.
-static void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
+/// have no uses and no side effects; adds them to `erased`.
+static void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops,
+                         llvm::SmallPtrSetImpl<Operation *> &erased) {
   SmallVector<Operation *> worklist(ops.begin(), ops.end());
-  llvm::SmallPtrSet<Operation *, 16> erased;
   for (size_t i = 0; i < worklist.size(); ++i) {
     Operation *op = worklist[i];
     if (erased.contains(op) || !isOpTriviallyDead(op))
@@ -70,8 +70,10 @@ static void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
   }
 }
 
-/// Replaces the matched chain by cachet.dequantize + cachet.attention.
-static AttentionOp raise(RewriterBase &rewriter, AttentionMatch &match) {
+/// Replaces the matched chain by cachet.dequantize + cachet.attention; adds
+/// the operations it erases to `erased`.
+static AttentionOp raise(RewriterBase &rewriter, AttentionMatch &match,
+                         llvm::SmallPtrSetImpl<Operation *> &erased) {
   Operation *last = match.result.getDefiningOp();
   Location loc = match.softmax.getLoc();
   rewriter.setInsertionPoint(last);
@@ -87,7 +89,7 @@ static AttentionOp raise(RewriterBase &rewriter, AttentionMatch &match) {
       match.accumulator.isF32() ? TypeAttr()
                                 : TypeAttr::get(match.accumulator));
   rewriter.replaceAllUsesWith(match.result, attention.getResult());
-  eraseDeadOps(rewriter, match.ops);
+  eraseDeadOps(rewriter, match.ops, erased);
   return attention;
 }
 
@@ -107,7 +109,11 @@ struct RaiseAttentionPass final
     getOperation()->walk(
         [&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
     IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 32> erased;
     for (linalg::SoftmaxOp softmax : softmaxes) {
+      // A chain raised before may have taken this softmax with it.
+      if (erased.contains(softmax))
+        continue;
       std::string reason;
       std::optional<AttentionMatch> match = matchAttention(softmax, reason);
       if (!match) {
@@ -125,7 +131,7 @@ struct RaiseAttentionPass final
       llvm::raw_string_ostream(accumulator) << match->accumulator;
       std::string keyFormat = describeSource(match->key);
       std::string valueFormat = describeSource(match->value);
-      AttentionOp attention = raise(rewriter, *match);
+      AttentionOp attention = raise(rewriter, *match, erased);
       auto diag = attention.emitRemark("cachet-raise-attention: raised to "
                                        "cachet.attention: ");
       diag << "Hq=" << dim(query, 0) << ", Hkv=" << dim(key, 1) << " (GQA "
