@@ -153,28 +153,30 @@ int64_t AttentionOp::getGroupSize() {
   return hq / hkv;
 }
 
-LogicalResult AttentionOp::verify() {
-  auto query = cast<RankedTensorType>(getQuery().getType());
-  auto key = cast<RankedTensorType>(getKey().getType());
-  auto value = cast<RankedTensorType>(getValue().getType());
-  auto result = cast<RankedTensorType>(getResult().getType());
-  StringRef layoutName = stringifyKVLayout(getKvLayout());
-  StringRef layoutShape = getKvLayout() == KVLayout::TokenMajor
+/// Checks what `cachet.attention` and `cachet.attention_partial` share: the
+/// query, key and value shapes and types, the `[Hq, Sq, Dv]` shape of
+/// `result`, the causal offset and the accumulator.
+static LogicalResult verifyAttentionCommon(
+    Operation *op, RankedTensorType query, RankedTensorType key,
+    RankedTensorType value, RankedTensorType result, KVLayout layout,
+    std::optional<int64_t> causalOffset, std::optional<Type> accumulator) {
+  StringRef layoutName = stringifyKVLayout(layout);
+  StringRef layoutShape = layout == KVLayout::TokenMajor
                               ? "[pos][kv_head][dim]"
                               : "[kv_head][pos][dim]";
 
   if (query.getRank() != 3)
-    return emitOpError("operand 'query' must be [q_head][query][dim], got "
-                       "rank ")
+    return op->emitOpError("operand 'query' must be [q_head][query][dim], got "
+                           "rank ")
            << query.getRank();
   for (auto [name, type] :
        {std::pair<StringRef, RankedTensorType>{"key", key}, {"value", value}})
     if (type.getRank() != 3)
-      return emitOpError("operand '")
+      return op->emitOpError("operand '")
              << name << "' must be " << layoutShape << " for layout "
              << layoutName << ", got rank " << type.getRank();
   if (result.getRank() != 3)
-    return emitOpError("result must be [q_head][query][dim], got rank ")
+    return op->emitOpError("result must be [q_head][query][dim], got rank ")
            << result.getRank();
 
   for (auto [name, type] :
@@ -183,35 +185,56 @@ LogicalResult AttentionOp::verify() {
         {"value", value.getElementType()},
         {"result", result.getElementType()}})
     if (!isComputeFloat(type))
-      return emitOpError("element type of '")
+      return op->emitOpError("element type of '")
              << name << "' must be f16, bf16 or f32, got " << type;
 
-  unsigned headDim = getKVHeadDim(), posDim = getKVPosDim();
+  unsigned headDim = layout == KVLayout::TokenMajor ? 1 : 0;
+  unsigned posDim = 1 - headDim;
   int64_t hq = query.getDimSize(0), sq = query.getDimSize(1);
   int64_t hkv = key.getDimSize(headDim), s = key.getDimSize(posDim);
   if (!dimsCompatible(value.getDimSize(headDim), hkv) ||
       !dimsCompatible(value.getDimSize(posDim), s))
-    return emitOpError("operands 'key' ")
+    return op->emitOpError("operands 'key' ")
            << key << " and 'value' " << value
            << " must have the same kv_head and pos sizes in layout "
            << layoutName << " " << layoutShape;
   if (!dimsCompatible(key.getDimSize(2), query.getDimSize(2)))
-    return emitOpError("head dim of 'key' (")
+    return op->emitOpError("head dim of 'key' (")
            << key.getDimSize(2) << ") must equal the head dim of 'query' ("
            << query.getDimSize(2) << ")";
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || hq % hkv != 0))
-    return emitOpError("bad head ratio: query heads (")
+    return op->emitOpError("bad head ratio: query heads (")
            << hq << ") must be a multiple of KV heads (" << hkv
            << ") in layout " << layoutName << " " << layoutShape;
   if (!dimsCompatible(result.getDimSize(0), hq) ||
       !dimsCompatible(result.getDimSize(1), sq) ||
       !dimsCompatible(result.getDimSize(2), value.getDimSize(2)))
-    return emitOpError("result shape ")
+    return op->emitOpError("result shape ")
            << result << " must be [" << hq << ", " << sq << ", "
            << value.getDimSize(2) << "] ([q_head][query][value dim])";
+  if (causalOffset && *causalOffset < 0)
+    return op->emitOpError("'causal_offset' must be >= 0 (positions cached "
+                           "before the first query), got ")
+           << *causalOffset;
+  if (accumulator && !accumulator->isF16() && !accumulator->isF32())
+    return op->emitOpError("'accumulator' must be f16 or f32, got ")
+           << *accumulator;
+  return success();
+}
 
+LogicalResult AttentionOp::verify() {
+  auto query = cast<RankedTensorType>(getQuery().getType());
+  auto key = cast<RankedTensorType>(getKey().getType());
+  auto value = cast<RankedTensorType>(getValue().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyAttentionCommon(*this, query, key, value, result,
+                                   getKvLayout(), getCausalOffset(),
+                                   getAccumulator())))
+    return failure();
   if (Value mask = getMask()) {
+    int64_t hq = query.getDimSize(0), sq = query.getDimSize(1);
+    int64_t s = key.getDimSize(getKVPosDim());
     auto maskType = cast<RankedTensorType>(mask.getType());
     if (!isComputeFloat(maskType.getElementType()))
       return emitOpError("element type of 'mask' must be f16, bf16 or f32, "
@@ -230,13 +253,34 @@ LogicalResult AttentionOp::verify() {
              << "[" << sq << ", " << s << "] or [" << hq << ", " << sq << ", "
              << s << "])";
   }
-  if (std::optional<int64_t> offset = getCausalOffset(); offset && *offset < 0)
-    return emitOpError("'causal_offset' must be >= 0 (positions cached "
-                       "before the first query), got ")
-           << *offset;
-  if (std::optional<Type> acc = getAccumulator();
-      acc && !acc->isF16() && !acc->isF32())
-    return emitOpError("'accumulator' must be f16 or f32, got ") << *acc;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionPartialOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionPartialOp::verify() {
+  auto query = cast<RankedTensorType>(getQuery().getType());
+  auto out = cast<RankedTensorType>(getOut().getType());
+  if (failed(verifyAttentionCommon(
+          *this, query, cast<RankedTensorType>(getKey().getType()),
+          cast<RankedTensorType>(getValue().getType()), out, getKvLayout(),
+          getCausalOffset(), getAccumulator())))
+    return failure();
+  if (!out.getElementType().isF32())
+    return emitOpError("result 'out' must have element type f32, got ")
+           << out.getElementType();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"max", getMax()}, {"sum", getSum()}}) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.getElementType().isF32() || type.getRank() != 2 ||
+        !dimsCompatible(type.getDimSize(0), query.getDimSize(0)) ||
+        !dimsCompatible(type.getDimSize(1), query.getDimSize(1)))
+      return emitOpError("result '")
+             << name << "' " << type << " must be f32 [" << query.getDimSize(0)
+             << ", " << query.getDimSize(1) << "] ([q_head][query])";
+  }
   return success();
 }
 

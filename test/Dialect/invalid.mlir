@@ -250,6 +250,38 @@ func.func @attention_accumulator(%q: tensor<8x4x128xf16>, %k: tensor<16x2x128xf1
 
 // -----
 
+func.func @attention_partial_out_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+  // expected-error @+1 {{result 'out' must have element type f32, got 'f16'}}
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf16>, tensor<8x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_partial_max_shape(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+  // expected-error @+1 {{result 'max' 'tensor<8x16xf32>' must be f32 [8, 4] ([q_head][query])}}
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x16xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_partial_sum_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+  // expected-error @+1 {{result 'sum' 'tensor<8x4xf16>' must be f32 [8, 4] ([q_head][query])}}
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x4xf32>, tensor<8x4xf16>
+  return
+}
+
+// -----
+
+func.func @attention_partial_head_ratio(%q: tensor<6x4x128xf16>, %k: tensor<4x16x128xf16>, %v: tensor<4x16x128xf16>, %p: index) {
+  // expected-error @+1 {{bad head ratio: query heads (6) must be a multiple of KV heads (4) in layout head_major [kv_head][pos][dim]}}
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<6x4x128xf16>, tensor<4x16x128xf16>, tensor<4x16x128xf16> -> tensor<6x4x128xf32>, tensor<6x4xf32>, tensor<6x4xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{device profile: 'name' must not be empty}}
 module attributes {cachet.device = #cachet.device<name = "", vendor = "nvidia", arch = "sm_90", cache_line = 128, l2_bytes = 0, alias_stride = 0, alias_pad = 0, compute_units = 1, dram_gbps = 1.0, unified_memory = false, strided_read_penalty = 1.0, pdl = false, l2_prefetch = "none", coop_matrix = [], subgroup_size = 32, shared_memory_bytes = 0>} {}
 

@@ -86,6 +86,21 @@ func.func @attention_gqa_one_dynamic(%q: tensor<4x?x64xf32>, %k: tensor<4x?x64xf
 
 // -----
 
+// CHECK-LABEL: func.func @attention_partial
+func.func @attention_partial(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
+    %v: tensor<2x256x128xf16>, %p: index)
+    -> (tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>) {
+  // CHECK: cachet.attention_partial %{{.*}}, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> scale 0.0883883461 causal 960 {accumulator = f16} :
+  // CHECK-SAME: tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16> -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major>
+      scale 0.0883883461 causal 960 {accumulator = f16}
+      : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
+      -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+  return %o, %m, %l : tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
 // CHECK: module attributes {cachet.device = #cachet.device<name = "custom", vendor = "generic", arch = "x", cache_line = 64, l2_bytes = 1048576, alias_stride = 4096, alias_pad = 64, compute_units = 8, dram_gbps = 1.005000e+02, unified_memory = true, strided_read_penalty = 2.500000e+00, pdl = false, l2_prefetch = "none", coop_matrix = [], subgroup_size = 16, shared_memory_bytes = 49152>}
 module attributes {cachet.device = #cachet.device<name = "custom", vendor = "generic",
     arch = "x", cache_line = 64, l2_bytes = 1048576, alias_stride = 4096,

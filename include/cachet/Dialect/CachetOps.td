@@ -122,4 +122,60 @@ def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Cachet_AttentionPartialOp : Cachet_Op<"attention_partial", [Pure]> {
+  let summary = "attention over one KV chunk: unnormalized output, row max "
+                "and row sum";
+  let description = [{
+    The building block of exact chunked attention (online softmax): over the
+    keys of one chunk, for every query head `h` and query `i`,
+
+    * `s_j = scale * Q[h, i, :] . K[g(h), j, :]` (accumulated in
+      `accumulator`, f32 when absent), for the visible keys j;
+    * `max[h, i] = max_j s_j` (`-inf` when no key is visible);
+    * `p_j = exp(s_j - max[h, i])`, rounded to the element type of `value`;
+    * `out[h, i, :] = sum_j p_j V[g(h), j, :]` (not divided by the sum);
+    * `sum[h, i] = sum_j p_j` (0 when no key is visible, and then `out` is 0).
+
+    `key_offset` is the absolute position of the chunk's first key: with
+    `causal N`, query i sees chunk key j when `key_offset + j <= i + N`.
+    `out`, `max` and `sum` are `f32`; `out` is `[Hq, Sq, Dv]`, `max` and
+    `sum` are `[Hq, Sq]`. Other operands and attributes are as in
+    `cachet.attention`. Two chunks merge exactly:
+    `m = max(m1, m2)`, `a_k = exp(m_k - m)` (0 when `m_k = -inf`),
+    `out = a_1 out_1 + a_2 out_2`, `sum = a_1 sum_1 + a_2 sum_2`; the final
+    attention is `out / sum`. `cachet-dequant-once-kv` emits this op when
+    the scratch is capped.
+
+    ```mlir
+    %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p
+        layout <head_major> scale 0.0883883461 causal 960
+        : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
+        -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, Index:$key_offset,
+                       Cachet_KVLayoutAttr:$kv_layout, F32Attr:$scale,
+                       OptionalAttr<I64Attr>:$causal_offset,
+                       OptionalAttr<TypeAttr>:$accumulator);
+  let results = (outs AnyRankedTensor:$out, AnyRankedTensor:$max,
+                      AnyRankedTensor:$sum);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `key_offset` $key_offset `layout` $kv_layout
+    `scale` $scale (`causal` $causal_offset^)? attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `->` type($out) `,` type($max) `,` type($sum)
+  }];
+  let extraClassDeclaration = [{
+    /// Index of the KV-head dimension of `key` and `value` in this layout.
+    unsigned getKVHeadDim() {
+      return getKvLayout() == KVLayout::TokenMajor ? 1 : 0;
+    }
+    /// Index of the position dimension of `key` and `value` in this layout.
+    unsigned getKVPosDim() {
+      return getKvLayout() == KVLayout::TokenMajor ? 0 : 1;
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // CACHET_DIALECT_CACHETOPS_TD

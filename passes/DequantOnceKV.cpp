@@ -1,0 +1,422 @@
+//===- DequantOnceKV.cpp - dequantize a quantized KV cache once per layer -===//
+//
+// Rewrites cachet.attention over token-major block-quantized K/V into
+// cachet.dequant_transpose into a head-major f16 scratch plus a head-major
+// attention, where the cost function of cachet/Analysis/DequantOnceCost.h
+// says it pays. With a capped scratch the KV range is processed in chunks
+// merged exactly with the online-softmax merge. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/Analysis/DequantOnceCost.h"
+#include "cachet/Device/DeviceProfile.h"
+#include "cachet/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+namespace cachet {
+#define GEN_PASS_DEF_DEQUANTONCEKV
+#include "cachet/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+using namespace cachet;
+
+/// The unit attribute marking the function-level KV scratch.
+static constexpr StringLiteral kScratchAttrName = "cachet.kv_scratch";
+
+namespace {
+/// One attention the pass rewrites, with its shapes.
+struct Candidate {
+  AttentionOp op;
+  DequantizeOp key, value;
+  KVAttentionShape shape;
+  /// Positions per chunk; `shape.positions` when the range is not split.
+  int64_t chunk = 0;
+
+  /// Scratch elements one chunk of K+V needs.
+  int64_t scratchElements() const {
+    return shape.kvHeads * chunk * (shape.headDim + shape.valueDim);
+  }
+};
+} // namespace
+
+/// Returns the bytes of the quantized cache `dequantize` reads.
+static int64_t getQuantizedBytes(DequantizeOp dequantize) {
+  auto input = cast<RankedTensorType>(dequantize.getInput().getType());
+  int64_t bytes = input.getNumElements();
+  if (auto block = dyn_cast<BlockQuantizedType>(input.getElementType()))
+    bytes *= block.getBlockBytes();
+  if (Value scales = dequantize.getScales())
+    bytes += 2 * cast<RankedTensorType>(scales.getType()).getNumElements();
+  return bytes;
+}
+
+/// Checks that `value` is a `cachet.dequantize` to f16 of a static
+/// token-major cache; returns it, or null with `reason` set.
+static DequantizeOp getTokenMajorDequantize(Value value, StringRef what,
+                                            std::string &reason) {
+  auto dequantize = value.getDefiningOp<DequantizeOp>();
+  if (!dequantize) {
+    reason = (what + " is not cachet.dequantize of a quantized cache").str();
+    return {};
+  }
+  auto input = cast<RankedTensorType>(dequantize.getInput().getType());
+  auto result = cast<RankedTensorType>(dequantize.getResult().getType());
+  if (input.getRank() != 3) {
+    reason = (what + " cache is not token-major [pos][kv_head][dim]").str();
+    return {};
+  }
+  if (!result.getElementType().isF16()) {
+    std::string type;
+    llvm::raw_string_ostream(type) << result.getElementType();
+    reason = (what + " is dequantized to " + type +
+              "; an f16 scratch would change its values")
+                 .str();
+    return {};
+  }
+  if (!input.hasStaticShape() || !result.hasStaticShape()) {
+    reason = (what + " has a dynamic shape").str();
+    return {};
+  }
+  return dequantize;
+}
+
+/// Returns a `[dims]` f16 view of `elements` scratch elements at `offset`.
+static Value getScratchView(OpBuilder &b, Location loc, Value scratch,
+                            int64_t offset, ArrayRef<int64_t> dims) {
+  int64_t elements = 1;
+  for (int64_t d : dims)
+    elements *= d;
+  Value flat = tensor::ExtractSliceOp::create(
+      b, loc, scratch, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(elements)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  auto type = RankedTensorType::get(dims, b.getF16Type());
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat, ArrayRef<ReassociationIndices>{{0, 1, 2}});
+}
+
+/// Emits `cachet.dequant_transpose` of `dequantize`'s cache, restricted to
+/// `size` positions from `start` when `start` is set, into `init`.
+static Value emitDequantTranspose(OpBuilder &b, Location loc,
+                                  DequantizeOp dequantize, OpFoldResult start,
+                                  int64_t size, Value init) {
+  auto slice = [&](Value v) -> Value {
+    if (!v || !start)
+      return v;
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(size),
+                                       b.getIndexAttr(type.getDimSize(1)),
+                                       b.getIndexAttr(type.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+  };
+  return DequantTransposeOp::create(b, loc, init.getType(),
+                                    slice(dequantize.getInput()),
+                                    slice(dequantize.getScales()), init);
+}
+
+/// Returns a `tensor.empty` of `shape` f32 filled with `value`.
+static Value createFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                          double value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+/// Merges the running `(out, max, sum)` with one chunk's partial results
+/// (online softmax) and returns the merged triple.
+static SmallVector<Value> emitMerge(OpBuilder &b, Location loc,
+                                    ValueRange running, ValueRange chunk) {
+  MLIRContext *context = b.getContext();
+  auto outType = cast<RankedTensorType>(running[0].getType());
+  auto rowType = cast<RankedTensorType>(running[1].getType());
+  AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, context);
+  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, context);
+  AffineMap rows = AffineMap::get(
+      3, 0, {getAffineDimExpr(0, context), getAffineDimExpr(1, context)},
+      context);
+  auto parallel = [](unsigned n) {
+    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+  };
+  // Row statistics: max, sum and the two rescaling factors.
+  SmallVector<Value> rowInits;
+  for (int i = 0; i < 4; ++i)
+    rowInits.push_back(
+        tensor::EmptyOp::create(b, loc, rowType.getShape(), b.getF32Type()));
+  auto stats = linalg::GenericOp::create(
+      b, loc, SmallVector<Type>(4, rowType),
+      ValueRange{running[1], running[2], chunk[1], chunk[2]}, rowInits,
+      SmallVector<AffineMap>(8, id2), parallel(2),
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value m1 = args[0], l1 = args[1], m2 = args[2], l2 = args[3];
+        Value m = arith::MaximumFOp::create(nb, nl, m1, m2);
+        Value ninf = arith::ConstantOp::create(
+            nb, nl,
+            nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+        Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+        // exp(mk - m), or 0 when mk is -inf (no visible key yet).
+        auto factor = [&](Value mk) -> Value {
+          Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                              mk, ninf);
+          Value diff = arith::SubFOp::create(nb, nl, mk, m);
+          Value exp = math::ExpOp::create(nb, nl, diff);
+          return arith::SelectOp::create(nb, nl, empty, zero, exp);
+        };
+        Value a1 = factor(m1), a2 = factor(m2);
+        Value l =
+            arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, a1, l1),
+                                  arith::MulFOp::create(nb, nl, a2, l2));
+        linalg::YieldOp::create(nb, nl, ValueRange{m, l, a1, a2});
+      });
+  Value outInit =
+      tensor::EmptyOp::create(b, loc, outType.getShape(), b.getF32Type());
+  auto out = linalg::GenericOp::create(
+      b, loc, TypeRange{outType},
+      ValueRange{running[0], chunk[0], stats.getResult(2), stats.getResult(3)},
+      ValueRange{outInit}, SmallVector<AffineMap>{id3, id3, rows, rows, id3},
+      parallel(3), [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value o = arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, args[2], args[0]),
+            arith::MulFOp::create(nb, nl, args[3], args[1]));
+        linalg::YieldOp::create(nb, nl, o);
+      });
+  return {out.getResult(0), stats.getResult(0), stats.getResult(1)};
+}
+
+/// Emits `out / sum` converted to `resultType`.
+static Value emitNormalize(OpBuilder &b, Location loc, Value out, Value sum,
+                           RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, context);
+  AffineMap rows = AffineMap::get(
+      3, 0, {getAffineDimExpr(0, context), getAffineDimExpr(1, context)},
+      context);
+  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                       resultType.getElementType());
+  Type elem = resultType.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{out, sum},
+             ValueRange{init}, SmallVector<AffineMap>{id3, rows, id3},
+             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+             [elem](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = arith::DivFOp::create(nb, nl, args[0], args[1]);
+               if (!elem.isF32())
+                 r = arith::TruncFOp::create(nb, nl, elem, r);
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+/// Rewrites `c` to read the head-major scratch; returns the new result.
+static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch) {
+  AttentionOp op = c.op;
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  const KVAttentionShape &s = c.shape;
+  auto headMajor = KVLayoutAttr::get(b.getContext(), KVLayout::HeadMajor);
+  // K and V views of `size` positions in the scratch.
+  auto views = [&](int64_t size) -> std::pair<Value, Value> {
+    return {getScratchView(b, loc, scratch, 0, {s.kvHeads, size, s.headDim}),
+            getScratchView(b, loc, scratch, s.kvHeads * size * s.headDim,
+                           {s.kvHeads, size, s.valueDim})};
+  };
+
+  if (c.chunk == s.positions) {
+    auto [kInit, vInit] = views(s.positions);
+    Value key = emitDequantTranspose(b, loc, c.key, {}, 0, kInit);
+    Value value = emitDequantTranspose(b, loc, c.value, {}, 0, vInit);
+    return AttentionOp::create(b, loc, op.getType(), op.getQuery(), key, value,
+                               op.getMask(), headMajor, op.getScaleAttr(),
+                               op.getCausalOffsetAttr(),
+                               op.getAccumulatorAttr())
+        .getResult();
+  }
+
+  // One chunk of `size` positions from `start`: partial attention, merged.
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<int64_t> rowShape = {s.queryHeads, s.queries};
+  auto step = [&](OpBuilder &sb, OpFoldResult start, int64_t size,
+                  ValueRange running) -> SmallVector<Value> {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(sb.getInsertionBlock(), sb.getInsertionPoint());
+    auto [kInit, vInit] = views(size);
+    Value key = emitDequantTranspose(b, loc, c.key, start, size, kInit);
+    Value value = emitDequantTranspose(b, loc, c.value, start, size, vInit);
+    Value offset = getValueOrCreateConstantIndexOp(b, loc, start);
+    auto f32 = b.getF32Type();
+    auto partial = AttentionPartialOp::create(
+        b, loc,
+        RankedTensorType::get({s.queryHeads, s.queries, s.valueDim}, f32),
+        RankedTensorType::get(rowShape, f32),
+        RankedTensorType::get(rowShape, f32), op.getQuery(), key, value, offset,
+        headMajor, op.getScaleAttr(), op.getCausalOffsetAttr(),
+        op.getAccumulatorAttr());
+    return emitMerge(b, loc, running, partial.getResults());
+  };
+  SmallVector<Value> running = {
+      createFilled(b, loc, {s.queryHeads, s.queries, s.valueDim}, 0.0),
+      createFilled(b, loc, rowShape, -std::numeric_limits<double>::infinity()),
+      createFilled(b, loc, rowShape, 0.0)};
+  int64_t full = s.positions / c.chunk;
+  int64_t rest = s.positions % c.chunk;
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, full * c.chunk);
+  Value stepSize = arith::ConstantIndexOp::create(b, loc, c.chunk);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, stepSize, running,
+      [&](OpBuilder &lbld, Location, Value iv, ValueRange iterArgs) {
+        SmallVector<Value> merged = step(lbld, iv, c.chunk, iterArgs);
+        scf::YieldOp::create(lbld, loc, merged);
+      });
+  running.assign(loop.getResults().begin(), loop.getResults().end());
+  if (rest > 0)
+    running = step(b, b.getIndexAttr(full * c.chunk), rest, running);
+  return emitNormalize(b, loc, running[0], running[2], resultType);
+}
+
+namespace {
+/// Decides, for every cachet.attention over a token-major quantized KV
+/// cache, whether dequantizing K/V once into a head-major f16 scratch pays,
+/// and rewrites the ones where it does.
+struct DequantOnceKVPass final
+    : public cachet::impl::DequantOnceKVBase<DequantOnceKVPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
+    getOperation()->walk(
+        [&](func::FuncOp func) { runOnFunction(func, profile); });
+  }
+
+  /// Returns the candidate for `op`, or std::nullopt after a remark saying
+  /// why `op` is left as it is.
+  std::optional<Candidate> decide(AttentionOp op, DeviceProfileAttr profile);
+
+  /// Decides every attention of `func` and rewrites the candidates around
+  /// one scratch sized for the largest.
+  void runOnFunction(func::FuncOp func, DeviceProfileAttr profile);
+};
+} // namespace
+
+std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
+                                                   DeviceProfileAttr profile) {
+  auto skip = [&](const Twine &why) -> std::optional<Candidate> {
+    op.emitRemark("cachet-dequant-once-kv: not rewritten: ") << why;
+    return std::nullopt;
+  };
+  if (op.getKvLayout() != KVLayout::TokenMajor)
+    return skip("K/V are already read head-major");
+  std::string reason;
+  Candidate c;
+  c.op = op;
+  c.key = getTokenMajorDequantize(op.getKey(), "K", reason);
+  if (!c.key)
+    return skip(reason);
+  c.value = getTokenMajorDequantize(op.getValue(), "V", reason);
+  if (!c.value)
+    return skip(reason);
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  if (!query.hasStaticShape())
+    return skip("the query has a dynamic shape");
+  if (!profile)
+    return skip("no device profile (cachet.device); run "
+                "cachet-attach-device first");
+
+  auto key = cast<RankedTensorType>(c.key.getResult().getType());
+  auto value = cast<RankedTensorType>(c.value.getResult().getType());
+  KVAttentionShape &s = c.shape;
+  s.queryHeads = query.getDimSize(0);
+  s.queries = query.getDimSize(1);
+  s.positions = key.getDimSize(0);
+  s.kvHeads = key.getDimSize(1);
+  s.headDim = key.getDimSize(2);
+  s.valueDim = value.getDimSize(2);
+  s.quantizedBytes = getQuantizedBytes(c.key) + getQuantizedBytes(c.value);
+  DequantOnceEstimate e = estimateDequantOnce(profile, s, dequantCost);
+
+  std::string numbers = llvm::formatv(
+      "queries per KV head {0} (G={1} x Sq={2}), tile {3} -> {4} passes; "
+      "in-kernel dequant {5:f2} us vs dequant-once {6:f2} us (profile {7}: "
+      "dram {8} GB/s, strided-read penalty {9}, coop matrix {10}, dequant "
+      "cost {11})",
+      e.queriesPerKVHead, s.queryHeads / s.kvHeads, s.queries, e.tile, e.passes,
+      e.inKernelMicros, e.onceMicros, profile.getName(),
+      profile.getDramGbps().convertToDouble(), e.penalty,
+      e.coopMatrix ? "yes" : "no", e.dequantCost);
+  if (!force && e.queriesPerKVHead < minQueries)
+    return skip(llvm::formatv("decode-shaped: {0} < min-queries {1}; {2}",
+                              e.queriesPerKVHead, minQueries, numbers));
+  if (!force && !e.pays())
+    return skip("in-kernel dequant is cheaper: " + numbers);
+
+  c.chunk = s.positions;
+  int64_t bytesPerPosition = 2 * s.kvHeads * (s.headDim + s.valueDim);
+  if (maxScratchBytes > 0 &&
+      static_cast<uint64_t>(e.f16Bytes) > maxScratchBytes) {
+    c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition;
+    if (c.chunk == 0)
+      return skip(llvm::formatv("max-scratch-bytes {0} is below one "
+                                "position's f16 K+V ({1} bytes)",
+                                maxScratchBytes, bytesPerPosition));
+    if (op.getMask())
+      return skip("chunking an attention with an additive mask is not "
+                  "supported");
+  }
+  int64_t scratchBytes = c.chunk * bytesPerPosition;
+  std::string chunks =
+      c.chunk == s.positions
+          ? std::string()
+          : llvm::formatv(", {0} KV chunks of {1} positions (max-scratch-bytes "
+                          "{2}), merged with online softmax",
+                          (s.positions + c.chunk - 1) / c.chunk, c.chunk,
+                          maxScratchBytes)
+                .str();
+  op.emitRemark("cachet-dequant-once-kv: rewritten")
+      << (force ? " (forced)" : "") << ": " << numbers << "; scratch "
+      << scratchBytes << " bytes, "
+      << llvm::formatv("{0:f2}", static_cast<double>(scratchBytes) /
+                                     static_cast<double>(s.quantizedBytes))
+      << "x the " << s.quantizedBytes << "-byte quantized K+V" << chunks;
+  return c;
+}
+
+void DequantOnceKVPass::runOnFunction(func::FuncOp func,
+                                      DeviceProfileAttr profile) {
+  SmallVector<Candidate> candidates;
+  func.walk([&](AttentionOp op) {
+    if (std::optional<Candidate> c = decide(op, profile))
+      candidates.push_back(*c);
+  });
+  if (candidates.empty() || func.isExternal())
+    return;
+
+  int64_t elements = 0;
+  for (const Candidate &c : candidates)
+    elements = std::max(elements, c.scratchElements());
+  OpBuilder b(func.getContext());
+  b.setInsertionPointToStart(&func.getBody().front());
+  auto scratch = bufferization::AllocTensorOp::create(
+      b, func.getLoc(), RankedTensorType::get({elements}, b.getF16Type()),
+      ValueRange{});
+  scratch->setAttr(kScratchAttrName, b.getUnitAttr());
+
+  IRRewriter rewriter(func.getContext());
+  for (const Candidate &c : candidates) {
+    Value result = rewriteCandidate(b, c, scratch);
+    rewriter.replaceOp(c.op, result);
+    if (c.key->use_empty())
+      rewriter.eraseOp(c.key);
+    if (c.value != c.key && c.value->use_empty())
+      rewriter.eraseOp(c.value);
+  }
+}
