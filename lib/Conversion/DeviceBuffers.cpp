@@ -6,6 +6,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace cachet {
 #define GEN_PASS_DEF_DEVICEBUFFERS
@@ -55,18 +56,58 @@ struct DeviceBuffersPass final
   LogicalResult runOnFunction(func::FuncOp func);
 };
 
+/// Returns the buffer `value` is a view of (through subviews, reshapes and
+/// casts), or `value` itself.
+Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Checks the host uses of device buffer `value` (and of its views), turning
+/// `memref.copy` into `gpu.memcpy` and `memref.dealloc` into `gpu.dealloc`.
+LogicalResult legalizeHostUses(OpBuilder &b, Value value) {
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    Operation *user = use.getOwner();
+    if (isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::DeallocOp, func::ReturnOp,
+            memref::DimOp, memref::ExtractStridedMetadataOp>(user))
+      continue;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == value &&
+          failed(legalizeHostUses(b, user->getResult(0))))
+        return failure();
+      continue;
+    }
+    b.setInsertionPoint(user);
+    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      memcpy(b, copy.getLoc(), copy.getTarget(), copy.getSource());
+      copy.erase();
+      continue;
+    }
+    if (isa<memref::DeallocOp>(user)) {
+      gpu::DeallocOp::create(b, user->getLoc(), Type(), ValueRange(), value);
+      user->erase();
+      continue;
+    }
+    return user->emitError("cachet-device-buffers: host operation '")
+           << user->getName() << "' uses a buffer that lives on the device";
+  }
+  return success();
+}
+
 LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
   if (launches.empty())
     return success();
 
-  // Memrefs the kernels read or write, in first-use order.
+  // Buffers the kernels read or write (roots of the views they get), in
+  // first-use order.
   SetVector<Value> kernelBuffers;
   for (gpu::LaunchFuncOp launch : launches)
     for (Value operand : launch.getKernelOperands())
       if (isa<MemRefType>(operand.getType()))
-        kernelBuffers.insert(operand);
+        kernelBuffers.insert(getRootBuffer(operand));
 
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());
@@ -74,13 +115,18 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   for (Value buffer : kernelBuffers) {
     if (auto arg = dyn_cast<BlockArgument>(buffer)) {
       if (arg.getOwner() != &entry)
-        return func.emitError("cachet-device-buffers: a kernel operand is a "
-                              "block argument of a nested region");
+        return launches.front().emitError(
+            "cachet-device-buffers: a kernel operand is a block argument of a "
+            "nested region");
+      // Every use of the argument reads the device copy from now on (the
+      // host ones are checked below).
+      SmallVector<OpOperand *> uses = llvm::to_vector(
+          llvm::map_range(arg.getUses(), [](OpOperand &use) { return &use; }));
       b.setInsertionPointToStart(&entry);
       Value device = deviceAlloc(b, arg.getLoc(), arg);
       memcpy(b, arg.getLoc(), device, arg);
-      for (gpu::LaunchFuncOp launch : launches)
-        launch->replaceUsesOfWith(arg, device);
+      for (OpOperand *use : uses)
+        use->set(device);
       deviceBuffers.push_back(device);
       continue;
     }
@@ -90,8 +136,8 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       return launches.front().emitError(
                  "cachet-device-buffers: kernel operand produced by '")
              << producer->getName()
-             << "' (only memref.alloc results and function arguments can be "
-                "moved to the device)";
+             << "' (only memref.alloc results, function arguments and views "
+                "of them can be moved to the device)";
     }
     b.setInsertionPoint(alloc);
     auto device = gpu::AllocOp::create(
@@ -102,29 +148,10 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     deviceBuffers.push_back(device.getMemref());
   }
 
-  // Host uses of device buffers: copies become device copies, deallocations
-  // device deallocations, returns a copy back to the host.
+  for (Value device : deviceBuffers)
+    if (failed(legalizeHostUses(b, device)))
+      return failure();
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
-  for (Value device : deviceBuffers) {
-    for (OpOperand &use : llvm::make_early_inc_range(device.getUses())) {
-      Operation *user = use.getOwner();
-      if (isa<gpu::LaunchFuncOp, gpu::MemcpyOp, func::ReturnOp>(user))
-        continue;
-      b.setInsertionPoint(user);
-      if (auto copy = dyn_cast<memref::CopyOp>(user)) {
-        memcpy(b, copy.getLoc(), copy.getTarget(), copy.getSource());
-        copy.erase();
-        continue;
-      }
-      if (isa<memref::DeallocOp>(user)) {
-        gpu::DeallocOp::create(b, user->getLoc(), Type(), ValueRange(), device);
-        user->erase();
-        continue;
-      }
-      return user->emitError("cachet-device-buffers: host operation '")
-             << user->getName() << "' uses a buffer that lives on the device";
-    }
-  }
 
   // Copy results back; free what is still on the device at every return.
   WalkResult walked = func.walk([&](func::ReturnOp ret) {

@@ -116,7 +116,29 @@ Value zeroFilled(OpBuilder &b, Location loc, Value empty) {
 }
 
 SmallVector<utils::IteratorType> iterators(unsigned parallel,
-                                           unsigned reduction = 0) {
+                                           unsigned reduction = 0);
+
+/// Returns `tensor` with its float elements converted to `element` (itself
+/// when they already are).
+Value castTensor(OpBuilder &b, Location loc, Value tensor, Type element) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getElementType() == element)
+    return tensor;
+  Value init = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, tensor), element);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, type.clone(element), ValueRange{tensor}, ValueRange{init},
+             {id, id}, iterators(type.getRank()),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc,
+                                       castFloat(nb, nloc, args[0], element));
+             })
+      .getResult(0);
+}
+
+SmallVector<utils::IteratorType> iterators(unsigned parallel,
+                                           unsigned reduction) {
   SmallVector<utils::IteratorType> result(parallel,
                                           utils::IteratorType::parallel);
   result.append(reduction, utils::IteratorType::reduction);
@@ -269,6 +291,7 @@ private:
   LogicalResult lowerDequantize(DequantizeOp op);
   LogicalResult lowerDequantTranspose(DequantTransposeOp op);
   LogicalResult lowerAttention(AttentionOp op);
+  LogicalResult lowerAttentionPartial(AttentionPartialOp op);
   LogicalResult decomposeSoftmax(linalg::SoftmaxOp op);
   LogicalResult eraseBlockCasts(func::FuncOp func);
 
@@ -470,131 +493,274 @@ LogicalResult LowerToLinalgPass::lowerDequantTranspose(DequantTransposeOp op) {
   return success();
 }
 
-LogicalResult LowerToLinalgPass::lowerAttention(AttentionOp op) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
-  int64_t group = op.getGroupSize();
-  if (ShapedType::isDynamic(group))
-    return op.emitError("cachet-lower-to-linalg: the query and KV head counts "
-                        "must be static (the GQA map needs their ratio)");
-  Type acc = op.getAccumulator().value_or(b.getF32Type());
-  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  bool tokenMajor = op.getKvLayout() == KVLayout::TokenMajor;
-  Value key = op.getKey(), value = op.getValue();
-  int64_t hq = queryType.getDimSize(0), sq = queryType.getDimSize(1);
-  int64_t s =
-      cast<RankedTensorType>(key.getType()).getDimSize(op.getKVPosDim());
-  int64_t dv = resultType.getDimSize(2);
-  auto dynamicOf = [&](Value tensor, unsigned dim) -> Value {
-    return tensor::DimOp::create(b, loc, tensor, dim);
-  };
+/// The operands and attributes `cachet.attention` and
+/// `cachet.attention_partial` share, and the IR both start with.
+struct AttentionLowering {
+  OpBuilder &b;
+  Location loc;
+  Value query, key, value, mask, keyOffset;
+  bool tokenMajor;
+  double scale;
+  std::optional<int64_t> causal;
+  Type acc;
+  int64_t group;
 
-  // scores[h, i, j] = sum_d Q[h, i, d] * K[g(h), j, d].
-  AffineExpr h, i, j, x;
-  bindDims(ctx, h, i, j, x);
-  AffineExpr kvHead = h.floorDiv(group);
-  auto kvMap = [&](AffineExpr pos, AffineExpr dim) {
-    return tokenMajor ? AffineMap::get(4, 0, {pos, kvHead, dim}, ctx)
-                      : AffineMap::get(4, 0, {kvHead, pos, dim}, ctx);
-  };
-  Value scoresInit = zeroFilled(
-      b, loc, emptyTensor(b, loc, {hq, sq, s}, acc, [&](unsigned dim) {
-        return dim < 2 ? dynamicOf(op.getQuery(), dim)
-                       : dynamicOf(key, op.getKVPosDim());
-      }));
-  auto accumulate = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+  MLIRContext *ctx() { return b.getContext(); }
+
+  /// `[Hq, Sq, X]` of `acc` filled with zeros; X is the KV length (of
+  /// `tensor`'s dimension `dim`).
+  Value zeros(int64_t x, Value tensor, unsigned dim) {
+    auto queryType = cast<RankedTensorType>(query.getType());
+    return zeroFilled(
+        b, loc,
+        emptyTensor(b, loc,
+                    {queryType.getDimSize(0), queryType.getDimSize(1), x},
+                    acc, [&](unsigned d) -> Value {
+                      return tensor::DimOp::create(b, loc, d < 2 ? query
+                                                                 : tensor,
+                                                   d < 2 ? d : dim);
+                    }));
+  }
+
+  /// The K or V map of an iteration (h, i, a, b) reading position `pos` and
+  /// head dimension `dim`.
+  AffineMap kvMap(AffineExpr pos, AffineExpr dim) {
+    AffineExpr h = getAffineDimExpr(0, ctx()), kvHead = h.floorDiv(group);
+    return tokenMajor ? AffineMap::get(4, 0, {pos, kvHead, dim}, ctx())
+                      : AffineMap::get(4, 0, {kvHead, pos, dim}, ctx());
+  }
+
+  /// `acc += l * r`, both converted to `acc`.
+  void multiplyAccumulate(OpBuilder &nb, Location nloc, ValueRange args) {
     Value l = castFloat(nb, nloc, args[0], acc);
     Value r = castFloat(nb, nloc, args[1], acc);
     Value product = arith::MulFOp::create(nb, nloc, l, r);
     Value sum = arith::AddFOp::create(nb, nloc, args[2], product);
     linalg::YieldOp::create(nb, nloc, sum);
-  };
-  Value scores = linalg::GenericOp::create(
-                     b, loc, scoresInit.getType(),
-                     ValueRange{op.getQuery(), key}, ValueRange{scoresInit},
-                     {AffineMap::get(4, 0, {h, i, x}, ctx), kvMap(j, x),
-                      AffineMap::get(4, 0, {h, i, j}, ctx)},
-                     iterators(3, 1), accumulate)
-                     .getResult(0);
-
-  // Scale, additive mask, causal mask.
-  SmallVector<Value> maskInputs = {scores};
-  AffineMap id3 = b.getMultiDimIdentityMap(3);
-  SmallVector<AffineMap> maskMaps = {id3};
-  if (Value mask = op.getMask()) {
-    maskInputs.push_back(mask);
-    maskMaps.push_back(cast<RankedTensorType>(mask.getType()).getRank() == 2
-                           ? AffineMap::get(3, 0, {i, j}, ctx)
-                           : id3);
   }
-  maskMaps.push_back(id3);
-  std::optional<int64_t> causal = op.getCausalOffset();
-  double scale = op.getScale().convertToDouble();
-  Value maskedInit = tensor::EmptyOp::create(
-      b, loc, tensor::getMixedSizes(b, loc, scores), acc);
-  Value masked =
-      linalg::GenericOp::create(
-          b, loc, scores.getType(), maskInputs, ValueRange{maskedInit},
-          maskMaps, iterators(3),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value factor = arith::ConstantOp::create(
-                nb, nloc, nb.getFloatAttr(acc, scale));
-            Value result = arith::MulFOp::create(nb, nloc, args[0], factor);
-            if (op.getMask())
-              result = arith::AddFOp::create(nb, nloc, result,
-                                             castFloat(nb, nloc, args[1], acc));
-            if (causal) {
-              Value query = linalg::IndexOp::create(nb, nloc, 1);
-              Value pos = linalg::IndexOp::create(nb, nloc, 2);
-              Value last = arith::AddIOp::create(nb, nloc, query,
-                                                 indexConst(nb, nloc, *causal));
-              Value visible = arith::CmpIOp::create(
-                  nb, nloc, arith::CmpIPredicate::ule, pos, last);
-              Value minusInf = arith::ConstantOp::create(
-                  nb, nloc,
-                  nb.getFloatAttr(acc,
-                                  -std::numeric_limits<double>::infinity()));
-              result =
-                  arith::SelectOp::create(nb, nloc, visible, result, minusInf);
-            }
-            linalg::YieldOp::create(nb, nloc, result);
-          })
-          .getResult(0);
 
+  /// scale * Q K^T (+ mask), causal keys masked with -inf: `[Hq, Sq, S]`.
+  Value maskedScores() {
+    MLIRContext *c = ctx();
+    unsigned posDim = tokenMajor ? 0 : 1;
+    auto keyType = cast<RankedTensorType>(key.getType());
+    AffineExpr h, i, j, x;
+    bindDims(c, h, i, j, x);
+    Value init = zeros(keyType.getDimSize(posDim), key, posDim);
+    Value scores =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{query, key}, ValueRange{init},
+            {AffineMap::get(4, 0, {h, i, x}, c), kvMap(j, x),
+             AffineMap::get(4, 0, {h, i, j}, c)},
+            iterators(3, 1),
+            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+              multiplyAccumulate(nb, nloc, args);
+            })
+            .getResult(0);
+
+    SmallVector<Value> inputs = {scores};
+    AffineMap id3 = b.getMultiDimIdentityMap(3);
+    SmallVector<AffineMap> maps = {id3};
+    if (mask) {
+      inputs.push_back(mask);
+      maps.push_back(cast<RankedTensorType>(mask.getType()).getRank() == 2
+                         ? AffineMap::get(3, 0, {i, j}, c)
+                         : id3);
+    }
+    maps.push_back(id3);
+    Value maskedInit = tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, scores), acc);
+    return linalg::GenericOp::create(
+               b, loc, scores.getType(), inputs, ValueRange{maskedInit}, maps,
+               iterators(3),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value factor = arith::ConstantOp::create(
+                     nb, nloc, nb.getFloatAttr(acc, scale));
+                 Value result =
+                     arith::MulFOp::create(nb, nloc, args[0], factor);
+                 if (mask)
+                   result = arith::AddFOp::create(
+                       nb, nloc, result, castFloat(nb, nloc, args[1], acc));
+                 if (causal) {
+                   Value queryIndex = linalg::IndexOp::create(nb, nloc, 1);
+                   Value pos = linalg::IndexOp::create(nb, nloc, 2);
+                   if (keyOffset)
+                     pos = arith::AddIOp::create(nb, nloc, pos, keyOffset);
+                   Value last = arith::AddIOp::create(
+                       nb, nloc, queryIndex, indexConst(nb, nloc, *causal));
+                   Value visible = arith::CmpIOp::create(
+                       nb, nloc, arith::CmpIPredicate::ule, pos, last);
+                   Value minusInf = arith::ConstantOp::create(
+                       nb, nloc,
+                       nb.getFloatAttr(
+                           acc, -std::numeric_limits<double>::infinity()));
+                   result = arith::SelectOp::create(nb, nloc, visible, result,
+                                                    minusInf);
+                 }
+                 linalg::YieldOp::create(nb, nloc, result);
+               })
+        .getResult(0);
+  }
+
+  /// sum_j P[h, i, j] V[g(h), j, :]: `[Hq, Sq, Dv]` of `acc`.
+  Value probsTimesValue(Value probs) {
+    MLIRContext *c = ctx();
+    AffineExpr h, i, e, pos;
+    bindDims(c, h, i, e, pos);
+    auto valueType = cast<RankedTensorType>(value.getType());
+    Value init = zeros(valueType.getDimSize(2), value, 2);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{probs, value},
+               ValueRange{init},
+               {AffineMap::get(4, 0, {h, i, pos}, c), kvMap(pos, e),
+                AffineMap::get(4, 0, {h, i, e}, c)},
+               iterators(3, 1),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 multiplyAccumulate(nb, nloc, args);
+               })
+        .getResult(0);
+  }
+
+  /// Reduces `[Hq, Sq, S]` over S into `[Hq, Sq]` of `acc`, starting from
+  /// `initial` and combining with `combine`.
+  Value reduceRows(Value tensor, double initial,
+                   function_ref<Value(OpBuilder &, Location, Value, Value)>
+                       combine) {
+    MLIRContext *c = ctx();
+    AffineExpr h, i, j;
+    bindDims(c, h, i, j);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, tensor);
+    sizes.pop_back();
+    Value init = tensor::EmptyOp::create(b, loc, sizes, acc);
+    Value start =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, initial));
+    init = linalg::FillOp::create(b, loc, start, init).getResult(0);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{tensor}, ValueRange{init},
+               {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {h, i}, c)},
+               {utils::IteratorType::parallel, utils::IteratorType::parallel,
+                utils::IteratorType::reduction},
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value element = castFloat(nb, nloc, args[0], acc);
+                 linalg::YieldOp::create(nb, nloc,
+                                         combine(nb, nloc, args[1], element));
+               })
+        .getResult(0);
+  }
+};
+
+/// Returns Hq / Hkv of an attention op, or an error if not static.
+template <typename OpTy>
+FailureOr<int64_t> staticGroupSize(OpTy op) {
+  int64_t hq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(0);
+  int64_t hkv =
+      cast<RankedTensorType>(op.getKey().getType()).getDimSize(op.getKVHeadDim());
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
+    return op.emitError("cachet-lower-to-linalg: the query and KV head counts "
+                        "must be static (the GQA map needs their ratio)");
+  return hq / hkv;
+}
+
+template <typename OpTy>
+FailureOr<AttentionLowering> makeLowering(OpBuilder &b, OpTy op, Value mask,
+                                          Value keyOffset) {
+  FailureOr<int64_t> group = staticGroupSize(op);
+  if (failed(group))
+    return failure();
+  return AttentionLowering{b,
+                           op.getLoc(),
+                           op.getQuery(),
+                           op.getKey(),
+                           op.getValue(),
+                           mask,
+                           keyOffset,
+                           op.getKvLayout() == KVLayout::TokenMajor,
+                           op.getScale().convertToDouble(),
+                           op.getCausalOffset(),
+                           op.getAccumulator().value_or(b.getF32Type()),
+                           *group};
+}
+
+LogicalResult LowerToLinalgPass::lowerAttention(AttentionOp op) {
+  OpBuilder b(op);
+  FailureOr<AttentionLowering> lowering =
+      makeLowering(b, op, op.getMask(), Value());
+  if (failed(lowering))
+    return failure();
+  Location loc = op.getLoc();
+  Value masked = lowering->maskedScores();
   Value probsInit = tensor::EmptyOp::create(
-      b, loc, tensor::getMixedSizes(b, loc, masked), acc);
+      b, loc, tensor::getMixedSizes(b, loc, masked), lowering->acc);
   Value probs = linalg::SoftmaxOp::create(b, loc, masked.getType(), masked,
                                           probsInit, /*dimension=*/2)
                     .getResult()[0];
+  Type valueElement =
+      cast<RankedTensorType>(op.getValue().getType()).getElementType();
+  Value out = lowering->probsTimesValue(
+      castTensor(b, loc, probs, valueElement));
+  Type element =
+      cast<RankedTensorType>(op.getResult().getType()).getElementType();
+  op.replaceAllUsesWith(castTensor(b, loc, out, element));
+  op.erase();
+  return success();
+}
 
-  // out[h, i, e] = sum_j P[h, i, j] * V[g(h), j, e]; iteration (h, i, e, j).
-  AffineExpr e = j, pos = x;
-  Value outInit = zeroFilled(
-      b, loc, emptyTensor(b, loc, {hq, sq, dv}, acc, [&](unsigned dim) {
-        return dim < 2 ? dynamicOf(op.getQuery(), dim) : dynamicOf(value, 2);
-      }));
-  Value out = linalg::GenericOp::create(
-                  b, loc, outInit.getType(), ValueRange{probs, value},
-                  ValueRange{outInit},
-                  {AffineMap::get(4, 0, {h, i, pos}, ctx), kvMap(pos, e),
-                   AffineMap::get(4, 0, {h, i, e}, ctx)},
-                  iterators(3, 1), accumulate)
-                  .getResult(0);
-
-  Type element = resultType.getElementType();
-  Value resultInit = tensor::EmptyOp::create(
-      b, loc, tensor::getMixedSizes(b, loc, out), element);
-  Value result = linalg::GenericOp::create(
-                     b, loc, resultType, ValueRange{out},
-                     ValueRange{resultInit}, {id3, id3}, iterators(3),
-                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nloc, castFloat(nb, nloc, args[0], element));
-                     })
-                     .getResult(0);
-  op.replaceAllUsesWith(result);
+LogicalResult
+LowerToLinalgPass::lowerAttentionPartial(AttentionPartialOp op) {
+  OpBuilder b(op);
+  FailureOr<AttentionLowering> lowering =
+      makeLowering(b, op, Value(), op.getKeyOffset());
+  if (failed(lowering))
+    return failure();
+  Location loc = op.getLoc();
+  Type acc = lowering->acc;
+  Value masked = lowering->maskedScores();
+  Value max = lowering->reduceRows(
+      masked, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value l, Value r) -> Value {
+        return arith::MaximumFOp::create(nb, nloc, l, r);
+      });
+  // p = exp(s - max), 0 for rows without a visible key (max = -inf), then
+  // rounded to the value type.
+  Type valueElement =
+      cast<RankedTensorType>(op.getValue().getType()).getElementType();
+  MLIRContext *ctx = b.getContext();
+  AffineExpr h, i, j;
+  bindDims(ctx, h, i, j);
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  auto maskedType = cast<RankedTensorType>(masked.getType());
+  Value probsInit = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, masked), valueElement);
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, maskedType.clone(valueElement), ValueRange{masked, max},
+          ValueRange{probsInit}, {id3, AffineMap::get(3, 0, {h, i}, ctx), id3},
+          iterators(3),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value minusInf = arith::ConstantOp::create(
+                nb, nloc,
+                nb.getFloatAttr(acc,
+                                -std::numeric_limits<double>::infinity()));
+            Value zero =
+                arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(acc, 0));
+            Value empty = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[1], minusInf);
+            Value shifted = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+            Value p = arith::SelectOp::create(
+                nb, nloc, empty, zero, math::ExpOp::create(nb, nloc, shifted));
+            linalg::YieldOp::create(nb, nloc,
+                                    castFloat(nb, nloc, p, valueElement));
+          })
+          .getResult(0);
+  Value sum = lowering->reduceRows(
+      probs, 0.0, [](OpBuilder &nb, Location nloc, Value l, Value r) -> Value {
+        return arith::AddFOp::create(nb, nloc, l, r);
+      });
+  Value out = lowering->probsTimesValue(probs);
+  Type f32 = b.getF32Type();
+  op.getOut().replaceAllUsesWith(castTensor(b, loc, out, f32));
+  op.getMax().replaceAllUsesWith(castTensor(b, loc, max, f32));
+  op.getSum().replaceAllUsesWith(castTensor(b, loc, sum, f32));
   op.erase();
   return success();
 }
@@ -645,7 +811,8 @@ void LowerToLinalgPass::runOnOperation() {
       return signalPassFailure();
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
-      if (isa<DequantizeOp, DequantTransposeOp, AttentionOp>(op))
+      if (isa<DequantizeOp, DequantTransposeOp, AttentionOp,
+              AttentionPartialOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -655,7 +822,10 @@ void LowerToLinalgPass::runOnOperation() {
               .Case([&](DequantTransposeOp op) {
                 return lowerDequantTranspose(op);
               })
-              .Case([&](AttentionOp op) { return lowerAttention(op); });
+              .Case([&](AttentionOp op) { return lowerAttention(op); })
+              .Case([&](AttentionPartialOp op) {
+                return lowerAttentionPartial(op);
+              });
       if (failed(lowered))
         return signalPassFailure();
     }

@@ -37,7 +37,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
-    addPipeline(pm, "cachet-pad-weight-rows");
+    addPipeline(pm, "cachet-raise-attention,cachet-dequant-once-kv,"
+                    "cachet-pad-weight-rows,canonicalize");
 
   // Reference implementations of the cachet ops, ggml bytes for block types.
   addPipeline(pm, "cachet-lower-to-linalg");

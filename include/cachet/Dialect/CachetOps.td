@@ -86,8 +86,10 @@ def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
     * `causal N`: query i sees keys `j <= i + N` (N >= 0: the number of cached
       positions before the first new token). Without it, every key is visible.
     * `mask`: an optional additive mask, `[Sq, S]` or `[Hq, Sq, S]`.
-    * `accumulator`: the type of the `Q K^T` and `P V` accumulation (`f32`
-      when absent, or `f16`).
+    * `accumulator`: the type of the `Q K^T` and `P V` accumulation and of
+      the softmax (`f32` when absent, or `f16`). The probabilities are
+      rounded to the element type of `value` before `P V`, as ML front ends
+      do before the second matmul.
 
     ```mlir
     %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461
@@ -134,7 +136,8 @@ def Cachet_AttentionPartialOp : Cachet_Op<"attention_partial", [Pure]> {
     * `max[h, i] = max_j s_j` (`-inf` when no key is visible);
     * `p_j = exp(s_j - max[h, i])`, rounded to the element type of `value`;
     * `out[h, i, :] = sum_j p_j V[g(h), j, :]` (not divided by the sum);
-    * `sum[h, i] = sum_j p_j` (0 when no key is visible, and then `out` is 0).
+    * `sum[h, i] = sum_j p_j` over the rounded `p_j` (0 when no key is
+      visible, and then `out` is 0).
 
     `key_offset` is the absolute position of the chunk's first key: with
     `causal N`, query i sees chunk key j when `key_offset + j <= i + N`.
