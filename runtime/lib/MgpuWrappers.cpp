@@ -1,0 +1,346 @@
+//===- MgpuWrappers.cpp - The upstream mgpu* ABI on libcachet_runtime -----===//
+//
+// The functions that MLIR's `gpu-to-llvm` lowering calls (signatures of LLVM
+// 22), implemented on the C API, so IR lowered upstream runs under
+// `mlir-runner --shared-libs=libcachet_runtime.so`.
+//
+// One process-wide runtime on the default Vulkan device is created on first
+// use. Kernels take their arguments as upstream's Vulkan convention has them
+// (`gpu-to-llvm{use-bare-pointers-for-kernels intersperse-sizes-for-kernels}`):
+// params = {&ptr0, &bytes0, &ptr1, &bytes1, ...}, each pair bound as storage
+// buffer i. A pointer from mgpuMemAlloc is bound in place (its memory is
+// host-visible device memory, so the host may also read it after a
+// synchronize); any other pointer is host memory, copied to the device for
+// the launch and back after it. Streams are the runtime's single in-order
+// queue. Errors are printed to stderr with the name of the call; nothing
+// aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/runtime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+struct Allocation {
+  CachetBuffer buffer;
+  uint64_t bytes;
+};
+
+/// The process-wide runtime and the host pointers of its mgpu allocations.
+struct MgpuState {
+  std::mutex mutex;
+  CachetRuntime runtime = nullptr;
+  bool failed = false;
+  /// Keyed by the mapped host address of each allocation.
+  std::map<uintptr_t, Allocation> allocations;
+};
+
+MgpuState &state() {
+  static MgpuState *instance = new MgpuState();
+  return *instance;
+}
+
+void reportError(const char *function, const char *what) {
+  std::fprintf(stderr, "libcachet_runtime: %s: %s\n", function, what);
+}
+
+/// Returns the runtime (creating it on first use), or null after printing
+/// why there is none.
+CachetRuntime getRuntime(const char *function) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.runtime && !s.failed) {
+    if (cachetRuntimeCreate("vulkan", 0, &s.runtime) != CACHET_SUCCESS) {
+      s.failed = true;
+      reportError(function, cachetGetLastError());
+    }
+  } else if (s.failed) {
+    reportError(function, "no runtime (its creation failed)");
+  }
+  return s.runtime;
+}
+
+/// Reports a failed runtime call; returns true if `status` is a failure.
+bool failed(const char *function, CachetStatus status) {
+  if (status == CACHET_SUCCESS)
+    return false;
+  reportError(function, cachetGetLastError());
+  return true;
+}
+
+/// Finds the allocation that holds [ptr, ptr + bytes).
+bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
+                    uint64_t &offset) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto address = reinterpret_cast<uintptr_t>(ptr);
+  auto it = s.allocations.upper_bound(address);
+  if (it == s.allocations.begin())
+    return false;
+  --it;
+  offset = address - it->first;
+  if (offset > it->second.bytes || bytes > it->second.bytes - offset)
+    return false;
+  buffer = it->second.buffer;
+  return true;
+}
+
+struct MgpuStream {};
+struct MgpuEvent {
+  CachetEvent event = nullptr;
+};
+
+} // namespace
+
+extern "C" {
+
+/// Loads a SPIR-V module of `gpuBlobSize` bytes.
+CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetModule module = nullptr;
+  if (runtime &&
+      failed(__func__, cachetModuleLoad(runtime, data, gpuBlobSize, &module)))
+    return nullptr;
+  return module;
+}
+
+/// Unloads a module from mgpuModuleLoad.
+CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__,
+           cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
+}
+
+/// Returns the kernel `name` of `module`.
+CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetKernel kernel = nullptr;
+  if (runtime &&
+      failed(__func__,
+             cachetKernelGet(runtime, static_cast<CachetModule>(module), name,
+                             &kernel)))
+    return nullptr;
+  return kernel;
+}
+
+/// Launches `function` on a grid of workgroups. The block size must match
+/// the workgroup size in the shader; `smem` and `extra` are not used.
+CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                       intptr_t gridY, intptr_t gridZ,
+                                       intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t smem,
+                                       void *stream, void **params,
+                                       void **extra, size_t paramsCount) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return;
+  auto kernel = static_cast<CachetKernel>(function);
+  CachetKernelInfo info;
+  if (failed(__func__, cachetKernelGetInfo(kernel, &info)))
+    return;
+  const intptr_t block[3] = {blockX, blockY, blockZ};
+  for (int i = 0; i < 3; ++i) {
+    if (info.workgroupSize[i] && block[i] != info.workgroupSize[i]) {
+      std::string message =
+          "block size (" + std::to_string(blockX) + ", " +
+          std::to_string(blockY) + ", " + std::to_string(blockZ) +
+          ") differs from the workgroup size in the shader (" +
+          std::to_string(info.workgroupSize[0]) + ", " +
+          std::to_string(info.workgroupSize[1]) + ", " +
+          std::to_string(info.workgroupSize[2]) + ")";
+      reportError(__func__, message.c_str());
+      return;
+    }
+  }
+  if (paramsCount % 2 != 0 || (paramsCount && !params)) {
+    reportError(__func__,
+                "kernel parameters are not (pointer, size) pairs: lower with "
+                "gpu-to-llvm{use-bare-pointers-for-kernels=1 "
+                "intersperse-sizes-for-kernels=1}");
+    return;
+  }
+
+  // Host memory that is not an mgpu allocation is staged per launch.
+  struct Staged {
+    CachetBuffer buffer;
+    void *host;
+    uint64_t bytes;
+  };
+  std::vector<Staged> staged;
+  std::vector<CachetBinding> bindings;
+  bool ok = true;
+  for (size_t i = 0; ok && i < paramsCount; i += 2) {
+    void *ptr = *static_cast<void **>(params[i]);
+    uint64_t bytes = *static_cast<size_t *>(params[i + 1]);
+    CachetBinding binding = {nullptr, 0, bytes};
+    if (!findAllocation(ptr, bytes, binding.buffer, binding.offset)) {
+      Staged copy = {nullptr, ptr, bytes};
+      ok = !failed(__func__,
+                   cachetBufferAlloc(runtime, bytes ? bytes : 4, &copy.buffer));
+      if (ok) {
+        staged.push_back(copy);
+        binding.buffer = copy.buffer;
+        ok = !failed(__func__,
+                     cachetBufferUpload(runtime, copy.buffer, 0, ptr, bytes));
+      }
+    }
+    bindings.push_back(binding);
+  }
+  const uint32_t grid[3] = {static_cast<uint32_t>(gridX),
+                            static_cast<uint32_t>(gridY),
+                            static_cast<uint32_t>(gridZ)};
+  if (ok)
+    ok = !failed(__func__, cachetLaunch(runtime, kernel, grid, bindings.data(),
+                                        static_cast<uint32_t>(bindings.size()),
+                                        nullptr, 0));
+  for (const Staged &copy : staged) {
+    if (ok)
+      ok = !failed(__func__, cachetBufferDownload(runtime, copy.buffer, 0,
+                                                  copy.host, copy.bytes));
+    failed(__func__, cachetBufferFree(runtime, copy.buffer));
+  }
+}
+
+/// Returns a stream: every stream is the runtime's one in-order queue.
+CACHET_RT_EXPORT void *mgpuStreamCreate() {
+  getRuntime(__func__);
+  return new MgpuStream();
+}
+
+/// Destroys a stream from mgpuStreamCreate.
+CACHET_RT_EXPORT void mgpuStreamDestroy(void *stream) {
+  delete static_cast<MgpuStream *>(stream);
+}
+
+/// Waits for all work.
+CACHET_RT_EXPORT void mgpuStreamSynchronize(void *stream) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetSynchronize(runtime));
+}
+
+/// Orders `stream` after `event`: a no-op on one in-order queue.
+CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {}
+
+/// Creates an event (a device timestamp mark).
+CACHET_RT_EXPORT void *mgpuEventCreate() {
+  auto *event = new MgpuEvent();
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetEventCreate(runtime, &event->event));
+  return event;
+}
+
+/// Destroys an event from mgpuEventCreate.
+CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
+  auto *mgpuEvent = static_cast<MgpuEvent *>(event);
+  if (!mgpuEvent)
+    return;
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetEventDestroy(runtime, mgpuEvent->event));
+  delete mgpuEvent;
+}
+
+/// Waits until the work before the event's record has completed.
+CACHET_RT_EXPORT void mgpuEventSynchronize(void *event) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetSynchronize(runtime));
+}
+
+/// Records the event after the work recorded so far.
+CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  auto *mgpuEvent = static_cast<MgpuEvent *>(event);
+  CachetRuntime runtime = getRuntime(__func__);
+  if (runtime && mgpuEvent && mgpuEvent->event)
+    failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
+}
+
+/// Allocates `sizeBytes` of host-visible device memory and returns its host
+/// address (which kernels get bound to and mgpuMemcpy copies through).
+CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                                    bool isHostShared) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return nullptr;
+  CachetBuffer buffer = nullptr;
+  void *ptr = nullptr;
+  uint64_t bytes = sizeBytes ? sizeBytes : 4;
+  if (failed(__func__,
+             cachetBufferAllocEx(runtime, bytes, CACHET_BUFFER_HOST_VISIBLE,
+                                 &buffer)))
+    return nullptr;
+  if (failed(__func__, cachetBufferMap(runtime, buffer, &ptr))) {
+    cachetBufferFree(runtime, buffer);
+    return nullptr;
+  }
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.allocations[reinterpret_cast<uintptr_t>(ptr)] = {buffer, bytes};
+  return ptr;
+}
+
+/// Frees memory from mgpuMemAlloc.
+CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr)
+    return;
+  CachetRuntime runtime = getRuntime(__func__);
+  MgpuState &s = state();
+  CachetBuffer buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.allocations.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == s.allocations.end()) {
+      reportError(__func__, "pointer was not returned by mgpuMemAlloc");
+      return;
+    }
+    buffer = it->second.buffer;
+    s.allocations.erase(it);
+  }
+  if (runtime)
+    failed(__func__, cachetBufferFree(runtime, buffer));
+}
+
+/// Copies `sizeBytes` after the work recorded so far (all mgpu memory is
+/// host addressable).
+CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                                 void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (runtime && !failed(__func__, cachetSynchronize(runtime)))
+    std::memmove(dst, src, sizeBytes);
+}
+
+/// Sets `count` 32-bit words at `dst` to `value`.
+CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                   void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime || failed(__func__, cachetSynchronize(runtime)))
+    return;
+  auto *words = static_cast<uint32_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
+}
+
+/// Sets `count` 16-bit words at `dst` to `value`.
+CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
+                                   size_t count, void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime || failed(__func__, cachetSynchronize(runtime)))
+    return;
+  auto *halves = static_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = value;
+}
+
+/// Selects the device of later calls; only the default device (0) is
+/// supported by the Vulkan runtime (CACHET_VULKAN_DEVICE picks another).
+CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  if (device != 0)
+    reportError(__func__, "only device 0 is supported; set "
+                          "CACHET_VULKAN_DEVICE to pick another device");
+}
+
+} // extern "C"
