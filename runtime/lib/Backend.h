@@ -93,6 +93,23 @@ struct BindingRef {
   uint64_t range;
 };
 
+/// Everything one launch needs. On Vulkan, binding i is storage buffer i of
+/// descriptor set 0 and the push constants carry the scalars; a backend
+/// whose kernels take a parameter list (CUDA, HIP) passes the bindings as
+/// device pointers (base + offset) in order, then the push-constant bytes.
+struct LaunchConfig {
+  uint32_t grid[3] = {1, 1, 1};
+  /// Threads per workgroup; zeros mean the kernel's own (on Vulkan, the
+  /// shader's workgroup size, which a non-zero block must equal).
+  uint32_t block[3] = {0, 0, 0};
+  /// Dynamic shared memory in bytes (0 on Vulkan).
+  uint32_t sharedBytes = 0;
+  const BindingRef *bindings = nullptr;
+  uint32_t numBindings = 0;
+  const void *pushConstants = nullptr;
+  uint32_t pushBytes = 0;
+};
+
 /// One device and one in-order queue of work on it.
 ///
 /// Launches, fills and event records are recorded in submission order and
@@ -141,9 +158,7 @@ public:
   virtual Status getKernel(Module &module, const char *name,
                            std::unique_ptr<Kernel> &result) = 0;
   /// Records a launch; arguments are checked against the kernel.
-  virtual Status launch(Kernel &kernel, const uint32_t grid[3],
-                        const BindingRef *bindings, uint32_t numBindings,
-                        const void *pushConstants, uint32_t pushBytes) = 0;
+  virtual Status launch(Kernel &kernel, const LaunchConfig &config) = 0;
 
   /// Creates a timing mark.
   virtual Status createEvent(std::unique_ptr<Event> &result) = 0;

@@ -130,7 +130,8 @@ CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 }
 
 /// Launches `function` on a grid of workgroups. The block size must match
-/// the workgroup size in the shader; `smem` and `extra` are not used.
+/// the workgroup size in the shader; `smem` must be 0 and `extra` is not
+/// used.
 CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
                                        intptr_t gridY, intptr_t gridZ,
                                        intptr_t blockX, intptr_t blockY,
@@ -141,22 +142,10 @@ CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   if (!runtime)
     return;
   auto kernel = static_cast<CachetKernel>(function);
-  CachetKernelInfo info;
-  if (failed(__func__, cachetKernelGetInfo(kernel, &info)))
+  if (smem != 0) {
+    reportError(__func__, "dynamic shared memory is not supported on Vulkan; "
+                          "the shader declares its workgroup memory");
     return;
-  const intptr_t block[3] = {blockX, blockY, blockZ};
-  for (int i = 0; i < 3; ++i) {
-    if (info.workgroupSize[i] && block[i] != info.workgroupSize[i]) {
-      std::string message =
-          "block size (" + std::to_string(blockX) + ", " +
-          std::to_string(blockY) + ", " + std::to_string(blockZ) +
-          ") differs from the workgroup size in the shader (" +
-          std::to_string(info.workgroupSize[0]) + ", " +
-          std::to_string(info.workgroupSize[1]) + ", " +
-          std::to_string(info.workgroupSize[2]) + ")";
-      reportError(__func__, message.c_str());
-      return;
-    }
   }
   if (paramsCount % 2 != 0 || (paramsCount && !params)) {
     reportError(__func__,
@@ -195,10 +184,14 @@ CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   const uint32_t grid[3] = {static_cast<uint32_t>(gridX),
                             static_cast<uint32_t>(gridY),
                             static_cast<uint32_t>(gridZ)};
+  const uint32_t block[3] = {static_cast<uint32_t>(blockX),
+                             static_cast<uint32_t>(blockY),
+                             static_cast<uint32_t>(blockZ)};
   if (ok)
-    ok = !failed(__func__, cachetLaunch(runtime, kernel, grid, bindings.data(),
-                                        static_cast<uint32_t>(bindings.size()),
-                                        nullptr, 0));
+    ok = !failed(__func__,
+                 cachetLaunchWithBlock(
+                     runtime, kernel, grid, block, bindings.data(),
+                     static_cast<uint32_t>(bindings.size()), nullptr, 0));
   for (const Staged &copy : staged) {
     if (ok)
       ok = !failed(__func__, cachetBufferDownload(runtime, copy.buffer, 0,

@@ -148,6 +148,48 @@ CachetStatus allocateBuffer(const char *function, CachetRuntime runtime,
   return CACHET_SUCCESS;
 }
 
+/// Launches for public function `function` (see cachetLaunchWithBlock).
+CachetStatus launchKernel(const char *function, CachetRuntime runtime,
+                          CachetKernel kernel, const uint32_t grid[3],
+                          const uint32_t block[3],
+                          const CachetBinding *bindings, uint32_t numBindings,
+                          const void *pushConstants, uint32_t pushBytes) {
+  if (!runtime || !kernel || !grid || !block)
+    return report(function, invalidArgument("null argument"));
+  if (!bindings && numBindings)
+    return report(function, invalidArgument("null bindings"));
+  if (!pushConstants && pushBytes)
+    return report(function, invalidArgument("null push constants"));
+  std::lock_guard<std::mutex> lock(runtime->mutex);
+  std::vector<BindingRef> refs(numBindings);
+  for (uint32_t i = 0; i < numBindings; ++i) {
+    const CachetBinding &binding = bindings[i];
+    if (!binding.buffer)
+      return report(function, invalidArgument("binding " + std::to_string(i) +
+                                              " has a null buffer"));
+    uint64_t range = binding.range ? binding.range
+                     : binding.offset < binding.buffer->size
+                         ? binding.buffer->size - binding.offset
+                         : 0;
+    Status status = checkRange(binding.buffer, binding.offset, range);
+    if (!status.ok() || range == 0)
+      return report(function,
+                    invalidArgument("binding " + std::to_string(i) + ": " +
+                                    (range ? status.getMessage()
+                                           : std::string("empty range"))));
+    refs[i] = {binding.buffer->base, binding.buffer->offset + binding.offset,
+               range};
+  }
+  LaunchConfig config;
+  std::copy(grid, grid + 3, config.grid);
+  std::copy(block, block + 3, config.block);
+  config.bindings = refs.data();
+  config.numBindings = numBindings;
+  config.pushConstants = pushConstants;
+  config.pushBytes = pushBytes;
+  return report(function, runtime->backend->launch(*kernel->kernel, config));
+}
+
 } // namespace
 
 #define CACHET_CHECK_ARG(cond, message)                                        \
@@ -513,31 +555,18 @@ CachetStatus cachetLaunch(CachetRuntime runtime, CachetKernel kernel,
                           const uint32_t grid[3], const CachetBinding *bindings,
                           uint32_t numBindings, const void *pushConstants,
                           uint32_t pushBytes) {
-  CACHET_LOCK(runtime);
-  CACHET_CHECK_ARG(kernel && grid, "null argument");
-  CACHET_CHECK_ARG(bindings || !numBindings, "null bindings");
-  CACHET_CHECK_ARG(pushConstants || !pushBytes, "null push constants");
-  std::vector<BindingRef> refs(numBindings);
-  for (uint32_t i = 0; i < numBindings; ++i) {
-    const CachetBinding &binding = bindings[i];
-    CACHET_CHECK_ARG(binding.buffer,
-                     "binding " + std::to_string(i) + " has a null buffer");
-    uint64_t range = binding.range ? binding.range
-                     : binding.offset < binding.buffer->size
-                         ? binding.buffer->size - binding.offset
-                         : 0;
-    Status status = checkRange(binding.buffer, binding.offset, range);
-    if (!status.ok() || range == 0)
-      return report(__func__,
-                    invalidArgument("binding " + std::to_string(i) + ": " +
-                                    (range ? status.getMessage()
-                                           : std::string("empty range"))));
-    refs[i] = {binding.buffer->base, binding.buffer->offset + binding.offset,
-               range};
-  }
-  return report(__func__, runtime->backend->launch(*kernel->kernel, grid,
-                                                   refs.data(), numBindings,
-                                                   pushConstants, pushBytes));
+  const uint32_t kernelBlock[3] = {0, 0, 0};
+  return launchKernel(__func__, runtime, kernel, grid, kernelBlock, bindings,
+                      numBindings, pushConstants, pushBytes);
+}
+
+CachetStatus
+cachetLaunchWithBlock(CachetRuntime runtime, CachetKernel kernel,
+                      const uint32_t grid[3], const uint32_t block[3],
+                      const CachetBinding *bindings, uint32_t numBindings,
+                      const void *pushConstants, uint32_t pushBytes) {
+  return launchKernel(__func__, runtime, kernel, grid, block, bindings,
+                      numBindings, pushConstants, pushBytes);
 }
 
 CachetStatus cachetEventCreate(CachetRuntime runtime, CachetEvent *event) {

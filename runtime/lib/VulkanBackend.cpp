@@ -176,9 +176,7 @@ public:
                     std::unique_ptr<Module> &result) override;
   Status getKernel(Module &module, const char *name,
                    std::unique_ptr<Kernel> &result) override;
-  Status launch(Kernel &kernel, const uint32_t grid[3],
-                const BindingRef *bindings, uint32_t numBindings,
-                const void *pushConstants, uint32_t pushBytes) override;
+  Status launch(Kernel &kernel, const LaunchConfig &config) override;
   Status createEvent(std::unique_ptr<Event> &result) override;
   Status recordEvent(Event &event) override;
   Status eventTimestampNs(Event &event, uint64_t *ns) override;
@@ -883,12 +881,31 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
   return Status::success();
 }
 
-Status VulkanBackend::launch(Kernel &kernel, const uint32_t grid[3],
-                             const BindingRef *bindings, uint32_t numBindings,
-                             const void *pushConstants, uint32_t pushBytes) {
+Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
   auto &vkKernel = static_cast<VulkanKernel &>(kernel);
   const CachetKernelInfo &kernelInfo = kernel.getInfo();
   const std::string quoted = "kernel '" + vkKernel.name + "'";
+  const uint32_t *grid = config.grid;
+  const uint32_t *block = config.block;
+  const BindingRef *bindings = config.bindings;
+  const uint32_t numBindings = config.numBindings;
+  const void *pushConstants = config.pushConstants;
+  const uint32_t pushBytes = config.pushBytes;
+  const uint32_t *wg = kernelInfo.workgroupSize;
+  if ((block[0] || block[1] || block[2]) &&
+      (block[0] != wg[0] || block[1] != wg[1] || block[2] != wg[2]))
+    return Status(
+        CACHET_ERROR_ARGUMENT_MISMATCH,
+        "block size (" + std::to_string(block[0]) + ", " +
+            std::to_string(block[1]) + ", " + std::to_string(block[2]) +
+            ") differs from the "
+            "workgroup size in the shader of " +
+            quoted + " (" + std::to_string(wg[0]) + ", " +
+            std::to_string(wg[1]) + ", " + std::to_string(wg[2]) + ")");
+  if (config.sharedBytes)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "dynamic shared memory is not supported on Vulkan; the "
+                  "shader declares its workgroup memory");
   if (numBindings != kernelInfo.numBindings)
     return Status(CACHET_ERROR_ARGUMENT_MISMATCH,
                   quoted + " takes " + std::to_string(kernelInfo.numBindings) +

@@ -9,12 +9,15 @@
 //   cachet-runtime-test --probe            exit 0 iff a device exists
 //   cachet-runtime-test --expect-no-device checks the no-device errors
 //
+// CACHET_TEST_SHADER_DIR overrides where the .spv files are.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cachet/runtime.h"
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -79,7 +82,9 @@ void expectError(CachetStatus status, CachetStatus expected,
 }
 
 std::vector<char> readShader(const char *name) {
-  std::string path = std::string(CACHET_TEST_SHADER_DIR) + "/" + name;
+  const char *dir = std::getenv("CACHET_TEST_SHADER_DIR");
+  std::string path =
+      std::string(dir ? dir : CACHET_TEST_SHADER_DIR) + "/" + name;
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                           std::istreambuf_iterator<char>());
@@ -494,6 +499,14 @@ void testErrors(Fixture &f) {
   expectError(cachetLaunch(f.rt, f.vadd, grid, outside, 3, &n, 4),
               CACHET_ERROR_INVALID_ARGUMENT, "cachetLaunch", "binding 1",
               "binding past the buffer's end is rejected");
+  const uint32_t wrongBlock[3] = {32, 1, 1}, rightBlock[3] = {64, 1, 1};
+  expectError(
+      cachetLaunchWithBlock(f.rt, f.vadd, grid, wrongBlock, three, 3, &n, 4),
+      CACHET_ERROR_ARGUMENT_MISMATCH, "cachetLaunchWithBlock",
+      "block size (32, 1, 1) differs",
+      "block size other than the shader's is reported");
+  ok(cachetLaunchWithBlock(f.rt, f.vadd, grid, rightBlock, three, 3, &n, 4),
+     "launch with the shader's block size");
   const uint32_t hugeGrid[3] = {UINT32_MAX, 1, 1};
   if (f.info.maxWorkgroupCount[0] < UINT32_MAX)
     expectError(cachetLaunch(f.rt, f.vadd, hugeGrid, three, 3, &n, 4),

@@ -320,6 +320,15 @@ cachetLaunch(CachetRuntime runtime, CachetKernel kernel, const uint32_t grid[3],
              const CachetBinding *bindings, uint32_t numBindings,
              const void *pushConstants, uint32_t pushBytes);
 
+/** cachetLaunch with an explicit workgroup size `block` (threads per
+ *  workgroup), as the mgpu* ABI passes it. On Vulkan it must equal the
+ *  shader's workgroup size (CACHET_ERROR_ARGUMENT_MISMATCH otherwise);
+ *  zeros mean the kernel's own. */
+CACHET_RT_EXPORT CachetStatus cachetLaunchWithBlock(
+    CachetRuntime runtime, CachetKernel kernel, const uint32_t grid[3],
+    const uint32_t block[3], const CachetBinding *bindings,
+    uint32_t numBindings, const void *pushConstants, uint32_t pushBytes);
+
 /*===--------------------------------------------------------------------===*
  * Device-side timing (timestamp queries)
  *===--------------------------------------------------------------------===*/
