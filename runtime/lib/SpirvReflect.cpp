@@ -36,6 +36,7 @@ enum : uint32_t {
   StorageClassUniform = 2,
   StorageClassPushConstant = 9,
   StorageClassStorageBuffer = 12,
+  StorageClassPhysicalStorageBuffer = 5349,
 };
 constexpr uint32_t spirvMagic = 0x07230203;
 constexpr uint32_t executionModelGLCompute = 5;
@@ -201,6 +202,9 @@ uint64_t SpirvModuleInfo::typeSize(uint32_t id, unsigned depth) const {
     }
     return size;
   }
+  case OpTypePointer:
+    // A buffer device address.
+    return op.size() >= 3 && op[2] == StorageClassPhysicalStorageBuffer ? 8 : 0;
   default:
     return 0;
   }

@@ -401,6 +401,47 @@ void testTimestamps(Fixture &f) {
     cachetBufferFree(f.rt, buf);
 }
 
+/// Reads data past maxStorageBufferRange of `big` through its device
+/// address (a physical pointer in the push constants) into `small`.
+void testDeviceAddress(Fixture &f, CachetBuffer big, CachetBuffer small) {
+  uint64_t addrBig = 0, addrSmall = 0;
+  ok(cachetBufferDeviceAddress(f.rt, big, &addrBig), "device address");
+  ok(cachetBufferDeviceAddress(f.rt, small, &addrSmall), "device address");
+  check(addrBig && addrSmall && addrBig != addrSmall,
+        "device addresses are distinct and non-zero");
+  std::vector<char> spv = readShader("address.spv");
+  CachetModule module;
+  CachetKernel kernel;
+  if (!ok(cachetModuleLoad(f.rt, spv.data(), spv.size(), &module),
+          "load address.spv") ||
+      !ok(cachetKernelGet(f.rt, module, "copy_from_address", &kernel),
+          "get copy_from_address"))
+    return;
+  CachetKernelInfo info;
+  cachetKernelGetInfo(kernel, &info);
+  check(info.numBindings == 1 && info.pushConstantBytes == 12,
+        "reflect a push constant holding a device address");
+  const uint32_t n = 64;
+  const uint64_t offset = f.info.maxBindingBytes + (8ull << 20);
+  std::vector<uint32_t> src(n), dst(n, 0);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = 0xadd00000u + i;
+  ok(cachetBufferUpload(f.rt, big, offset, src.data(), n * 4),
+     "upload past the binding range");
+  struct {
+    uint64_t address;
+    uint32_t n;
+    uint32_t pad;
+  } push = {addrBig + offset, n, 0};
+  const uint32_t grid[3] = {1, 1, 1};
+  CachetBinding out = {small, 0, 0};
+  ok(cachetLaunch(f.rt, kernel, grid, &out, 1, &push, sizeof(push)),
+     "launch copy_from_address");
+  ok(cachetBufferDownload(f.rt, small, 0, dst.data(), n * 4), "download");
+  check(dst == src, "bytes past maxStorageBufferRange read by device address");
+  cachetModuleUnload(f.rt, module);
+}
+
 void testLargeBuffer(Fixture &f) {
   const uint64_t maxBinding = f.info.maxBindingBytes;
   const uint64_t bytes = maxBinding + (64ull << 20);
@@ -440,13 +481,8 @@ void testLargeBuffer(Fixture &f) {
                 CACHET_ERROR_INVALID_ARGUMENT, "cachetLaunch",
                 "minStorageBufferOffsetAlignment",
                 "misaligned binding offset is rejected");
-  if (f.info.bufferDeviceAddress) {
-    uint64_t addrBig = 0, addrSmall = 0;
-    ok(cachetBufferDeviceAddress(f.rt, big, &addrBig), "device address");
-    ok(cachetBufferDeviceAddress(f.rt, small, &addrSmall), "device address");
-    check(addrBig && addrSmall && addrBig != addrSmall,
-          "device addresses are distinct and non-zero");
-  }
+  if (f.info.bufferDeviceAddress)
+    testDeviceAddress(f, big, small);
   cachetBufferFree(f.rt, big);
   cachetBufferFree(f.rt, small);
 }
