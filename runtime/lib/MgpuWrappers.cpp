@@ -84,10 +84,11 @@ bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
   if (it == s.allocations.begin())
     return false;
   --it;
-  offset = address - it->first;
-  if (offset > it->second.bytes || bytes > it->second.bytes - offset)
+  uint64_t start = address - it->first;
+  if (start > it->second.bytes || bytes > it->second.bytes - start)
     return false;
   buffer = it->second.buffer;
+  offset = start;
   return true;
 }
 

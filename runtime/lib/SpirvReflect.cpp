@@ -3,7 +3,12 @@
 #include "SpirvReflect.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+
+#ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
+#include <spirv-tools/libspirv.h>
+#endif
 
 using namespace cachet::runtime;
 
@@ -274,5 +279,49 @@ Status SpirvModuleInfo::describeEntryPoint(const std::string &name,
       break;
     }
   }
+  return Status::success();
+}
+
+Status cachet::runtime::validateForVulkan(const std::vector<uint32_t> &words,
+                                          unsigned vulkanMinor,
+                                          const SpirvLayoutRules &rules) {
+#ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
+  spv_target_env env = vulkanMinor >= 3   ? SPV_ENV_VULKAN_1_3
+                       : vulkanMinor == 2 ? SPV_ENV_VULKAN_1_2
+                       : vulkanMinor == 1 ? SPV_ENV_VULKAN_1_1
+                                          : SPV_ENV_VULKAN_1_0;
+  spv_context context = spvContextCreate(env);
+  spv_validator_options options = spvValidatorOptionsCreate();
+  // Vulkan 1.1 made relaxed block layout core.
+  spvValidatorOptionsSetRelaxBlockLayout(options, vulkanMinor >= 1);
+  spvValidatorOptionsSetScalarBlockLayout(options, rules.scalarBlockLayout);
+  spvValidatorOptionsSetUniformBufferStandardLayout(
+      options, rules.uniformBufferStandardLayout);
+  spv_const_binary_t binary = {words.data(), words.size()};
+  spv_diagnostic diagnostic = nullptr;
+  spv_result_t result =
+      spvValidateWithOptions(context, options, &binary, &diagnostic);
+  std::string message;
+  if (result != SPV_SUCCESS) {
+    message = diagnostic && diagnostic->error ? diagnostic->error
+                                              : "unknown validation error";
+    // One line: the reason, then the offending instruction.
+    while (!message.empty() && std::isspace(message.back()))
+      message.pop_back();
+    for (size_t nl = message.find('\n'); nl != std::string::npos;
+         nl = message.find('\n', nl)) {
+      size_t end = message.find_first_not_of(" \t", nl + 1);
+      message.replace(
+          nl, end == std::string::npos ? std::string::npos : end - nl, " in: ");
+    }
+  }
+  spvDiagnosticDestroy(diagnostic);
+  spvValidatorOptionsDestroy(options);
+  spvContextDestroy(context);
+  if (result != SPV_SUCCESS)
+    return Status(CACHET_ERROR_INVALID_BINARY,
+                  "SPIR-V validation failed for Vulkan 1." +
+                      std::to_string(vulkanMinor) + ": " + message);
+#endif
   return Status::success();
 }

@@ -20,6 +20,19 @@
 namespace cachet {
 namespace runtime {
 
+/// How a Vulkan device lays out blocks, for the validator.
+struct SpirvLayoutRules {
+  bool scalarBlockLayout = false;
+  bool uniformBufferStandardLayout = false;
+};
+
+/// Runs the SPIR-V validator (SPIRV-Tools, linked statically when the build
+/// found it) for a Vulkan 1.`vulkanMinor` device; fails with
+/// CACHET_ERROR_INVALID_BINARY and the validator's message. Without
+/// SPIRV-Tools it succeeds (the structural checks of parse() remain).
+Status validateForVulkan(const std::vector<uint32_t> &words,
+                         unsigned vulkanMinor, const SpirvLayoutRules &rules);
+
 /// The parsed facts of one SPIR-V module.
 class SpirvModuleInfo {
 public:

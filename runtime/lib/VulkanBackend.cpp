@@ -202,6 +202,7 @@ private:
   CachetDeviceInfo info = {};
   bool forceStaging = false;
   bool bufferDeviceAddressEnabled = false;
+  SpirvLayoutRules layoutRules;
   uint32_t timestampValidBits = 0;
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
@@ -374,6 +375,9 @@ Status VulkanBackend::createDevice() {
   vkGetPhysicalDeviceFeatures2(physicalDevice, &features);
   features.features.robustBufferAccess = VK_FALSE;
   bufferDeviceAddressEnabled = vulkan12 && features12.bufferDeviceAddress;
+  layoutRules.scalarBlockLayout = vulkan12 && features12.scalarBlockLayout;
+  layoutRules.uniformBufferStandardLayout =
+      vulkan12 && features12.uniformBufferStandardLayout;
   // Capture/replay and multi-device addresses need more than we set up.
   features12.bufferDeviceAddressCaptureReplay = VK_FALSE;
   features12.bufferDeviceAddressMultiDevice = VK_FALSE;
@@ -799,6 +803,9 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
     std::memcpy(words.data(), data, bytes);
   auto module = std::make_unique<VulkanModule>(device);
   CACHET_RETURN_IF_ERROR(SpirvModuleInfo::parse(words, module->spirv));
+  // A driver may crash on invalid SPIR-V; reject it here instead.
+  CACHET_RETURN_IF_ERROR(validateForVulkan(
+      words, VK_API_VERSION_MINOR(properties.apiVersion), layoutRules));
   VkShaderModuleCreateInfo shaderInfo = {
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   shaderInfo.codeSize = bytes;

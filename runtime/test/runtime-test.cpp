@@ -511,6 +511,14 @@ void testErrors(Fixture &f) {
               CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad", "no entry point",
               "header-only blob is rejected");
 
+#ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
+  std::vector<char> invalid = readShader("invalid.spv");
+  expectError(cachetModuleLoad(f.rt, invalid.data(), invalid.size(), &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad",
+              "SPIR-V validation failed",
+              "well-formed but invalid SPIR-V is rejected by the validator");
+#endif
+
   CachetKernel kernel = nullptr;
   expectError(cachetKernelGet(f.rt, f.vaddModule, "vmul", &kernel),
               CACHET_ERROR_NOT_FOUND, "cachetKernelGet", "'vadd'",
@@ -633,6 +641,18 @@ void testMgpu() {
   for (size_t i = 0; i < n; ++i)
     good &= hostOut[i] == 2.0f * host[i];
   check(good, "mgpuLaunchKernel on host memory matches the CPU");
+
+  // A pointer into an allocation binds at that offset.
+  float *srcTail = src + 16;
+  size_t tailBytes = (n - 16) * sizeof(float);
+  void *tailParams[4] = {&srcTail, &tailBytes, &dst, &tailBytes};
+  mgpuLaunchKernel(function, (n - 16) / 4, 1, 1, 4, 1, 1, 0, stream, tailParams,
+                   nullptr, 4);
+  mgpuMemcpy(out.data(), dst, bytes, stream);
+  good = true;
+  for (size_t i = 0; i + 16 < n; ++i)
+    good &= out[i] == 2.0f * host[i + 16];
+  check(good, "mgpuLaunchKernel on an interior pointer binds at its offset");
 
   mgpuMemset32(dst, 0x3f800000u, n, stream);
   mgpuMemcpy(out.data(), dst, bytes, stream);
