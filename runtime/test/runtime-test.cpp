@@ -219,6 +219,35 @@ void testCopyAndFill(Fixture &f) {
   cachetBufferFree(f.rt, dd);
 }
 
+/// Thousands of launches without a synchronize: the command buffer is
+/// submitted on its own and descriptor pools grow and are reused.
+void testManyLaunches(Fixture &f) {
+  const uint32_t n = 256, launches = 5000;
+  std::vector<uint32_t> src(n), dst(n);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = i * 3;
+  CachetBuffer a, b;
+  if (!ok(cachetBufferAlloc(f.rt, n * 4, &a), "alloc") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &b), "alloc"))
+    return;
+  ok(cachetBufferUpload(f.rt, a, 0, src.data(), n * 4), "upload");
+  const uint32_t grid[3] = {n / 64, 1, 1};
+  const uint32_t push[2] = {n, 1};
+  CachetBinding ab[2] = {{a, 0, 0}, {b, 0, 0}};
+  CachetBinding ba[2] = {{b, 0, 0}, {a, 0, 0}};
+  bool launched = true;
+  for (uint32_t i = 0; i < launches; ++i)
+    launched &= cachetLaunch(f.rt, f.add, grid, i % 2 ? ba : ab, 2, push, 8) ==
+                CACHET_SUCCESS;
+  ok(cachetBufferDownload(f.rt, a, 0, dst.data(), n * 4), "download");
+  bool good = launched;
+  for (uint32_t i = 0; i < n; ++i)
+    good &= dst[i] == src[i] + launches;
+  check(good, std::to_string(launches) + " chained launches add up");
+  cachetBufferFree(f.rt, a);
+  cachetBufferFree(f.rt, b);
+}
+
 void testPitched(Fixture &f) {
   const uint64_t rows = 37, rowBytes = 100, pitch = 128, srcPitch = 112;
   CachetBuffer buf;
@@ -692,6 +721,7 @@ int runAll(uint32_t flags) {
   if (f.vadd && f.copy && f.add) {
     testVectorAdd(f);
     testCopyAndFill(f);
+    testManyLaunches(f);
     testPitched(f);
     testArena(f);
     testTimestamps(f);
