@@ -268,8 +268,9 @@ CACHET_RT_EXPORT CachetStatus cachetArenaAlloc(CachetRuntime runtime,
                                                uint64_t bytes,
                                                CachetBuffer *buffer);
 
-/** Frees every sub-allocation at once (after the device is done with them);
- *  the reserved memory stays for the next layer. */
+/** Frees every sub-allocation at once; the reserved memory stays for the
+ *  next layer. Does not wait: launches recorded before the reset run before
+ *  any later work that reuses the memory (one in-order queue). */
 CACHET_RT_EXPORT CachetStatus cachetArenaReset(CachetRuntime runtime,
                                                CachetArena arena);
 
