@@ -337,4 +337,65 @@ CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
                           "CACHET_VULKAN_DEVICE to pick another device");
 }
 
+CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime) {
+  if (!runtime)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  *runtime = getRuntime(__func__);
+  return *runtime ? CACHET_SUCCESS : CACHET_ERROR_NO_DEVICE;
+}
+
+CachetStatus cachetMgpuLookup(const void *ptr, CachetBuffer *buffer,
+                              uint64_t *offset) {
+  if (!buffer || !offset)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  return findAllocation(ptr, 0, *buffer, *offset) ? CACHET_SUCCESS
+                                                  : CACHET_ERROR_NOT_FOUND;
+}
+
+CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
+                                uint64_t srcPitch, uint64_t rowBytes,
+                                uint64_t rows) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  if (!rows)
+    return CACHET_SUCCESS;
+  if (!dst || !src || rowBytes > dstPitch || rowBytes > srcPitch) {
+    reportError(__func__, "null pointer, or a pitch below the row size");
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  CachetBuffer buffer = nullptr;
+  uint64_t offset = 0;
+  if (findAllocation(dst, rows * dstPitch, buffer, offset)) {
+    CachetStatus status = cachetBufferUpload2D(
+        runtime, buffer, offset, dstPitch, src, srcPitch, rowBytes, rows);
+    failed(__func__, status);
+    return status;
+  }
+  CachetStatus status = cachetSynchronize(runtime);
+  if (failed(__func__, status))
+    return status;
+  auto *out = static_cast<char *>(dst);
+  auto *in = static_cast<const char *>(src);
+  for (uint64_t r = 0; r < rows; ++r) {
+    std::memcpy(out + r * dstPitch, in + r * srcPitch, rowBytes);
+    std::memset(out + r * dstPitch + rowBytes, 0, dstPitch - rowBytes);
+  }
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuEventElapsedNs(void *start, void *end, uint64_t *ns) {
+  CachetRuntime runtime = getRuntime(__func__);
+  auto *first = static_cast<MgpuEvent *>(start);
+  auto *last = static_cast<MgpuEvent *>(end);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  if (!first || !last || !ns)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  CachetStatus status =
+      cachetEventElapsedNs(runtime, first->event, last->event, ns);
+  failed(__func__, status);
+  return status;
+}
+
 } // extern "C"

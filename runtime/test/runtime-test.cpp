@@ -698,6 +698,40 @@ void testMgpu() {
   mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
                    3);
 
+  // The bridge to the C API: the same runtime, its buffers, 2D uploads and
+  // event timing.
+  CachetRuntime shared = nullptr;
+  CachetBuffer backing = nullptr;
+  uint64_t backingOffset = 1;
+  check(cachetMgpuGetRuntime(&shared) == CACHET_SUCCESS && shared &&
+            cachetMgpuLookup(src + 8, &backing, &backingOffset) ==
+                CACHET_SUCCESS &&
+            backing && backingOffset == 32,
+        "cachetMgpuGetRuntime / cachetMgpuLookup");
+  check(cachetMgpuLookup(host.data(), &backing, &backingOffset) ==
+            CACHET_ERROR_NOT_FOUND,
+        "cachetMgpuLookup of host memory is not found");
+  std::vector<uint8_t> rowsIn(4 * 12, 0x77), padded(4 * 16, 0x99);
+  for (size_t i = 0; i < rowsIn.size(); ++i)
+    rowsIn[i] = static_cast<uint8_t>(i + 1);
+  mgpuMemset32(dst, 0xffffffffu, n, stream);
+  check(cachetMgpuMemcpy2D(dst, 16, rowsIn.data(), 12, 10, 4) == CACHET_SUCCESS,
+        "cachetMgpuMemcpy2D into mgpu memory");
+  mgpuMemcpy(padded.data(), dst, padded.size(), stream);
+  good = true;
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 16; ++c)
+      good &= padded[r * 16 + c] == (c < 10 ? rowsIn[r * 12 + c] : 0);
+  check(good, "cachetMgpuMemcpy2D copies rows and zeroes the gaps");
+  void *later = mgpuEventCreate();
+  mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
+                   4);
+  mgpuEventRecord(later, stream);
+  uint64_t elapsed = 0;
+  check(cachetMgpuEventElapsedNs(event, later, &elapsed) == CACHET_SUCCESS,
+        "cachetMgpuEventElapsedNs", std::to_string(elapsed) + " ns");
+  mgpuEventDestroy(later);
+
   mgpuEventDestroy(event);
   mgpuMemFree(src, stream);
   mgpuMemFree(dst, stream);

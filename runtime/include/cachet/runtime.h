@@ -360,6 +360,39 @@ CACHET_RT_EXPORT CachetStatus cachetEventElapsedNs(CachetRuntime runtime,
 CACHET_RT_EXPORT CachetStatus cachetEventDestroy(CachetRuntime runtime,
                                                  CachetEvent event);
 
+/*===--------------------------------------------------------------------===*
+ * Bridging to the mgpu* ABI
+ *
+ * libcachet_runtime also exports upstream MLIR's mgpu* functions (module
+ * load, launch, mgpuMemAlloc, mgpuMemcpy, streams, events), implemented on
+ * one process-wide runtime on the default Vulkan device. Host code lowered
+ * through gpu-to-llvm can reach that runtime's other services with these.
+ *===--------------------------------------------------------------------===*/
+
+/** Returns the process-wide runtime behind the mgpu* functions (created on
+ *  first use; it lives until the process exits: do not destroy it). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime);
+
+/** Returns the buffer and offset behind `ptr`, a pointer into memory from
+ *  mgpuMemAlloc (CACHET_ERROR_NOT_FOUND for any other pointer). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuLookup(const void *ptr,
+                                               CachetBuffer *buffer,
+                                               uint64_t *offset);
+
+/** Zero-filled strided 2D copy for padded weights in mgpu memory: row r
+ *  (`rowBytes` at src + r * srcPitch) goes to dst + r * dstPitch and bytes
+ *  [rowBytes, dstPitch) of each row are zeroed, after the work recorded so
+ *  far. `dst` is mgpuMemAlloc memory (or host memory). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch,
+                                                 const void *src,
+                                                 uint64_t srcPitch,
+                                                 uint64_t rowBytes,
+                                                 uint64_t rows);
+
+/** Returns the device time between two recorded mgpu events, in ns. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuEventElapsedNs(void *start, void *end,
+                                                       uint64_t *ns);
+
 #ifdef __cplusplus
 }
 #endif
