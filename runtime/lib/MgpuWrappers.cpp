@@ -142,7 +142,7 @@ CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   CachetRuntime runtime = getRuntime(__func__);
   if (!runtime)
     return;
-  auto kernel = static_cast<CachetKernel>(function);
+  auto *kernel = static_cast<CachetKernel>(function);
   if (smem != 0) {
     reportError(__func__, "dynamic shared memory is not supported on Vulkan; "
                           "the shader declares its workgroup memory");

@@ -200,7 +200,7 @@ CachetStatus launchKernel(const char *function, CachetRuntime runtime,
 
 #define CACHET_LOCK(runtime)                                                   \
   CACHET_CHECK_ARG(runtime, "null runtime");                                   \
-  std::lock_guard<std::mutex> lock(runtime->mutex)
+  std::lock_guard<std::mutex> lock((runtime)->mutex)
 
 extern "C" {
 

@@ -215,6 +215,51 @@ uint64_t SpirvModuleInfo::typeSize(uint32_t id, unsigned depth) const {
   }
 }
 
+Status SpirvModuleInfo::addVariable(const Variable &var,
+                                    const std::string &name,
+                                    CachetKernelInfo &info) const {
+  const std::vector<uint32_t> *pointer = var.pointerType < typeWords.size()
+                                             ? &typeWords[var.pointerType]
+                                             : nullptr;
+  uint32_t pointee =
+      pointer && pointer->size() >= 4 ? (*pointer)[3] : UINT32_MAX;
+  std::string varName = "%" + std::to_string(var.id);
+  switch (var.storageClass) {
+  case StorageClassPushConstant: {
+    uint64_t size = typeSize(pointee, 0);
+    if (size == 0)
+      return Status(CACHET_ERROR_UNSUPPORTED,
+                    "cannot size the push-constant block " + varName +
+                        " of entry point '" + name + "'");
+    info.pushConstantBytes = static_cast<uint32_t>(size);
+    break;
+  }
+  case StorageClassUniform:
+    if (pointee >= blockKind.size() ||
+        blockKind[pointee] != DecorationBufferBlock)
+      return Status(CACHET_ERROR_UNSUPPORTED,
+                    "entry point '" + name + "' uses a uniform buffer (" +
+                        varName + "); only storage buffers are bound");
+    [[fallthrough]];
+  case StorageClassStorageBuffer: {
+    if (descriptorSet[var.id] != 0 || binding[var.id] < 0)
+      return Status(CACHET_ERROR_UNSUPPORTED,
+                    "storage buffer " + varName + " of entry point '" + name +
+                        "' is not in descriptor set 0");
+    info.numBindings = std::max<uint32_t>(
+        info.numBindings, static_cast<uint32_t>(binding[var.id]) + 1);
+    break;
+  }
+  case StorageClassUniformConstant:
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "entry point '" + name + "' uses an image or sampler (" +
+                      varName + "); only storage buffers are bound");
+  default:
+    break;
+  }
+  return Status::success();
+}
+
 Status SpirvModuleInfo::describeEntryPoint(const std::string &name,
                                            CachetKernelInfo &info) const {
   const EntryPoint *entry = nullptr;
@@ -239,45 +284,7 @@ Status SpirvModuleInfo::describeEntryPoint(const std::string &name,
         std::find(entry->interface.begin(), entry->interface.end(), var.id) ==
             entry->interface.end())
       continue;
-    const std::vector<uint32_t> *pointer = var.pointerType < typeWords.size()
-                                               ? &typeWords[var.pointerType]
-                                               : nullptr;
-    uint32_t pointee =
-        pointer && pointer->size() >= 4 ? (*pointer)[3] : UINT32_MAX;
-    std::string varName = "%" + std::to_string(var.id);
-    switch (var.storageClass) {
-    case StorageClassPushConstant: {
-      uint64_t size = typeSize(pointee, 0);
-      if (size == 0)
-        return Status(CACHET_ERROR_UNSUPPORTED,
-                      "cannot size the push-constant block " + varName +
-                          " of entry point '" + name + "'");
-      info.pushConstantBytes = static_cast<uint32_t>(size);
-      break;
-    }
-    case StorageClassUniform:
-      if (pointee >= blockKind.size() ||
-          blockKind[pointee] != DecorationBufferBlock)
-        return Status(CACHET_ERROR_UNSUPPORTED,
-                      "entry point '" + name + "' uses a uniform buffer (" +
-                          varName + "); only storage buffers are bound");
-      [[fallthrough]];
-    case StorageClassStorageBuffer: {
-      if (descriptorSet[var.id] != 0 || binding[var.id] < 0)
-        return Status(CACHET_ERROR_UNSUPPORTED,
-                      "storage buffer " + varName + " of entry point '" + name +
-                          "' is not in descriptor set 0");
-      info.numBindings = std::max<uint32_t>(
-          info.numBindings, static_cast<uint32_t>(binding[var.id]) + 1);
-      break;
-    }
-    case StorageClassUniformConstant:
-      return Status(CACHET_ERROR_UNSUPPORTED,
-                    "entry point '" + name + "' uses an image or sampler (" +
-                        varName + "); only storage buffers are bound");
-    default:
-      break;
-    }
+    CACHET_RETURN_IF_ERROR(addVariable(var, name, info));
   }
   return Status::success();
 }

@@ -60,6 +60,9 @@ private:
     uint32_t pointerType;
     uint32_t storageClass;
   };
+  /// Adds global `var`, used by entry point `name`, to `info`.
+  Status addVariable(const Variable &var, const std::string &name,
+                     CachetKernelInfo &info) const;
   /// The byte size of type `id` in a push-constant block, 0 if unknown.
   uint64_t typeSize(uint32_t id, unsigned depth) const;
 

@@ -67,6 +67,13 @@ Status vulkanFailure(const char *call, VkResult result) {
       return vulkanFailure(call, vkResult_);                                   \
   } while (false)
 
+/// Returns a zero-initialized Vulkan structure of type `type`.
+template <typename T> T makeStruct(VkStructureType type) {
+  T value{};
+  value.sType = type;
+  return value;
+}
+
 /// Bytes a staging buffer holds at most; larger copies go in pieces.
 constexpr uint64_t stagingChunkBytes = 64ull << 20;
 /// Launches recorded before the command buffer is submitted on its own.
@@ -244,11 +251,12 @@ VulkanBackend::~VulkanBackend() {
 
 Status VulkanBackend::init(uint32_t flags) {
   forceStaging = flags & CACHET_RUNTIME_FORCE_STAGING;
-  VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  auto app = makeStruct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "cachet";
   app.pEngineName = "libcachet_runtime";
   app.apiVersion = VK_API_VERSION_1_2;
-  VkInstanceCreateInfo instanceInfo = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  auto instanceInfo =
+      makeStruct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
   instanceInfo.pApplicationInfo = &app;
   VkResult result = vkCreateInstance(&instanceInfo, nullptr, &instance);
   if (result == VK_ERROR_INCOMPATIBLE_DRIVER)
@@ -362,12 +370,12 @@ Status VulkanBackend::createDevice() {
   // Enable every supported feature (f16, int8, 8/16-bit storage, buffer
   // device address, ...) except robust buffer access, which costs speed.
   bool vulkan12 = properties.apiVersion >= VK_API_VERSION_1_2;
-  VkPhysicalDeviceVulkan12Features features12 = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features features11 = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceFeatures2 features = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  auto features12 = makeStruct<VkPhysicalDeviceVulkan12Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto features11 = makeStruct<VkPhysicalDeviceVulkan11Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  auto features = makeStruct<VkPhysicalDeviceFeatures2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
   if (vulkan12) {
     features.pNext = &features11;
     features11.pNext = &features12;
@@ -383,12 +391,13 @@ Status VulkanBackend::createDevice() {
   features12.bufferDeviceAddressMultiDevice = VK_FALSE;
 
   float priority = 1.0f;
-  VkDeviceQueueCreateInfo queueInfo = {
-      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  auto queueInfo = makeStruct<VkDeviceQueueCreateInfo>(
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   queueInfo.queueFamilyIndex = queueFamily;
   queueInfo.queueCount = 1;
   queueInfo.pQueuePriorities = &priority;
-  VkDeviceCreateInfo deviceInfo = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  auto deviceInfo =
+      makeStruct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
   deviceInfo.pNext = &features;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
@@ -396,38 +405,39 @@ Status VulkanBackend::createDevice() {
                                                    nullptr, &device));
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
 
-  VkCommandPoolCreateInfo poolInfo = {
-      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  auto poolInfo = makeStruct<VkCommandPoolCreateInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   poolInfo.queueFamilyIndex = queueFamily;
   CACHET_VK_CHECK(
       "vkCreateCommandPool",
       vkCreateCommandPool(device, &poolInfo, nullptr, &commandPool));
-  VkCommandBufferAllocateInfo bufferInfo = {
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  auto bufferInfo = makeStruct<VkCommandBufferAllocateInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
   bufferInfo.commandPool = commandPool;
   bufferInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   bufferInfo.commandBufferCount = 1;
   CACHET_VK_CHECK(
       "vkAllocateCommandBuffers",
       vkAllocateCommandBuffers(device, &bufferInfo, &commandBuffer));
-  VkFenceCreateInfo fenceInfo = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  auto fenceInfo =
+      makeStruct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   CACHET_VK_CHECK("vkCreateFence",
                   vkCreateFence(device, &fenceInfo, nullptr, &fence));
-  VkPipelineCacheCreateInfo cacheInfo = {
-      VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  auto cacheInfo = makeStruct<VkPipelineCacheCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
   CACHET_VK_CHECK(
       "vkCreatePipelineCache",
       vkCreatePipelineCache(device, &cacheInfo, nullptr, &pipelineCache));
 
   // Limits.
-  VkPhysicalDeviceSubgroupProperties subgroup = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceMaintenance3Properties maintenance3 = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  auto subgroup = makeStruct<VkPhysicalDeviceSubgroupProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+  auto maintenance3 = makeStruct<VkPhysicalDeviceMaintenance3Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
   subgroup.pNext = &maintenance3;
-  VkPhysicalDeviceProperties2 props2 = {
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   props2.pNext = &subgroup;
   vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
   const VkPhysicalDeviceLimits &limits = properties.limits;
@@ -485,7 +495,8 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
                       " bytes exceed the device's maxMemoryAllocationSize of " +
                       std::to_string(info.maxAllocationBytes) + " bytes");
   auto buffer = std::make_unique<VulkanBuffer>(device, bytes);
-  VkBufferCreateInfo bufferInfo = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  auto bufferInfo =
+      makeStruct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   bufferInfo.size = bytes;
   bufferInfo.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -519,10 +530,11 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
                   std::to_string(bytes) + " bytes exceed the " +
                       std::to_string(heapSize) + "-byte memory heap");
 
-  VkMemoryAllocateFlagsInfo flagsInfo = {
-      VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  auto flagsInfo = makeStruct<VkMemoryAllocateFlagsInfo>(
+      VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO);
   flagsInfo.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-  VkMemoryAllocateInfo allocInfo = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  auto allocInfo =
+      makeStruct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
   allocInfo.pNext = bufferDeviceAddressEnabled ? &flagsInfo : nullptr;
   allocInfo.allocationSize = requirements.size;
   allocInfo.memoryTypeIndex = static_cast<uint32_t>(type);
@@ -541,8 +553,8 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
     buffer->mapped = static_cast<char *>(ptr);
   }
   if (bufferDeviceAddressEnabled) {
-    VkBufferDeviceAddressInfo addressInfo = {
-        VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    auto addressInfo = makeStruct<VkBufferDeviceAddressInfo>(
+        VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO);
     addressInfo.buffer = buffer->buffer;
     buffer->address = vkGetBufferDeviceAddress(device, &addressInfo);
   }
@@ -567,8 +579,8 @@ void VulkanBackend::release(std::unique_ptr<Buffer> buffer) {
 Status VulkanBackend::ensureRecording() {
   if (recording)
     return Status::success();
-  VkCommandBufferBeginInfo beginInfo = {
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  auto beginInfo = makeStruct<VkCommandBufferBeginInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   beginInfo.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   CACHET_VK_CHECK("vkBeginCommandBuffer",
                   vkBeginCommandBuffer(commandBuffer, &beginInfo));
@@ -579,7 +591,7 @@ Status VulkanBackend::ensureRecording() {
 
 void VulkanBackend::recordBarrier() {
   // Every launch or copy sees the writes of the ones before it.
-  VkMemoryBarrier barrier = {VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  auto barrier = makeStruct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   barrier.srcAccessMask =
       VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   barrier.dstAccessMask =
@@ -602,7 +614,7 @@ Status VulkanBackend::flush() {
   if (result == VK_SUCCESS)
     result = vkResetFences(device, 1, &fence);
   if (result == VK_SUCCESS) {
-    VkSubmitInfo submit = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    auto submit = makeStruct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &commandBuffer;
     result = vkQueueSubmit(queue, 1, &submit, fence);
@@ -627,8 +639,8 @@ Status VulkanBackend::allocateDescriptorSet(VkDescriptorSetLayout layout,
     if (currentPool == descriptorPools.size()) {
       VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                    descriptorPoolBuffers};
-      VkDescriptorPoolCreateInfo poolInfo = {
-          VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      auto poolInfo = makeStruct<VkDescriptorPoolCreateInfo>(
+          VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
       poolInfo.maxSets = descriptorPoolSets;
       poolInfo.poolSizeCount = 1;
       poolInfo.pPoolSizes = &size;
@@ -638,8 +650,8 @@ Status VulkanBackend::allocateDescriptorSet(VkDescriptorSetLayout layout,
           vkCreateDescriptorPool(device, &poolInfo, nullptr, &pool));
       descriptorPools.push_back(pool);
     }
-    VkDescriptorSetAllocateInfo allocInfo = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    auto allocInfo = makeStruct<VkDescriptorSetAllocateInfo>(
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
     allocInfo.descriptorPool = descriptorPools[currentPool];
     allocInfo.descriptorSetCount = 1;
     allocInfo.pSetLayouts = &layout;
@@ -806,8 +818,8 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
   // A driver may crash on invalid SPIR-V; reject it here instead.
   CACHET_RETURN_IF_ERROR(validateForVulkan(
       words, VK_API_VERSION_MINOR(properties.apiVersion), layoutRules));
-  VkShaderModuleCreateInfo shaderInfo = {
-      VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  auto shaderInfo = makeStruct<VkShaderModuleCreateInfo>(
+      VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   shaderInfo.codeSize = bytes;
   shaderInfo.pCode = words.data();
   VkResult vkResult =
@@ -853,8 +865,8 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
-  VkDescriptorSetLayoutCreateInfo setInfo = {
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  auto setInfo = makeStruct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   setInfo.bindingCount = kernelInfo.numBindings;
   setInfo.pBindings = bindings.data();
   CACHET_VK_CHECK("vkCreateDescriptorSetLayout",
@@ -863,8 +875,8 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
   kernel->pushRangeBytes = (kernelInfo.pushConstantBytes + 3) & ~3u;
   VkPushConstantRange pushRange = {VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                    kernel->pushRangeBytes};
-  VkPipelineLayoutCreateInfo layoutInfo = {
-      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  auto layoutInfo = makeStruct<VkPipelineLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   layoutInfo.setLayoutCount = 1;
   layoutInfo.pSetLayouts = &kernel->setLayout;
   layoutInfo.pushConstantRangeCount = kernel->pushRangeBytes ? 1 : 0;
@@ -872,8 +884,8 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
   CACHET_VK_CHECK(
       "vkCreatePipelineLayout",
       vkCreatePipelineLayout(device, &layoutInfo, nullptr, &kernel->layout));
-  VkComputePipelineCreateInfo pipelineInfo = {
-      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  auto pipelineInfo = makeStruct<VkComputePipelineCreateInfo>(
+      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pipelineInfo.stage.sType =
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -964,7 +976,8 @@ Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
     CACHET_RETURN_IF_ERROR(allocateDescriptorSet(vkKernel.setLayout, set));
     std::vector<VkWriteDescriptorSet> writes(numBindings);
     for (uint32_t i = 0; i < numBindings; ++i) {
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i] = makeStruct<VkWriteDescriptorSet>(
+          VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
       writes[i].dstSet = set;
       writes[i].dstBinding = i;
       writes[i].descriptorCount = 1;
@@ -996,7 +1009,8 @@ Status VulkanBackend::createEvent(std::unique_ptr<Event> &result) {
                   std::string("the compute queue of '") + info.name +
                       "' has no timestamps (timestampValidBits = 0)");
   auto event = std::make_unique<VulkanEvent>(device);
-  VkQueryPoolCreateInfo poolInfo = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  auto poolInfo = makeStruct<VkQueryPoolCreateInfo>(
+      VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
   poolInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
   poolInfo.queryCount = 1;
   CACHET_VK_CHECK("vkCreateQueryPool",
