@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,6 +67,19 @@ CachetStatus report(const char *function, const Status &status) {
     return CACHET_SUCCESS;
   lastError = std::string(function) + ": " + status.getMessage();
   return status.getCode();
+}
+
+/// Calls `fn`, turning a C++ exception (host memory exhausted by a size that
+/// came from the caller or from a binary) into a failed Status.
+template <typename Fn> Status safely(Fn &&fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc &) {
+    return Status(CACHET_ERROR_OUT_OF_MEMORY, "host memory exhausted");
+  } catch (const std::exception &error) {
+    return Status(CACHET_ERROR_BACKEND,
+                  std::string("internal error: ") + error.what());
+  }
 }
 
 Status invalidArgument(const std::string &message) {
@@ -137,7 +151,8 @@ CachetStatus allocateBuffer(const char *function, CachetRuntime runtime,
     return report(function, invalidArgument("unknown buffer flags " +
                                             std::to_string(flags)));
   auto impl = std::make_unique<CachetBufferImpl>();
-  Status status = runtime->backend->allocate(bytes, flags, impl->owned);
+  Status status = safely(
+      [&] { return runtime->backend->allocate(bytes, flags, impl->owned); });
   if (!status.ok())
     return report(function, status);
   impl->base = impl->owned.get();
@@ -187,7 +202,9 @@ CachetStatus launchKernel(const char *function, CachetRuntime runtime,
   config.numBindings = numBindings;
   config.pushConstants = pushConstants;
   config.pushBytes = pushBytes;
-  return report(function, runtime->backend->launch(*kernel->kernel, config));
+  return report(function, safely([&] {
+                  return runtime->backend->launch(*kernel->kernel, config);
+                }));
 }
 
 } // namespace
@@ -332,8 +349,10 @@ CachetStatus cachetBufferUpload(CachetRuntime runtime, CachetBuffer buffer,
   CACHET_CHECK_ARG(buffer && (src || !bytes), "null argument");
   Status status = checkRange(buffer, offset, bytes);
   if (status.ok() && bytes)
-    status = runtime->backend->upload(*buffer->base, buffer->offset + offset,
+    status = safely([&] {
+      return runtime->backend->upload(*buffer->base, buffer->offset + offset,
                                       src, bytes);
+    });
   return report(__func__, status);
 }
 
@@ -343,8 +362,10 @@ CachetStatus cachetBufferDownload(CachetRuntime runtime, CachetBuffer buffer,
   CACHET_CHECK_ARG(buffer && (dst || !bytes), "null argument");
   Status status = checkRange(buffer, offset, bytes);
   if (status.ok() && bytes)
-    status = runtime->backend->download(*buffer->base, buffer->offset + offset,
+    status = safely([&] {
+      return runtime->backend->download(*buffer->base, buffer->offset + offset,
                                         dst, bytes);
+    });
   return report(__func__, status);
 }
 
@@ -359,8 +380,10 @@ CachetStatus cachetBufferUpload2D(CachetRuntime runtime, CachetBuffer buffer,
   CACHET_CHECK_ARG(hostPitch >= rowBytes, "source pitch below the row size");
   Status status = checkRegion2D(buffer, offset, pitch, rowBytes, rows);
   if (status.ok() && rows)
-    status = runtime->backend->upload2D(*buffer->base, buffer->offset + offset,
+    status = safely([&] {
+      return runtime->backend->upload2D(*buffer->base, buffer->offset + offset,
                                         pitch, src, hostPitch, rowBytes, rows);
+    });
   return report(__func__, status);
 }
 
@@ -376,9 +399,11 @@ CachetStatus cachetBufferDownload2D(CachetRuntime runtime, CachetBuffer buffer,
                    "destination pitch below the row size");
   Status status = checkRegion2D(buffer, offset, pitch, rowBytes, rows);
   if (status.ok() && rows)
-    status =
-        runtime->backend->download2D(*buffer->base, buffer->offset + offset,
-                                     pitch, dst, hostPitch, rowBytes, rows);
+    status = safely([&] {
+      return runtime->backend->download2D(*buffer->base,
+                                          buffer->offset + offset, pitch, dst,
+                                          hostPitch, rowBytes, rows);
+    });
   return report(__func__, status);
 }
 
@@ -424,7 +449,9 @@ CachetStatus cachetArenaCreate(CachetRuntime runtime, uint64_t bytes,
   *arena = nullptr;
   CACHET_CHECK_ARG(bytes > 0, "zero-byte arena");
   auto impl = std::make_unique<CachetArenaImpl>();
-  Status status = runtime->backend->allocate(bytes, 0, impl->storage.owned);
+  Status status = safely([&] {
+    return runtime->backend->allocate(bytes, 0, impl->storage.owned);
+  });
   if (!status.ok())
     return report(__func__, status);
   impl->storage.base = impl->storage.owned.get();
@@ -507,7 +534,8 @@ CachetStatus cachetModuleLoad(CachetRuntime runtime, const void *data,
   *module = nullptr;
   CACHET_CHECK_ARG(data || !bytes, "null binary");
   auto impl = std::make_unique<CachetModuleImpl>();
-  Status status = runtime->backend->loadModule(data, bytes, impl->module);
+  Status status = safely(
+      [&] { return runtime->backend->loadModule(data, bytes, impl->module); });
   if (!status.ok())
     return report(__func__, status);
   *module = impl.release();
@@ -535,8 +563,9 @@ CachetStatus cachetKernelGet(CachetRuntime runtime, CachetModule module,
   auto it = module->kernels.find(name);
   if (it == module->kernels.end()) {
     auto impl = std::make_unique<CachetKernelImpl>();
-    Status status =
-        runtime->backend->getKernel(*module->module, name, impl->kernel);
+    Status status = safely([&] {
+      return runtime->backend->getKernel(*module->module, name, impl->kernel);
+    });
     if (!status.ok())
       return report(__func__, status);
     it = module->kernels.emplace(name, std::move(impl)).first;
@@ -574,7 +603,8 @@ CachetStatus cachetEventCreate(CachetRuntime runtime, CachetEvent *event) {
   CACHET_CHECK_ARG(event, "null result pointer");
   *event = nullptr;
   auto impl = std::make_unique<CachetEventImpl>();
-  Status status = runtime->backend->createEvent(impl->event);
+  Status status =
+      safely([&] { return runtime->backend->createEvent(impl->event); });
   if (!status.ok())
     return report(__func__, status);
   *event = impl.release();

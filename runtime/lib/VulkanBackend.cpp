@@ -856,6 +856,16 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
                       " invocations per workgroup; the device allows " +
                       std::to_string(info.maxWorkgroupInvocations));
 
+  if (kernelInfo.numBindings >
+      properties.limits.maxPerStageDescriptorStorageBuffers)
+    return Status(
+        CACHET_ERROR_LIMIT_EXCEEDED,
+        "entry point '" + std::string(name) + "' binds " +
+            std::to_string(kernelInfo.numBindings) +
+            " storage buffers; the device allows " +
+            std::to_string(
+                properties.limits.maxPerStageDescriptorStorageBuffers) +
+            " (maxPerStageDescriptorStorageBuffers)");
   auto kernel = std::make_unique<VulkanKernel>(device, kernelInfo, name);
   std::vector<VkDescriptorSetLayoutBinding> bindings(kernelInfo.numBindings);
   for (uint32_t i = 0; i < kernelInfo.numBindings; ++i) {

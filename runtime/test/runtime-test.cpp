@@ -626,6 +626,48 @@ void testErrors(Fixture &f) {
     cachetBufferFree(f.rt, buf);
 }
 
+/// Loads many corrupted copies of a valid module: every one is either
+/// rejected with a message or loads and builds; none may crash.
+void testCorruptModules(Fixture &f, const char *shader, const char *entry,
+                        uint32_t count, uint32_t seed) {
+  std::vector<char> spv = readShader(shader);
+  size_t words = spv.size() / 4;
+  uint32_t state = seed, rejected = 0, accepted = 0;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  bool messages = true;
+  for (uint32_t i = 0; i < count && words > 5; ++i) {
+    std::vector<char> copy = spv;
+    for (uint32_t m = 0, n = 1 + next() % 3; m < n; ++m) {
+      size_t word = 5 + next() % (words - 5);
+      uint32_t value;
+      std::memcpy(&value, &copy[word * 4], 4);
+      value ^= 1u << (next() % 32);
+      std::memcpy(&copy[word * 4], &value, 4);
+    }
+    CachetModule module = nullptr;
+    CachetKernel kernel = nullptr;
+    CachetStatus status =
+        cachetModuleLoad(f.rt, copy.data(), copy.size(), &module);
+    if (status == CACHET_SUCCESS)
+      status = cachetKernelGet(f.rt, module, entry, &kernel);
+    if (status == CACHET_SUCCESS) {
+      ++accepted;
+    } else {
+      ++rejected;
+      messages &= std::strlen(cachetGetLastError()) > 0;
+    }
+    cachetModuleUnload(f.rt, module);
+  }
+  check(messages && rejected > 0,
+        std::to_string(count) + " corrupted copies of " + shader +
+            ": each rejected with a message or loaded, no crash",
+        std::to_string(rejected) + " rejected, " + std::to_string(accepted) +
+            " loaded");
+}
+
 void testMgpu() {
   std::vector<char> spv = readShader("double.spv");
   void *module = mgpuModuleLoad(spv.data(), spv.size());
@@ -761,6 +803,8 @@ int runAll(uint32_t flags) {
     testTimestamps(f);
     testLargeBuffer(f);
     testErrors(f);
+    testCorruptModules(f, "vadd.spv", "vadd", 300, 12345);
+    testCorruptModules(f, "copy.spv", "add_u32", 200, 7);
   }
   if (!(flags & CACHET_RUNTIME_FORCE_STAGING))
     testMgpu();
