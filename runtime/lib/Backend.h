@@ -143,6 +143,9 @@ public:
   virtual Status download2D(Buffer &buffer, uint64_t offset, uint64_t srcPitch,
                             void *dst, uint64_t dstPitch, uint64_t rowBytes,
                             uint64_t rows) = 0;
+  /// Records a device-to-device copy of `bytes`.
+  virtual Status copy(Buffer &src, uint64_t srcOffset, Buffer &dst,
+                      uint64_t dstOffset, uint64_t bytes) = 0;
   /// Records a 32-bit fill.
   virtual Status fill(Buffer &buffer, uint64_t offset, uint64_t bytes,
                       uint32_t value) = 0;

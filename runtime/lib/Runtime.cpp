@@ -407,6 +407,23 @@ CachetStatus cachetBufferDownload2D(CachetRuntime runtime, CachetBuffer buffer,
   return report(__func__, status);
 }
 
+CachetStatus cachetBufferCopy(CachetRuntime runtime, CachetBuffer src,
+                              uint64_t srcOffset, CachetBuffer dst,
+                              uint64_t dstOffset, uint64_t bytes) {
+  CACHET_LOCK(runtime);
+  CACHET_CHECK_ARG(src && dst, "null buffer");
+  Status status = checkRange(src, srcOffset, bytes);
+  if (status.ok())
+    status = checkRange(dst, dstOffset, bytes);
+  uint64_t from = src->offset + srcOffset, to = dst->offset + dstOffset;
+  if (status.ok() && src->base == dst->base && from < to + bytes &&
+      to < from + bytes)
+    status = invalidArgument("source and destination ranges overlap");
+  if (status.ok() && bytes)
+    status = runtime->backend->copy(*src->base, from, *dst->base, to, bytes);
+  return report(__func__, status);
+}
+
 CachetStatus cachetBufferFill(CachetRuntime runtime, CachetBuffer buffer,
                               uint64_t offset, uint64_t bytes, uint32_t value) {
   CACHET_LOCK(runtime);

@@ -175,6 +175,8 @@ public:
   Status download2D(Buffer &buffer, uint64_t offset, uint64_t srcPitch,
                     void *dst, uint64_t dstPitch, uint64_t rowBytes,
                     uint64_t rows) override;
+  Status copy(Buffer &src, uint64_t srcOffset, Buffer &dst, uint64_t dstOffset,
+              uint64_t bytes) override;
   Status fill(Buffer &buffer, uint64_t offset, uint64_t bytes,
               uint32_t value) override;
   Status map(Buffer &buffer, void **ptr) override;
@@ -774,6 +776,16 @@ Status VulkanBackend::download2D(Buffer &buffer, uint64_t offset,
                       at += rowEnd;
                     }
                   });
+}
+
+Status VulkanBackend::copy(Buffer &src, uint64_t srcOffset, Buffer &dst,
+                           uint64_t dstOffset, uint64_t bytes) {
+  CACHET_RETURN_IF_ERROR(ensureRecording());
+  VkBufferCopy region = {srcOffset, dstOffset, bytes};
+  vkCmdCopyBuffer(commandBuffer, static_cast<VulkanBuffer &>(src).buffer,
+                  static_cast<VulkanBuffer &>(dst).buffer, 1, &region);
+  recordBarrier();
+  return Status::success();
 }
 
 Status VulkanBackend::fill(Buffer &buffer, uint64_t offset, uint64_t bytes,

@@ -15,6 +15,7 @@
 
 #include "cachet/runtime.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -209,6 +210,23 @@ void testCopyAndFill(Fixture &f) {
   for (uint32_t i = 0; i < n; ++i)
     good &= dst[i] == src[i] + 7;
   check(good, "add_u32 (second entry point of one module) matches the CPU");
+
+  // A device copy: the last quarter of src, 16 bytes into another buffer.
+  CachetBuffer half;
+  if (ok(cachetBufferAlloc(f.rt, n * 4, &half), "alloc half")) {
+    const uint32_t quarter = n / 4;
+    ok(cachetBufferCopy(f.rt, ds, (n - quarter) * 4, half, 16, quarter * 4),
+       "copy on the device");
+    std::vector<uint32_t> copied(quarter);
+    ok(cachetBufferDownload(f.rt, half, 16, copied.data(), quarter * 4),
+       "download copy");
+    check(std::equal(copied.begin(), copied.end(), src.end() - quarter),
+          "cachetBufferCopy copies on the device");
+    expectError(cachetBufferCopy(f.rt, ds, 0, ds, 8, 64),
+                CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferCopy", "overlap",
+                "overlapping copy is rejected");
+    cachetBufferFree(f.rt, half);
+  }
 
   // A fill recorded between launches is ordered with them.
   ok(cachetBufferFill(f.rt, dd, 0, n * 4, 0), "fill between launches");

@@ -231,6 +231,12 @@ cachetBufferDownload2D(CachetRuntime runtime, CachetBuffer buffer,
                        uint64_t offset, uint64_t srcPitch, void *dst,
                        uint64_t dstPitch, uint64_t rowBytes, uint64_t rows);
 
+/** Copies `bytes` from `src` at `srcOffset` to `dst` at `dstOffset` on the
+ *  device, in order with launches. The ranges must not overlap. */
+CACHET_RT_EXPORT CachetStatus
+cachetBufferCopy(CachetRuntime runtime, CachetBuffer src, uint64_t srcOffset,
+                 CachetBuffer dst, uint64_t dstOffset, uint64_t bytes);
+
 /** Fills `bytes` of the buffer from `offset` with the 32-bit `value`, in
  *  order with launches (offset and bytes multiples of 4). */
 CACHET_RT_EXPORT CachetStatus cachetBufferFill(CachetRuntime runtime,
