@@ -7,7 +7,7 @@
 |* Every function returns a CachetStatus. On failure, cachetGetLastError()    *|
 |* returns a message of the form "<function>: <reason>" for the calling       *|
 |* thread; nothing aborts the host process. Handles are opaque. A runtime is  *|
-|* safe to use from several threads (calls are serialized).                   *|
+|* safe to use from several threads (calls are serialized).                  *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef CACHET_RUNTIME_H
@@ -40,12 +40,15 @@ typedef enum CachetStatus {
   CACHET_ERROR_OUT_OF_MEMORY = 4,
   /** A kernel binary that is not valid SPIR-V (or not loadable). */
   CACHET_ERROR_INVALID_BINARY = 5,
-  /** A kernel entry point that the module does not define. */
+  /** A kernel entry point that the module does not define (or a pointer
+   *  that no mgpu allocation holds). */
   CACHET_ERROR_NOT_FOUND = 6,
   /** A launch whose buffer or push-constant arguments do not match the
    *  kernel. */
   CACHET_ERROR_ARGUMENT_MISMATCH = 7,
-  /** A binding larger than the device allows (maxStorageBufferRange). */
+  /** A launch or kernel above a device limit: a binding larger than
+   *  maxStorageBufferRange, a grid above maxComputeWorkGroupCount, too many
+   *  push-constant bytes, bindings or invocations. */
   CACHET_ERROR_LIMIT_EXCEEDED = 8,
   /** A driver call failed; the message names it and its result. */
   CACHET_ERROR_BACKEND = 9,
