@@ -1,5 +1,4 @@
-//===- Backend.h - The interface every runtime backend implements -*- C++
-//-*-===//
+//===- Backend.h - The interface of every runtime backend -------*- C++ -*-===//
 //
 // libcachet_runtime's C API (Runtime.cpp) and the mgpu* wrappers are written
 // once against this interface; a backend (Vulkan now, CUDA and HIP later)

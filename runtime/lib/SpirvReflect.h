@@ -1,5 +1,4 @@
-//===- SpirvReflect.h - What a launch needs to know about SPIR-V -*- C++
-//-*-===//
+//===- SpirvReflect.h - What a launch needs from SPIR-V ---------*- C++ -*-===//
 //
 // A small SPIR-V reader: it checks that a blob is well-formed (header, every
 // instruction inside the blob) and finds, for a compute entry point, the

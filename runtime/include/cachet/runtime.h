@@ -1,4 +1,4 @@
-/*===- cachet/runtime.h - C API of libcachet_runtime ------------*- C -*-===*\
+/*===- cachet/runtime.h - C API of libcachet_runtime --------------*- C -*-===*\
 |*                                                                            *|
 |* The runtime that executes cachet's compiled output: device-resident        *|
 |* buffers, pitched weights with a zero-filled strided 2D upload, a scratch   *|
@@ -7,7 +7,7 @@
 |* Every function returns a CachetStatus. On failure, cachetGetLastError()    *|
 |* returns a message of the form "<function>: <reason>" for the calling       *|
 |* thread; nothing aborts the host process. Handles are opaque. A runtime is  *|
-|* safe to use from several threads (calls are serialized).                  *|
+|* safe to use from several threads (calls are serialized).                   *|
 \*===----------------------------------------------------------------------===*/
 
 #ifndef CACHET_RUNTIME_H
