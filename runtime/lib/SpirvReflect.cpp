@@ -329,6 +329,10 @@ Status cachet::runtime::validateForVulkan(const std::vector<uint32_t> &words,
     return Status(CACHET_ERROR_INVALID_BINARY,
                   "SPIR-V validation failed for Vulkan 1." +
                       std::to_string(vulkanMinor) + ": " + message);
+#else
+  (void)words;
+  (void)vulkanMinor;
+  (void)rules;
 #endif
   return Status::success();
 }
