@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -16,6 +17,9 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%cachet_src_root", config.cachet_src_root))
 config.substitutions.append(("%cachet_obj_root", config.cachet_obj_root))
 config.substitutions.append(("%cachet_lib_dir", config.cachet_lib_dir))
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -25,8 +29,20 @@ tools = [
     "cachet-opt",
     "cachet-capi-test",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
+    "cachet-runtime-test",
     # Debian's own mlir-opt, to load the plugin.
     ToolSubst("mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
+    ToolSubst("mlir-runner", os.path.join(config.llvm_tools_dir, "mlir-runner")),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# `vulkan`: a Vulkan device (lavapipe counts) that libcachet_runtime can use.
+runtime_test = os.path.join(config.cachet_tools_dir, "cachet-runtime-test")
+try:
+    probe = subprocess.run([runtime_test, "--probe"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+    if probe.returncode == 0:
+        config.available_features.add("vulkan")
+except (OSError, subprocess.TimeoutExpired):
+    pass

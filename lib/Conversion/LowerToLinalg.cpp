@@ -514,11 +514,10 @@ struct AttentionLowering {
     return zeroFilled(
         b, loc,
         emptyTensor(b, loc,
-                    {queryType.getDimSize(0), queryType.getDimSize(1), x},
-                    acc, [&](unsigned d) -> Value {
-                      return tensor::DimOp::create(b, loc, d < 2 ? query
-                                                                 : tensor,
-                                                   d < 2 ? d : dim);
+                    {queryType.getDimSize(0), queryType.getDimSize(1), x}, acc,
+                    [&](unsigned d) -> Value {
+                      return tensor::DimOp::create(
+                          b, loc, d < 2 ? query : tensor, d < 2 ? d : dim);
                     }));
   }
 
@@ -623,9 +622,9 @@ struct AttentionLowering {
 
   /// Reduces `[Hq, Sq, S]` over S into `[Hq, Sq]` of `acc`, starting from
   /// `initial` and combining with `combine`.
-  Value reduceRows(Value tensor, double initial,
-                   function_ref<Value(OpBuilder &, Location, Value, Value)>
-                       combine) {
+  Value
+  reduceRows(Value tensor, double initial,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
     MLIRContext *c = ctx();
     AffineExpr h, i, j;
     bindDims(c, h, i, j);
@@ -650,11 +649,10 @@ struct AttentionLowering {
 };
 
 /// Returns Hq / Hkv of an attention op, or an error if not static.
-template <typename OpTy>
-FailureOr<int64_t> staticGroupSize(OpTy op) {
+template <typename OpTy> FailureOr<int64_t> staticGroupSize(OpTy op) {
   int64_t hq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(0);
-  int64_t hkv =
-      cast<RankedTensorType>(op.getKey().getType()).getDimSize(op.getKVHeadDim());
+  int64_t hkv = cast<RankedTensorType>(op.getKey().getType())
+                    .getDimSize(op.getKVHeadDim());
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return op.emitError("cachet-lower-to-linalg: the query and KV head counts "
                         "must be static (the GQA map needs their ratio)");
@@ -696,8 +694,8 @@ LogicalResult LowerToLinalgPass::lowerAttention(AttentionOp op) {
                     .getResult()[0];
   Type valueElement =
       cast<RankedTensorType>(op.getValue().getType()).getElementType();
-  Value out = lowering->probsTimesValue(
-      castTensor(b, loc, probs, valueElement));
+  Value out =
+      lowering->probsTimesValue(castTensor(b, loc, probs, valueElement));
   Type element =
       cast<RankedTensorType>(op.getResult().getType()).getElementType();
   op.replaceAllUsesWith(castTensor(b, loc, out, element));
@@ -705,8 +703,7 @@ LogicalResult LowerToLinalgPass::lowerAttention(AttentionOp op) {
   return success();
 }
 
-LogicalResult
-LowerToLinalgPass::lowerAttentionPartial(AttentionPartialOp op) {
+LogicalResult LowerToLinalgPass::lowerAttentionPartial(AttentionPartialOp op) {
   OpBuilder b(op);
   FailureOr<AttentionLowering> lowering =
       makeLowering(b, op, Value(), op.getKeyOffset());
@@ -739,8 +736,7 @@ LowerToLinalgPass::lowerAttentionPartial(AttentionPartialOp op) {
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             Value minusInf = arith::ConstantOp::create(
                 nb, nloc,
-                nb.getFloatAttr(acc,
-                                -std::numeric_limits<double>::infinity()));
+                nb.getFloatAttr(acc, -std::numeric_limits<double>::infinity()));
             Value zero =
                 arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(acc, 0));
             Value empty = arith::CmpFOp::create(

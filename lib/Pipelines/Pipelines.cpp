@@ -106,7 +106,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // Buffers resident on the device, copies and launches chained on one
   // stream.
   addPipeline(pm, "cachet-device-buffers,func.func(gpu-async-region)");
-  addPipeline(pm, "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+  addPipeline(pm, "expand-strided-metadata,finalize-memref-to-llvm,"
+                  "func.func(llvm-request-c-wrappers),"
                   "gpu-to-llvm{use-bare-pointers-for-kernels=true "
                   "intersperse-sizes-for-kernels=true},"
                   "convert-to-llvm,reconcile-unrealized-casts,"

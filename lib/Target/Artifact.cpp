@@ -76,7 +76,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     if (auto pitch =
             entry.getArgAttrOfType<IntegerAttr>(index, "cachet.row_pitch"))
       (*arg)["row_pitch"] = pitch.getInt();
-    (*arg)["weight"] = static_cast<bool>(entry.getArgAttr(index, "cachet.weight"));
+    (*arg)["weight"] =
+        static_cast<bool>(entry.getArgAttr(index, "cachet.weight"));
     arguments.push_back(std::move(*arg));
   }
   for (Type type : entry.getResultTypes()) {
@@ -100,9 +101,9 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
 
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
 /// links it into the shared object `path`.
-LogicalResult
-buildSharedObject(ModuleOp module, const ArtifactOptions &options,
-                  function_ref<void(OpPassManager &)> build, StringRef path) {
+LogicalResult buildSharedObject(ModuleOp module, const ArtifactOptions &options,
+                                function_ref<void(OpPassManager &)> build,
+                                StringRef path) {
   OwningOpRef<ModuleOp> clone = module.clone();
   PassManager pm(module.getContext());
   build(pm);
@@ -120,12 +121,16 @@ buildSharedObject(ModuleOp module, const ArtifactOptions &options,
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return module.emitError("artifact: ") << error;
+  llvm::TargetOptions targetOptions;
+  // The kernels are loaded by global constructors: glibc runs .init_array.
+  targetOptions.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, kHostCPU, "", llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, kHostCPU, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
 
@@ -148,8 +153,8 @@ buildSharedObject(ModuleOp module, const ArtifactOptions &options,
   SmallVector<StringRef> args = {options.linker, "-shared", "-o", pathString,
                                  object};
   std::string linkError;
-  int status = llvm::sys::ExecuteAndWait(options.linker, args, std::nullopt,
-                                         {}, 0, 0, &linkError);
+  int status = llvm::sys::ExecuteAndWait(options.linker, args, std::nullopt, {},
+                                         0, 0, &linkError);
   llvm::sys::fs::remove(object);
   if (status != 0)
     return module.emitError("artifact: linking ")
@@ -168,8 +173,7 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
   registerAllToLLVMIRTranslations(registry);
   module.getContext()->appendDialectRegistry(registry);
 
-  if (std::error_code ec =
-          llvm::sys::fs::create_directories(options.directory))
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.directory))
     return module.emitError("artifact: cannot create ")
            << options.directory << ": " << ec.message();
   auto file = [&](StringRef name) {

@@ -16,6 +16,8 @@
 #include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Target/Artifact.h"
 
+#include "cachet/Conversion/Passes.h"
+#include "cachet/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -23,8 +25,6 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "cachet/Conversion/Passes.h"
-#include "cachet/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -46,13 +46,12 @@ static cl::opt<std::string> chip("chip", cl::desc("Target chip (nvvm, rocdl)"),
 static cl::opt<std::string>
     profile("profile", cl::desc("Device profile (built-in name or .json)"),
             cl::init("lavapipe"));
-static cl::opt<std::string>
-    inputs("inputs", cl::desc("random:SEED (default random:1)"),
-           cl::init("random:1"));
+static cl::opt<std::string> inputs("inputs",
+                                   cl::desc("random:SEED (default random:1)"),
+                                   cl::init("random:1"));
 static cl::list<std::string>
     inputFiles("input", cl::desc("Raw bytes of one argument, in order"));
-static cl::opt<bool> check("check",
-                           cl::desc("Compare with the CPU reference"));
+static cl::opt<bool> check("check", cl::desc("Compare with the CPU reference"));
 static cl::opt<bool>
     compareRewrites("compare-rewrites",
                     cl::desc("Compare rewrites off and on byte for byte"));

@@ -104,8 +104,7 @@ size_t elementBytes(const std::string &element) {
 }
 
 /// Reads element `i` of `data` as a double.
-double readElement(const std::string &element, const uint8_t *data,
-                   size_t i) {
+double readElement(const std::string &element, const uint8_t *data, size_t i) {
   if (element == "f32") {
     float v;
     std::memcpy(&v, data + 4 * i, 4);
@@ -215,8 +214,7 @@ bool readManifest(const std::string &folder, Manifest &manifest,
       Tensor tensor;
       if (!readTensor(item, tensor, error))
         return false;
-      (std::string(key) == "arguments" ? manifest.arguments
-                                       : manifest.results)
+      (std::string(key) == "arguments" ? manifest.arguments : manifest.results)
           .push_back(tensor);
     }
   }
@@ -247,9 +245,8 @@ struct BlockInfo {
 
 bool blockInfo(const std::string &format, BlockInfo &info) {
   static const std::pair<const char *, BlockInfo> table[] = {
-      {"q8_0", {34, {0}}},   {"q4_0", {18, {0}}}, {"q4_1", {20, {0, 2}}},
-      {"q5_0", {22, {0}}},   {"q5_1", {24, {0, 2}}},
-      {"iq4_nl", {18, {0}}},
+      {"q8_0", {34, {0}}}, {"q4_0", {18, {0}}},    {"q4_1", {20, {0, 2}}},
+      {"q5_0", {22, {0}}}, {"q5_1", {24, {0, 2}}}, {"iq4_nl", {18, {0}}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -323,9 +320,11 @@ std::vector<int64_t> makeDescriptor(void *data, const Tensor &tensor) {
 }
 
 using Fn = void *;
+template <size_t> using Pointer = void *;
+/// Calls `fn` as a function of `sizeof...(I)` pointer arguments.
 template <size_t... I>
 void callWith(Fn fn, void **args, std::index_sequence<I...>) {
-  using Ptr = void (*)(decltype(static_cast<void>(I), args[0])...);
+  using Ptr = void (*)(Pointer<I>...);
   reinterpret_cast<Ptr>(fn)(args[I]...);
 }
 template <size_t... N>
@@ -362,8 +361,7 @@ public:
   }
 
   /// Calls the entry on `inputs`; returns the results' bytes.
-  bool call(const Manifest &manifest,
-            std::vector<std::vector<uint8_t>> &inputs,
+  bool call(const Manifest &manifest, std::vector<std::vector<uint8_t>> &inputs,
             std::vector<std::vector<uint8_t>> &results, std::string &error) {
     std::vector<std::vector<int64_t>> descriptors;
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -392,8 +390,7 @@ public:
       int64_t offset = resultBuffer[word + 2];
       int64_t expected = 1;
       for (size_t i = rank; i-- > 0;) {
-        if (resultBuffer[word + 3 + rank + i] != expected &&
-            r.shape[i] != 1) {
+        if (resultBuffer[word + 3 + rank + i] != expected && r.shape[i] != 1) {
           error = "a result is not contiguous";
           return false;
         }
@@ -445,8 +442,8 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   std::vector<std::vector<uint8_t>> inputs(manifest.arguments.size());
   if (!options.inputFiles.empty()) {
     if (options.inputFiles.size() != inputs.size()) {
-      err << "cachet-runner: @" << manifest.entry << " takes "
-          << inputs.size() << " arguments, " << options.inputFiles.size()
+      err << "cachet-runner: @" << manifest.entry << " takes " << inputs.size()
+          << " arguments, " << options.inputFiles.size()
           << " input files given\n";
       return 2;
     }
@@ -524,8 +521,8 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       }
       out << "check result " << r << " vs CPU reference: max abs error "
           << std::scientific << std::setprecision(3) << maxAbs
-          << ", max rel error " << maxRel << " (tolerance " << atol
-          << " + " << rtol << " x |ref|): " << std::defaultfloat
+          << ", max rel error " << maxRel << " (tolerance " << atol << " + "
+          << rtol << " x |ref|): " << std::defaultfloat
           << (bad ? "FAIL (" + std::to_string(bad) + " of " +
                         std::to_string(t.count()) + " outside)"
                   : std::string("PASS"))

@@ -1,0 +1,409 @@
+/*===- cachet/runtime.h - C API of libcachet_runtime --------------*- C -*-===*\
+|*                                                                            *|
+|* The runtime that executes cachet's compiled output: device-resident        *|
+|* buffers, pitched weights with a zero-filled strided 2D upload, a scratch   *|
+|* arena, SPIR-V modules and kernels, launches and device-side timing.        *|
+|*                                                                            *|
+|* Every function returns a CachetStatus. On failure, cachetGetLastError()    *|
+|* returns a message of the form "<function>: <reason>" for the calling       *|
+|* thread; nothing aborts the host process. Handles are opaque. A runtime is  *|
+|* safe to use from several threads (calls are serialized).                   *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef CACHET_RUNTIME_H
+#define CACHET_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define CACHET_RT_EXPORT __declspec(dllexport)
+#else
+#define CACHET_RT_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Result of every runtime call. */
+typedef enum CachetStatus {
+  CACHET_SUCCESS = 0,
+  /** A null handle, a null pointer, or a size or offset out of range. */
+  CACHET_ERROR_INVALID_ARGUMENT = 1,
+  /** No device of the requested backend (no driver, no physical device). */
+  CACHET_ERROR_NO_DEVICE = 2,
+  /** The backend or the device lacks a feature the call needs. */
+  CACHET_ERROR_UNSUPPORTED = 3,
+  /** Device or host memory exhausted, or above the device's allocation
+   *  limit. */
+  CACHET_ERROR_OUT_OF_MEMORY = 4,
+  /** A kernel binary that is not valid SPIR-V (or not loadable). */
+  CACHET_ERROR_INVALID_BINARY = 5,
+  /** A kernel entry point that the module does not define (or a pointer
+   *  that no mgpu allocation holds). */
+  CACHET_ERROR_NOT_FOUND = 6,
+  /** A launch whose buffer or push-constant arguments do not match the
+   *  kernel. */
+  CACHET_ERROR_ARGUMENT_MISMATCH = 7,
+  /** A launch or kernel above a device limit: a binding larger than
+   *  maxStorageBufferRange, a grid above maxComputeWorkGroupCount, too many
+   *  push-constant bytes, bindings or invocations. */
+  CACHET_ERROR_LIMIT_EXCEEDED = 8,
+  /** A driver call failed; the message names it and its result. */
+  CACHET_ERROR_BACKEND = 9,
+} CachetStatus;
+
+typedef struct CachetRuntimeImpl *CachetRuntime;
+typedef struct CachetBufferImpl *CachetBuffer;
+typedef struct CachetArenaImpl *CachetArena;
+typedef struct CachetModuleImpl *CachetModule;
+typedef struct CachetKernelImpl *CachetKernel;
+typedef struct CachetEventImpl *CachetEvent;
+
+/** Flags of cachetRuntimeCreate. */
+enum {
+  /** Move data through a staging buffer even where device memory is host
+   *  visible (unified memory, as on lavapipe): exercises the discrete-GPU
+   *  path. */
+  CACHET_RUNTIME_FORCE_STAGING = 1u << 0,
+};
+
+/** Flags of cachetBufferAllocEx. */
+enum {
+  /** Host-visible, persistently mapped memory (cachetBufferMap works). */
+  CACHET_BUFFER_HOST_VISIBLE = 1u << 0,
+};
+
+/** What a device is and what it allows. */
+typedef struct CachetDeviceInfo {
+  char backend[16];
+  char name[256];
+  uint32_t vendorId;
+  uint32_t deviceId;
+  /** Largest range one buffer binding may cover (Vulkan:
+   *  maxStorageBufferRange). */
+  uint64_t maxBindingBytes;
+  /** Largest single allocation. */
+  uint64_t maxAllocationBytes;
+  /** Size of the largest device-local memory heap. */
+  uint64_t deviceMemoryBytes;
+  /** Required alignment of a binding's offset. */
+  uint64_t bindingOffsetAlignment;
+  uint32_t maxPushConstantBytes;
+  uint32_t subgroupSize;
+  uint32_t maxWorkgroupSize[3];
+  uint32_t maxWorkgroupInvocations;
+  uint32_t maxWorkgroupCount[3];
+  uint32_t maxSharedMemoryBytes;
+  /** Non-zero when device memory is host visible (no staging copy needed). */
+  int32_t unifiedMemory;
+  /** Non-zero when cachetBufferDeviceAddress works. */
+  int32_t bufferDeviceAddress;
+  /** Non-zero when events can be timed. */
+  int32_t timestamps;
+  /** Nanoseconds per timestamp tick. */
+  double timestampPeriodNs;
+} CachetDeviceInfo;
+
+/** One buffer argument of a launch: `range` bytes of `buffer` from `offset`
+ *  (0 = to the end of the buffer). The offset must be a multiple of
+ *  CachetDeviceInfo::bindingOffsetAlignment; the range must not exceed
+ *  CachetDeviceInfo::maxBindingBytes (bind a larger buffer in pieces, or pass
+ *  its device address). */
+typedef struct CachetBinding {
+  CachetBuffer buffer;
+  uint64_t offset;
+  uint64_t range;
+} CachetBinding;
+
+/** What the runtime found in a kernel's SPIR-V. */
+typedef struct CachetKernelInfo {
+  /** Number of storage-buffer bindings (descriptor set 0, bindings 0..n-1). */
+  uint32_t numBindings;
+  /** Bytes of the push-constant block (0: none). */
+  uint32_t pushConstantBytes;
+  /** Workgroup size declared by the shader (0 where given by
+   *  specialization). */
+  uint32_t workgroupSize[3];
+} CachetKernelInfo;
+
+/*===--------------------------------------------------------------------===*
+ * Errors
+ *===--------------------------------------------------------------------===*/
+
+/** Returns the message of the calling thread's last failed call ("" if none):
+ *  "<function>: <reason>". Valid until the thread's next runtime call. */
+CACHET_RT_EXPORT const char *cachetGetLastError(void);
+
+/** Returns the name of a status code ("CACHET_ERROR_NO_DEVICE"). */
+CACHET_RT_EXPORT const char *cachetStatusString(CachetStatus status);
+
+/*===--------------------------------------------------------------------===*
+ * Runtime and device
+ *===--------------------------------------------------------------------===*/
+
+/** Creates a runtime on the default device of `backend` ("vulkan"; NULL means
+ *  "vulkan"). The environment variable CACHET_VULKAN_DEVICE=<index> picks a
+ *  physical device; otherwise a discrete GPU is preferred, then integrated,
+ *  then any. `flags` is a mask of CACHET_RUNTIME_* values. */
+CACHET_RT_EXPORT CachetStatus cachetRuntimeCreate(const char *backend,
+                                                  uint32_t flags,
+                                                  CachetRuntime *runtime);
+
+/** Waits for the device and frees everything the runtime owns (buffers,
+ *  arenas, modules, events that were not freed). NULL is a no-op. */
+CACHET_RT_EXPORT CachetStatus cachetRuntimeDestroy(CachetRuntime runtime);
+
+/** Fills `info` with the device's name and limits. */
+CACHET_RT_EXPORT CachetStatus cachetGetDeviceInfo(CachetRuntime runtime,
+                                                  CachetDeviceInfo *info);
+
+/** Waits until every launch, copy and event recorded so far has completed. */
+CACHET_RT_EXPORT CachetStatus cachetSynchronize(CachetRuntime runtime);
+
+/*===--------------------------------------------------------------------===*
+ * Buffers (device resident; they stay on the device across launches)
+ *===--------------------------------------------------------------------===*/
+
+/** Allocates `bytes` of device memory. */
+CACHET_RT_EXPORT CachetStatus cachetBufferAlloc(CachetRuntime runtime,
+                                                uint64_t bytes,
+                                                CachetBuffer *buffer);
+
+/** Allocates `bytes` with CACHET_BUFFER_* `flags`. */
+CACHET_RT_EXPORT CachetStatus cachetBufferAllocEx(CachetRuntime runtime,
+                                                  uint64_t bytes,
+                                                  uint32_t flags,
+                                                  CachetBuffer *buffer);
+
+/** Allocates `rows` rows of `pitchBytes` bytes each, for a matrix whose rows
+ *  hold `rowBytes` bytes (`pitchBytes` >= `rowBytes`; 0 means `rowBytes`).
+ *  The pitch is the padded row stride chosen by cachet-pad-weight-rows. */
+CACHET_RT_EXPORT CachetStatus cachetBufferAllocPitched(CachetRuntime runtime,
+                                                       uint64_t rowBytes,
+                                                       uint64_t rows,
+                                                       uint64_t pitchBytes,
+                                                       CachetBuffer *buffer);
+
+/** Frees a buffer (after the device is done with it). NULL is a no-op. A
+ *  sub-allocation of an arena is freed by cachetArenaReset instead. */
+CACHET_RT_EXPORT CachetStatus cachetBufferFree(CachetRuntime runtime,
+                                               CachetBuffer buffer);
+
+/** Returns a buffer's size in bytes. */
+CACHET_RT_EXPORT CachetStatus cachetBufferGetSize(CachetBuffer buffer,
+                                                  uint64_t *bytes);
+
+/** Returns the row pitch of a buffer from cachetBufferAllocPitched (0 for
+ *  other buffers). */
+CACHET_RT_EXPORT CachetStatus cachetBufferGetPitch(CachetBuffer buffer,
+                                                   uint64_t *pitchBytes);
+
+/** Copies `bytes` from host memory into the buffer at `offset`. Returns when
+ *  the host memory may be reused. */
+CACHET_RT_EXPORT CachetStatus cachetBufferUpload(CachetRuntime runtime,
+                                                 CachetBuffer buffer,
+                                                 uint64_t offset,
+                                                 const void *src,
+                                                 uint64_t bytes);
+
+/** Copies `bytes` of the buffer at `offset` into host memory, after every
+ *  launch recorded so far. */
+CACHET_RT_EXPORT CachetStatus cachetBufferDownload(CachetRuntime runtime,
+                                                   CachetBuffer buffer,
+                                                   uint64_t offset, void *dst,
+                                                   uint64_t bytes);
+
+/** Zero-filled strided 2D upload: row r (`rowBytes` bytes at
+ *  src + r * srcPitch) goes to offset + r * dstPitch, and bytes
+ *  [rowBytes, dstPitch) of every destination row are set to zero.
+ *  `dstPitch` 0 means the buffer's pitch (cachetBufferAllocPitched);
+ *  `srcPitch` 0 means `rowBytes`. */
+CACHET_RT_EXPORT CachetStatus
+cachetBufferUpload2D(CachetRuntime runtime, CachetBuffer buffer,
+                     uint64_t offset, uint64_t dstPitch, const void *src,
+                     uint64_t srcPitch, uint64_t rowBytes, uint64_t rows);
+
+/** Strided 2D download, the inverse of cachetBufferUpload2D: row r of the
+ *  buffer (`rowBytes` bytes at offset + r * srcPitch) goes to
+ *  dst + r * dstPitch. `srcPitch` 0 means the buffer's pitch; `dstPitch` 0
+ *  means `rowBytes`. */
+CACHET_RT_EXPORT CachetStatus
+cachetBufferDownload2D(CachetRuntime runtime, CachetBuffer buffer,
+                       uint64_t offset, uint64_t srcPitch, void *dst,
+                       uint64_t dstPitch, uint64_t rowBytes, uint64_t rows);
+
+/** Copies `bytes` from `src` at `srcOffset` to `dst` at `dstOffset` on the
+ *  device, in order with launches. The ranges must not overlap. */
+CACHET_RT_EXPORT CachetStatus
+cachetBufferCopy(CachetRuntime runtime, CachetBuffer src, uint64_t srcOffset,
+                 CachetBuffer dst, uint64_t dstOffset, uint64_t bytes);
+
+/** Fills `bytes` of the buffer from `offset` with the 32-bit `value`, in
+ *  order with launches (offset and bytes multiples of 4). */
+CACHET_RT_EXPORT CachetStatus cachetBufferFill(CachetRuntime runtime,
+                                               CachetBuffer buffer,
+                                               uint64_t offset, uint64_t bytes,
+                                               uint32_t value);
+
+/** Returns the host pointer of a CACHET_BUFFER_HOST_VISIBLE buffer. The host
+ *  sees device writes after cachetSynchronize. */
+CACHET_RT_EXPORT CachetStatus cachetBufferMap(CachetRuntime runtime,
+                                              CachetBuffer buffer, void **ptr);
+
+/** Returns the device address of a buffer, for kernels that reach buffers
+ *  through physical pointers (e.g. those above maxBindingBytes). Fails with
+ *  CACHET_ERROR_UNSUPPORTED where the device lacks bufferDeviceAddress. */
+CACHET_RT_EXPORT CachetStatus cachetBufferDeviceAddress(CachetRuntime runtime,
+                                                        CachetBuffer buffer,
+                                                        uint64_t *address);
+
+/*===--------------------------------------------------------------------===*
+ * Scratch arena (e.g. the f16 K/V scratch of the dequant-once rewrite:
+ * reserved once, reused across layers, released after prefill)
+ *===--------------------------------------------------------------------===*/
+
+/** Reserves `bytes` of device memory as one arena. */
+CACHET_RT_EXPORT CachetStatus cachetArenaCreate(CachetRuntime runtime,
+                                                uint64_t bytes,
+                                                CachetArena *arena);
+
+/** Hands out `bytes` of the arena as a buffer (aligned to the device's
+ *  binding offset alignment). Fails with CACHET_ERROR_OUT_OF_MEMORY when the
+ *  arena is full. The buffer lives until cachetArenaReset/Destroy. */
+CACHET_RT_EXPORT CachetStatus cachetArenaAlloc(CachetRuntime runtime,
+                                               CachetArena arena,
+                                               uint64_t bytes,
+                                               CachetBuffer *buffer);
+
+/** Frees every sub-allocation at once; the reserved memory stays for the
+ *  next layer. Does not wait: launches recorded before the reset run before
+ *  any later work that reuses the memory (one in-order queue). */
+CACHET_RT_EXPORT CachetStatus cachetArenaReset(CachetRuntime runtime,
+                                               CachetArena arena);
+
+/** Returns the bytes in use, the most ever in use, and the capacity. Any
+ *  pointer may be NULL. */
+CACHET_RT_EXPORT CachetStatus cachetArenaGetUsage(CachetArena arena,
+                                                  uint64_t *usedBytes,
+                                                  uint64_t *peakBytes,
+                                                  uint64_t *capacityBytes);
+
+/** Releases the arena's memory (e.g. after prefill). NULL is a no-op. */
+CACHET_RT_EXPORT CachetStatus cachetArenaDestroy(CachetRuntime runtime,
+                                                 CachetArena arena);
+
+/*===--------------------------------------------------------------------===*
+ * Modules, kernels, launches
+ *===--------------------------------------------------------------------===*/
+
+/** Loads a SPIR-V module (`bytes` bytes, a multiple of 4). The blob is
+ *  validated and copied; it may be freed after the call. */
+CACHET_RT_EXPORT CachetStatus cachetModuleLoad(CachetRuntime runtime,
+                                               const void *data, size_t bytes,
+                                               CachetModule *module);
+
+/** Unloads a module and its kernels. NULL is a no-op. */
+CACHET_RT_EXPORT CachetStatus cachetModuleUnload(CachetRuntime runtime,
+                                                 CachetModule module);
+
+/** Looks up the compute entry point `name` and builds (once per module and
+ *  entry point) its pipeline. The kernel is owned by the module. */
+CACHET_RT_EXPORT CachetStatus cachetKernelGet(CachetRuntime runtime,
+                                              CachetModule module,
+                                              const char *name,
+                                              CachetKernel *kernel);
+
+/** Describes a kernel's arguments and workgroup size. */
+CACHET_RT_EXPORT CachetStatus cachetKernelGetInfo(CachetKernel kernel,
+                                                  CachetKernelInfo *info);
+
+/** Records a launch of `grid` workgroups (the workgroup size is in the
+ *  shader). `bindings[i]` is bound as storage buffer i of descriptor set 0;
+ *  `numBindings` must equal the kernel's. `pushConstants` (`pushBytes`, at
+ *  least the kernel's push-constant block) are the scalar arguments. The
+ *  launch runs in order with earlier launches; arguments may be reused as
+ *  soon as the call returns. */
+CACHET_RT_EXPORT CachetStatus
+cachetLaunch(CachetRuntime runtime, CachetKernel kernel, const uint32_t grid[3],
+             const CachetBinding *bindings, uint32_t numBindings,
+             const void *pushConstants, uint32_t pushBytes);
+
+/** cachetLaunch with an explicit workgroup size `block` (threads per
+ *  workgroup), as the mgpu* ABI passes it. On Vulkan it must equal the
+ *  shader's workgroup size (CACHET_ERROR_ARGUMENT_MISMATCH otherwise);
+ *  zeros mean the kernel's own. */
+CACHET_RT_EXPORT CachetStatus cachetLaunchWithBlock(
+    CachetRuntime runtime, CachetKernel kernel, const uint32_t grid[3],
+    const uint32_t block[3], const CachetBinding *bindings,
+    uint32_t numBindings, const void *pushConstants, uint32_t pushBytes);
+
+/*===--------------------------------------------------------------------===*
+ * Device-side timing (timestamp queries)
+ *===--------------------------------------------------------------------===*/
+
+/** Creates a timing mark. */
+CACHET_RT_EXPORT CachetStatus cachetEventCreate(CachetRuntime runtime,
+                                                CachetEvent *event);
+
+/** Records the mark: it takes the device time at which the work recorded
+ *  before it has completed. A mark may be recorded again. */
+CACHET_RT_EXPORT CachetStatus cachetEventRecord(CachetRuntime runtime,
+                                                CachetEvent event);
+
+/** Waits for the mark and returns its device time in nanoseconds (an
+ *  arbitrary origin; comparable between marks of one runtime). */
+CACHET_RT_EXPORT CachetStatus cachetEventTimestampNs(CachetRuntime runtime,
+                                                     CachetEvent event,
+                                                     uint64_t *ns);
+
+/** Waits for both marks and returns the device time from `start` to `end`
+ *  in nanoseconds. Fails if `end` precedes `start`. */
+CACHET_RT_EXPORT CachetStatus cachetEventElapsedNs(CachetRuntime runtime,
+                                                   CachetEvent start,
+                                                   CachetEvent end,
+                                                   uint64_t *ns);
+
+/** Frees a mark. NULL is a no-op. */
+CACHET_RT_EXPORT CachetStatus cachetEventDestroy(CachetRuntime runtime,
+                                                 CachetEvent event);
+
+/*===--------------------------------------------------------------------===*
+ * Bridging to the mgpu* ABI
+ *
+ * libcachet_runtime also exports upstream MLIR's mgpu* functions (module
+ * load, launch, mgpuMemAlloc, mgpuMemcpy, streams, events), implemented on
+ * one process-wide runtime on the default Vulkan device. Host code lowered
+ * through gpu-to-llvm can reach that runtime's other services with these.
+ *===--------------------------------------------------------------------===*/
+
+/** Returns the process-wide runtime behind the mgpu* functions (created on
+ *  first use; it lives until the process exits: do not destroy it). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime);
+
+/** Returns the buffer and offset behind `ptr`, a pointer into memory from
+ *  mgpuMemAlloc (CACHET_ERROR_NOT_FOUND for any other pointer). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuLookup(const void *ptr,
+                                               CachetBuffer *buffer,
+                                               uint64_t *offset);
+
+/** Zero-filled strided 2D copy for padded weights in mgpu memory: row r
+ *  (`rowBytes` at src + r * srcPitch) goes to dst + r * dstPitch and bytes
+ *  [rowBytes, dstPitch) of each row are zeroed, after the work recorded so
+ *  far. `dst` is mgpuMemAlloc memory (or host memory). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch,
+                                                 const void *src,
+                                                 uint64_t srcPitch,
+                                                 uint64_t rowBytes,
+                                                 uint64_t rows);
+
+/** Returns the device time between two recorded mgpu events, in ns. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuEventElapsedNs(void *start, void *end,
+                                                       uint64_t *ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CACHET_RUNTIME_H */

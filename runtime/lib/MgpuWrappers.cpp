@@ -1,0 +1,424 @@
+//===- MgpuWrappers.cpp - The upstream mgpu* ABI on libcachet_runtime -----===//
+//
+// The functions that MLIR's `gpu-to-llvm` lowering calls (signatures of LLVM
+// 22), implemented on the C API, so IR lowered upstream runs under
+// `mlir-runner --shared-libs=libcachet_runtime.so`.
+//
+// One process-wide runtime on the default Vulkan device is created on first
+// use. Kernels take their arguments as upstream's Vulkan convention has them
+// (`gpu-to-llvm{use-bare-pointers-for-kernels intersperse-sizes-for-kernels}`):
+// params = {&ptr0, &bytes0, &ptr1, &bytes1, ...}, each pair bound as storage
+// buffer i. A pointer from mgpuMemAlloc is bound in place (its memory is
+// host-visible device memory, so the host may also read it after a
+// synchronize); any other pointer is host memory, copied to the device for
+// the launch and back after it. Streams are the runtime's single in-order
+// queue. Errors are printed to stderr with the name of the call; nothing
+// aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/runtime.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+struct Allocation {
+  CachetBuffer buffer;
+  uint64_t bytes;
+};
+
+/// The process-wide runtime and the host pointers of its mgpu allocations.
+struct MgpuState {
+  std::mutex mutex;
+  CachetRuntime runtime = nullptr;
+  bool failed = false;
+  /// Keyed by the mapped host address of each allocation.
+  std::map<uintptr_t, Allocation> allocations;
+};
+
+MgpuState &state() {
+  static MgpuState *instance = new MgpuState();
+  return *instance;
+}
+
+void reportError(const char *function, const char *what) {
+  std::fprintf(stderr, "libcachet_runtime: %s: %s\n", function, what);
+}
+
+/// Returns the runtime (creating it on first use), or null after printing
+/// why there is none.
+CachetRuntime getRuntime(const char *function) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.runtime && !s.failed) {
+    if (cachetRuntimeCreate("vulkan", 0, &s.runtime) != CACHET_SUCCESS) {
+      s.failed = true;
+      reportError(function, cachetGetLastError());
+    }
+  } else if (s.failed) {
+    reportError(function, "no runtime (its creation failed)");
+  }
+  return s.runtime;
+}
+
+/// Returns the largest range one binding may cover on `runtime`'s device.
+uint64_t maxBindingBytes(CachetRuntime runtime) {
+  static uint64_t limit = [runtime] {
+    CachetDeviceInfo info;
+    return cachetGetDeviceInfo(runtime, &info) == CACHET_SUCCESS
+               ? info.maxBindingBytes
+               : uint64_t(128) << 20;
+  }();
+  return limit;
+}
+
+/// Reports a failed runtime call; returns true if `status` is a failure.
+bool failed(const char *function, CachetStatus status) {
+  if (status == CACHET_SUCCESS)
+    return false;
+  reportError(function, cachetGetLastError());
+  return true;
+}
+
+/// Finds the allocation that holds [ptr, ptr + bytes).
+bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
+                    uint64_t &offset, uint64_t *remaining = nullptr) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto address = reinterpret_cast<uintptr_t>(ptr);
+  auto it = s.allocations.upper_bound(address);
+  if (it == s.allocations.begin())
+    return false;
+  --it;
+  uint64_t start = address - it->first;
+  if (start > it->second.bytes || bytes > it->second.bytes - start)
+    return false;
+  buffer = it->second.buffer;
+  offset = start;
+  if (remaining)
+    *remaining = it->second.bytes - start;
+  return true;
+}
+
+struct MgpuStream {};
+struct MgpuEvent {
+  CachetEvent event = nullptr;
+};
+
+} // namespace
+
+extern "C" {
+
+/// Loads a SPIR-V module of `gpuBlobSize` bytes.
+CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetModule module = nullptr;
+  if (runtime &&
+      failed(__func__, cachetModuleLoad(runtime, data, gpuBlobSize, &module)))
+    return nullptr;
+  return module;
+}
+
+/// Unloads a module from mgpuModuleLoad.
+CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__,
+           cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
+}
+
+/// Returns the kernel `name` of `module`.
+CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetKernel kernel = nullptr;
+  if (runtime &&
+      failed(__func__,
+             cachetKernelGet(runtime, static_cast<CachetModule>(module), name,
+                             &kernel)))
+    return nullptr;
+  return kernel;
+}
+
+/// Launches `function` on a grid of workgroups. The block size must match
+/// the workgroup size in the shader; `smem` must be 0 and `extra` is not
+/// used.
+CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                       intptr_t gridY, intptr_t gridZ,
+                                       intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t smem,
+                                       void *stream, void **params,
+                                       void **extra, size_t paramsCount) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return;
+  auto *kernel = static_cast<CachetKernel>(function);
+  if (smem != 0) {
+    reportError(__func__, "dynamic shared memory is not supported on Vulkan; "
+                          "the shader declares its workgroup memory");
+    return;
+  }
+  if (paramsCount % 2 != 0 || (paramsCount && !params)) {
+    reportError(__func__,
+                "kernel parameters are not (pointer, size) pairs: lower with "
+                "gpu-to-llvm{use-bare-pointers-for-kernels=1 "
+                "intersperse-sizes-for-kernels=1}");
+    return;
+  }
+
+  // Host memory that is not an mgpu allocation is staged per launch.
+  struct Staged {
+    CachetBuffer buffer;
+    void *host;
+    uint64_t bytes;
+  };
+  std::vector<Staged> staged;
+  std::vector<CachetBinding> bindings;
+  bool ok = true;
+  for (size_t i = 0; ok && i < paramsCount; i += 2) {
+    void *ptr = *static_cast<void **>(params[i]);
+    uint64_t bytes = *static_cast<size_t *>(params[i + 1]);
+    CachetBinding binding = {nullptr, 0, bytes};
+    uint64_t remaining = 0;
+    if (findAllocation(ptr, bytes, binding.buffer, binding.offset,
+                       &remaining)) {
+      // A view of a buffer (a subview with a static offset) is passed as
+      // the buffer's base pointer and the view's size; the kernel adds the
+      // offset itself. Bind up to the end of the allocation so the view's
+      // elements are in range, within the device's binding limit.
+      binding.range = std::max<uint64_t>(
+          bytes, std::min<uint64_t>(remaining, maxBindingBytes(runtime)));
+    } else {
+      Staged copy = {nullptr, ptr, bytes};
+      ok = !failed(__func__,
+                   cachetBufferAlloc(runtime, bytes ? bytes : 4, &copy.buffer));
+      if (ok) {
+        staged.push_back(copy);
+        binding.buffer = copy.buffer;
+        ok = !failed(__func__,
+                     cachetBufferUpload(runtime, copy.buffer, 0, ptr, bytes));
+      }
+    }
+    bindings.push_back(binding);
+  }
+  const uint32_t grid[3] = {static_cast<uint32_t>(gridX),
+                            static_cast<uint32_t>(gridY),
+                            static_cast<uint32_t>(gridZ)};
+  const uint32_t block[3] = {static_cast<uint32_t>(blockX),
+                             static_cast<uint32_t>(blockY),
+                             static_cast<uint32_t>(blockZ)};
+  if (ok)
+    ok = !failed(__func__,
+                 cachetLaunchWithBlock(
+                     runtime, kernel, grid, block, bindings.data(),
+                     static_cast<uint32_t>(bindings.size()), nullptr, 0));
+  for (const Staged &copy : staged) {
+    if (ok)
+      ok = !failed(__func__, cachetBufferDownload(runtime, copy.buffer, 0,
+                                                  copy.host, copy.bytes));
+    failed(__func__, cachetBufferFree(runtime, copy.buffer));
+  }
+}
+
+/// Returns a stream: every stream is the runtime's one in-order queue.
+CACHET_RT_EXPORT void *mgpuStreamCreate() {
+  getRuntime(__func__);
+  return new MgpuStream();
+}
+
+/// Destroys a stream from mgpuStreamCreate.
+CACHET_RT_EXPORT void mgpuStreamDestroy(void *stream) {
+  delete static_cast<MgpuStream *>(stream);
+}
+
+/// Waits for all work.
+CACHET_RT_EXPORT void mgpuStreamSynchronize(void *stream) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetSynchronize(runtime));
+}
+
+/// Orders `stream` after `event`: a no-op on one in-order queue.
+CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {}
+
+/// Creates an event (a device timestamp mark).
+CACHET_RT_EXPORT void *mgpuEventCreate() {
+  auto *event = new MgpuEvent();
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetEventCreate(runtime, &event->event));
+  return event;
+}
+
+/// Destroys an event from mgpuEventCreate.
+CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
+  auto *mgpuEvent = static_cast<MgpuEvent *>(event);
+  if (!mgpuEvent)
+    return;
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetEventDestroy(runtime, mgpuEvent->event));
+  delete mgpuEvent;
+}
+
+/// Waits until the work before the event's record has completed.
+CACHET_RT_EXPORT void mgpuEventSynchronize(void *event) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__, cachetSynchronize(runtime));
+}
+
+/// Records the event after the work recorded so far.
+CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  auto *mgpuEvent = static_cast<MgpuEvent *>(event);
+  CachetRuntime runtime = getRuntime(__func__);
+  if (runtime && mgpuEvent && mgpuEvent->event)
+    failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
+}
+
+/// Allocates `sizeBytes` of host-visible device memory and returns its host
+/// address (which kernels get bound to and mgpuMemcpy copies through).
+CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                                    bool isHostShared) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return nullptr;
+  CachetBuffer buffer = nullptr;
+  void *ptr = nullptr;
+  uint64_t bytes = sizeBytes ? sizeBytes : 4;
+  if (failed(__func__,
+             cachetBufferAllocEx(runtime, bytes, CACHET_BUFFER_HOST_VISIBLE,
+                                 &buffer)))
+    return nullptr;
+  if (failed(__func__, cachetBufferMap(runtime, buffer, &ptr))) {
+    cachetBufferFree(runtime, buffer);
+    return nullptr;
+  }
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.allocations[reinterpret_cast<uintptr_t>(ptr)] = {buffer, bytes};
+  return ptr;
+}
+
+/// Frees memory from mgpuMemAlloc.
+CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr)
+    return;
+  CachetRuntime runtime = getRuntime(__func__);
+  MgpuState &s = state();
+  CachetBuffer buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.allocations.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == s.allocations.end()) {
+      reportError(__func__, "pointer was not returned by mgpuMemAlloc");
+      return;
+    }
+    buffer = it->second.buffer;
+    s.allocations.erase(it);
+  }
+  if (runtime)
+    failed(__func__, cachetBufferFree(runtime, buffer));
+}
+
+/// Copies `sizeBytes` after the work recorded so far (all mgpu memory is
+/// host addressable).
+CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                                 void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (runtime && !failed(__func__, cachetSynchronize(runtime)))
+    std::memmove(dst, src, sizeBytes);
+}
+
+/// Sets `count` 32-bit words at `dst` to `value`.
+CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                                   void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime || failed(__func__, cachetSynchronize(runtime)))
+    return;
+  auto *words = static_cast<uint32_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
+}
+
+/// Sets `count` 16-bit words at `dst` to `value`.
+CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
+                                   size_t count, void *stream) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime || failed(__func__, cachetSynchronize(runtime)))
+    return;
+  auto *halves = static_cast<uint16_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = value;
+}
+
+/// Selects the device of later calls; only the default device (0) is
+/// supported by the Vulkan runtime (CACHET_VULKAN_DEVICE picks another).
+CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  if (device != 0)
+    reportError(__func__, "only device 0 is supported; set "
+                          "CACHET_VULKAN_DEVICE to pick another device");
+}
+
+CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime) {
+  if (!runtime)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  *runtime = getRuntime(__func__);
+  return *runtime ? CACHET_SUCCESS : CACHET_ERROR_NO_DEVICE;
+}
+
+CachetStatus cachetMgpuLookup(const void *ptr, CachetBuffer *buffer,
+                              uint64_t *offset) {
+  if (!buffer || !offset)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  return findAllocation(ptr, 0, *buffer, *offset) ? CACHET_SUCCESS
+                                                  : CACHET_ERROR_NOT_FOUND;
+}
+
+CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
+                                uint64_t srcPitch, uint64_t rowBytes,
+                                uint64_t rows) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  if (!rows)
+    return CACHET_SUCCESS;
+  if (!dst || !src || rowBytes > dstPitch || rowBytes > srcPitch) {
+    reportError(__func__, "null pointer, or a pitch below the row size");
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  CachetBuffer buffer = nullptr;
+  uint64_t offset = 0;
+  if (findAllocation(dst, rows * dstPitch, buffer, offset)) {
+    CachetStatus status = cachetBufferUpload2D(
+        runtime, buffer, offset, dstPitch, src, srcPitch, rowBytes, rows);
+    failed(__func__, status);
+    return status;
+  }
+  CachetStatus status = cachetSynchronize(runtime);
+  if (failed(__func__, status))
+    return status;
+  auto *out = static_cast<char *>(dst);
+  auto *in = static_cast<const char *>(src);
+  for (uint64_t r = 0; r < rows; ++r) {
+    std::memcpy(out + r * dstPitch, in + r * srcPitch, rowBytes);
+    std::memset(out + r * dstPitch + rowBytes, 0, dstPitch - rowBytes);
+  }
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuEventElapsedNs(void *start, void *end, uint64_t *ns) {
+  CachetRuntime runtime = getRuntime(__func__);
+  auto *first = static_cast<MgpuEvent *>(start);
+  auto *last = static_cast<MgpuEvent *>(end);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  if (!first || !last || !ns)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  CachetStatus status =
+      cachetEventElapsedNs(runtime, first->event, last->event, ns);
+  failed(__func__, status);
+  return status;
+}
+
+} // extern "C"

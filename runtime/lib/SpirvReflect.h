@@ -1,0 +1,84 @@
+//===- SpirvReflect.h - What a launch needs from SPIR-V ---------*- C++ -*-===//
+//
+// A small SPIR-V reader: it checks that a blob is well-formed (header, every
+// instruction inside the blob) and finds, for a compute entry point, the
+// storage-buffer bindings, the push-constant block size and the workgroup
+// size. No SPIR-V library is needed at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_RUNTIME_LIB_SPIRVREFLECT_H
+#define CACHET_RUNTIME_LIB_SPIRVREFLECT_H
+
+#include "Backend.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cachet {
+namespace runtime {
+
+/// How a Vulkan device lays out blocks, for the validator.
+struct SpirvLayoutRules {
+  bool scalarBlockLayout = false;
+  bool uniformBufferStandardLayout = false;
+};
+
+/// Runs the SPIR-V validator (SPIRV-Tools, linked statically when the build
+/// found it) for a Vulkan 1.`vulkanMinor` device; fails with
+/// CACHET_ERROR_INVALID_BINARY and the validator's message. Without
+/// SPIRV-Tools it succeeds (the structural checks of parse() remain).
+Status validateForVulkan(const std::vector<uint32_t> &words,
+                         unsigned vulkanMinor, const SpirvLayoutRules &rules);
+
+/// The parsed facts of one SPIR-V module.
+class SpirvModuleInfo {
+public:
+  /// Parses `words`; fails with CACHET_ERROR_INVALID_BINARY and a reason.
+  static Status parse(const std::vector<uint32_t> &words,
+                      SpirvModuleInfo &result);
+
+  /// Describes the GLCompute entry point `name`; fails with
+  /// CACHET_ERROR_NOT_FOUND (listing the entry points) or
+  /// CACHET_ERROR_UNSUPPORTED (a resource other than storage buffers and
+  /// push constants, or a descriptor set other than 0).
+  Status describeEntryPoint(const std::string &name,
+                            CachetKernelInfo &info) const;
+
+private:
+  struct EntryPoint {
+    uint32_t model;
+    uint32_t id;
+    std::string name;
+    std::vector<uint32_t> interface;
+    uint32_t localSize[3] = {0, 0, 0};
+  };
+  struct Variable {
+    uint32_t id;
+    uint32_t pointerType;
+    uint32_t storageClass;
+  };
+  /// Adds global `var`, used by entry point `name`, to `info`.
+  Status addVariable(const Variable &var, const std::string &name,
+                     CachetKernelInfo &info) const;
+  /// The byte size of type `id` in a push-constant block, 0 if unknown.
+  uint64_t typeSize(uint32_t id, unsigned depth) const;
+
+  uint32_t version = 0;
+  std::vector<EntryPoint> entryPoints;
+  std::vector<Variable> variables;
+  // Indexed by result id.
+  std::vector<std::vector<uint32_t>> typeWords;
+  std::vector<int64_t> descriptorSet;
+  std::vector<int64_t> binding;
+  std::vector<uint32_t> blockKind;
+  std::vector<uint32_t> arrayStride;
+  std::vector<uint64_t> constantValue;
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> memberOffsets;
+};
+
+} // namespace runtime
+} // namespace cachet
+
+#endif // CACHET_RUNTIME_LIB_SPIRVREFLECT_H

@@ -1,0 +1,1081 @@
+//===- VulkanBackend.cpp - The Vulkan backend of libcachet_runtime --------===//
+//
+// One device, one compute queue, one command buffer that collects launches
+// until the host needs a result (a download, a timestamp, a synchronize).
+// Each launch gets a descriptor set from a pool that is reset after every
+// submission; pipelines are built once per (module, entry point). Buffers
+// live in device-local memory; where that memory is host visible (unified
+// memory, as on lavapipe) the host copies directly through a persistent
+// mapping, otherwise through a staging buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "SpirvReflect.h"
+
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+using namespace cachet::runtime;
+
+namespace {
+
+const char *resultName(VkResult result) {
+  switch (result) {
+#define CACHET_VK_RESULT(name)                                                 \
+  case name:                                                                   \
+    return #name;
+    CACHET_VK_RESULT(VK_NOT_READY)
+    CACHET_VK_RESULT(VK_TIMEOUT)
+    CACHET_VK_RESULT(VK_INCOMPLETE)
+    CACHET_VK_RESULT(VK_ERROR_OUT_OF_HOST_MEMORY)
+    CACHET_VK_RESULT(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    CACHET_VK_RESULT(VK_ERROR_INITIALIZATION_FAILED)
+    CACHET_VK_RESULT(VK_ERROR_DEVICE_LOST)
+    CACHET_VK_RESULT(VK_ERROR_MEMORY_MAP_FAILED)
+    CACHET_VK_RESULT(VK_ERROR_LAYER_NOT_PRESENT)
+    CACHET_VK_RESULT(VK_ERROR_EXTENSION_NOT_PRESENT)
+    CACHET_VK_RESULT(VK_ERROR_FEATURE_NOT_PRESENT)
+    CACHET_VK_RESULT(VK_ERROR_INCOMPATIBLE_DRIVER)
+    CACHET_VK_RESULT(VK_ERROR_TOO_MANY_OBJECTS)
+    CACHET_VK_RESULT(VK_ERROR_FRAGMENTED_POOL)
+    CACHET_VK_RESULT(VK_ERROR_OUT_OF_POOL_MEMORY)
+    CACHET_VK_RESULT(VK_ERROR_INVALID_SHADER_NV)
+#undef CACHET_VK_RESULT
+  default:
+    return "VkResult error";
+  }
+}
+
+Status vulkanFailure(const char *call, VkResult result) {
+  bool oom = result == VK_ERROR_OUT_OF_DEVICE_MEMORY ||
+             result == VK_ERROR_OUT_OF_HOST_MEMORY;
+  return Status(oom ? CACHET_ERROR_OUT_OF_MEMORY : CACHET_ERROR_BACKEND,
+                std::string(call) + " failed: " + resultName(result) + " (" +
+                    std::to_string(static_cast<int>(result)) + ")");
+}
+
+#define CACHET_VK_CHECK(call, expr)                                            \
+  do {                                                                         \
+    VkResult vkResult_ = (expr);                                               \
+    if (vkResult_ != VK_SUCCESS)                                               \
+      return vulkanFailure(call, vkResult_);                                   \
+  } while (false)
+
+/// Returns a zero-initialized Vulkan structure of type `type`.
+template <typename T> T makeStruct(VkStructureType type) {
+  T value{};
+  value.sType = type;
+  return value;
+}
+
+/// Bytes a staging buffer holds at most; larger copies go in pieces.
+constexpr uint64_t stagingChunkBytes = 64ull << 20;
+/// Launches recorded before the command buffer is submitted on its own.
+constexpr uint32_t maxRecordedCommands = 4096;
+constexpr uint32_t descriptorPoolSets = 256;
+constexpr uint32_t descriptorPoolBuffers = 2048;
+
+class VulkanBuffer final : public Buffer {
+public:
+  VulkanBuffer(VkDevice device, uint64_t size) : Buffer(size), device(device) {}
+  ~VulkanBuffer() override {
+    if (buffer)
+      vkDestroyBuffer(device, buffer, nullptr);
+    if (memory) {
+      if (mapped)
+        vkUnmapMemory(device, memory);
+      vkFreeMemory(device, memory, nullptr);
+    }
+  }
+
+  VkDevice device;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  /// Host mapping, when the host copies directly.
+  char *mapped = nullptr;
+  bool hostVisible = false;
+  VkDeviceAddress address = 0;
+};
+
+class VulkanModule final : public Module {
+public:
+  explicit VulkanModule(VkDevice device) : device(device) {}
+  ~VulkanModule() override {
+    if (shader)
+      vkDestroyShaderModule(device, shader, nullptr);
+  }
+
+  VkDevice device;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  SpirvModuleInfo spirv;
+};
+
+class VulkanKernel final : public Kernel {
+public:
+  VulkanKernel(VkDevice device, const CachetKernelInfo &info, std::string name)
+      : Kernel(info), device(device), name(std::move(name)) {}
+  ~VulkanKernel() override {
+    if (pipeline)
+      vkDestroyPipeline(device, pipeline, nullptr);
+    if (layout)
+      vkDestroyPipelineLayout(device, layout, nullptr);
+    if (setLayout)
+      vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
+  }
+
+  VkDevice device;
+  std::string name;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t pushRangeBytes = 0;
+};
+
+class VulkanEvent final : public Event {
+public:
+  explicit VulkanEvent(VkDevice device) : device(device) {}
+  ~VulkanEvent() override {
+    if (pool)
+      vkDestroyQueryPool(device, pool, nullptr);
+  }
+
+  VkDevice device;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  bool recorded = false;
+};
+
+/// Writes or reads `bytes` of a host view, `regionOffset` bytes into the
+/// region being copied.
+using HostAccess =
+    std::function<void(char *data, uint64_t regionOffset, uint64_t bytes)>;
+
+class VulkanBackend final : public Backend {
+public:
+  ~VulkanBackend() override;
+
+  Status init(uint32_t flags);
+
+  const CachetDeviceInfo &getDeviceInfo() const override { return info; }
+  Status allocate(uint64_t bytes, uint32_t flags,
+                  std::unique_ptr<Buffer> &result) override;
+  void release(std::unique_ptr<Buffer> buffer) override;
+  Status upload(Buffer &buffer, uint64_t offset, const void *src,
+                uint64_t bytes) override;
+  Status download(Buffer &buffer, uint64_t offset, void *dst,
+                  uint64_t bytes) override;
+  Status upload2D(Buffer &buffer, uint64_t offset, uint64_t dstPitch,
+                  const void *src, uint64_t srcPitch, uint64_t rowBytes,
+                  uint64_t rows) override;
+  Status download2D(Buffer &buffer, uint64_t offset, uint64_t srcPitch,
+                    void *dst, uint64_t dstPitch, uint64_t rowBytes,
+                    uint64_t rows) override;
+  Status copy(Buffer &src, uint64_t srcOffset, Buffer &dst, uint64_t dstOffset,
+              uint64_t bytes) override;
+  Status fill(Buffer &buffer, uint64_t offset, uint64_t bytes,
+              uint32_t value) override;
+  Status map(Buffer &buffer, void **ptr) override;
+  Status deviceAddress(Buffer &buffer, uint64_t *address) override;
+  Status loadModule(const void *data, size_t bytes,
+                    std::unique_ptr<Module> &result) override;
+  Status getKernel(Module &module, const char *name,
+                   std::unique_ptr<Kernel> &result) override;
+  Status launch(Kernel &kernel, const LaunchConfig &config) override;
+  Status createEvent(std::unique_ptr<Event> &result) override;
+  Status recordEvent(Event &event) override;
+  Status eventTimestampNs(Event &event, uint64_t *ns) override;
+  Status synchronize() override { return flush(); }
+
+private:
+  Status pickDevice();
+  Status createDevice();
+  int findMemoryType(uint32_t allowed, VkMemoryPropertyFlags required,
+                     VkMemoryPropertyFlags preferred) const;
+  Status createBuffer(uint64_t bytes, bool hostVisible, bool mapForHost,
+                      std::unique_ptr<VulkanBuffer> &result);
+  Status ensureRecording();
+  void recordBarrier();
+  Status flush();
+  Status allocateDescriptorSet(VkDescriptorSetLayout layout,
+                               VkDescriptorSet &set);
+  Status hostWrite(VulkanBuffer &buffer, uint64_t offset, uint64_t bytes,
+                   const HostAccess &produce);
+  Status hostRead(VulkanBuffer &buffer, uint64_t offset, uint64_t bytes,
+                  const HostAccess &consume);
+
+  CachetDeviceInfo info = {};
+  bool forceStaging = false;
+  bool bufferDeviceAddressEnabled = false;
+  SpirvLayoutRules layoutRules;
+  uint32_t timestampValidBits = 0;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties = {};
+  VkPhysicalDeviceMemoryProperties memoryProperties = {};
+  uint32_t queueFamily = 0;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool commandPool = VK_NULL_HANDLE;
+  VkCommandBuffer commandBuffer = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkPipelineCache pipelineCache = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> descriptorPools;
+  size_t currentPool = 0;
+  bool recording = false;
+  uint32_t recordedCommands = 0;
+  /// Buffers freed while recorded work may still use them.
+  std::vector<std::unique_ptr<Buffer>> pendingFrees;
+};
+
+VulkanBackend::~VulkanBackend() {
+  if (device) {
+    (void)flush();
+    vkDeviceWaitIdle(device);
+    pendingFrees.clear();
+    for (VkDescriptorPool pool : descriptorPools)
+      vkDestroyDescriptorPool(device, pool, nullptr);
+    if (pipelineCache)
+      vkDestroyPipelineCache(device, pipelineCache, nullptr);
+    if (fence)
+      vkDestroyFence(device, fence, nullptr);
+    if (commandPool)
+      vkDestroyCommandPool(device, commandPool, nullptr);
+    vkDestroyDevice(device, nullptr);
+  }
+  if (instance)
+    vkDestroyInstance(instance, nullptr);
+}
+
+Status VulkanBackend::init(uint32_t flags) {
+  forceStaging = flags & CACHET_RUNTIME_FORCE_STAGING;
+  auto app = makeStruct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "cachet";
+  app.pEngineName = "libcachet_runtime";
+  app.apiVersion = VK_API_VERSION_1_2;
+  auto instanceInfo =
+      makeStruct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  instanceInfo.pApplicationInfo = &app;
+  VkResult result = vkCreateInstance(&instanceInfo, nullptr, &instance);
+  if (result == VK_ERROR_INCOMPATIBLE_DRIVER)
+    return Status(CACHET_ERROR_NO_DEVICE,
+                  "no Vulkan driver (vkCreateInstance returned "
+                  "VK_ERROR_INCOMPATIBLE_DRIVER)");
+  if (result != VK_SUCCESS) {
+    instance = VK_NULL_HANDLE;
+    return vulkanFailure("vkCreateInstance", result);
+  }
+  CACHET_RETURN_IF_ERROR(pickDevice());
+  return createDevice();
+}
+
+Status VulkanBackend::pickDevice() {
+  uint32_t count = 0;
+  CACHET_VK_CHECK("vkEnumeratePhysicalDevices",
+                  vkEnumeratePhysicalDevices(instance, &count, nullptr));
+  if (count == 0)
+    return Status(CACHET_ERROR_NO_DEVICE, "no Vulkan physical device");
+  std::vector<VkPhysicalDevice> devices(count);
+  CACHET_VK_CHECK("vkEnumeratePhysicalDevices",
+                  vkEnumeratePhysicalDevices(instance, &count, devices.data()));
+
+  auto hasComputeQueue = [](VkPhysicalDevice candidate) {
+    uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(candidate, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> props(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(candidate, &families,
+                                             props.data());
+    return std::any_of(props.begin(), props.end(), [](auto &family) {
+      return family.queueFlags & VK_QUEUE_COMPUTE_BIT;
+    });
+  };
+
+  if (const char *env = std::getenv("CACHET_VULKAN_DEVICE")) {
+    char *end = nullptr;
+    unsigned long index = std::strtoul(env, &end, 10);
+    if (!*env || *end || index >= count)
+      return Status(CACHET_ERROR_NO_DEVICE,
+                    std::string("CACHET_VULKAN_DEVICE=") + env +
+                        " names no device (there are " + std::to_string(count) +
+                        ")");
+    physicalDevice = devices[index];
+  } else {
+    int bestScore = -1;
+    for (VkPhysicalDevice candidate : devices) {
+      VkPhysicalDeviceProperties props;
+      vkGetPhysicalDeviceProperties(candidate, &props);
+      if (props.apiVersion < VK_API_VERSION_1_1 || !hasComputeQueue(candidate))
+        continue;
+      int score = 0;
+      switch (props.deviceType) {
+      case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        score = 4;
+        break;
+      case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        score = 3;
+        break;
+      case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        score = 2;
+        break;
+      case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        score = 1;
+        break;
+      default:
+        break;
+      }
+      if (score > bestScore) {
+        bestScore = score;
+        physicalDevice = candidate;
+      }
+    }
+    if (!physicalDevice)
+      return Status(CACHET_ERROR_NO_DEVICE,
+                    "no Vulkan 1.1 device with a compute queue among " +
+                        std::to_string(count) + " devices");
+  }
+  vkGetPhysicalDeviceProperties(physicalDevice, &properties);
+  if (properties.apiVersion < VK_API_VERSION_1_1 ||
+      !hasComputeQueue(physicalDevice))
+    return Status(CACHET_ERROR_NO_DEVICE,
+                  std::string("device '") + properties.deviceName +
+                      "' lacks Vulkan 1.1 or a compute queue");
+  vkGetPhysicalDeviceMemoryProperties(physicalDevice, &memoryProperties);
+  return Status::success();
+}
+
+Status VulkanBackend::createDevice() {
+  // Queue: a compute family, preferring one with timestamps and without
+  // graphics (a dedicated compute queue).
+  uint32_t families = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice, &families, nullptr);
+  std::vector<VkQueueFamilyProperties> familyProps(families);
+  vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice, &families,
+                                           familyProps.data());
+  int bestScore = -1;
+  for (uint32_t i = 0; i < families; ++i) {
+    const VkQueueFamilyProperties &family = familyProps[i];
+    if (!(family.queueFlags & VK_QUEUE_COMPUTE_BIT))
+      continue;
+    int score = (family.timestampValidBits ? 2 : 0) +
+                (family.queueFlags & VK_QUEUE_GRAPHICS_BIT ? 0 : 1);
+    if (score > bestScore) {
+      bestScore = score;
+      queueFamily = i;
+    }
+  }
+  timestampValidBits = familyProps[queueFamily].timestampValidBits;
+
+  // Enable every supported feature (f16, int8, 8/16-bit storage, buffer
+  // device address, ...) except robust buffer access, which costs speed.
+  bool vulkan12 = properties.apiVersion >= VK_API_VERSION_1_2;
+  auto features12 = makeStruct<VkPhysicalDeviceVulkan12Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto features11 = makeStruct<VkPhysicalDeviceVulkan11Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  auto features = makeStruct<VkPhysicalDeviceFeatures2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  if (vulkan12) {
+    features.pNext = &features11;
+    features11.pNext = &features12;
+  }
+  vkGetPhysicalDeviceFeatures2(physicalDevice, &features);
+  features.features.robustBufferAccess = VK_FALSE;
+  bufferDeviceAddressEnabled = vulkan12 && features12.bufferDeviceAddress;
+  layoutRules.scalarBlockLayout = vulkan12 && features12.scalarBlockLayout;
+  layoutRules.uniformBufferStandardLayout =
+      vulkan12 && features12.uniformBufferStandardLayout;
+  // Capture/replay and multi-device addresses need more than we set up.
+  features12.bufferDeviceAddressCaptureReplay = VK_FALSE;
+  features12.bufferDeviceAddressMultiDevice = VK_FALSE;
+
+  float priority = 1.0f;
+  auto queueInfo = makeStruct<VkDeviceQueueCreateInfo>(
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queueInfo.queueFamilyIndex = queueFamily;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+  auto deviceInfo =
+      makeStruct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  deviceInfo.pNext = &features;
+  deviceInfo.queueCreateInfoCount = 1;
+  deviceInfo.pQueueCreateInfos = &queueInfo;
+  CACHET_VK_CHECK("vkCreateDevice", vkCreateDevice(physicalDevice, &deviceInfo,
+                                                   nullptr, &device));
+  vkGetDeviceQueue(device, queueFamily, 0, &queue);
+
+  auto poolInfo = makeStruct<VkCommandPoolCreateInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  poolInfo.queueFamilyIndex = queueFamily;
+  CACHET_VK_CHECK(
+      "vkCreateCommandPool",
+      vkCreateCommandPool(device, &poolInfo, nullptr, &commandPool));
+  auto bufferInfo = makeStruct<VkCommandBufferAllocateInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  bufferInfo.commandPool = commandPool;
+  bufferInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  bufferInfo.commandBufferCount = 1;
+  CACHET_VK_CHECK(
+      "vkAllocateCommandBuffers",
+      vkAllocateCommandBuffers(device, &bufferInfo, &commandBuffer));
+  auto fenceInfo =
+      makeStruct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  CACHET_VK_CHECK("vkCreateFence",
+                  vkCreateFence(device, &fenceInfo, nullptr, &fence));
+  auto cacheInfo = makeStruct<VkPipelineCacheCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
+  CACHET_VK_CHECK(
+      "vkCreatePipelineCache",
+      vkCreatePipelineCache(device, &cacheInfo, nullptr, &pipelineCache));
+
+  // Limits.
+  auto subgroup = makeStruct<VkPhysicalDeviceSubgroupProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+  auto maintenance3 = makeStruct<VkPhysicalDeviceMaintenance3Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
+  subgroup.pNext = &maintenance3;
+  auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  props2.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
+  const VkPhysicalDeviceLimits &limits = properties.limits;
+  std::snprintf(info.backend, sizeof(info.backend), "vulkan");
+  std::snprintf(info.name, sizeof(info.name), "%s", properties.deviceName);
+  info.vendorId = properties.vendorID;
+  info.deviceId = properties.deviceID;
+  info.maxBindingBytes = limits.maxStorageBufferRange;
+  info.maxAllocationBytes = maintenance3.maxMemoryAllocationSize;
+  for (uint32_t i = 0; i < memoryProperties.memoryHeapCount; ++i)
+    if (memoryProperties.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      info.deviceMemoryBytes = std::max<uint64_t>(
+          info.deviceMemoryBytes, memoryProperties.memoryHeaps[i].size);
+  info.bindingOffsetAlignment =
+      std::max<uint64_t>(limits.minStorageBufferOffsetAlignment, 4);
+  info.maxPushConstantBytes = limits.maxPushConstantsSize;
+  info.subgroupSize = subgroup.subgroupSize;
+  for (int i = 0; i < 3; ++i) {
+    info.maxWorkgroupSize[i] = limits.maxComputeWorkGroupSize[i];
+    info.maxWorkgroupCount[i] = limits.maxComputeWorkGroupCount[i];
+  }
+  info.maxWorkgroupInvocations = limits.maxComputeWorkGroupInvocations;
+  info.maxSharedMemoryBytes = limits.maxComputeSharedMemorySize;
+  info.unifiedMemory =
+      properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+      properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  info.bufferDeviceAddress = bufferDeviceAddressEnabled;
+  info.timestamps = timestampValidBits != 0;
+  info.timestampPeriodNs = limits.timestampPeriod;
+  return Status::success();
+}
+
+int VulkanBackend::findMemoryType(uint32_t allowed,
+                                  VkMemoryPropertyFlags required,
+                                  VkMemoryPropertyFlags preferred) const {
+  int fallback = -1;
+  for (uint32_t i = 0; i < memoryProperties.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags flags = memoryProperties.memoryTypes[i].propertyFlags;
+    if (!(allowed & (1u << i)) || (flags & required) != required)
+      continue;
+    if ((flags & preferred) == preferred)
+      return static_cast<int>(i);
+    if (fallback < 0)
+      fallback = static_cast<int>(i);
+  }
+  return fallback;
+}
+
+Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
+                                   bool mapForHost,
+                                   std::unique_ptr<VulkanBuffer> &result) {
+  if (bytes > info.maxAllocationBytes)
+    return Status(CACHET_ERROR_OUT_OF_MEMORY,
+                  std::to_string(bytes) +
+                      " bytes exceed the device's maxMemoryAllocationSize of " +
+                      std::to_string(info.maxAllocationBytes) + " bytes");
+  auto buffer = std::make_unique<VulkanBuffer>(device, bytes);
+  auto bufferInfo =
+      makeStruct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  bufferInfo.size = bytes;
+  bufferInfo.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                     VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if (bufferDeviceAddressEnabled)
+    bufferInfo.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+  bufferInfo.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  CACHET_VK_CHECK("vkCreateBuffer", vkCreateBuffer(device, &bufferInfo, nullptr,
+                                                   &buffer->buffer));
+  VkMemoryRequirements requirements;
+  vkGetBufferMemoryRequirements(device, buffer->buffer, &requirements);
+
+  const VkMemoryPropertyFlags hostFlags = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  int type = hostVisible
+                 ? findMemoryType(requirements.memoryTypeBits, hostFlags,
+                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+                 : findMemoryType(requirements.memoryTypeBits,
+                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                  forceStaging ? 0 : hostFlags);
+  if (type < 0 && !hostVisible)
+    type = findMemoryType(requirements.memoryTypeBits, 0, 0);
+  if (type < 0)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  std::string("no ") + (hostVisible ? "host-visible " : "") +
+                      "memory type can hold a storage buffer");
+  const VkMemoryType &memoryType = memoryProperties.memoryTypes[type];
+  uint64_t heapSize = memoryProperties.memoryHeaps[memoryType.heapIndex].size;
+  if (requirements.size > heapSize)
+    return Status(CACHET_ERROR_OUT_OF_MEMORY,
+                  std::to_string(bytes) + " bytes exceed the " +
+                      std::to_string(heapSize) + "-byte memory heap");
+
+  auto flagsInfo = makeStruct<VkMemoryAllocateFlagsInfo>(
+      VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO);
+  flagsInfo.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+  auto allocInfo =
+      makeStruct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  allocInfo.pNext = bufferDeviceAddressEnabled ? &flagsInfo : nullptr;
+  allocInfo.allocationSize = requirements.size;
+  allocInfo.memoryTypeIndex = static_cast<uint32_t>(type);
+  CACHET_VK_CHECK(
+      "vkAllocateMemory",
+      vkAllocateMemory(device, &allocInfo, nullptr, &buffer->memory));
+  CACHET_VK_CHECK(
+      "vkBindBufferMemory",
+      vkBindBufferMemory(device, buffer->buffer, buffer->memory, 0));
+  buffer->hostVisible = hostVisible;
+  if ((memoryType.propertyFlags & hostFlags) == hostFlags &&
+      (hostVisible || mapForHost)) {
+    void *ptr = nullptr;
+    CACHET_VK_CHECK("vkMapMemory", vkMapMemory(device, buffer->memory, 0,
+                                               VK_WHOLE_SIZE, 0, &ptr));
+    buffer->mapped = static_cast<char *>(ptr);
+  }
+  if (bufferDeviceAddressEnabled) {
+    auto addressInfo = makeStruct<VkBufferDeviceAddressInfo>(
+        VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO);
+    addressInfo.buffer = buffer->buffer;
+    buffer->address = vkGetBufferDeviceAddress(device, &addressInfo);
+  }
+  result = std::move(buffer);
+  return Status::success();
+}
+
+Status VulkanBackend::allocate(uint64_t bytes, uint32_t flags,
+                               std::unique_ptr<Buffer> &result) {
+  std::unique_ptr<VulkanBuffer> buffer;
+  CACHET_RETURN_IF_ERROR(createBuffer(bytes, flags & CACHET_BUFFER_HOST_VISIBLE,
+                                      !forceStaging, buffer));
+  result = std::move(buffer);
+  return Status::success();
+}
+
+void VulkanBackend::release(std::unique_ptr<Buffer> buffer) {
+  if (recording)
+    pendingFrees.push_back(std::move(buffer));
+}
+
+Status VulkanBackend::ensureRecording() {
+  if (recording)
+    return Status::success();
+  auto beginInfo = makeStruct<VkCommandBufferBeginInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  beginInfo.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  CACHET_VK_CHECK("vkBeginCommandBuffer",
+                  vkBeginCommandBuffer(commandBuffer, &beginInfo));
+  recording = true;
+  recordedCommands = 0;
+  return Status::success();
+}
+
+void VulkanBackend::recordBarrier() {
+  // Every launch or copy sees the writes of the ones before it.
+  auto barrier = makeStruct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  barrier.srcAccessMask =
+      VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask =
+      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+      VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(
+      commandBuffer,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+          VK_PIPELINE_STAGE_HOST_BIT,
+      0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+Status VulkanBackend::flush() {
+  if (!recording)
+    return Status::success();
+  recording = false;
+  VkResult result = vkEndCommandBuffer(commandBuffer);
+  if (result == VK_SUCCESS)
+    result = vkResetFences(device, 1, &fence);
+  if (result == VK_SUCCESS) {
+    auto submit = makeStruct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &commandBuffer;
+    result = vkQueueSubmit(queue, 1, &submit, fence);
+    if (result == VK_SUCCESS)
+      result = vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+    else
+      vkQueueWaitIdle(queue);
+  }
+  vkResetCommandBuffer(commandBuffer, 0);
+  for (VkDescriptorPool pool : descriptorPools)
+    vkResetDescriptorPool(device, pool, 0);
+  currentPool = 0;
+  pendingFrees.clear();
+  if (result != VK_SUCCESS)
+    return vulkanFailure("vkQueueSubmit/vkWaitForFences", result);
+  return Status::success();
+}
+
+Status VulkanBackend::allocateDescriptorSet(VkDescriptorSetLayout layout,
+                                            VkDescriptorSet &set) {
+  while (true) {
+    if (currentPool == descriptorPools.size()) {
+      VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                   descriptorPoolBuffers};
+      auto poolInfo = makeStruct<VkDescriptorPoolCreateInfo>(
+          VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+      poolInfo.maxSets = descriptorPoolSets;
+      poolInfo.poolSizeCount = 1;
+      poolInfo.pPoolSizes = &size;
+      VkDescriptorPool pool;
+      CACHET_VK_CHECK(
+          "vkCreateDescriptorPool",
+          vkCreateDescriptorPool(device, &poolInfo, nullptr, &pool));
+      descriptorPools.push_back(pool);
+    }
+    auto allocInfo = makeStruct<VkDescriptorSetAllocateInfo>(
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+    allocInfo.descriptorPool = descriptorPools[currentPool];
+    allocInfo.descriptorSetCount = 1;
+    allocInfo.pSetLayouts = &layout;
+    VkResult result = vkAllocateDescriptorSets(device, &allocInfo, &set);
+    if (result == VK_SUCCESS)
+      return Status::success();
+    if (result != VK_ERROR_OUT_OF_POOL_MEMORY &&
+        result != VK_ERROR_FRAGMENTED_POOL)
+      return vulkanFailure("vkAllocateDescriptorSets", result);
+    ++currentPool;
+  }
+}
+
+Status VulkanBackend::hostWrite(VulkanBuffer &buffer, uint64_t offset,
+                                uint64_t bytes, const HostAccess &produce) {
+  // The device may still read the old contents.
+  CACHET_RETURN_IF_ERROR(flush());
+  if (buffer.mapped) {
+    produce(buffer.mapped + offset, 0, bytes);
+    return Status::success();
+  }
+  std::unique_ptr<VulkanBuffer> staging;
+  CACHET_RETURN_IF_ERROR(createBuffer(std::min(bytes, stagingChunkBytes),
+                                      /*hostVisible=*/true, true, staging));
+  for (uint64_t done = 0; done < bytes; done += stagingChunkBytes) {
+    uint64_t chunk = std::min(bytes - done, stagingChunkBytes);
+    produce(staging->mapped, done, chunk);
+    CACHET_RETURN_IF_ERROR(ensureRecording());
+    VkBufferCopy region = {0, offset + done, chunk};
+    vkCmdCopyBuffer(commandBuffer, staging->buffer, buffer.buffer, 1, &region);
+    recordBarrier();
+    CACHET_RETURN_IF_ERROR(flush());
+  }
+  return Status::success();
+}
+
+Status VulkanBackend::hostRead(VulkanBuffer &buffer, uint64_t offset,
+                               uint64_t bytes, const HostAccess &consume) {
+  CACHET_RETURN_IF_ERROR(flush());
+  if (buffer.mapped) {
+    consume(buffer.mapped + offset, 0, bytes);
+    return Status::success();
+  }
+  std::unique_ptr<VulkanBuffer> staging;
+  CACHET_RETURN_IF_ERROR(createBuffer(std::min(bytes, stagingChunkBytes),
+                                      /*hostVisible=*/true, true, staging));
+  for (uint64_t done = 0; done < bytes; done += stagingChunkBytes) {
+    uint64_t chunk = std::min(bytes - done, stagingChunkBytes);
+    CACHET_RETURN_IF_ERROR(ensureRecording());
+    VkBufferCopy region = {offset + done, 0, chunk};
+    vkCmdCopyBuffer(commandBuffer, buffer.buffer, staging->buffer, 1, &region);
+    recordBarrier();
+    CACHET_RETURN_IF_ERROR(flush());
+    consume(staging->mapped, done, chunk);
+  }
+  return Status::success();
+}
+
+Status VulkanBackend::upload(Buffer &buffer, uint64_t offset, const void *src,
+                             uint64_t bytes) {
+  const char *bytesIn = static_cast<const char *>(src);
+  return hostWrite(static_cast<VulkanBuffer &>(buffer), offset, bytes,
+                   [&](char *data, uint64_t at, uint64_t n) {
+                     std::memcpy(data, bytesIn + at, n);
+                   });
+}
+
+Status VulkanBackend::download(Buffer &buffer, uint64_t offset, void *dst,
+                               uint64_t bytes) {
+  char *bytesOut = static_cast<char *>(dst);
+  return hostRead(static_cast<VulkanBuffer &>(buffer), offset, bytes,
+                  [&](char *data, uint64_t at, uint64_t n) {
+                    std::memcpy(bytesOut + at, data, n);
+                  });
+}
+
+Status VulkanBackend::upload2D(Buffer &buffer, uint64_t offset,
+                               uint64_t dstPitch, const void *src,
+                               uint64_t srcPitch, uint64_t rowBytes,
+                               uint64_t rows) {
+  const char *bytesIn = static_cast<const char *>(src);
+  // Produces bytes [at, at + n) of the padded image: each row is the source
+  // row followed by a zeroed gap up to the pitch.
+  return hostWrite(static_cast<VulkanBuffer &>(buffer), offset, rows * dstPitch,
+                   [&](char *data, uint64_t at, uint64_t n) {
+                     uint64_t end = at + n;
+                     while (at < end) {
+                       uint64_t row = at / dstPitch, col = at % dstPitch;
+                       uint64_t rowEnd = std::min(end - at, dstPitch - col);
+                       if (col < rowBytes) {
+                         uint64_t copy = std::min(rowBytes - col, rowEnd);
+                         std::memcpy(data, bytesIn + row * srcPitch + col,
+                                     copy);
+                         std::memset(data + copy, 0, rowEnd - copy);
+                       } else {
+                         std::memset(data, 0, rowEnd);
+                       }
+                       data += rowEnd;
+                       at += rowEnd;
+                     }
+                   });
+}
+
+Status VulkanBackend::download2D(Buffer &buffer, uint64_t offset,
+                                 uint64_t srcPitch, void *dst,
+                                 uint64_t dstPitch, uint64_t rowBytes,
+                                 uint64_t rows) {
+  char *bytesOut = static_cast<char *>(dst);
+  uint64_t bytes = (rows - 1) * srcPitch + rowBytes;
+  return hostRead(static_cast<VulkanBuffer &>(buffer), offset, bytes,
+                  [&](char *data, uint64_t at, uint64_t n) {
+                    uint64_t end = at + n;
+                    while (at < end) {
+                      uint64_t row = at / srcPitch, col = at % srcPitch;
+                      uint64_t rowEnd = std::min(end - at, srcPitch - col);
+                      if (col < rowBytes)
+                        std::memcpy(bytesOut + row * dstPitch + col, data,
+                                    std::min(rowBytes - col, rowEnd));
+                      data += rowEnd;
+                      at += rowEnd;
+                    }
+                  });
+}
+
+Status VulkanBackend::copy(Buffer &src, uint64_t srcOffset, Buffer &dst,
+                           uint64_t dstOffset, uint64_t bytes) {
+  CACHET_RETURN_IF_ERROR(ensureRecording());
+  VkBufferCopy region = {srcOffset, dstOffset, bytes};
+  vkCmdCopyBuffer(commandBuffer, static_cast<VulkanBuffer &>(src).buffer,
+                  static_cast<VulkanBuffer &>(dst).buffer, 1, &region);
+  recordBarrier();
+  return Status::success();
+}
+
+Status VulkanBackend::fill(Buffer &buffer, uint64_t offset, uint64_t bytes,
+                           uint32_t value) {
+  CACHET_RETURN_IF_ERROR(ensureRecording());
+  vkCmdFillBuffer(commandBuffer, static_cast<VulkanBuffer &>(buffer).buffer,
+                  offset, bytes, value);
+  recordBarrier();
+  return Status::success();
+}
+
+Status VulkanBackend::map(Buffer &buffer, void **ptr) {
+  auto &vkBuffer = static_cast<VulkanBuffer &>(buffer);
+  if (!vkBuffer.hostVisible || !vkBuffer.mapped)
+    return Status(CACHET_ERROR_INVALID_ARGUMENT,
+                  "the buffer was not allocated with "
+                  "CACHET_BUFFER_HOST_VISIBLE");
+  *ptr = vkBuffer.mapped;
+  return Status::success();
+}
+
+Status VulkanBackend::deviceAddress(Buffer &buffer, uint64_t *address) {
+  if (!bufferDeviceAddressEnabled)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  std::string("device '") + info.name +
+                      "' lacks the bufferDeviceAddress feature");
+  *address = static_cast<VulkanBuffer &>(buffer).address;
+  return Status::success();
+}
+
+Status VulkanBackend::loadModule(const void *data, size_t bytes,
+                                 std::unique_ptr<Module> &result) {
+  if (bytes % 4 != 0)
+    return Status(CACHET_ERROR_INVALID_BINARY,
+                  "invalid SPIR-V: size " + std::to_string(bytes) +
+                      " is not a multiple of 4 bytes");
+  std::vector<uint32_t> words(bytes / 4);
+  if (bytes)
+    std::memcpy(words.data(), data, bytes);
+  auto module = std::make_unique<VulkanModule>(device);
+  CACHET_RETURN_IF_ERROR(SpirvModuleInfo::parse(words, module->spirv));
+  // A driver may crash on invalid SPIR-V; reject it here instead.
+  CACHET_RETURN_IF_ERROR(validateForVulkan(
+      words, VK_API_VERSION_MINOR(properties.apiVersion), layoutRules));
+  auto shaderInfo = makeStruct<VkShaderModuleCreateInfo>(
+      VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  shaderInfo.codeSize = bytes;
+  shaderInfo.pCode = words.data();
+  VkResult vkResult =
+      vkCreateShaderModule(device, &shaderInfo, nullptr, &module->shader);
+  if (vkResult != VK_SUCCESS) {
+    Status failure = vulkanFailure("vkCreateShaderModule", vkResult);
+    return Status(vkResult == VK_ERROR_INVALID_SHADER_NV
+                      ? CACHET_ERROR_INVALID_BINARY
+                      : failure.getCode(),
+                  failure.getMessage());
+  }
+  result = std::move(module);
+  return Status::success();
+}
+
+Status VulkanBackend::getKernel(Module &module, const char *name,
+                                std::unique_ptr<Kernel> &result) {
+  auto &vkModule = static_cast<VulkanModule &>(module);
+  CachetKernelInfo kernelInfo;
+  CACHET_RETURN_IF_ERROR(vkModule.spirv.describeEntryPoint(name, kernelInfo));
+  if (kernelInfo.pushConstantBytes > info.maxPushConstantBytes)
+    return Status(CACHET_ERROR_LIMIT_EXCEEDED,
+                  "entry point '" + std::string(name) + "' has " +
+                      std::to_string(kernelInfo.pushConstantBytes) +
+                      " bytes of push constants; the device allows " +
+                      std::to_string(info.maxPushConstantBytes));
+  uint64_t invocations = uint64_t(kernelInfo.workgroupSize[0]) *
+                         kernelInfo.workgroupSize[1] *
+                         kernelInfo.workgroupSize[2];
+  if (invocations > info.maxWorkgroupInvocations)
+    return Status(CACHET_ERROR_LIMIT_EXCEEDED,
+                  "entry point '" + std::string(name) + "' has " +
+                      std::to_string(invocations) +
+                      " invocations per workgroup; the device allows " +
+                      std::to_string(info.maxWorkgroupInvocations));
+
+  if (kernelInfo.numBindings >
+      properties.limits.maxPerStageDescriptorStorageBuffers)
+    return Status(
+        CACHET_ERROR_LIMIT_EXCEEDED,
+        "entry point '" + std::string(name) + "' binds " +
+            std::to_string(kernelInfo.numBindings) +
+            " storage buffers; the device allows " +
+            std::to_string(
+                properties.limits.maxPerStageDescriptorStorageBuffers) +
+            " (maxPerStageDescriptorStorageBuffers)");
+  auto kernel = std::make_unique<VulkanKernel>(device, kernelInfo, name);
+  std::vector<VkDescriptorSetLayoutBinding> bindings(kernelInfo.numBindings);
+  for (uint32_t i = 0; i < kernelInfo.numBindings; ++i) {
+    bindings[i] = {};
+    bindings[i].binding = i;
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  auto setInfo = makeStruct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  setInfo.bindingCount = kernelInfo.numBindings;
+  setInfo.pBindings = bindings.data();
+  CACHET_VK_CHECK("vkCreateDescriptorSetLayout",
+                  vkCreateDescriptorSetLayout(device, &setInfo, nullptr,
+                                              &kernel->setLayout));
+  kernel->pushRangeBytes = (kernelInfo.pushConstantBytes + 3) & ~3u;
+  VkPushConstantRange pushRange = {VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                   kernel->pushRangeBytes};
+  auto layoutInfo = makeStruct<VkPipelineLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  layoutInfo.setLayoutCount = 1;
+  layoutInfo.pSetLayouts = &kernel->setLayout;
+  layoutInfo.pushConstantRangeCount = kernel->pushRangeBytes ? 1 : 0;
+  layoutInfo.pPushConstantRanges = &pushRange;
+  CACHET_VK_CHECK(
+      "vkCreatePipelineLayout",
+      vkCreatePipelineLayout(device, &layoutInfo, nullptr, &kernel->layout));
+  auto pipelineInfo = makeStruct<VkComputePipelineCreateInfo>(
+      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  pipelineInfo.stage.sType =
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipelineInfo.stage.module = vkModule.shader;
+  pipelineInfo.stage.pName = kernel->name.c_str();
+  pipelineInfo.layout = kernel->layout;
+  CACHET_VK_CHECK("vkCreateComputePipelines",
+                  vkCreateComputePipelines(device, pipelineCache, 1,
+                                           &pipelineInfo, nullptr,
+                                           &kernel->pipeline));
+  result = std::move(kernel);
+  return Status::success();
+}
+
+Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
+  auto &vkKernel = static_cast<VulkanKernel &>(kernel);
+  const CachetKernelInfo &kernelInfo = kernel.getInfo();
+  const std::string quoted = "kernel '" + vkKernel.name + "'";
+  const uint32_t *grid = config.grid;
+  const uint32_t *block = config.block;
+  const BindingRef *bindings = config.bindings;
+  const uint32_t numBindings = config.numBindings;
+  const void *pushConstants = config.pushConstants;
+  const uint32_t pushBytes = config.pushBytes;
+  const uint32_t *wg = kernelInfo.workgroupSize;
+  if ((block[0] || block[1] || block[2]) &&
+      (block[0] != wg[0] || block[1] != wg[1] || block[2] != wg[2]))
+    return Status(
+        CACHET_ERROR_ARGUMENT_MISMATCH,
+        "block size (" + std::to_string(block[0]) + ", " +
+            std::to_string(block[1]) + ", " + std::to_string(block[2]) +
+            ") differs from the "
+            "workgroup size in the shader of " +
+            quoted + " (" + std::to_string(wg[0]) + ", " +
+            std::to_string(wg[1]) + ", " + std::to_string(wg[2]) + ")");
+  if (config.sharedBytes)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "dynamic shared memory is not supported on Vulkan; the "
+                  "shader declares its workgroup memory");
+  if (numBindings != kernelInfo.numBindings)
+    return Status(CACHET_ERROR_ARGUMENT_MISMATCH,
+                  quoted + " takes " + std::to_string(kernelInfo.numBindings) +
+                      " buffer arguments, got " + std::to_string(numBindings));
+  if (pushBytes && !kernelInfo.pushConstantBytes)
+    return Status(CACHET_ERROR_ARGUMENT_MISMATCH,
+                  quoted + " takes no push constants, got " +
+                      std::to_string(pushBytes) + " bytes");
+  if (pushBytes < kernelInfo.pushConstantBytes)
+    return Status(
+        CACHET_ERROR_ARGUMENT_MISMATCH,
+        quoted + " takes " + std::to_string(kernelInfo.pushConstantBytes) +
+            " bytes of push constants, got " + std::to_string(pushBytes));
+  for (int i = 0; i < 3; ++i)
+    if (grid[i] > info.maxWorkgroupCount[i])
+      return Status(CACHET_ERROR_LIMIT_EXCEEDED,
+                    "grid dimension " + std::to_string(i) + " of " +
+                        std::to_string(grid[i]) +
+                        " workgroups exceeds the device's "
+                        "maxComputeWorkGroupCount of " +
+                        std::to_string(info.maxWorkgroupCount[i]));
+  std::vector<VkDescriptorBufferInfo> bufferInfos(numBindings);
+  for (uint32_t i = 0; i < numBindings; ++i) {
+    const BindingRef &binding = bindings[i];
+    if (binding.range > info.maxBindingBytes)
+      return Status(
+          CACHET_ERROR_LIMIT_EXCEEDED,
+          "binding " + std::to_string(i) + " of " + quoted + " covers " +
+              std::to_string(binding.range) +
+              " bytes, above the device's maxStorageBufferRange of " +
+              std::to_string(info.maxBindingBytes) +
+              " bytes: bind the buffer in pieces (CachetBinding offset and "
+              "range) or pass its device address");
+    if (binding.offset % info.bindingOffsetAlignment)
+      return Status(CACHET_ERROR_INVALID_ARGUMENT,
+                    "binding " + std::to_string(i) + " of " + quoted +
+                        " starts at offset " + std::to_string(binding.offset) +
+                        ", not a multiple of minStorageBufferOffsetAlignment " +
+                        std::to_string(info.bindingOffsetAlignment));
+    bufferInfos[i] = {static_cast<VulkanBuffer *>(binding.buffer)->buffer,
+                      binding.offset, binding.range};
+  }
+
+  CACHET_RETURN_IF_ERROR(ensureRecording());
+  vkCmdBindPipeline(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                    vkKernel.pipeline);
+  if (numBindings) {
+    VkDescriptorSet set;
+    CACHET_RETURN_IF_ERROR(allocateDescriptorSet(vkKernel.setLayout, set));
+    std::vector<VkWriteDescriptorSet> writes(numBindings);
+    for (uint32_t i = 0; i < numBindings; ++i) {
+      writes[i] = makeStruct<VkWriteDescriptorSet>(
+          VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+      writes[i].dstSet = set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &bufferInfos[i];
+    }
+    vkUpdateDescriptorSets(device, numBindings, writes.data(), 0, nullptr);
+    vkCmdBindDescriptorSets(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                            vkKernel.layout, 0, 1, &set, 0, nullptr);
+  }
+  if (vkKernel.pushRangeBytes) {
+    std::vector<char> push(vkKernel.pushRangeBytes, 0);
+    std::memcpy(push.data(), pushConstants,
+                std::min<uint32_t>(pushBytes, vkKernel.pushRangeBytes));
+    vkCmdPushConstants(commandBuffer, vkKernel.layout,
+                       VK_SHADER_STAGE_COMPUTE_BIT, 0, vkKernel.pushRangeBytes,
+                       push.data());
+  }
+  vkCmdDispatch(commandBuffer, grid[0], grid[1], grid[2]);
+  recordBarrier();
+  if (++recordedCommands >= maxRecordedCommands)
+    return flush();
+  return Status::success();
+}
+
+Status VulkanBackend::createEvent(std::unique_ptr<Event> &result) {
+  if (!timestampValidBits)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  std::string("the compute queue of '") + info.name +
+                      "' has no timestamps (timestampValidBits = 0)");
+  auto event = std::make_unique<VulkanEvent>(device);
+  auto poolInfo = makeStruct<VkQueryPoolCreateInfo>(
+      VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+  poolInfo.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  poolInfo.queryCount = 1;
+  CACHET_VK_CHECK("vkCreateQueryPool",
+                  vkCreateQueryPool(device, &poolInfo, nullptr, &event->pool));
+  result = std::move(event);
+  return Status::success();
+}
+
+Status VulkanBackend::recordEvent(Event &event) {
+  auto &vkEvent = static_cast<VulkanEvent &>(event);
+  CACHET_RETURN_IF_ERROR(ensureRecording());
+  vkCmdResetQueryPool(commandBuffer, vkEvent.pool, 0, 1);
+  vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                      vkEvent.pool, 0);
+  vkEvent.recorded = true;
+  return Status::success();
+}
+
+Status VulkanBackend::eventTimestampNs(Event &event, uint64_t *ns) {
+  auto &vkEvent = static_cast<VulkanEvent &>(event);
+  if (!vkEvent.recorded)
+    return Status(CACHET_ERROR_INVALID_ARGUMENT,
+                  "the event was never recorded");
+  CACHET_RETURN_IF_ERROR(flush());
+  uint64_t ticks = 0;
+  CACHET_VK_CHECK(
+      "vkGetQueryPoolResults",
+      vkGetQueryPoolResults(device, vkEvent.pool, 0, 1, sizeof(ticks), &ticks,
+                            sizeof(ticks),
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  if (timestampValidBits < 64)
+    ticks &= (uint64_t(1) << timestampValidBits) - 1;
+  *ns = static_cast<uint64_t>(static_cast<double>(ticks) *
+                              info.timestampPeriodNs);
+  return Status::success();
+}
+
+} // namespace
+
+Status cachet::runtime::createVulkanBackend(uint32_t flags,
+                                            std::unique_ptr<Backend> &result) {
+  auto backend = std::make_unique<VulkanBackend>();
+  CACHET_RETURN_IF_ERROR(backend->init(flags));
+  result = std::move(backend);
+  return Status::success();
+}

@@ -1,0 +1,870 @@
+//===- runtime-test.cpp - Integration test of libcachet_runtime -----------===//
+//
+// Runs small SPIR-V kernels (assembled from shaders/*.spvasm at build time)
+// on the default Vulkan device and checks every result against the CPU.
+// Prints one PASS/FAIL line per check and exits non-zero on any failure.
+//
+//   cachet-runtime-test [--force-staging]  all checks; "SKIPPED" and exit 0
+//                                           when there is no Vulkan device
+//   cachet-runtime-test --probe            exit 0 iff a device exists
+//   cachet-runtime-test --expect-no-device checks the no-device errors
+//
+// CACHET_TEST_SHADER_DIR overrides where the .spv files are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/runtime.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+// The upstream mgpu* ABI (LLVM 22 signatures) exported by the runtime.
+extern "C" {
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuStreamCreate();
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void *mgpuEventCreate();
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+/// Defined in c-header.c: proves the header is valid C.
+int cachetCHeaderCheck(void);
+}
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string &name, const std::string &detail = "") {
+  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name.c_str(),
+              detail.empty() ? "" : ": ", detail.c_str());
+  if (!ok)
+    ++failures;
+}
+
+/// Checks that `status` is CACHET_SUCCESS.
+bool ok(CachetStatus status, const std::string &what) {
+  if (status == CACHET_SUCCESS)
+    return true;
+  check(false, what,
+        std::string(cachetStatusString(status)) + " " + cachetGetLastError());
+  return false;
+}
+
+/// Checks that a call failed with `expected` and a message naming
+/// `function` and containing `fragment`; prints the message.
+void expectError(CachetStatus status, CachetStatus expected,
+                 const char *function, const char *fragment,
+                 const std::string &name) {
+  std::string message = cachetGetLastError();
+  bool good = status == expected &&
+              message.rfind(std::string(function) + ": ", 0) == 0 &&
+              message.find(fragment) != std::string::npos;
+  check(good, name,
+        std::string(cachetStatusString(status)) + " \"" + message + "\"");
+}
+
+std::vector<char> readShader(const char *name) {
+  const char *dir = std::getenv("CACHET_TEST_SHADER_DIR");
+  std::string path =
+      std::string(dir ? dir : CACHET_TEST_SHADER_DIR) + "/" + name;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  if (bytes.empty())
+    check(false, "read " + path);
+  return bytes;
+}
+
+uint32_t ceilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+struct Fixture {
+  CachetRuntime rt = nullptr;
+  CachetDeviceInfo info = {};
+  CachetModule vaddModule = nullptr, copyModule = nullptr;
+  CachetKernel vadd = nullptr, copy = nullptr, add = nullptr;
+};
+
+void testDeviceInfo(Fixture &f) {
+  const CachetDeviceInfo &info = f.info;
+  std::printf("device: %s (%s), maxBindingBytes %" PRIu64
+              ", subgroup %u, unified %d, timestamps %d, bda %d\n",
+              info.name, info.backend, info.maxBindingBytes, info.subgroupSize,
+              info.unifiedMemory, info.timestamps, info.bufferDeviceAddress);
+  check(std::strcmp(info.backend, "vulkan") == 0 && info.name[0] &&
+            info.maxBindingBytes > 0 && info.maxAllocationBytes > 0 &&
+            info.bindingOffsetAlignment > 0 && info.maxPushConstantBytes >= 128,
+        "device info");
+}
+
+void testModules(Fixture &f) {
+  std::vector<char> vaddSpv = readShader("vadd.spv");
+  std::vector<char> copySpv = readShader("copy.spv");
+  if (!ok(cachetModuleLoad(f.rt, vaddSpv.data(), vaddSpv.size(), &f.vaddModule),
+          "load vadd") ||
+      !ok(cachetModuleLoad(f.rt, copySpv.data(), copySpv.size(), &f.copyModule),
+          "load copy") ||
+      !ok(cachetKernelGet(f.rt, f.vaddModule, "vadd", &f.vadd), "get vadd") ||
+      !ok(cachetKernelGet(f.rt, f.copyModule, "copy_u32", &f.copy),
+          "get copy_u32") ||
+      !ok(cachetKernelGet(f.rt, f.copyModule, "add_u32", &f.add),
+          "get add_u32"))
+    return;
+  CachetKernelInfo info;
+  ok(cachetKernelGetInfo(f.vadd, &info), "vadd info");
+  check(info.numBindings == 3 && info.pushConstantBytes == 4 &&
+            info.workgroupSize[0] == 64 && info.workgroupSize[1] == 1,
+        "reflect vadd",
+        std::to_string(info.numBindings) + " bindings, " +
+            std::to_string(info.pushConstantBytes) + " push bytes, wg " +
+            std::to_string(info.workgroupSize[0]));
+  ok(cachetKernelGetInfo(f.add, &info), "add info");
+  check(info.numBindings == 2 && info.pushConstantBytes == 8,
+        "reflect add_u32");
+  CachetKernel again = nullptr;
+  ok(cachetKernelGet(f.rt, f.copyModule, "copy_u32", &again), "get again");
+  check(again == f.copy, "kernel cached per (module, entry point)");
+}
+
+void testVectorAdd(Fixture &f) {
+  const uint32_t n = 1000;
+  std::vector<float> a(n), b(n), c(n), expected(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    a[i] = 0.5f * i;
+    b[i] = 1000.0f - 0.25f * i;
+  }
+  CachetBuffer da, db, dc;
+  if (!ok(cachetBufferAlloc(f.rt, n * 4, &da), "alloc a") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &db), "alloc b") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &dc), "alloc c"))
+    return;
+  ok(cachetBufferUpload(f.rt, da, 0, a.data(), n * 4), "upload a");
+  ok(cachetBufferUpload(f.rt, db, 0, b.data(), n * 4), "upload b");
+  const uint32_t grid[3] = {ceilDiv(n, 64), 1, 1};
+  // c = a + b, then a = c + b, then c = a + b: results stay on the device
+  // between launches.
+  CachetBinding abc[3] = {{da, 0, 0}, {db, 0, 0}, {dc, 0, 0}};
+  CachetBinding cba[3] = {{dc, 0, 0}, {db, 0, 0}, {da, 0, 0}};
+  ok(cachetLaunch(f.rt, f.vadd, grid, abc, 3, &n, 4), "launch vadd 1");
+  ok(cachetLaunch(f.rt, f.vadd, grid, cba, 3, &n, 4), "launch vadd 2");
+  ok(cachetLaunch(f.rt, f.vadd, grid, abc, 3, &n, 4), "launch vadd 3");
+  ok(cachetBufferDownload(f.rt, dc, 0, c.data(), n * 4), "download c");
+  for (uint32_t i = 0; i < n; ++i)
+    expected[i] = ((a[i] + b[i]) + b[i]) + b[i];
+  check(std::memcmp(c.data(), expected.data(), n * 4) == 0,
+        "vadd x3 matches the CPU (" + std::to_string(n) + " floats)");
+
+  // Partial download at an offset.
+  float middle[10];
+  ok(cachetBufferDownload(f.rt, dc, 400, middle, sizeof(middle)),
+     "download at offset");
+  check(std::memcmp(middle, expected.data() + 100, sizeof(middle)) == 0,
+        "download at offset");
+
+  cachetBufferFree(f.rt, da);
+  cachetBufferFree(f.rt, db);
+  cachetBufferFree(f.rt, dc);
+}
+
+void testCopyAndFill(Fixture &f) {
+  const uint32_t n = 4099;
+  std::vector<uint32_t> src(n), dst(n);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = i * 2654435761u;
+  CachetBuffer ds, dd;
+  if (!ok(cachetBufferAlloc(f.rt, n * 4, &ds), "alloc src") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &dd), "alloc dst"))
+    return;
+  ok(cachetBufferUpload(f.rt, ds, 0, src.data(), n * 4), "upload src");
+  ok(cachetBufferFill(f.rt, dd, 0, n * 4, 0xdeadbeefu), "fill dst");
+  ok(cachetBufferDownload(f.rt, dd, 0, dst.data(), n * 4), "download fill");
+  bool filled = true;
+  for (uint32_t v : dst)
+    filled &= v == 0xdeadbeefu;
+  check(filled, "fill writes every word");
+
+  const uint32_t grid[3] = {ceilDiv(n, 64), 1, 1};
+  CachetBinding args[2] = {{ds, 0, 0}, {dd, 0, 0}};
+  const uint32_t push[2] = {n, 7};
+  ok(cachetLaunch(f.rt, f.add, grid, args, 2, push, 8), "launch add_u32");
+  ok(cachetBufferDownload(f.rt, dd, 0, dst.data(), n * 4), "download add");
+  bool good = true;
+  for (uint32_t i = 0; i < n; ++i)
+    good &= dst[i] == src[i] + 7;
+  check(good, "add_u32 (second entry point of one module) matches the CPU");
+
+  // A device copy: the last quarter of src, 16 bytes into another buffer.
+  CachetBuffer half;
+  if (ok(cachetBufferAlloc(f.rt, n * 4, &half), "alloc half")) {
+    const uint32_t quarter = n / 4;
+    ok(cachetBufferCopy(f.rt, ds, (n - quarter) * 4, half, 16, quarter * 4),
+       "copy on the device");
+    std::vector<uint32_t> copied(quarter);
+    ok(cachetBufferDownload(f.rt, half, 16, copied.data(), quarter * 4),
+       "download copy");
+    check(std::equal(copied.begin(), copied.end(), src.end() - quarter),
+          "cachetBufferCopy copies on the device");
+    expectError(cachetBufferCopy(f.rt, ds, 0, ds, 8, 64),
+                CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferCopy", "overlap",
+                "overlapping copy is rejected");
+    cachetBufferFree(f.rt, half);
+  }
+
+  // A fill recorded between launches is ordered with them.
+  ok(cachetBufferFill(f.rt, dd, 0, n * 4, 0), "fill between launches");
+  ok(cachetLaunch(f.rt, f.copy, grid, args, 2, push, 8), "launch copy_u32");
+  ok(cachetBufferDownload(f.rt, dd, 0, dst.data(), n * 4), "download copy");
+  check(dst == src, "copy_u32 after a fill matches the source");
+  cachetBufferFree(f.rt, ds);
+  cachetBufferFree(f.rt, dd);
+}
+
+/// Thousands of launches without a synchronize: the command buffer is
+/// submitted on its own and descriptor pools grow and are reused.
+void testManyLaunches(Fixture &f) {
+  const uint32_t n = 256, launches = 5000;
+  std::vector<uint32_t> src(n), dst(n);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = i * 3;
+  CachetBuffer a, b;
+  if (!ok(cachetBufferAlloc(f.rt, n * 4, &a), "alloc") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &b), "alloc"))
+    return;
+  ok(cachetBufferUpload(f.rt, a, 0, src.data(), n * 4), "upload");
+  const uint32_t grid[3] = {n / 64, 1, 1};
+  const uint32_t push[2] = {n, 1};
+  CachetBinding ab[2] = {{a, 0, 0}, {b, 0, 0}};
+  CachetBinding ba[2] = {{b, 0, 0}, {a, 0, 0}};
+  bool launched = true;
+  for (uint32_t i = 0; i < launches; ++i)
+    launched &= cachetLaunch(f.rt, f.add, grid, i % 2 ? ba : ab, 2, push, 8) ==
+                CACHET_SUCCESS;
+  ok(cachetBufferDownload(f.rt, a, 0, dst.data(), n * 4), "download");
+  bool good = launched;
+  for (uint32_t i = 0; i < n; ++i)
+    good &= dst[i] == src[i] + launches;
+  check(good, std::to_string(launches) + " chained launches add up");
+  cachetBufferFree(f.rt, a);
+  cachetBufferFree(f.rt, b);
+}
+
+void testPitched(Fixture &f) {
+  const uint64_t rows = 37, rowBytes = 100, pitch = 128, srcPitch = 112;
+  CachetBuffer buf;
+  if (!ok(cachetBufferAllocPitched(f.rt, rowBytes, rows, pitch, &buf),
+          "alloc pitched"))
+    return;
+  uint64_t size = 0, gotPitch = 0;
+  cachetBufferGetSize(buf, &size);
+  cachetBufferGetPitch(buf, &gotPitch);
+  check(size == rows * pitch && gotPitch == pitch, "pitched size and pitch");
+  // Dirty the whole buffer first so that zeroed gaps are the upload's doing.
+  std::vector<uint8_t> junk(size, 0xab);
+  ok(cachetBufferUpload(f.rt, buf, 0, junk.data(), size), "dirty buffer");
+  std::vector<uint8_t> src(rows * srcPitch);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<uint8_t>(i % 251 + 1);
+  ok(cachetBufferUpload2D(f.rt, buf, 0, 0, src.data(), srcPitch, rowBytes,
+                          rows),
+     "upload 2D");
+  std::vector<uint8_t> raw(size);
+  ok(cachetBufferDownload(f.rt, buf, 0, raw.data(), size), "download raw");
+  size_t bad = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < pitch; ++c) {
+      uint8_t want = c < rowBytes ? src[r * srcPitch + c] : 0;
+      bad += raw[r * pitch + c] != want;
+    }
+  check(bad == 0, "pitched upload: rows copied, gaps zeroed, byte by byte",
+        std::to_string(bad) + " bad bytes");
+
+  std::vector<uint8_t> back(rows * rowBytes, 0);
+  ok(cachetBufferDownload2D(f.rt, buf, 0, 0, back.data(), 0, rowBytes, rows),
+     "download 2D");
+  bad = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    bad += std::memcmp(&back[r * rowBytes], &src[r * srcPitch], rowBytes) != 0;
+  check(bad == 0, "pitched 2D round trip");
+
+  // An explicit pitch at an offset into a plain buffer.
+  CachetBuffer plain;
+  if (ok(cachetBufferAlloc(f.rt, 4096, &plain), "alloc plain")) {
+    std::vector<uint8_t> dirty(4096, 0xcd);
+    ok(cachetBufferUpload(f.rt, plain, 0, dirty.data(), 4096), "dirty plain");
+    ok(cachetBufferUpload2D(f.rt, plain, 256, 80, src.data(), srcPitch, 60, 5),
+       "upload 2D at offset");
+    std::vector<uint8_t> all(4096);
+    ok(cachetBufferDownload(f.rt, plain, 0, all.data(), 4096), "download all");
+    bad = 0;
+    for (uint64_t i = 0; i < 4096; ++i) {
+      uint8_t want = 0xcd;
+      if (i >= 256 && i < 256 + 5 * 80) {
+        uint64_t r = (i - 256) / 80, c = (i - 256) % 80;
+        want = c < 60 ? src[r * srcPitch + c] : 0;
+      }
+      bad += all[i] != want;
+    }
+    check(bad == 0, "2D upload at an offset touches only its rows");
+    expectError(cachetBufferUpload2D(f.rt, plain, 0, 0, src.data(), 0, 60, 5),
+                CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferUpload2D", "pitch",
+                "2D upload without a pitch is rejected");
+    expectError(cachetBufferUpload2D(f.rt, plain, 0, 50, src.data(), 0, 60, 5),
+                CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferUpload2D",
+                "wider than the pitch", "row wider than pitch is rejected");
+    expectError(
+        cachetBufferUpload2D(f.rt, plain, 0, 128, src.data(), 0, 60, 33),
+        CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferUpload2D", "outside",
+        "2D upload past the end is rejected");
+    cachetBufferFree(f.rt, plain);
+  }
+  expectError(cachetBufferAllocPitched(f.rt, 100, 4, 64, &plain),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferAllocPitched",
+              "below the row size", "pitch below row size is rejected");
+  cachetBufferFree(f.rt, buf);
+}
+
+void testArena(Fixture &f) {
+  const uint64_t capacity = 1 << 20;
+  CachetArena arena;
+  if (!ok(cachetArenaCreate(f.rt, capacity, &arena), "arena create"))
+    return;
+  uint64_t firstPeak = 0;
+  bool good = true;
+  for (uint32_t layer = 0; layer < 4; ++layer) {
+    ok(cachetArenaReset(f.rt, arena), "arena reset");
+    const uint32_t n = 1000 + layer;
+    CachetBuffer in, out, spare;
+    if (!ok(cachetArenaAlloc(f.rt, arena, n * 4, &in), "arena alloc in") ||
+        !ok(cachetArenaAlloc(f.rt, arena, 4 * 1024 + 4, &spare),
+            "arena alloc spare") ||
+        !ok(cachetArenaAlloc(f.rt, arena, n * 4, &out), "arena alloc out"))
+      return;
+    std::vector<uint32_t> src(n), dst(n);
+    for (uint32_t i = 0; i < n; ++i)
+      src[i] = i ^ (layer << 20);
+    ok(cachetBufferUpload(f.rt, in, 0, src.data(), n * 4), "arena upload");
+    ok(cachetBufferFill(f.rt, spare, 0, 4 * 1024 + 4, 0x5a5a5a5a),
+       "arena fill spare");
+    const uint32_t grid[3] = {ceilDiv(n, 64), 1, 1};
+    CachetBinding args[2] = {{in, 0, 0}, {out, 0, 0}};
+    const uint32_t push[2] = {n, layer};
+    ok(cachetLaunch(f.rt, f.add, grid, args, 2, push, 8), "arena launch");
+    ok(cachetBufferDownload(f.rt, out, 0, dst.data(), n * 4), "arena download");
+    for (uint32_t i = 0; i < n; ++i)
+      good &= dst[i] == src[i] + layer;
+    uint64_t used = 0, peak = 0;
+    cachetArenaGetUsage(arena, &used, &peak, nullptr);
+    if (layer == 0)
+      firstPeak = peak;
+    good &= used >= 2 * n * 4 + 4 * 1024 + 4 && peak <= firstPeak + 64;
+    if (f.info.bufferDeviceAddress) {
+      uint64_t inAddr = 0, outAddr = 0;
+      cachetBufferDeviceAddress(f.rt, in, &inAddr);
+      cachetBufferDeviceAddress(f.rt, out, &outAddr);
+      good &= outAddr > inAddr &&
+              (outAddr - inAddr) % f.info.bindingOffsetAlignment == 0;
+    }
+  }
+  check(good, "arena reused across 4 layers: results match, peak stays put");
+  CachetBuffer view;
+  ok(cachetArenaAlloc(f.rt, arena, 16, &view), "arena alloc view");
+  expectError(cachetBufferFree(f.rt, view), CACHET_ERROR_INVALID_ARGUMENT,
+              "cachetBufferFree", "arena", "arena buffers are not freed alone");
+  expectError(cachetArenaAlloc(f.rt, arena, capacity, &view),
+              CACHET_ERROR_OUT_OF_MEMORY, "cachetArenaAlloc", "bytes left",
+              "full arena reports out of memory");
+  ok(cachetArenaReset(f.rt, arena), "arena reset");
+  check(cachetArenaAlloc(f.rt, arena, capacity, &view) == CACHET_SUCCESS,
+        "after reset the whole arena is free");
+  ok(cachetArenaDestroy(f.rt, arena), "arena release");
+}
+
+void testTimestamps(Fixture &f) {
+  if (!f.info.timestamps) {
+    std::printf("SKIP timestamps: the device has none\n");
+    return;
+  }
+  const uint32_t n = 1 << 18;
+  CachetBuffer a, b, c;
+  CachetEvent e0, e1, e2, never;
+  if (!ok(cachetBufferAlloc(f.rt, n * 4, &a), "alloc") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &b), "alloc") ||
+      !ok(cachetBufferAlloc(f.rt, n * 4, &c), "alloc") ||
+      !ok(cachetEventCreate(f.rt, &e0), "event") ||
+      !ok(cachetEventCreate(f.rt, &e1), "event") ||
+      !ok(cachetEventCreate(f.rt, &e2), "event") ||
+      !ok(cachetEventCreate(f.rt, &never), "event"))
+    return;
+  const uint32_t grid[3] = {n / 64, 1, 1};
+  CachetBinding args[3] = {{a, 0, 0}, {b, 0, 0}, {c, 0, 0}};
+  ok(cachetEventRecord(f.rt, e0), "record e0");
+  for (int i = 0; i < 4; ++i)
+    ok(cachetLaunch(f.rt, f.vadd, grid, args, 3, &n, 4), "launch");
+  ok(cachetEventRecord(f.rt, e1), "record e1");
+  for (int i = 0; i < 4; ++i)
+    ok(cachetLaunch(f.rt, f.vadd, grid, args, 3, &n, 4), "launch");
+  ok(cachetEventRecord(f.rt, e2), "record e2");
+  uint64_t t0 = 0, t1 = 0, t2 = 0, d01 = 0, d02 = 0;
+  ok(cachetEventTimestampNs(f.rt, e0, &t0), "timestamp e0");
+  ok(cachetEventTimestampNs(f.rt, e1, &t1), "timestamp e1");
+  ok(cachetEventTimestampNs(f.rt, e2, &t2), "timestamp e2");
+  ok(cachetEventElapsedNs(f.rt, e0, e1, &d01), "elapsed e0-e1");
+  ok(cachetEventElapsedNs(f.rt, e0, e2, &d02), "elapsed e0-e2");
+  check(t0 <= t1 && t1 <= t2 && t2 > t0, "timestamps are monotonic",
+        std::to_string(t1 - t0) + " ns, " + std::to_string(t2 - t1) + " ns");
+  check(d01 == t1 - t0 && d02 == t2 - t0 && d02 >= d01 && d02 > 0,
+        "elapsed times are non-negative and add up");
+  expectError(cachetEventElapsedNs(f.rt, e2, e0, &d01),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetEventElapsedNs", "precedes",
+              "reversed marks are rejected");
+  expectError(cachetEventTimestampNs(f.rt, never, &t0),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetEventTimestampNs",
+              "never recorded", "unrecorded mark is rejected");
+  // Re-recording a mark moves it.
+  ok(cachetEventRecord(f.rt, e0), "re-record e0");
+  ok(cachetEventTimestampNs(f.rt, e0, &t0), "timestamp e0 again");
+  check(t0 >= t2, "a re-recorded mark is later");
+  for (CachetEvent e : {e0, e1, e2, never})
+    cachetEventDestroy(f.rt, e);
+  for (CachetBuffer buf : {a, b, c})
+    cachetBufferFree(f.rt, buf);
+}
+
+/// Reads data past maxStorageBufferRange of `big` through its device
+/// address (a physical pointer in the push constants) into `small`.
+void testDeviceAddress(Fixture &f, CachetBuffer big, CachetBuffer small) {
+  uint64_t addrBig = 0, addrSmall = 0;
+  ok(cachetBufferDeviceAddress(f.rt, big, &addrBig), "device address");
+  ok(cachetBufferDeviceAddress(f.rt, small, &addrSmall), "device address");
+  check(addrBig && addrSmall && addrBig != addrSmall,
+        "device addresses are distinct and non-zero");
+  std::vector<char> spv = readShader("address.spv");
+  CachetModule module;
+  CachetKernel kernel;
+  if (!ok(cachetModuleLoad(f.rt, spv.data(), spv.size(), &module),
+          "load address.spv") ||
+      !ok(cachetKernelGet(f.rt, module, "copy_from_address", &kernel),
+          "get copy_from_address"))
+    return;
+  CachetKernelInfo info;
+  cachetKernelGetInfo(kernel, &info);
+  check(info.numBindings == 1 && info.pushConstantBytes == 12,
+        "reflect a push constant holding a device address");
+  const uint32_t n = 64;
+  const uint64_t offset = f.info.maxBindingBytes + (8ull << 20);
+  std::vector<uint32_t> src(n), dst(n, 0);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = 0xadd00000u + i;
+  ok(cachetBufferUpload(f.rt, big, offset, src.data(), n * 4),
+     "upload past the binding range");
+  struct {
+    uint64_t address;
+    uint32_t n;
+    uint32_t pad;
+  } push = {addrBig + offset, n, 0};
+  const uint32_t grid[3] = {1, 1, 1};
+  CachetBinding out = {small, 0, 0};
+  ok(cachetLaunch(f.rt, kernel, grid, &out, 1, &push, sizeof(push)),
+     "launch copy_from_address");
+  ok(cachetBufferDownload(f.rt, small, 0, dst.data(), n * 4), "download");
+  check(dst == src, "bytes past maxStorageBufferRange read by device address");
+  cachetModuleUnload(f.rt, module);
+}
+
+void testLargeBuffer(Fixture &f) {
+  const uint64_t maxBinding = f.info.maxBindingBytes;
+  const uint64_t bytes = maxBinding + (64ull << 20);
+  if (bytes > f.info.maxAllocationBytes ||
+      bytes > f.info.deviceMemoryBytes / 4) {
+    std::printf("SKIP large buffer: %" PRIu64 " bytes is too much here\n",
+                bytes);
+    return;
+  }
+  CachetBuffer big, small;
+  if (!ok(cachetBufferAlloc(f.rt, bytes, &big), "alloc above binding range") ||
+      !ok(cachetBufferAlloc(f.rt, 256, &small), "alloc small"))
+    return;
+  const uint32_t n = 64;
+  std::vector<uint32_t> src(n), dst(n);
+  for (uint32_t i = 0; i < n; ++i)
+    src[i] = 0xc0de0000u + i;
+  ok(cachetBufferUpload(f.rt, small, 0, src.data(), n * 4), "upload small");
+  const uint32_t grid[3] = {1, 1, 1};
+  const uint32_t push[2] = {n, 0};
+  CachetBinding whole[2] = {{small, 0, 0}, {big, 0, 0}};
+  expectError(cachetLaunch(f.rt, f.copy, grid, whole, 2, push, 8),
+              CACHET_ERROR_LIMIT_EXCEEDED, "cachetLaunch",
+              "maxStorageBufferRange",
+              "binding a buffer above maxStorageBufferRange is reported");
+  // The part past the binding range, bound at an offset.
+  const uint64_t offset = maxBinding + (1ull << 20);
+  CachetBinding piece[2] = {{small, 0, 0}, {big, offset, n * 4}};
+  ok(cachetLaunch(f.rt, f.copy, grid, piece, 2, push, 8),
+     "launch on a piece past the binding range");
+  ok(cachetBufferDownload(f.rt, big, offset, dst.data(), n * 4),
+     "download piece");
+  check(dst == src, "a buffer above maxStorageBufferRange is bound in pieces");
+  CachetBinding misaligned[2] = {{small, 0, 0}, {big, 2, 64}};
+  if (f.info.bindingOffsetAlignment > 2)
+    expectError(cachetLaunch(f.rt, f.copy, grid, misaligned, 2, push, 8),
+                CACHET_ERROR_INVALID_ARGUMENT, "cachetLaunch",
+                "minStorageBufferOffsetAlignment",
+                "misaligned binding offset is rejected");
+  if (f.info.bufferDeviceAddress)
+    testDeviceAddress(f, big, small);
+  cachetBufferFree(f.rt, big);
+  cachetBufferFree(f.rt, small);
+}
+
+void testErrors(Fixture &f) {
+  CachetModule module = nullptr;
+  const uint32_t garbage[8] = {0x12345678, 1, 2, 3, 4, 5, 6, 7};
+  expectError(cachetModuleLoad(f.rt, garbage, sizeof(garbage), &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad", "magic",
+              "garbage blob is rejected");
+  check(module == nullptr, "no module from a bad blob");
+  std::vector<char> spv = readShader("vadd.spv");
+  expectError(cachetModuleLoad(f.rt, spv.data(), spv.size() - 2, &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad",
+              "not a multiple of 4", "odd-sized blob is rejected");
+  std::vector<char> broken = spv;
+  // Make the first instruction claim more words than the blob has.
+  uint32_t word;
+  std::memcpy(&word, &broken[20], 4);
+  word = (word & 0xffffu) | (0xfff0u << 16);
+  std::memcpy(&broken[20], &word, 4);
+  expectError(cachetModuleLoad(f.rt, broken.data(), broken.size(), &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad", "past the end",
+              "truncated instruction stream is rejected");
+  expectError(cachetModuleLoad(f.rt, spv.data(), 20, &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad", "no entry point",
+              "header-only blob is rejected");
+
+#ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
+  std::vector<char> invalid = readShader("invalid.spv");
+  expectError(cachetModuleLoad(f.rt, invalid.data(), invalid.size(), &module),
+              CACHET_ERROR_INVALID_BINARY, "cachetModuleLoad",
+              "SPIR-V validation failed",
+              "well-formed but invalid SPIR-V is rejected by the validator");
+#endif
+
+  CachetKernel kernel = nullptr;
+  expectError(cachetKernelGet(f.rt, f.vaddModule, "vmul", &kernel),
+              CACHET_ERROR_NOT_FOUND, "cachetKernelGet", "'vadd'",
+              "unknown entry point is reported with the known ones");
+
+  CachetBuffer a, b;
+  if (!ok(cachetBufferAlloc(f.rt, 256, &a), "alloc") ||
+      !ok(cachetBufferAlloc(f.rt, 256, &b), "alloc"))
+    return;
+  const uint32_t grid[3] = {1, 1, 1};
+  const uint32_t n = 64;
+  CachetBinding two[2] = {{a, 0, 0}, {b, 0, 0}};
+  expectError(cachetLaunch(f.rt, f.vadd, grid, two, 2, &n, 4),
+              CACHET_ERROR_ARGUMENT_MISMATCH, "cachetLaunch",
+              "takes 3 buffer arguments, got 2",
+              "wrong argument count is reported");
+  CachetBinding three[3] = {{a, 0, 0}, {b, 0, 0}, {a, 0, 0}};
+  expectError(cachetLaunch(f.rt, f.vadd, grid, three, 3, nullptr, 0),
+              CACHET_ERROR_ARGUMENT_MISMATCH, "cachetLaunch",
+              "4 bytes of push constants", "missing push constants reported");
+  CachetBinding outside[3] = {{a, 0, 0}, {b, 128, 512}, {a, 0, 0}};
+  expectError(cachetLaunch(f.rt, f.vadd, grid, outside, 3, &n, 4),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetLaunch", "binding 1",
+              "binding past the buffer's end is rejected");
+  const uint32_t wrongBlock[3] = {32, 1, 1}, rightBlock[3] = {64, 1, 1};
+  expectError(
+      cachetLaunchWithBlock(f.rt, f.vadd, grid, wrongBlock, three, 3, &n, 4),
+      CACHET_ERROR_ARGUMENT_MISMATCH, "cachetLaunchWithBlock",
+      "block size (32, 1, 1) differs",
+      "block size other than the shader's is reported");
+  ok(cachetLaunchWithBlock(f.rt, f.vadd, grid, rightBlock, three, 3, &n, 4),
+     "launch with the shader's block size");
+  const uint32_t hugeGrid[3] = {UINT32_MAX, 1, 1};
+  if (f.info.maxWorkgroupCount[0] < UINT32_MAX)
+    expectError(cachetLaunch(f.rt, f.vadd, hugeGrid, three, 3, &n, 4),
+                CACHET_ERROR_LIMIT_EXCEEDED, "cachetLaunch",
+                "maxComputeWorkGroupCount", "oversized grid is rejected");
+
+  CachetBuffer huge = nullptr;
+  expectError(cachetBufferAlloc(f.rt, 1ull << 50, &huge),
+              CACHET_ERROR_OUT_OF_MEMORY, "cachetBufferAlloc", "bytes",
+              "absurd allocation reports out of memory");
+  check(huge == nullptr, "no buffer from a failed allocation");
+  expectError(cachetBufferAlloc(f.rt, 0, &huge), CACHET_ERROR_INVALID_ARGUMENT,
+              "cachetBufferAlloc", "zero-byte", "zero-byte allocation");
+  char host[64];
+  expectError(cachetBufferUpload(f.rt, a, 200, host, 64),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferUpload", "outside",
+              "upload past the end is rejected");
+  expectError(cachetBufferDownload(f.rt, a, UINT64_MAX, host, 2),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetBufferDownload", "outside",
+              "download at an overflowing offset is rejected");
+  void *mapped = nullptr;
+  expectError(cachetBufferMap(f.rt, a, &mapped), CACHET_ERROR_INVALID_ARGUMENT,
+              "cachetBufferMap", "HOST_VISIBLE", "mapping a device buffer");
+  expectError(cachetSynchronize(nullptr), CACHET_ERROR_INVALID_ARGUMENT,
+              "cachetSynchronize", "null runtime", "null runtime is rejected");
+  CachetRuntime other = nullptr;
+  expectError(cachetRuntimeCreate("cuda", 0, &other), CACHET_ERROR_UNSUPPORTED,
+              "cachetRuntimeCreate", "cuda", "cuda backend is not there yet");
+  expectError(cachetRuntimeCreate("metal", 0, &other),
+              CACHET_ERROR_INVALID_ARGUMENT, "cachetRuntimeCreate",
+              "unknown backend 'metal'", "unknown backend is rejected");
+
+  // The runtime still works after all of that.
+  std::vector<float> x(64, 1.5f), y(64, 2.0f), z(64, 0.0f);
+  ok(cachetBufferUpload(f.rt, a, 0, x.data(), 256), "upload after errors");
+  ok(cachetBufferUpload(f.rt, b, 0, y.data(), 256), "upload after errors");
+  CachetBuffer c;
+  ok(cachetBufferAlloc(f.rt, 256, &c), "alloc after errors");
+  CachetBinding abc[3] = {{a, 0, 0}, {b, 0, 0}, {c, 0, 0}};
+  ok(cachetLaunch(f.rt, f.vadd, grid, abc, 3, &n, 4), "launch after errors");
+  ok(cachetBufferDownload(f.rt, c, 0, z.data(), 256), "download after errors");
+  check(z == std::vector<float>(64, 3.5f), "the runtime works after errors");
+  for (CachetBuffer buf : {a, b, c})
+    cachetBufferFree(f.rt, buf);
+}
+
+/// Loads many corrupted copies of a valid module: every one is either
+/// rejected with a message or loads and builds; none may crash.
+void testCorruptModules(Fixture &f, const char *shader, const char *entry,
+                        uint32_t count, uint32_t seed) {
+  std::vector<char> spv = readShader(shader);
+  size_t words = spv.size() / 4;
+  uint32_t state = seed, rejected = 0, accepted = 0;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  bool messages = true;
+  for (uint32_t i = 0; i < count && words > 5; ++i) {
+    std::vector<char> copy = spv;
+    for (uint32_t m = 0, n = 1 + next() % 3; m < n; ++m) {
+      size_t word = 5 + next() % (words - 5);
+      uint32_t value;
+      std::memcpy(&value, &copy[word * 4], 4);
+      value ^= 1u << (next() % 32);
+      std::memcpy(&copy[word * 4], &value, 4);
+    }
+    CachetModule module = nullptr;
+    CachetKernel kernel = nullptr;
+    CachetStatus status =
+        cachetModuleLoad(f.rt, copy.data(), copy.size(), &module);
+    if (status == CACHET_SUCCESS)
+      status = cachetKernelGet(f.rt, module, entry, &kernel);
+    if (status == CACHET_SUCCESS) {
+      ++accepted;
+    } else {
+      ++rejected;
+      messages &= std::strlen(cachetGetLastError()) > 0;
+    }
+    cachetModuleUnload(f.rt, module);
+  }
+  check(messages && rejected > 0,
+        std::to_string(count) + " corrupted copies of " + shader +
+            ": each rejected with a message or loaded, no crash",
+        std::to_string(rejected) + " rejected, " + std::to_string(accepted) +
+            " loaded");
+}
+
+void testMgpu() {
+  std::vector<char> spv = readShader("double.spv");
+  void *module = mgpuModuleLoad(spv.data(), spv.size());
+  void *function =
+      module ? mgpuModuleGetFunction(module, "double_f32") : nullptr;
+  check(module && function, "mgpuModuleLoad / mgpuModuleGetFunction");
+  if (!function)
+    return;
+  void *stream = mgpuStreamCreate();
+  const size_t n = 64, bytes = n * sizeof(float);
+  std::vector<float> host(n), out(n, 0.0f);
+  for (size_t i = 0; i < n; ++i)
+    host[i] = 0.75f * i - 3.0f;
+  float *src = static_cast<float *>(mgpuMemAlloc(bytes, stream, false));
+  float *dst = static_cast<float *>(mgpuMemAlloc(bytes, stream, false));
+  check(src && dst, "mgpuMemAlloc");
+  if (!src || !dst)
+    return;
+  mgpuMemcpy(src, host.data(), bytes, stream);
+  mgpuMemset32(dst, 0, n, stream);
+  void *event = mgpuEventCreate();
+  size_t size0 = bytes, size1 = bytes;
+  void *params[4] = {&src, &size0, &dst, &size1};
+  mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
+                   4);
+  mgpuEventRecord(event, stream);
+  mgpuEventSynchronize(event);
+  mgpuMemcpy(out.data(), dst, bytes, stream);
+  bool good = true;
+  for (size_t i = 0; i < n; ++i)
+    good &= out[i] == 2.0f * host[i];
+  check(good, "mgpuLaunchKernel on mgpuMemAlloc memory matches the CPU");
+
+  // Host memory as kernel arguments (upstream's Vulkan runner convention).
+  std::vector<float> hostOut(n, -1.0f);
+  float *hostIn = host.data(), *hostDst = hostOut.data();
+  void *hostParams[4] = {&hostIn, &size0, &hostDst, &size1};
+  mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, hostParams,
+                   nullptr, 4);
+  mgpuStreamSynchronize(stream);
+  good = true;
+  for (size_t i = 0; i < n; ++i)
+    good &= hostOut[i] == 2.0f * host[i];
+  check(good, "mgpuLaunchKernel on host memory matches the CPU");
+
+  // A pointer into an allocation binds at that offset.
+  float *srcTail = src + 16;
+  size_t tailBytes = (n - 16) * sizeof(float);
+  void *tailParams[4] = {&srcTail, &tailBytes, &dst, &tailBytes};
+  mgpuLaunchKernel(function, (n - 16) / 4, 1, 1, 4, 1, 1, 0, stream, tailParams,
+                   nullptr, 4);
+  mgpuMemcpy(out.data(), dst, bytes, stream);
+  good = true;
+  for (size_t i = 0; i + 16 < n; ++i)
+    good &= out[i] == 2.0f * host[i + 16];
+  check(good, "mgpuLaunchKernel on an interior pointer binds at its offset");
+
+  mgpuMemset32(dst, 0x3f800000u, n, stream);
+  mgpuMemcpy(out.data(), dst, bytes, stream);
+  check(out == std::vector<float>(n, 1.0f), "mgpuMemset32");
+
+  // Errors are reported, not fatal.
+  check(mgpuModuleGetFunction(module, "nope") == nullptr,
+        "mgpuModuleGetFunction of an unknown name returns null");
+  const uint32_t bad[4] = {0, 1, 2, 3};
+  check(mgpuModuleLoad(const_cast<uint32_t *>(bad), sizeof(bad)) == nullptr,
+        "mgpuModuleLoad of a bad blob returns null");
+  mgpuLaunchKernel(function, n / 4, 1, 1, 8, 1, 1, 0, stream, params, nullptr,
+                   4);
+  mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
+                   3);
+
+  // The bridge to the C API: the same runtime, its buffers, 2D uploads and
+  // event timing.
+  CachetRuntime shared = nullptr;
+  CachetBuffer backing = nullptr;
+  uint64_t backingOffset = 1;
+  check(cachetMgpuGetRuntime(&shared) == CACHET_SUCCESS && shared &&
+            cachetMgpuLookup(src + 8, &backing, &backingOffset) ==
+                CACHET_SUCCESS &&
+            backing && backingOffset == 32,
+        "cachetMgpuGetRuntime / cachetMgpuLookup");
+  check(cachetMgpuLookup(host.data(), &backing, &backingOffset) ==
+            CACHET_ERROR_NOT_FOUND,
+        "cachetMgpuLookup of host memory is not found");
+  std::vector<uint8_t> rowsIn(4 * 12, 0x77), padded(4 * 16, 0x99);
+  for (size_t i = 0; i < rowsIn.size(); ++i)
+    rowsIn[i] = static_cast<uint8_t>(i + 1);
+  mgpuMemset32(dst, 0xffffffffu, n, stream);
+  check(cachetMgpuMemcpy2D(dst, 16, rowsIn.data(), 12, 10, 4) == CACHET_SUCCESS,
+        "cachetMgpuMemcpy2D into mgpu memory");
+  mgpuMemcpy(padded.data(), dst, padded.size(), stream);
+  good = true;
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 16; ++c)
+      good &= padded[r * 16 + c] == (c < 10 ? rowsIn[r * 12 + c] : 0);
+  check(good, "cachetMgpuMemcpy2D copies rows and zeroes the gaps");
+  void *later = mgpuEventCreate();
+  mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
+                   4);
+  mgpuEventRecord(later, stream);
+  uint64_t elapsed = 0;
+  check(cachetMgpuEventElapsedNs(event, later, &elapsed) == CACHET_SUCCESS,
+        "cachetMgpuEventElapsedNs", std::to_string(elapsed) + " ns");
+  mgpuEventDestroy(later);
+
+  mgpuEventDestroy(event);
+  mgpuMemFree(src, stream);
+  mgpuMemFree(dst, stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+  check(true, "mgpu calls with bad arguments returned");
+}
+
+int runAll(uint32_t flags) {
+  Fixture f;
+  CachetStatus status = cachetRuntimeCreate("vulkan", flags, &f.rt);
+  if (status == CACHET_ERROR_NO_DEVICE) {
+    std::printf("SKIPPED: no Vulkan device (%s)\n", cachetGetLastError());
+    return 0;
+  }
+  if (!ok(status, "cachetRuntimeCreate") ||
+      !ok(cachetGetDeviceInfo(f.rt, &f.info), "cachetGetDeviceInfo"))
+    return 1;
+  testDeviceInfo(f);
+  testModules(f);
+  if (f.vadd && f.copy && f.add) {
+    testVectorAdd(f);
+    testCopyAndFill(f);
+    testManyLaunches(f);
+    testPitched(f);
+    testArena(f);
+    testTimestamps(f);
+    testLargeBuffer(f);
+    testErrors(f);
+    testCorruptModules(f, "vadd.spv", "vadd", 300, 12345);
+    testCorruptModules(f, "copy.spv", "add_u32", 200, 7);
+  }
+  if (!(flags & CACHET_RUNTIME_FORCE_STAGING))
+    testMgpu();
+  check(cachetCHeaderCheck() == 0, "runtime.h compiles as C");
+  ok(cachetRuntimeDestroy(f.rt), "cachetRuntimeDestroy");
+  std::printf("%d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Keep PASS lines and the runtime's stderr reports in order.
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "--probe") {
+    CachetRuntime rt = nullptr;
+    if (cachetRuntimeCreate(nullptr, 0, &rt) != CACHET_SUCCESS) {
+      std::printf("no device: %s\n", cachetGetLastError());
+      return 1;
+    }
+    cachetRuntimeDestroy(rt);
+    return 0;
+  }
+  if (mode == "--expect-no-device") {
+    CachetRuntime rt = nullptr;
+    expectError(cachetRuntimeCreate("vulkan", 0, &rt), CACHET_ERROR_NO_DEVICE,
+                "cachetRuntimeCreate", "", "no device is reported");
+    check(rt == nullptr, "no runtime without a device");
+    const uint32_t words[4] = {0x07230203u, 0, 0, 0};
+    check(mgpuModuleLoad(const_cast<uint32_t *>(words), sizeof(words)) ==
+              nullptr,
+          "mgpuModuleLoad without a device returns null");
+    check(mgpuMemAlloc(16, nullptr, false) == nullptr,
+          "mgpuMemAlloc without a device returns null");
+    return failures ? 1 : 0;
+  }
+  if (mode == "--force-staging")
+    return runAll(CACHET_RUNTIME_FORCE_STAGING);
+  if (!mode.empty()) {
+    std::fprintf(stderr, "unknown option %s\n", mode.c_str());
+    return 2;
+  }
+  return runAll(0);
+}
