@@ -2,8 +2,10 @@
 
 #include "cachet/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -64,6 +66,61 @@ Value getRootBuffer(Value value) {
   return value;
 }
 
+/// The runtime's zero-filled strided 2D upload (cachet/runtime.h).
+constexpr StringLiteral kMemcpy2D = "cachetMgpuMemcpy2D";
+
+/// Returns `memref`'s aligned pointer as an !llvm.ptr.
+Value alignedPointer(OpBuilder &b, Location loc, Value memref) {
+  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value address = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+}
+
+/// Replaces a `memref.copy` from a host argument into a pitched device view
+/// (see cachet-pitched-weights) with a call to the runtime's 2D upload,
+/// which also zeroes the gap after each row.
+LogicalResult emitPitchedUpload(OpBuilder &b, memref::CopyOp copy) {
+  auto source = cast<MemRefType>(copy.getSource().getType());
+  auto target = cast<MemRefType>(copy.getTarget().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(target.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      !source.hasStaticShape() || !source.getLayout().isIdentity())
+    return copy.emitError("cachet-device-buffers: a pitched upload needs a "
+                          "static identity-layout source and a view at "
+                          "offset 0");
+  int64_t elementBytes = source.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = source.getShape().back() * elementBytes;
+  int64_t pitchBytes = strides[strides.size() - 2] * elementBytes;
+  int64_t rows = source.getNumElements() / source.getShape().back();
+
+  // Declared as an llvm.func: llvm-request-c-wrappers would otherwise
+  // redirect a func.func callee to a `_mlir_ciface_` wrapper.
+  auto module = copy->getParentOfType<ModuleOp>();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type i64 = b.getI64Type();
+  auto calleeType = LLVM::LLVMFunctionType::get(b.getI32Type(),
+                                                {ptr, i64, ptr, i64, i64, i64});
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(kMemcpy2D);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    callee =
+        LLVM::LLVMFuncOp::create(b, module.getLoc(), kMemcpy2D, calleeType);
+  }
+  Location loc = copy.getLoc();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, value);
+  };
+  LLVM::CallOp::create(
+      b, loc, callee,
+      ValueRange{alignedPointer(b, loc, copy.getTarget()), constant(pitchBytes),
+                 alignedPointer(b, loc, copy.getSource()), constant(rowBytes),
+                 constant(rowBytes), constant(rows)});
+  return success();
+}
+
 /// Checks the host uses of device buffer `value` (and of its views), turning
 /// `memref.copy` into `gpu.memcpy` and `memref.dealloc` into `gpu.dealloc`.
 LogicalResult legalizeHostUses(OpBuilder &b, Value value) {
@@ -79,6 +136,13 @@ LogicalResult legalizeHostUses(OpBuilder &b, Value value) {
       continue;
     }
     b.setInsertionPoint(user);
+    if (auto copy = dyn_cast<memref::CopyOp>(user);
+        copy && copy->hasAttr("cachet.pitched_upload")) {
+      if (failed(emitPitchedUpload(b, copy)))
+        return failure();
+      copy.erase();
+      continue;
+    }
     if (auto copy = dyn_cast<memref::CopyOp>(user)) {
       memcpy(b, copy.getLoc(), copy.getTarget(), copy.getSource());
       copy.erase();

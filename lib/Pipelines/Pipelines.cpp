@@ -47,7 +47,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // the host ABI is the same with every rewrite on or off.
   addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
                   "function-boundary-type-conversion=identity-layout-map},"
-                  "canonicalize");
+                  "canonicalize,cachet-pitched-weights");
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.
@@ -58,7 +58,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
                       "canonicalize,gpu-launch-sink-index-computations,"
                       "gpu-kernel-outlining,lower-affine,canonicalize,"
-                      "fold-memref-alias-ops",
+                      "fold-memref-alias-ops,cachet-device-buffers",
                       options.workgroupSize.getValue())
                       .str());
 
@@ -66,12 +66,16 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   switch (options.target) {
   case Target::SPIRV:
     addPipeline(pm, kSPIRVTarget);
-    addPipeline(
-        pm,
-        "gpu.module(cachet-set-spirv-entry-point-abi,"
-        "convert-math-to-spirv),convert-gpu-to-spirv,cachet-nest-spirv-modules,"
-        "gpu.module(spirv.module(spirv-lower-abi-attrs,"
-        "spirv-update-vce))");
+    // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
+    // conversions with integer ops.
+    addPipeline(pm, "cachet-emulate-bf16-storage,"
+                    "gpu.module(cachet-set-spirv-entry-point-abi,"
+                    "arith-emulate-unsupported-floats{source-types=bf16 "
+                    "target-type=f32},arith-expand{include-bf16=true},"
+                    "canonicalize,convert-math-to-spirv),"
+                    "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
+                    "gpu.module(spirv.module(spirv-lower-abi-attrs,"
+                    "spirv-update-vce))");
     break;
   case Target::NVVM:
     addPipeline(
@@ -103,9 +107,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // Host code: memrefs to LLVM, launches to mgpu* calls. Kernels take bare
   // buffer pointers, each followed by its size in bytes (the Vulkan binding
   // convention of the runtime).
-  // Buffers resident on the device, copies and launches chained on one
-  // stream.
-  addPipeline(pm, "cachet-device-buffers,func.func(gpu-async-region)");
+  // Launches and copies chained on one stream.
+  addPipeline(pm, "func.func(gpu-async-region)");
   addPipeline(pm, "expand-strided-metadata,finalize-memref-to-llvm,"
                   "func.func(llvm-request-c-wrappers),"
                   "gpu-to-llvm{use-bare-pointers-for-kernels=true "

@@ -160,7 +160,10 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
     * a function argument a kernel uses is copied to a `gpu.alloc` buffer
       once, at function entry;
     * a returned device buffer is copied into a new host buffer before the
-      return; device buffers are freed at every return.
+      return; device buffers are freed at every return;
+    * a `memref.copy` marked `cachet.pitched_upload` (from
+      `cachet-pitched-weights`) becomes a call to the runtime's zero-filled
+      strided 2D upload, `cachetMgpuMemcpy2D`.
 
     Run `gpu-async-region` afterwards to chain the copies and launches on one
     stream. A host operation other than these that touches a device buffer is
@@ -194,8 +197,80 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
     }
     ```
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def EmulateBF16Storage
+    : Pass<"cachet-emulate-bf16-storage", "mlir::ModuleOp"> {
+  let summary = "Store bf16 kernel buffers as i16 for targets without bf16";
+  let description = [{
+    Vulkan devices (lavapipe included) have no bf16 type. This pass gives
+    every kernel buffer argument of element type bf16 the element type i16 (the
+    same bits): each `memref.load` becomes a load of i16 and an
+    `arith.bitcast` to bf16, each `memref.store` the reverse. The host passes
+    the same buffer through an `unrealized_conversion_cast` that lowering to
+    LLVM folds away (both types have the same descriptor). Together with
+    `arith-emulate-unsupported-floats` and `arith-expand{include-bf16}`, no
+    bf16 remains in the kernels. A bf16 buffer used by anything but loads
+    and stores is an error naming the use.
+
+    Before:
+
+    ```mlir
+    gpu.func @k(%a: memref<8xbf16>) kernel {
+      %x = memref.load %a[%i] : memref<8xbf16>
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k(%a: memref<8xi16>) kernel {
+      %bits = memref.load %a[%i] : memref<8xi16>
+      %x = arith.bitcast %bits : i16 to bf16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def PitchedWeights : Pass<"cachet-pitched-weights", "mlir::ModuleOp"> {
+  let summary = "Read padded weight arguments through a pitched buffer";
+  let description = [{
+    Runs after bufferization. A function argument that
+    `cachet-pad-weight-rows` marked `cachet.row_pitch = P` (elements) gets a
+    buffer whose innermost dimension is P; every use of the argument reads
+    the `strided<[..., P, 1]>` view of it instead, so the kernels walk rows
+    P elements apart. The argument is copied into the view by a
+    `memref.copy` marked `cachet.pitched_upload`, which
+    `cachet-device-buffers` turns into the runtime's zero-filled strided 2D
+    upload (`cachetMgpuMemcpy2D`). The function's signature does not change.
+
+    Before:
+
+    ```mlir
+    func.func @f(%w: memref<4x1024xbf16> {cachet.row_pitch = 1056 : i64}, ...) {
+      linalg.matvec ins(%w, %x : memref<4x1024xbf16>, ...) ...
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%w: memref<4x1024xbf16> {cachet.row_pitch = 1056 : i64}, ...) {
+      %p = memref.alloc() : memref<4x1056xbf16>
+      %v = memref.subview %p[0, 0] [4, 1024] [1, 1]
+          : memref<4x1056xbf16> to memref<4x1024xbf16, strided<[1056, 1]>>
+      memref.copy %w, %v {cachet.pitched_upload} : ...
+      linalg.matvec ins(%v, %x : memref<4x1024xbf16, strided<[1056, 1]>>, ...) ...
+    ```
+
+    An argument whose pitch is smaller than its rows, or whose type is not a
+    statically shaped identity-layout memref, is an error naming it.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 #endif // CACHET_CONVERSION_PASSES_TD

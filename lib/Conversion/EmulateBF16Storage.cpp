@@ -1,0 +1,99 @@
+//===- EmulateBF16Storage.cpp - bf16 kernel buffers as i16 ---------------===//
+
+#include "cachet/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace cachet {
+#define GEN_PASS_DEF_EMULATEBF16STORAGE
+#include "cachet/Conversion/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+
+namespace {
+
+/// Returns `type` with i16 elements if it is a bf16 memref, else null.
+MemRefType getBitsType(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.getElementType().isBF16())
+    return {};
+  return cast<MemRefType>(
+      memref.clone(IntegerType::get(type.getContext(), 16)));
+}
+
+/// Rewrites the bf16 buffer arguments of `func` to i16.
+LogicalResult rewriteKernel(gpu::GPUFuncOp func) {
+  OpBuilder b(func.getContext());
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (BlockArgument arg : func.getArguments()) {
+    MemRefType bits = getBitsType(arg.getType());
+    if (!bits)
+      continue;
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+      b.setInsertionPoint(user);
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        auto raw =
+            memref::LoadOp::create(b, load.getLoc(), arg, load.getIndices());
+        raw.getResult().setType(b.getI16Type());
+        Value value = arith::BitcastOp::create(
+            b, load.getLoc(), b.getBF16Type(), raw.getResult());
+        load.getResult().replaceAllUsesWith(value);
+        load.erase();
+        continue;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getMemRef() == arg) {
+        Value raw = arith::BitcastOp::create(b, store.getLoc(), b.getI16Type(),
+                                             store.getValueToStore());
+        memref::StoreOp::create(b, store.getLoc(), raw, arg,
+                                store.getIndices());
+        store.erase();
+        continue;
+      }
+      return user->emitError("cachet-emulate-bf16-storage: '")
+             << user->getName()
+             << "' uses a bf16 kernel buffer; only loads and stores can";
+    }
+    arg.setType(bits);
+    inputs[arg.getArgNumber()] = bits;
+  }
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
+  return success();
+}
+
+struct EmulateBF16StoragePass final
+    : public cachet::impl::EmulateBF16StorageBase<EmulateBF16StoragePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult walked = module.walk([&](gpu::GPUFuncOp func) {
+      return failed(rewriteKernel(func)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+    });
+    if (walked.wasInterrupted())
+      return signalPassFailure();
+    // Launch operands take the kernels' new types.
+    OpBuilder b(module.getContext());
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      for (OpOperand &operand : launch->getOpOperands()) {
+        MemRefType bits = getBitsType(operand.get().getType());
+        if (!bits ||
+            !llvm::is_contained(launch.getKernelOperands(), operand.get()))
+          continue;
+        b.setInsertionPoint(launch);
+        operand.set(UnrealizedConversionCastOp::create(b, launch.getLoc(), bits,
+                                                       operand.get())
+                        .getResult(0));
+      }
+    });
+  }
+};
+
+} // namespace
