@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "CACHET"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-help.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lit.local.cfg", "check-help.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cachet_obj_root, "test")
 
@@ -28,6 +28,8 @@ tool_dirs = [config.cachet_tools_dir, config.llvm_tools_dir]
 tools = [
     "cachet-opt",
     "cachet-capi-test",
+    "cachet-run",
+    "cachet-runner",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     # Debian's own mlir-opt, to load the plugin.

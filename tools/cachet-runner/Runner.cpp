@@ -490,10 +490,10 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
     const Tensor &t = manifest.results[r];
     out << "result " << r << ": " << t.str() << "\n";
     if (options.printResults) {
-      out << "  values:";
+      out << "  values:" << std::setprecision(9);
       for (int64_t i = 0; i < t.count(); ++i)
         out << " " << readElement(t.element, gpuResults[r].data(), i);
-      out << "\n";
+      out << std::setprecision(6) << "\n";
     }
   }
 
