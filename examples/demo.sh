@@ -1,22 +1,46 @@
 #!/usr/bin/env bash
-# The cachet demo: runs cachet's pipeline over the example decoder pieces and
-# prints what each step did. Usage: examples/demo.sh BUILD_BIN_DIR
-set -euo pipefail
+# The cachet demo: compiles the example decoder pieces for the default Vulkan
+# device (lavapipe where there is no GPU), runs them, checks them against the
+# CPU reference, compares cachet's rewrites off and on, and prints what each
+# rewrite did. Usage: examples/demo.sh BUILD_BIN_DIR
+# CACHET_PROFILE picks the device profile the rewrites decide from (default
+# lavapipe).
+set -uo pipefail
 bin=${1:?usage: demo.sh BUILD_BIN_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 profile=${CACHET_PROFILE:-lavapipe}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
 
-echo "cachet demo: device profile '$profile'"
-echo
-for example in attention_q8_0_prefill decode_matvec_chain prefill_linear_bf16; do
-  input="$here/$example.mlir"
-  echo "== $example.mlir"
-  out=$("$bin/cachet-opt" "$input" -cachet-attach-device=profile="$profile" \
-        -cachet-pad-weight-rows -mlir-pass-statistics 2>&1)
-  ops=$(grep -oE '^ +%[^=]+= ([a-z_]+\.[a-z_]+)' <<<"$out" |
-        sed -E 's/.*= //' | sort | uniq -c | sort -rn | awk '{printf "%s x%s  ", $2, $1}')
-  echo "   ops: $ops"
-  sed -nE 's/.*#cachet.device<name = "([^"]+)", vendor = "([^"]+)", arch = "([^"]+)".*/   profile attached: \1 (\2 \3)/p' <<<"$out"
-  sed -nE 's/.*remark: cachet-pad-weight-rows: (padded [0-9]+ of [0-9]+ weights.*)/   weight rows: \1/p' <<<"$out"
-  echo
+status=0
+printf '%-24s %-8s %-15s %s\n' "example" "check" "off vs on" "what the rewrites did"
+for pair in attention_q8_0_prefill:attention_q8_0_prefill \
+            decode_matvec_chain:decode_layer \
+            prefill_linear_bf16:prefill_linear; do
+  example=${pair%%:*} entry=${pair##*:}
+  out="$log/$example.out" err="$log/$example.err"
+  "$bin/cachet-run" "$here/$example.mlir" --entry="$entry" --profile="$profile" \
+      --check --compare-rewrites >"$out" 2>"$err"
+  rc=$?
+  [ "$rc" -eq 0 ] || status=1
+  check=$(grep -c ': PASS$' "$out"); total=$(grep -c '^check result' "$out")
+  same=$(grep -c ': byte-identical' "$out"); results=$(grep -c '^rewrites off vs on' "$out")
+  raised=$(grep -c 'remark: cachet-raise-attention: raised' "$err")
+  once=$(grep -oE 'cachet-dequant-once-kv: rewritten.*scratch [0-9]+ bytes' "$err" |
+         grep -oE 'scratch [0-9]+ bytes' | paste -sd ',')
+  padded=$(grep -oE 'cachet-pad-weight-rows: padded [0-9]+ of [0-9]+ weights, \+[0-9]+ B' "$err" |
+           sed -E 's/.*padded ([0-9]+) of ([0-9]+) weights, \+([0-9]+) B/\1 of \2 weights padded (+\3 B)/')
+  did=""
+  [ "$raised" -gt 0 ] && did="$raised attention raised; "
+  [ -n "$once" ] && did="${did}K/V dequantized once ($once); "
+  [ -n "$padded" ] && did="${did}$padded"
+  printf '%-24s %-8s %-15s %s\n' "$example" "$check/$total" "$same/$results same" "${did:-none}"
+  if [ "$rc" -ne 0 ]; then
+    echo "  cachet-run failed ($rc):"; sed 's/^/    /' "$err" | grep -v remark | tail -5
+  fi
 done
+echo
+grep -h '^device:' "$log"/*.out | head -1
+echo "profile: $profile; check = results within tolerance of the CPU reference;"
+echo "off vs on = results byte-identical with cachet's rewrites off and on."
+exit $status

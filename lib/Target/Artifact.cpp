@@ -56,6 +56,12 @@ FailureOr<llvm::json::Object> describe(Location loc, Type type) {
 FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
                                             const ArtifactOptions &options) {
   OwningOpRef<ModuleOp> clone = module.clone();
+  // The GPU build reports the rewrites' remarks; this pass over a copy would
+  // only repeat them.
+  ScopedDiagnosticHandler dropRemarks(
+      module.getContext(), [](Diagnostic &diag) {
+        return success(diag.getSeverity() == DiagnosticSeverity::Remark);
+      });
   PassManager pm(module.getContext());
   std::string pipeline =
       options.compile.profile.empty()

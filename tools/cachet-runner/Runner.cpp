@@ -4,6 +4,8 @@
 
 #include "Json.h"
 
+#include "cachet/runtime.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -474,6 +476,16 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     out << "  arg " << i << ": " << manifest.arguments[i].str() << "\n";
+
+  // The device the artifact's mgpu calls run on.
+  CachetRuntime runtime = nullptr;
+  CachetDeviceInfo info;
+  if (cachetMgpuGetRuntime(&runtime) != CACHET_SUCCESS ||
+      cachetGetDeviceInfo(runtime, &info) != CACHET_SUCCESS) {
+    err << "cachet-runner: no device: " << cachetGetLastError() << "\n";
+    return 2;
+  }
+  out << "device: " << info.name << " (" << info.backend << ")\n";
 
   Variant gpu, gpuNoRewrite, reference;
   if (!gpu.load(manifest.gpu, manifest.entry, error)) {
