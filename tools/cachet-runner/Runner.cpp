@@ -567,30 +567,57 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       err << "cachet-runner: " << error << "\n";
       return 2;
     }
-    std::vector<double> on, off;
+    // Device time: timestamp marks on the runtime's queue right before and
+    // after each call (the call waits for its work before it returns).
+    CachetEvent begin = nullptr, end = nullptr;
+    if (cachetEventCreate(runtime, &begin) != CACHET_SUCCESS ||
+        cachetEventCreate(runtime, &end) != CACHET_SUCCESS) {
+      err << "cachet-runner: " << cachetGetLastError() << "\n";
+      return 2;
+    }
+    std::vector<double> wall[2], device[2];
     std::vector<std::vector<uint8_t>> scratch;
     for (int i = 0; i < options.repeat; ++i)
-      for (Variant *v : {&gpuNoRewrite, &gpu}) {
+      for (int v = 0; v < 2; ++v) {
+        Variant &variant = v ? gpu : gpuNoRewrite;
+        uint64_t ns = 0;
         auto start = std::chrono::steady_clock::now();
-        if (!v->call(manifest, inputs, scratch, error)) {
-          err << "cachet-runner: " << error << "\n";
+        bool ok =
+            cachetEventRecord(runtime, begin) == CACHET_SUCCESS &&
+            variant.call(manifest, inputs, scratch, error) &&
+            cachetEventRecord(runtime, end) == CACHET_SUCCESS &&
+            cachetEventElapsedNs(runtime, begin, end, &ns) == CACHET_SUCCESS;
+        if (!ok) {
+          err << "cachet-runner: "
+              << (error.empty() ? cachetGetLastError() : error) << "\n";
           return 2;
         }
-        double ms = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-        (v == &gpu ? on : off).push_back(ms);
+        wall[v].push_back(std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+        device[v].push_back(ns / 1e6);
       }
-    auto report = [&](const char *name, std::vector<double> &t) {
+    cachetEventDestroy(runtime, begin);
+    cachetEventDestroy(runtime, end);
+    auto report = [&](std::vector<double> &t) {
       std::sort(t.begin(), t.end());
-      out << "  " << name << ": median " << std::fixed << std::setprecision(3)
-          << median(t) << " ms, min " << t.front() << ", max " << t.back()
-          << std::defaultfloat << "\n";
+      out << " " << std::fixed << std::setprecision(3) << median(t) << " ["
+          << t.front() << ", " << t.back() << "]" << std::defaultfloat;
     };
-    out << "timing (" << options.repeat
-        << " interleaved calls each, host wall clock incl. transfers):\n";
-    report("rewrites off", off);
-    report("rewrites on ", on);
+    out << "timing, " << options.repeat
+        << " interleaved calls of each (ms: median [min, max]; device = "
+           "first to last command of a call, uploads included):\n";
+    for (int v = 0; v < 2; ++v) {
+      out << (v ? "  rewrites on : device" : "  rewrites off: device");
+      report(device[v]);
+      out << ", wall";
+      report(wall[v]);
+      out << "\n";
+    }
+    if (median(device[1]) > 0)
+      out << "  speedup (off / on, device medians): " << std::fixed
+          << std::setprecision(3) << median(device[0]) / median(device[1])
+          << std::defaultfloat << "\n";
   }
   return status;
 }
