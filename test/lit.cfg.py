@@ -48,3 +48,8 @@ try:
         config.available_features.add("vulkan")
 except (OSError, subprocess.TimeoutExpired):
     pass
+
+# `ptxas`: the CUDA toolkit's assembler, for cubin (gpu-module-to-binary finds
+# it in /usr/local/cuda).
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")

@@ -102,8 +102,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   if (options.hostOnly)
     return;
 
-  addPipeline(pm,
-              llvm::formatv("gpu-module-to-binary{{format={0}}", format).str());
+  std::string toolkit = options.toolkit.empty()
+                            ? std::string()
+                            : " toolkit=" + options.toolkit.getValue();
+  addPipeline(
+      pm, llvm::formatv("gpu-module-to-binary{{format={0}{1}}", format, toolkit)
+              .str());
   // Host code: memrefs to LLVM, launches to mgpu* calls. Kernels take bare
   // buffer pointers, each followed by its size in bytes (the Vulkan binding
   // convention of the runtime).

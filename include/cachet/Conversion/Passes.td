@@ -273,4 +273,29 @@ def PitchedWeights : Pass<"cachet-pitched-weights", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def DumpKernelObjects
+    : Pass<"cachet-dump-kernel-objects", "mlir::ModuleOp"> {
+  let summary = "Write each serialized kernel object to a file";
+  let description = [{
+    After `gpu-module-to-binary`, writes the object of every `gpu.binary` to
+    `directory/NAME.EXT`, NAME being the binary's symbol and EXT following
+    its target and format: `.cubin`, `.ptx` or `.fatbin` (NVVM), `.hsaco` or
+    `.s` (ROCDL), `.spv` (SPIR-V), `.bin` otherwise. The IR is not changed.
+    This is how a disassembler (`cuobjdump`, `llvm-objdump --mcpu=gfx942`,
+    `spirv-dis`) gets at what cachet generated:
+
+    ```sh
+    cachet-opt in.mlir -cachet-compile="target=rocdl chip=gfx942" \
+        -cachet-dump-kernel-objects=directory=out
+    llvm-objdump -d --mcpu=gfx942 out/*.hsaco
+    ```
+
+    A folder or file that cannot be written is an error naming it.
+  }];
+  let options = [
+    Option<"directory", "directory", "std::string", /*default=*/"\".\"",
+           "Folder the objects are written to (created if missing)">,
+  ];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD

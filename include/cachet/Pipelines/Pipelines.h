@@ -45,6 +45,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       *this, "workgroup-size",
       llvm::cl::desc("Threads per workgroup of the generic kernels"),
       llvm::cl::init(64)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("Toolkit folder for gpu-module-to-binary: the CUDA "
+                     "toolkit (ptxas) for nvvm, a ROCm-style folder with "
+                     "amdgcn/bitcode and llvm/bin/ld.lld for rocdl; empty "
+                     "takes upstream's default"),
+      llvm::cl::init("")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
