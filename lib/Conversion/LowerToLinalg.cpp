@@ -288,6 +288,13 @@ struct LowerToLinalgPass final
 private:
   LogicalResult convertSignature(func::FuncOp func);
   FailureOr<Value> getBytes(OpBuilder &b, Operation *user, Value packed);
+  /// Replaces `op` (a dequantize or dequant-transpose) by a linalg.generic
+  /// writing `init`; `inputMap` maps the result's loops to `input`'s
+  /// dimensions (in values). `bytes` is the packed input's bytes when the
+  /// caller resolved them already.
+  LogicalResult lowerDequant(Operation *op, Value input, Value scales,
+                             Value init, AffineMap inputMap,
+                             Value bytes = Value());
   LogicalResult lowerDequantize(DequantizeOp op);
   LogicalResult lowerDequantTranspose(DequantTransposeOp op);
   LogicalResult lowerAttention(AttentionOp op);
@@ -385,52 +392,40 @@ FailureOr<Value> LowerToLinalgPass::getBytes(OpBuilder &b, Operation *user,
   return failure();
 }
 
-LogicalResult LowerToLinalgPass::lowerDequantize(DequantizeOp op) {
+LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
+                                              Value scales, Value init,
+                                              AffineMap inputMap, Value bytes) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Location loc = op->getLoc();
+  auto resultType = cast<RankedTensorType>(init.getType());
   unsigned rank = resultType.getRank();
   Type element = resultType.getElementType();
-  Value input = op.getInput();
-  SmallVector<AffineMap> maps;
-  SmallVector<Value> inputs;
-  Value bytes;
   auto block = dyn_cast<BlockQuantizedType>(
       cast<RankedTensorType>(input.getType()).getElementType());
-  if (block) {
+  SmallVector<AffineMap> maps;
+  SmallVector<Value> inputs;
+  if (block && !bytes) {
     FailureOr<Value> resolved = getBytes(b, op, input);
     if (failed(resolved))
       return failure();
     bytes = *resolved;
-  } else {
+  } else if (!block) {
     // Split q8_0: values map one to one, the scale of value d is d / 32.
-    inputs = {input, op.getScales()};
-    AffineMap id = b.getMultiDimIdentityMap(rank);
-    maps = {id, id.replace(b.getAffineDimExpr(rank - 1),
-                           b.getAffineDimExpr(rank - 1).floorDiv(32), rank, 0)};
+    AffineExpr last = inputMap.getResults().back();
+    inputs = {input, scales};
+    maps = {inputMap, inputMap.replace(last, last.floorDiv(32), rank, 0)};
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value empty =
-      emptyTensor(b, loc, resultType.getShape(), element, [&](unsigned dim) {
-        Value size = tensor::DimOp::create(b, loc, block ? bytes : input, dim);
-        if (dim + 1 == rank && block)
-          return arith::MulIOp::create(
-                     b, loc,
-                     arith::DivUIOp::create(
-                         b, loc, size,
-                         indexConst(b, loc, block.getBlockBytes())),
-                     indexConst(b, loc, 32))
-              .getResult();
-        return size;
-      });
   auto generic = linalg::GenericOp::create(
-      b, loc, resultType, inputs, ValueRange{empty}, maps, iterators(rank),
+      b, loc, resultType, inputs, ValueRange{init}, maps, iterators(rank),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value value;
         if (block) {
+          // The input's indices, in values: the map permutes the loops.
           SmallVector<Value> indices;
-          for (unsigned i = 0; i < rank; ++i)
-            indices.push_back(linalg::IndexOp::create(nb, nloc, i));
+          for (AffineExpr expr : inputMap.getResults())
+            indices.push_back(linalg::IndexOp::create(
+                nb, nloc, cast<AffineDimExpr>(expr).getPosition()));
           BlockDecoder decoder(nb, nloc, bytes,
                                ArrayRef<Value>(indices).drop_back(), block);
           value = decoder.decode(indices.back());
@@ -441,56 +436,49 @@ LogicalResult LowerToLinalgPass::lowerDequantize(DequantizeOp op) {
         }
         linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
-  op.replaceAllUsesWith(generic.getResult(0));
-  op.erase();
+  op->getResult(0).replaceAllUsesWith(generic.getResult(0));
+  op->erase();
   return success();
 }
 
-LogicalResult LowerToLinalgPass::lowerDequantTranspose(DequantTransposeOp op) {
+LogicalResult LowerToLinalgPass::lowerDequantize(DequantizeOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  Type element = resultType.getElementType();
+  unsigned rank = resultType.getRank();
   Value input = op.getInput();
   auto block = dyn_cast<BlockQuantizedType>(
       cast<RankedTensorType>(input.getType()).getElementType());
-  // Iteration space (kv_head, pos, dim) over the head-major result.
-  AffineExpr h, s, d;
-  bindDims(b.getContext(), h, s, d);
-  SmallVector<AffineMap> maps;
-  SmallVector<Value> inputs;
-  Value bytes;
+  // Dynamic sizes come from the input; for a packed input from its bytes
+  // (the block-typed value itself goes away).
+  Value source = input;
   if (block) {
-    FailureOr<Value> resolved = getBytes(b, op, input);
-    if (failed(resolved))
+    FailureOr<Value> bytes = getBytes(b, op, input);
+    if (failed(bytes))
       return failure();
-    bytes = *resolved;
-  } else {
-    inputs = {input, op.getScales()};
-    maps = {AffineMap::get(3, 0, {s, h, d}, b.getContext()),
-            AffineMap::get(3, 0, {s, h, d.floorDiv(32)}, b.getContext())};
+    source = *bytes;
   }
-  maps.push_back(b.getMultiDimIdentityMap(3));
-  auto generic = linalg::GenericOp::create(
-      b, loc, resultType, inputs, ValueRange{op.getInit()}, maps, iterators(3),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value value;
-        if (block) {
-          Value head = linalg::IndexOp::create(nb, nloc, 0);
-          Value pos = linalg::IndexOp::create(nb, nloc, 1);
-          Value dim = linalg::IndexOp::create(nb, nloc, 2);
-          BlockDecoder decoder(nb, nloc, bytes, ValueRange{pos, head}, block);
-          value = decoder.decode(dim);
-        } else {
-          Value q = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), args[0]);
-          Value scale = castFloat(nb, nloc, args[1], nb.getF32Type());
-          value = arith::MulFOp::create(nb, nloc, q, scale);
-        }
-        linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
+  Value empty = emptyTensor(
+      b, loc, resultType.getShape(), resultType.getElementType(),
+      [&](unsigned dim) -> Value {
+        Value size = tensor::DimOp::create(b, loc, source, dim);
+        if (dim + 1 < rank || !block)
+          return size;
+        Value blocks = arith::DivUIOp::create(
+            b, loc, size, indexConst(b, loc, block.getBlockBytes()));
+        return arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, 32));
       });
-  op.replaceAllUsesWith(generic.getResult(0));
-  op.erase();
-  return success();
+  return lowerDequant(op, input, op.getScales(), empty,
+                      b.getMultiDimIdentityMap(rank), block ? source : Value());
+}
+
+LogicalResult LowerToLinalgPass::lowerDequantTranspose(DequantTransposeOp op) {
+  // Iteration space (kv_head, pos, dim) over the head-major result; the
+  // token-major input is read at (pos, kv_head, dim).
+  AffineExpr h, s, d;
+  bindDims(op.getContext(), h, s, d);
+  return lowerDequant(op, op.getInput(), op.getScales(), op.getInit(),
+                      AffineMap::get(3, 0, {s, h, d}, op.getContext()));
 }
 
 /// The operands and attributes `cachet.attention` and

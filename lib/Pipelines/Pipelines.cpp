@@ -28,12 +28,18 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
-void cachet::buildCachetCompilePipeline(OpPassManager &pm,
-                                        const CompileOptions &options) {
+/// Attaches the profile of `options`, if one is given.
+static void addAttachDevice(OpPassManager &pm,
+                            const cachet::CompileOptions &options) {
   if (!options.profile.empty())
     addPipeline(pm, llvm::formatv("cachet-attach-device{{profile={0}}",
                                   options.profile.getValue())
                         .str());
+}
+
+void cachet::buildCachetCompilePipeline(OpPassManager &pm,
+                                        const CompileOptions &options) {
+  addAttachDevice(pm, options);
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
@@ -123,10 +129,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
-  if (!options.profile.empty())
-    addPipeline(pm, llvm::formatv("cachet-attach-device{{profile={0}}",
-                                  options.profile.getValue())
-                        .str());
+  addAttachDevice(pm, options);
   addPipeline(pm, "cachet-lower-to-linalg,"
                   "one-shot-bufferize{bufferize-function-boundaries "
                   "function-boundary-type-conversion=identity-layout-map},"
