@@ -28,6 +28,17 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
+/// Adds cachet-prefetch-matvec-chains: after outlining and the target
+/// attribute (which says what the chip supports), before the kernels are
+/// converted to the target.
+static void addPrefetch(OpPassManager &pm,
+                        const cachet::CompileOptions &options) {
+  if (options.rewrites)
+    addPipeline(pm, llvm::formatv("cachet-prefetch-matvec-chains{{mode={0}}",
+                                  options.prefetch.getValue())
+                        .str());
+}
+
 void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                         const CompileOptions &options) {
   if (!options.profile.empty())
@@ -65,6 +76,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   switch (options.target) {
   case Target::SPIRV:
     addPipeline(pm, kSPIRVTarget);
+    addPrefetch(pm, options);
     addPipeline(
         pm,
         "gpu.module(cachet-set-spirv-entry-point-abi,"
@@ -75,22 +87,24 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   case Target::NVVM:
     addPipeline(
         pm,
-        llvm::formatv("nvvm-attach-target{{chip={0} features={1} "
-                      "O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                      "reconcile-unrealized-casts",
+        llvm::formatv("nvvm-attach-target{{chip={0} features={1} O=3}",
                       options.chip.empty() ? "sm_90" : options.chip.getValue(),
                       options.features.getValue())
             .str());
+    addPrefetch(pm, options);
+    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+                    "reconcile-unrealized-casts");
     format = options.format;
     break;
   case Target::ROCDL:
     addPipeline(
         pm,
-        llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
-                      "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
-                      "reconcile-unrealized-casts",
+        llvm::formatv("rocdl-attach-target{{chip={0} O=3}",
                       options.chip.empty() ? "gfx942" : options.chip.getValue())
             .str());
+    addPrefetch(pm, options);
+    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
+                    "reconcile-unrealized-casts");
     format = options.format;
     break;
   }

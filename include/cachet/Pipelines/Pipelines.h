@@ -50,6 +50,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
                      "baseline of an A/B comparison)"),
       llvm::cl::init(true)};
+  Option<std::string> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("Mode of cachet-prefetch-matvec-chains: auto, l2, bulk, "
+                     "pdl, pdl+l2, pdl+bulk or off"),
+      llvm::cl::init("auto")};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
       llvm::cl::desc("Stop before serializing kernels and lowering the host "
