@@ -271,12 +271,16 @@ Value getAddress(OpBuilder &b, Location loc, Value memref) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 
-/// Emits a global pointer to `address + offset` (`offset` an index).
-Value getPointer(OpBuilder &b, Location loc, Value address, Value offset) {
+/// Emits `address + offset` (an i64 address; `offset` an index).
+Value addOffset(OpBuilder &b, Location loc, Value address, Value offset) {
   Value off = arith::IndexCastOp::create(b, loc, b.getI64Type(), offset);
-  Value sum = arith::AddIOp::create(b, loc, address, off);
+  return arith::AddIOp::create(b, loc, address, off);
+}
+
+/// Emits a global pointer for the i64 `address`.
+Value getPointer(OpBuilder &b, Location loc, Value address) {
   return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), sum);
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), address);
 }
 
 /// Emits an index constant.
@@ -310,7 +314,7 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
       uniform ? uniformStride : stride, ValueRange{},
       [&](OpBuilder &nb, Location l, Value iv, ValueRange) {
         Value offset = arith::MulIOp::create(nb, l, iv, unitBytes);
-        Value ptr = getPointer(nb, l, address, offset);
+        Value at = addOffset(nb, l, address, offset);
         switch (kind) {
         case PrefetchKind::L2:
           if (target.hasL2PrefetchIntrinsic()) {
@@ -318,11 +322,11 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
                 nb, l,
                 NVVM::PrefetchCacheLevelAttr::get(nb.getContext(),
                                                   NVVM::PrefetchCacheLevel::L2),
-                /*evictPriority=*/nullptr, ptr, /*predicate=*/Value());
+                /*evictPriority=*/nullptr, getPointer(nb, l, at),
+                /*predicate=*/Value());
           } else {
-            Value raw = LLVM::PtrToIntOp::create(nb, l, nb.getI64Type(), ptr);
             LLVM::InlineAsmOp::create(
-                nb, l, TypeRange{}, ValueRange{raw},
+                nb, l, TypeRange{}, ValueRange{at},
                 nb.getStringAttr("prefetch.global.L2 [$0];"),
                 nb.getStringAttr("l"), nb.getUnitAttr(),
                 /*is_align_stack=*/nullptr,
@@ -336,7 +340,8 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
           Value size = arith::MinUIOp::create(nb, l, rest, unitBytes);
           Value size32 =
               arith::IndexCastOp::create(nb, l, nb.getI32Type(), size);
-          NVVM::CpAsyncBulkPrefetchOp::create(nb, l, ptr, size32,
+          NVVM::CpAsyncBulkPrefetchOp::create(nb, l, getPointer(nb, l, at),
+                                              size32,
                                               /*l2CacheHint=*/Value());
           break;
         }
@@ -351,12 +356,13 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
               arith::IndexCastOp::create(nb, l, nb.getI32Type(), length);
           LLVM::CallIntrinsicOp::create(
               nb, l, nb.getStringAttr("llvm.amdgcn.s.prefetch.data"),
-              ValueRange{ptr, length32});
+              ValueRange{getPointer(nb, l, at), length32});
           break;
         }
         case PrefetchKind::GlobalPrefetch:
-          ROCDL::GlobalPrefetchOp::create(nb, l, ptr, nb.getI32IntegerAttr(0),
-                                          nullptr, nullptr, nullptr);
+          ROCDL::GlobalPrefetchOp::create(nb, l, getPointer(nb, l, at),
+                                          nb.getI32IntegerAttr(0), nullptr,
+                                          nullptr, nullptr);
           break;
         case PrefetchKind::None:
           break;

@@ -344,14 +344,17 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
 
     Mechanisms (`mode`):
 
-    * `l2`: the kernel of a step's last launch gets, per next weight, the
-      weight memref and an `index` byte range as extra arguments (the launch
-      passes them). After the kernel's work, its last `ctas` CTAs (block ids
-      `>= grid - ctas`) prefetch the range into L2, one cache line per
-      thread and iteration: `nvvm.prefetch level = L2` where LLVM selects it
-      (sm_90+ with PTX 8.0+), inline PTX `prefetch.global.L2` below (the
-      instruction exists since sm_20; LLVM 22 only selects the intrinsic on
-      sm_90 with +ptx80).
+    * `l2`: the kernel of a step's last launch gets each next weight as an
+      extra memref argument (the launch passes the host value; with
+      cachet's kernel ABI that is the weight's pointer followed by its size
+      in bytes). After the kernel's work, its last `ctas` CTAs (block ids
+      `>= grid - ctas`) prefetch the first `range` bytes of it into L2, one
+      cache line per thread and iteration; `range` is a constant of the
+      kernel (static shapes only: the kernel ABI carries memrefs, not
+      integers). The prefetch is `nvvm.prefetch level = L2` where LLVM
+      selects it (sm_90+ with PTX 8.0+), inline PTX `prefetch.global.L2`
+      below (the instruction exists since sm_20; LLVM 22 only selects the
+      intrinsic on sm_90 with +ptx80).
     * `bulk` (sm_90+, PTX 8.0+): the same range with
       `nvvm.cp.async.bulk.prefetch` (`cp.async.bulk.prefetch.L2`), 4 KiB per
       instruction.
@@ -410,31 +413,45 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
              %k : memref<256xf32>)
     ```
 
-    After `cachet-prefetch-matvec-chains{mode=l2}` (profile rtx4070):
+    After `cachet-prefetch-matvec-chains{mode=l2}` (profile rtx4070, target
+    sm_89):
 
     ```mlir
-    %c262144 = arith.constant 262144 : index
     gpu.launch_func @k0::@k0 blocks in (%c16, %c1, %c1)
         threads in (%c64, %c1, %c1)
         args(%wq : memref<1024x1024xbf16>, %x : memref<1024xbf16>,
-             %q : memref<1024xf32>, %wk : memref<256x1024xbf16>,
-             %c262144 : index)
+             %q : memref<1024xf32>, %wk : memref<256x1024xbf16>)
     ```
 
-    and the kernel `@k0` ends with
+    and the kernel `@k0` gets the argument `%next: memref<256x1024xbf16>`
+    and ends with (262144 B = half of `%wk`)
 
     ```mlir
-    %first = arith.subi %grid, %n : index   // n = min(grid, ctas)
+    %n = arith.minui %grid, %c46 : index
+    %first = arith.subi %grid, %n : index
     %last = arith.cmpi uge, %bid, %first : index
     scf.if %last {
-      %base = memref.extract_aligned_pointer_as_index %wk ...
-      scf.for %line = %start to %lines step %stride {
+      // line = k * blockDim + tid, step n * blockDim, up to 262144 / 128
+      %base = memref.extract_aligned_pointer_as_index %next ...
+      scf.for %line = %start to %c2048 step %stride {
         ...
-        nvvm.prefetch level = L2, %p : !llvm.ptr<1>
+        llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %a
+            : (i64) -> ()
       }
     }
     gpu.return
     ```
+
+    With `mode=pdl` (sm_90) the kernel starts with
+
+    ```mlir
+    scf.for ... { nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }
+    nvvm.griddepcontrol launch_dependents
+    llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+        : () -> ()
+    ```
+
+    and the launch carries `{cachet.pdl}`.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
