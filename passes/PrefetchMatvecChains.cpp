@@ -184,6 +184,10 @@ Plan decide(const Mode &mode, DeviceProfileAttr profile,
             const TargetInfo &target) {
   Plan plan;
   llvm::raw_string_ostream why(plan.why);
+  if (!mode.automatic && mode.prefetch == PrefetchKind::None && !mode.pdl) {
+    why << "mode=off";
+    return plan;
+  }
   if (target.kind == TargetInfo::Kind::None) {
     why << "the kernel's gpu.module has no target attribute";
     return plan;
