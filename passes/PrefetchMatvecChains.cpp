@@ -210,6 +210,14 @@ Plan decide(const Mode &mode, DeviceProfileAttr profile,
     why << "auto: profile " << profile.getName()
         << " has pdl = " << (profile.getPdl() ? "true" : "false")
         << ", l2_prefetch = " << kind << "; ";
+    if (target.kind == TargetInfo::Kind::ROCDL) {
+      // The AMD chip's own data prefetch stands for l2 and bulk.
+      if (wanted.prefetch == PrefetchKind::Bulk)
+        wanted.prefetch = PrefetchKind::L2;
+      if (wanted.pdl)
+        why << "no programmatic dependent launch on ROCDL; ";
+      wanted.pdl = false;
+    }
     if (target.kind == TargetInfo::Kind::NVVM &&
         wanted.prefetch == PrefetchKind::Bulk && !target.hasBulkPrefetch()) {
       why << target.describe() << " has no bulk prefetch, using l2; ";
@@ -219,21 +227,25 @@ Plan decide(const Mode &mode, DeviceProfileAttr profile,
       why << target.describe() << " has no griddepcontrol; ";
       wanted.pdl = false;
     }
+    if (wanted.prefetch == PrefetchKind::None && !wanted.pdl) {
+      why << "nothing to emit";
+      return plan;
+    }
   }
   if (target.kind == TargetInfo::Kind::ROCDL) {
-    if (wanted.pdl)
-      why << "no programmatic dependent launch on ROCDL; ";
+    if (wanted.pdl) {
+      why << "no programmatic dependent launch on ROCDL";
+      return plan;
+    }
     if (wanted.prefetch == PrefetchKind::Bulk) {
       why << "no bulk prefetch on ROCDL";
       return plan;
     }
-    if (wanted.prefetch == PrefetchKind::L2) {
-      plan.prefetch = target.getAmdPrefetch();
-      if (plan.prefetch == PrefetchKind::None)
-        why << target.chip << " has no data prefetch instruction";
-      else
-        why << target.chip << ": " << getKindName(plan.prefetch);
-    }
+    plan.prefetch = target.getAmdPrefetch();
+    if (plan.prefetch == PrefetchKind::None)
+      why << target.chip << " has no data prefetch instruction";
+    else
+      why << target.chip << ": " << getKindName(plan.prefetch);
     return plan;
   }
   if (wanted.prefetch == PrefetchKind::Bulk && !target.hasBulkPrefetch()) {

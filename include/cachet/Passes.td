@@ -369,10 +369,13 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       comes after the wait, so nothing produced by the previous launch is
       read early; only weight prefetches (which return no value) run before.
       `pdl+l2` and `pdl+bulk` combine both.
-    * ROCDL: `l2` and `auto` use `llvm.amdgcn.s.prefetch.data` on gfx12
-      (not gfx1250) and `rocdl.global.prefetch` on gfx1250, issued the same
-      way; other chips are skipped with a remark. SPIR-V targets are skipped
-      with a remark.
+    * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
+      uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
+      (4 KiB per instruction, at addresses uniform per workgroup; LLVM 22
+      selects it from gfx1200), `rocdl.global.prefetch` on gfx1250 (one line
+      per thread, as `l2`). Other chips (gfx9, gfx11) are skipped with a
+      remark, and so are `bulk` and `pdl`. SPIR-V targets are skipped with a
+      remark.
     * `auto`: from the profile: `pdl = true` adds PDL, `l2_prefetch` picks
       `l2` / `bulk` / the AMD prefetch (h200: pdl + bulk; rtx4070, rtx2060s:
       l2; none: nothing), each limited to what the target supports, with a

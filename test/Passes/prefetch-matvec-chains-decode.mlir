@@ -32,6 +32,8 @@
 // ROCDL: s_prefetch_data on gfx12, global prefetch on gfx1250, nothing on gfx942.
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX12
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1250},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX1250
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-AUTO
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=pdl})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-PDL
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx942},cachet-attach-device{profile=gfx942},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX942
 //
 // SPIR-V: skipped with a remark, the IR is the same as with mode=off.
@@ -106,6 +108,8 @@
 
 // GFX12: step 1 of 6, {{.*}}gfx1201: s_prefetch_data; the last 40 CTAs prefetch (s_prefetch_data) 262144 B
 // GFX12: llvm.call_intrinsic "llvm.amdgcn.s.prefetch.data"
+// GFX12-AUTO: step 1 of 6, {{.*}}auto: profile h200 has pdl = true, l2_prefetch = bulk; no programmatic dependent launch on ROCDL; gfx1201: s_prefetch_data; the last 132 CTAs prefetch (s_prefetch_data)
+// GFX12-PDL: step 1 of 6, {{.*}}no programmatic dependent launch on ROCDL; not rewritten
 // GFX1250: step 1 of 6, {{.*}}gfx1250: global_prefetch; the last 40 CTAs prefetch (global_prefetch) 262144 B
 // GFX1250: rocdl.global.prefetch
 // GFX942: step 1 of 6, {{.*}}gfx942 has no data prefetch instruction; not rewritten
