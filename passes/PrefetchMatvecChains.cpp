@@ -565,28 +565,15 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             os << "; no prefetch: " << budgetProblem;
           } else {
             SmallVector<Value, 2> next = chain.steps[index + 1].getWeights();
-            SmallVector<int64_t> sizes;
-            for (Value weight : next) {
-              std::optional<int64_t> size =
-                  getStaticBytes(cast<MemRefType>(weight.getType()));
-              if (!size) {
-                sizes.clear();
-                break;
-              }
-              sizes.push_back(*size);
-            }
-            int64_t total = 0;
-            for (int64_t size : sizes)
-              total += size;
-            if (sizes.empty()) {
-              os << "; no prefetch: the next weight has a dynamic shape or a "
-                    "non-identity layout";
+            SmallVector<MemRefType> types = llvm::to_vector(llvm::map_range(
+                next, [](Value v) { return cast<MemRefType>(v.getType()); }));
+            std::string reason;
+            std::optional<SmallVector<int64_t, 2>> bytes =
+                getPrefetchBytes(types, frac, cap, line, reason);
+            if (!bytes) {
+              os << "; no prefetch: " << reason;
             } else {
-              for (auto [weight, size] : llvm::zip_equal(next, sizes)) {
-                auto byFraction = static_cast<int64_t>(frac * size);
-                auto byCap = static_cast<int64_t>(static_cast<double>(cap) *
-                                                  size / total);
-                int64_t range = std::min(byFraction, byCap) / line * line;
+              for (auto [weight, range] : llvm::zip_equal(next, *bytes)) {
                 if (range <= 0)
                   continue;
                 nextWeights.push_back(weight);
@@ -601,6 +588,15 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             continue;
           }
 
+          gpu::GPUFuncOp original = member.kernel;
+          if (original.getNumWorkgroupAttributions() +
+                  original.getNumPrivateAttributions() >
+              0) {
+            remarkOn(launch) << text
+                             << "; not rewritten: the kernel has workgroup "
+                                "or private attributions";
+            continue;
+          }
           gpu::GPUFuncOp kernel =
               getOwnKernel(module, launch, member.kernel, symbolTables);
           if (!nextWeights.empty()) {

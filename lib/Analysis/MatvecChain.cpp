@@ -337,3 +337,32 @@ MatvecChains cachet::findMatvecChains(Operation *func,
   }
   return result;
 }
+
+//===----------------------------------------------------------------------===//
+// Budget
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t, 2>>
+cachet::getPrefetchBytes(ArrayRef<MemRefType> next, double fraction,
+                         int64_t maxBytes, int64_t line, std::string &reason) {
+  SmallVector<int64_t, 2> sizes;
+  for (MemRefType type : next) {
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+      reason = "the next weight has a dynamic shape or a non-identity layout";
+      return std::nullopt;
+    }
+    sizes.push_back(
+        (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8);
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size;
+  SmallVector<int64_t, 2> bytes;
+  for (int64_t size : sizes) {
+    auto byFraction = static_cast<int64_t>(fraction * size);
+    auto byCap = static_cast<int64_t>(static_cast<double>(maxBytes) * size /
+                                      std::max<int64_t>(total, 1));
+    bytes.push_back(std::min(byFraction, byCap) / line * line);
+  }
+  return bytes;
+}

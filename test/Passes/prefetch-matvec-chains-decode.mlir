@@ -23,6 +23,7 @@
 //
 // Options override the profile.
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=l2 fraction=0.25 max-bytes=131072 ctas=8})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{max-bytes=100})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=TINY
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=off})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{fraction=1.5})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BADFRAC
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
@@ -98,6 +99,8 @@
 // OPTS: step 1 of 6, {{.*}}sm_89 with PTX 8.0: l2; the last 8 CTAs prefetch (l2) 131072 B of memref<256x1024xbf16> (fraction 0.25, max-bytes 131072)
 // OPTS: step 4 of 6, {{.*}}65536 B of memref<2816x1024xbf16> and 65536 B of memref<2816x1024xbf16>
 // OPTS: arith.minui %{{.*}}, %c8
+// TINY: step 1 of 6, {{.*}}no prefetch: the budget is under one cache line; not rewritten
+// TINY-NOT: llvm.inline_asm
 // OFF: step 1 of 6, {{.*}}mode=off; not rewritten
 // OFF-NOT: llvm.inline_asm
 // BADFRAC: step 1 of 6, {{.*}}no prefetch: fraction 1.500000 is not in (0, 1]

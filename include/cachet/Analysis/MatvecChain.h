@@ -125,6 +125,17 @@ struct MatvecChains {
 MatvecChains findMatvecChains(mlir::Operation *func,
                               mlir::SymbolTableCollection &symbolTables);
 
+/// The prefetch budget of one step (the cost function of
+/// `cachet-prefetch-matvec-chains`): with `B` the bytes of the next step's
+/// weights `next` (both of a gate/up pair), weight `w` gets
+/// `min(fraction * B_w, maxBytes * B_w / B)` bytes, rounded down to whole
+/// `line`s (so never past its end). Weights whose share is under one line
+/// get 0. Returns std::nullopt, with `reason`, for a weight with a dynamic
+/// shape or a non-identity layout.
+std::optional<llvm::SmallVector<int64_t, 2>>
+getPrefetchBytes(llvm::ArrayRef<mlir::MemRefType> next, double fraction,
+                 int64_t maxBytes, int64_t line, std::string &reason);
+
 } // namespace cachet
 
 #endif // CACHET_ANALYSIS_MATVECCHAIN_H
