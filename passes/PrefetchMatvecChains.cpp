@@ -312,6 +312,22 @@ Value ceilDiv(OpBuilder &b, Location loc, Value a, Value d) {
   return arith::DivUIOp::create(b, loc, sum, d);
 }
 
+/// The launch geometry a kernel is rewritten for: the block size the matcher
+/// proved, and the grid size when the launch states it as a constant.
+/// Constants avoid `gpu.block_dim` / `gpu.grid_dim`, which ROCDL lowers to
+/// calls into the device library.
+struct Geometry {
+  int64_t blockSize = 0;
+  std::optional<int64_t> gridSize;
+
+  /// Returns the grid size in x as a value of the kernel.
+  Value getGrid(OpBuilder &b, Location loc) const {
+    if (gridSize)
+      return getIndex(b, loc, *gridSize);
+    return gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  }
+};
+
 /// Emits the prefetch of `bytes` (a multiple of the line, an index) from
 /// `address` (i64), spread over the threads `first, first + stride, ...`
 /// (`uniformFirst`/`uniformStride` for per-workgroup scalar instructions).
@@ -375,11 +391,16 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
               ValueRange{getPointer(nb, l, at), length32});
           break;
         }
-        case PrefetchKind::GlobalPrefetch:
-          ROCDL::GlobalPrefetchOp::create(nb, l, getPointer(nb, l, at),
-                                          nb.getI32IntegerAttr(0), nullptr,
-                                          nullptr, nullptr);
+        case PrefetchKind::GlobalPrefetch: {
+          // Not rocdl.global.prefetch: it only declares a read, so it is
+          // erased as dead before it reaches LLVM.
+          Value scope = LLVM::ConstantOp::create(nb, l, nb.getI32Type(),
+                                                 nb.getI32IntegerAttr(0));
+          LLVM::CallIntrinsicOp::create(
+              nb, l, nb.getStringAttr("llvm.amdgcn.global.prefetch"),
+              ValueRange{getPointer(nb, l, at), scope});
           break;
+        }
         case PrefetchKind::None:
           break;
         }
@@ -389,18 +410,19 @@ void emitPrefetch(OpBuilder &b, Location loc, PrefetchKind kind,
 
 /// Emits the next-weight epilogue before every `gpu.return` of `kernel`:
 /// the last `ctas` CTAs prefetch the first `bytes[i]` of `weights[i]`.
-void emitEpilogue(gpu::GPUFuncOp kernel, PrefetchKind kind,
-                  const TargetInfo &target, int64_t line, int64_t ctas,
-                  ArrayRef<Value> weights, ArrayRef<int64_t> bytes) {
+void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
+                  PrefetchKind kind, const TargetInfo &target, int64_t line,
+                  int64_t ctas, ArrayRef<Value> weights,
+                  ArrayRef<int64_t> bytes) {
   SmallVector<gpu::ReturnOp> returns;
   kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
   for (gpu::ReturnOp ret : returns) {
     OpBuilder b(ret);
     Location loc = ret.getLoc();
     Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    Value grid = geometry.getGrid(b, loc);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+    Value threads = getIndex(b, loc, geometry.blockSize);
     Value n = arith::MinUIOp::create(b, loc, grid, getIndex(b, loc, ctas));
     Value firstCta = arith::SubIOp::create(b, loc, grid, n);
     Value isLast =
@@ -421,16 +443,16 @@ void emitEpilogue(gpu::GPUFuncOp kernel, PrefetchKind kind,
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
 /// share of the kernel's own weight (`weightBytes`, a multiple of `line`;
 /// 0 for none), then `launch_dependents`, then the wait.
-void emitPdlPrologue(gpu::GPUFuncOp kernel, unsigned weightArg,
-                     int64_t weightBytes, PrefetchKind kind,
+void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
+                     unsigned weightArg, int64_t weightBytes, PrefetchKind kind,
                      const TargetInfo &target, int64_t line) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = kernel.getLoc();
   if (weightBytes > 0 && kind != PrefetchKind::None) {
     Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    Value grid = geometry.getGrid(b, loc);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
+    Value threads = getIndex(b, loc, geometry.blockSize);
     // CTA `bid` prefetches bytes [bid * share, (bid + 1) * share) of the
     // weight, `share` rounded up to whole lines.
     Value lines = getIndex(b, loc, weightBytes / line);
@@ -599,6 +621,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
           }
           gpu::GPUFuncOp kernel =
               getOwnKernel(module, launch, member.kernel, symbolTables);
+          Geometry geometry{member.weight.blockSize,
+                            getConstantIntValue(launch.getGridSizeX())};
           if (!nextWeights.empty()) {
             unsigned numArgs = kernel.getNumArguments();
             SmallVector<unsigned> positions(nextWeights.size(), numArgs);
@@ -616,7 +640,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             SmallVector<Value> kernelWeights;
             for (size_t i = 0; i < nextWeights.size(); ++i)
               kernelWeights.push_back(kernel.getArgument(numArgs + i));
-            emitEpilogue(kernel, plan.prefetch, target, line, numCtas,
+            emitEpilogue(kernel, geometry, plan.prefetch, target, line, numCtas,
                          kernelWeights, ranges);
             os << "; the last " << numCtas << " CTAs prefetch ("
                << getKindName(plan.prefetch) << ") ";
@@ -635,8 +659,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
                                                         : PrefetchKind::L2;
             int64_t ownBytes =
                 getStaticBytes(member.weight.type).value_or(0) / line * line;
-            emitPdlPrologue(kernel, member.weight.argIndex, ownBytes, own,
-                            target, line);
+            emitPdlPrologue(kernel, geometry, member.weight.argIndex, ownBytes,
+                            own, target, line);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
             os << "; pdl: own weight share prefetched, launch_dependents, "
                   "wait before the first read";

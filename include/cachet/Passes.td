@@ -372,8 +372,9 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
       uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
       (4 KiB per instruction, at addresses uniform per workgroup; LLVM 22
-      selects it from gfx1200), `rocdl.global.prefetch` on gfx1250 (one line
-      per thread, as `l2`). Other chips (gfx9, gfx11) are skipped with a
+      selects it from gfx1200), `llvm.amdgcn.global.prefetch` on gfx1250
+      (one line per thread, as `l2`; as `llvm.call_intrinsic`, because
+      `rocdl.global.prefetch` only declares a read and is erased as dead). Other chips (gfx9, gfx11) are skipped with a
       remark, and so are `bulk` and `pdl`. SPIR-V targets are skipped with a
       remark.
     * `auto`: from the profile: `pdl = true` adds PDL, `l2_prefetch` picks
@@ -416,6 +417,10 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
              %k : memref<256xf32>)
     ```
 
+    The kernels use the launch's block size (which the matcher proved) and
+    its grid size when constant, rather than `gpu.block_dim` /
+    `gpu.grid_dim`, which ROCDL lowers to device-library calls.
+
     After `cachet-prefetch-matvec-chains{mode=l2}` (profile rtx4070, target
     sm_89):
 
@@ -430,8 +435,8 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     and ends with (262144 B = half of `%wk`)
 
     ```mlir
-    %n = arith.minui %grid, %c46 : index
-    %first = arith.subi %grid, %n : index
+    %n = arith.minui %c16, %c46 : index      // grid 16, ctas 46
+    %first = arith.subi %c16, %n : index
     %last = arith.cmpi uge, %bid, %first : index
     scf.if %last {
       // line = k * blockDim + tid, step n * blockDim, up to 262144 / 128
@@ -472,7 +477,7 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::ROCDL::ROCDLDialect", "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect"
   ];
 }
 

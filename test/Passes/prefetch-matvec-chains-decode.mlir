@@ -62,8 +62,7 @@
 // CHECK: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %{{[^:]*}}: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>, %[[NEXT:[^:]*]]: memref<256x1024xbf16>) kernel
 // CHECK: scf.for
 // CHECK: memref.load %[[W]]
-// CHECK: gpu.grid_dim x
-// CHECK: arith.minui %{{.*}}, %c46
+// CHECK: arith.minui %c16{{.*}}, %c46
 // CHECK: scf.if
 // CHECK: %c262144 = arith.constant 262144 : index
 // CHECK: memref.extract_aligned_pointer_as_index %[[NEXT]]
@@ -114,10 +113,10 @@
 // GFX12-AUTO: step 1 of 6, {{.*}}auto: profile h200 has pdl = true, l2_prefetch = bulk; no programmatic dependent launch on ROCDL; gfx1201: s_prefetch_data; the last 132 CTAs prefetch (s_prefetch_data)
 // GFX12-PDL: step 1 of 6, {{.*}}no programmatic dependent launch on ROCDL; not rewritten
 // GFX1250: step 1 of 6, {{.*}}gfx1250: global_prefetch; the last 40 CTAs prefetch (global_prefetch) 262144 B
-// GFX1250: rocdl.global.prefetch
+// GFX1250: llvm.call_intrinsic "llvm.amdgcn.global.prefetch"
 // GFX942: step 1 of 6, {{.*}}gfx942 has no data prefetch instruction; not rewritten
 // GFX942-NOT: prefetch.data
-// GFX942-NOT: rocdl.global.prefetch
+// GFX942-NOT: global.prefetch
 
 // SPIRV: step 1 of 6, weight memref<1024x1024xbf16>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten
 

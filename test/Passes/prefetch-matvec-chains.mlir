@@ -14,9 +14,8 @@
 // CHECK: gpu.func @mv_0({{.*}}, %[[NEXT:.*]]: memref<128x64xf16>) kernel
 // CHECK: scf.for
 // CHECK: memref.load
-// CHECK: %[[GRID:.*]] = gpu.grid_dim x
-// CHECK: %[[N:.*]] = arith.minui %[[GRID]], %c46
-// CHECK: %[[FIRST:.*]] = arith.subi %[[GRID]], %[[N]]
+// CHECK: %[[N:.*]] = arith.minui %c4{{.*}}, %c46
+// CHECK: %[[FIRST:.*]] = arith.subi %c4{{.*}}, %[[N]]
 // CHECK: %[[LAST:.*]] = arith.cmpi uge, %{{.*}}, %[[FIRST]]
 // CHECK: scf.if %[[LAST]]
 // CHECK: %c8192 = arith.constant 8192 : index
