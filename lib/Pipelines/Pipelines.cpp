@@ -33,10 +33,35 @@ static constexpr StringLiteral kSPIRVTarget =
 /// converted to the target.
 static void addPrefetch(OpPassManager &pm,
                         const cachet::CompileOptions &options) {
-  if (options.rewrites)
-    addPipeline(pm, llvm::formatv("cachet-prefetch-matvec-chains{{mode={0}}",
-                                  options.prefetch.getValue())
-                        .str());
+  if (!options.rewrites)
+    return;
+  StringRef mode;
+  switch (options.prefetch) {
+  case cachet::PrefetchMode::Auto:
+    mode = "auto";
+    break;
+  case cachet::PrefetchMode::L2:
+    mode = "l2";
+    break;
+  case cachet::PrefetchMode::Bulk:
+    mode = "bulk";
+    break;
+  case cachet::PrefetchMode::Pdl:
+    mode = "pdl";
+    break;
+  case cachet::PrefetchMode::PdlL2:
+    mode = "pdl+l2";
+    break;
+  case cachet::PrefetchMode::PdlBulk:
+    mode = "pdl+bulk";
+    break;
+  case cachet::PrefetchMode::Off:
+    mode = "off";
+    break;
+  }
+  addPipeline(
+      pm,
+      llvm::formatv("cachet-prefetch-matvec-chains{{mode={0}}", mode).str());
 }
 
 void cachet::buildCachetCompilePipeline(OpPassManager &pm,
