@@ -18,6 +18,7 @@
 // rewrites=false or prefetch=off: no prefetch, no griddepcontrol.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 rewrites=false format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=off format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: not cachet-opt %s -cachet-compile="target=nvvm prefetch=sometimes" 2>&1 | FileCheck %s --check-prefix=BADMODE
 
 // SM89: gpu.binary @decode_layer_kernel_2
 // SM89-SAME: .target sm_89
@@ -46,6 +47,8 @@
 // L2SM90: gpu.binary @decode_layer_kernel_2
 // L2SM90-SAME: prefetch.global.L2 \09[
 // L2SM90-NOT: griddepcontrol
+
+// BADMODE: for the --prefetch option: Cannot find option named 'sometimes'!
 
 // NONE-NOT: prefetch.global.L2
 // NONE-NOT: cp.async.bulk.prefetch
