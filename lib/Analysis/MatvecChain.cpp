@@ -126,7 +126,7 @@ cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
       auto load = dyn_cast<memref::LoadOp>(user);
       if (load)
         loads.push_back(load);
-      return static_cast<bool>(load);
+      return load || isa<memref::DimOp>(user);
     });
     std::optional<int64_t> blockSize;
     if (!type.getLayout().isIdentity())

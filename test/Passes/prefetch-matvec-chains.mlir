@@ -362,20 +362,23 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A next weight with a dynamic row count: no byte range can be fixed in the
-// kernel, so nothing is prefetched.
+// Next weights with a dynamic row or column count: no byte range can be
+// fixed in the kernel, so nothing is prefetched. A column loop bounded by
+// memref.dim is streaming too.
 
 // CHECK-LABEL: func.func @dynamic
 // CHECK-NOT: llvm.inline_asm
 module attributes {gpu.container_module} {
-  func.func @dynamic(%x: memref<64xf16>, %w1: memref<?x64xf16>, %w2: memref<?x64xf16>, %y1: memref<128xf32>, %y2: memref<128xf32>) {
+  func.func @dynamic(%x: memref<64xf16>, %w1: memref<?x64xf16>, %w2: memref<?x64xf16>, %w3: memref<128x?xf16>, %y1: memref<128xf32>, %y2: memref<128xf32>) {
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c32 = arith.constant 32 : index
-    // expected-remark @below {{step 1 of 2, weight memref<?x64xf16>; auto: profile rtx4070 has pdl = false, l2_prefetch = l2; sm_89 with PTX 8.0: l2; no prefetch: the next weight has a dynamic shape or a non-identity layout; not rewritten}}
+    // expected-remark @below {{step 1 of 3, weight memref<?x64xf16>; auto: profile rtx4070 has pdl = false, l2_prefetch = l2; sm_89 with PTX 8.0: l2; no prefetch: the next weight has a dynamic shape or a non-identity layout; not rewritten}}
     gpu.launch_func @d::@d blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<?x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
-    // expected-remark @below {{step 2 of 2}}
+    // expected-remark @below {{step 2 of 3, weight memref<?x64xf16>; auto: profile rtx4070 has pdl = false, l2_prefetch = l2; sm_89 with PTX 8.0: l2; no prefetch: the next weight has a dynamic shape or a non-identity layout; not rewritten}}
     gpu.launch_func @d::@d blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<?x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
+    // expected-remark @below {{step 3 of 3, weight memref<128x?xf16>}}
+    gpu.launch_func @dc::@dc blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w3 : memref<128x?xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
     return
   }
   gpu.module @d [#nvvm.target<chip = "sm_89", features = "+ptx80">] {
@@ -394,6 +397,34 @@ module attributes {gpu.container_module} {
       scf.if %in {
         %acc = scf.for %j = %c0 to %c64 step %c1 iter_args(%a = %zero) -> f32 {
           %wv = memref.load %w[%row, %j] : memref<?x64xf16>
+          %xv = memref.load %x[%j] : memref<64xf16>
+          %p = arith.mulf %wv, %xv : f16
+          %pf = arith.extf %p : f16 to f32
+          %s = arith.addf %a, %pf : f32
+          scf.yield %s : f32
+        }
+        memref.store %acc, %y[%row] : memref<128xf32>
+      }
+      gpu.return
+    }
+  }
+  gpu.module @dc [#nvvm.target<chip = "sm_89", features = "+ptx80">] {
+    gpu.func @dc(%w: memref<128x?xf16>, %x: memref<64xf16>, %y: memref<128xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %c128 = arith.constant 128 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      %in = arith.cmpi ult, %row, %c128 : index
+      scf.if %in {
+        %cols = memref.dim %w, %c1 : memref<128x?xf16>
+        %acc = scf.for %j = %c0 to %cols step %c1 iter_args(%a = %zero) -> f32 {
+          %wv = memref.load %w[%row, %j] : memref<128x?xf16>
           %xv = memref.load %x[%j] : memref<64xf16>
           %p = arith.mulf %wv, %xv : f16
           %pf = arith.extf %p : f16 to f32

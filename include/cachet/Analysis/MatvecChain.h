@@ -7,7 +7,7 @@
 //
 // A kernel streams its weight argument `W` (a rank-2 memref with the identity
 // layout) when:
-//  1. `W` is only read, by exactly one `memref.load`;
+//  1. `W` is only read, by exactly one `memref.load` (and `memref.dim`);
 //  2. that load sits in exactly one loop, an `scf.for` from 0 to the column
 //     count (static, or `memref.dim W, 1`) with step 1 whose induction
 //     variable is the column index (`scf.if` guards may enclose it);
