@@ -374,9 +374,9 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       (4 KiB per instruction, at addresses uniform per workgroup; LLVM 22
       selects it from gfx1200), `llvm.amdgcn.global.prefetch` on gfx1250
       (one line per thread, as `l2`; as `llvm.call_intrinsic`, because
-      `rocdl.global.prefetch` only declares a read and is erased as dead). Other chips (gfx9, gfx11) are skipped with a
-      remark, and so are `bulk` and `pdl`. SPIR-V targets are skipped with a
-      remark.
+      `rocdl.global.prefetch` only declares a read and is erased as dead).
+      Other chips (gfx9, gfx11) are skipped with a remark, and so are
+      `bulk` and `pdl`. SPIR-V targets are skipped with a remark.
     * `auto`: from the profile: `pdl = true` adds PDL, `l2_prefetch` picks
       `l2` / `bulk` / the AMD prefetch (h200: pdl + bulk; rtx4070, rtx2060s:
       l2; none: nothing), each limited to what the target supports, with a
@@ -385,9 +385,15 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
 
     Contract of `cachet.pdl` for the runtime: launch the kernel on the same
     stream as the previous launch with
-    `cudaLaunchAttributeProgrammaticStreamSerialization = 1`. Without it the
-    `griddepcontrol` instructions are no-ops and the launch is ordinary;
-    either way values do not change.
+    `cudaLaunchAttributeProgrammaticStreamSerialization = 1`
+    (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`). Without it
+    the `griddepcontrol` instructions are no-ops and the launch is
+    ordinary; either way values do not change. Only launches marked
+    `cachet.pdl` may be launched so: their kernels wait before reading
+    anything, and as every CTA waits, a marked kernel completes only after
+    its predecessor did, so waiting on it also orders everything before.
+    Any other kernel (no wait) launched so could start while the kernel
+    before it still writes its inputs.
 
     Budget per step (cost function): with `B` the bytes of the next step's
     weights (both of a gate/up pair), each next weight `w` gets
