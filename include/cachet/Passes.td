@@ -324,4 +324,167 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
   ];
 }
 
+def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
+                                "mlir::ModuleOp"> {
+  let summary = "Prefetch the next weight of streaming mat-vec launch chains "
+                "into L2, or launch them with programmatic dependent launch";
+  let description = [{
+    Runs on host code after kernel outlining and after the target attribute
+    is attached to each `gpu.module` (`nvvm-attach-target`, ...), before the
+    kernels are converted to NVVM / ROCDL / SPIR-V. The matcher
+    (cachet/Analysis/MatvecChain.h) finds, per block, the `gpu.launch_func`
+    ops whose kernel streams a read-only rank-2 weight (one `memref.load`,
+    in one `scf.for` from 0 to the column count over the column index, row
+    `thread_id x + block_id x * S`, blocks of (S, 1, 1)), and groups them into
+    steps: one launch, or a gate/up pair (same weight type, a shared read-only
+    input, both results read by one later launch before the next step). Other
+    launches (fills, element-wise kernels) may come between steps. The next
+    weight of a step is the weight(s) of the following step, known when it is
+    defined before the step's last launch and no host op writes it.
+
+    Mechanisms (`mode`):
+
+    * `l2`: the kernel of a step's last launch gets each next weight as an
+      extra memref argument (the launch passes the host value; with
+      cachet's kernel ABI that is the weight's pointer followed by its size
+      in bytes). After the kernel's work, its last `ctas` CTAs (block ids
+      `>= grid - ctas`) prefetch the first `range` bytes of it into L2, one
+      cache line per thread and iteration; `range` is a constant of the
+      kernel (static shapes only: the kernel ABI carries memrefs, not
+      integers). The prefetch is `nvvm.prefetch level = L2` where LLVM
+      selects it (sm_90+ with PTX 8.0+), inline PTX `prefetch.global.L2`
+      below (the instruction exists since sm_20; LLVM 22 only selects the
+      intrinsic on sm_90 with +ptx80).
+    * `bulk` (sm_90+, PTX 8.0+): the same range with
+      `nvvm.cp.async.bulk.prefetch` (`cp.async.bulk.prefetch.L2`), 4 KiB per
+      instruction.
+    * `pdl` (sm_90+, PTX 7.8+): every launch of a chain gets the unit
+      attribute `cachet.pdl`, and its kernel starts with: each CTA prefetches
+      its share (1/grid) of its own weight into L2; `nvvm.griddepcontrol
+      launch_dependents`; then the wait, `griddepcontrol.wait` as
+      `llvm.inline_asm has_side_effects` (LLVM declares the
+      `llvm.nvvm.griddepcontrol.wait` intrinsic `memory(none)`, which would let
+      it move loads across; the inline asm call may read and write memory, so
+      neither MLIR nor LLVM hoists a load above it). Every read of the kernel
+      comes after the wait, so nothing produced by the previous launch is
+      read early; only weight prefetches (which return no value) run before.
+      `pdl+l2` and `pdl+bulk` combine both.
+    * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
+      uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
+      (4 KiB per instruction, at addresses uniform per workgroup; LLVM 22
+      selects it from gfx1200), `llvm.amdgcn.global.prefetch` on gfx1250
+      (one line per thread, as `l2`; as `llvm.call_intrinsic`, because
+      `rocdl.global.prefetch` only declares a read and is erased as dead).
+      Other chips (gfx9, gfx11) are skipped with a remark, and so are
+      `bulk` and `pdl`. SPIR-V targets are skipped with a remark.
+    * `auto`: from the profile: `pdl = true` adds PDL, `l2_prefetch` picks
+      `l2` / `bulk` / the AMD prefetch (h200: pdl + bulk; rtx4070, rtx2060s:
+      l2; none: nothing), each limited to what the target supports, with a
+      remark saying why.
+    * `off`: nothing.
+
+    Contract of `cachet.pdl` for the runtime: launch the kernel on the same
+    stream as the previous launch with
+    `cudaLaunchAttributeProgrammaticStreamSerialization = 1`
+    (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`). Without it
+    the `griddepcontrol` instructions are no-ops and the launch is
+    ordinary; either way values do not change. Only launches marked
+    `cachet.pdl` may be launched so: their kernels wait before reading
+    anything, and as every CTA waits, a marked kernel completes only after
+    its predecessor did, so waiting on it also orders everything before.
+    Any other kernel (no wait) launched so could start while the kernel
+    before it still writes its inputs.
+
+    Budget per step (cost function): with `B` the bytes of the next step's
+    weights (both of a gate/up pair), each next weight `w` gets
+    `min(fraction * B_w, max-bytes * B_w / B)` bytes, rounded down to whole
+    cache lines, never past the weight's end. Defaults: `fraction` 0.5 (the
+    seed's setting), `max-bytes` L2 / 4 of the profile (9 MiB on rtx4070,
+    1 MiB on rtx2060s, 15 MiB on h200), `ctas` the profile's compute units
+    (one prefetching CTA per SM), cache line from the profile. Values are
+    never changed: prefetches and grid dependency control move no data the
+    program reads.
+
+    Every launch gets a remark: part of a chain (step, what it prefetches,
+    bytes) or not, and why. Only intrinsics the target chip and PTX version
+    of the `#nvvm.target` support are emitted; otherwise a remark and no
+    rewrite.
+
+    Before (host, after outlining):
+
+    ```mlir
+    gpu.launch_func @k0::@k0 blocks in (%c16, %c1, %c1)
+        threads in (%c64, %c1, %c1)
+        args(%wq : memref<1024x1024xbf16>, %x : memref<1024xbf16>,
+             %q : memref<1024xf32>)
+    gpu.launch_func @k1::@k1 blocks in (%c4, %c1, %c1)
+        threads in (%c64, %c1, %c1)
+        args(%wk : memref<256x1024xbf16>, %x : memref<1024xbf16>,
+             %k : memref<256xf32>)
+    ```
+
+    The kernels use the launch's block size (which the matcher proved) and
+    its grid size when constant, rather than `gpu.block_dim` /
+    `gpu.grid_dim`, which ROCDL lowers to device-library calls.
+
+    After `cachet-prefetch-matvec-chains{mode=l2}` (profile rtx4070, target
+    sm_89):
+
+    ```mlir
+    gpu.launch_func @k0::@k0 blocks in (%c16, %c1, %c1)
+        threads in (%c64, %c1, %c1)
+        args(%wq : memref<1024x1024xbf16>, %x : memref<1024xbf16>,
+             %q : memref<1024xf32>, %wk : memref<256x1024xbf16>)
+    ```
+
+    and the kernel `@k0` gets the argument `%next: memref<256x1024xbf16>`
+    and ends with (262144 B = half of `%wk`)
+
+    ```mlir
+    %n = arith.minui %c16, %c46 : index      // grid 16, ctas 46
+    %first = arith.subi %c16, %n : index
+    %last = arith.cmpi uge, %bid, %first : index
+    scf.if %last {
+      // line = k * blockDim + tid, step n * blockDim, up to 262144 / 128
+      %base = memref.extract_aligned_pointer_as_index %next ...
+      scf.for %line = %start to %c2048 step %stride {
+        ...
+        llvm.inline_asm has_side_effects "prefetch.global.L2 [$0];", "l" %a
+            : (i64) -> ()
+      }
+    }
+    gpu.return
+    ```
+
+    With `mode=pdl` (sm_90) the kernel starts with
+
+    ```mlir
+    scf.for ... { nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }
+    nvvm.griddepcontrol launch_dependents
+    llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+        : () -> ()
+    ```
+
+    and the launch carries `{cachet.pdl}`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto, l2, bulk, pdl, pdl+l2, pdl+bulk or off">,
+    Option<"fraction", "fraction", "double", /*default=*/"-1.0",
+           "Share of the next weight to prefetch, in (0, 1]; negative: "
+           "0.5">,
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"-1",
+           "Cap on the bytes prefetched per step; negative: the profile's "
+           "L2 bytes / 4">,
+    Option<"ctas", "ctas", "int64_t", /*default=*/"-1",
+           "Prefetching CTAs per launch (the last ones); negative: the "
+           "profile's compute units">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // CACHET_PASSES_TD

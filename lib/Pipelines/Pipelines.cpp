@@ -28,6 +28,42 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
+/// Adds cachet-prefetch-matvec-chains: after outlining and the target
+/// attribute (which says what the chip supports), before the kernels are
+/// converted to the target.
+static void addPrefetch(OpPassManager &pm,
+                        const cachet::CompileOptions &options) {
+  if (!options.rewrites)
+    return;
+  StringRef mode;
+  switch (options.prefetch) {
+  case cachet::PrefetchMode::Auto:
+    mode = "auto";
+    break;
+  case cachet::PrefetchMode::L2:
+    mode = "l2";
+    break;
+  case cachet::PrefetchMode::Bulk:
+    mode = "bulk";
+    break;
+  case cachet::PrefetchMode::Pdl:
+    mode = "pdl";
+    break;
+  case cachet::PrefetchMode::PdlL2:
+    mode = "pdl+l2";
+    break;
+  case cachet::PrefetchMode::PdlBulk:
+    mode = "pdl+bulk";
+    break;
+  case cachet::PrefetchMode::Off:
+    mode = "off";
+    break;
+  }
+  addPipeline(
+      pm,
+      llvm::formatv("cachet-prefetch-matvec-chains{{mode={0}}", mode).str());
+}
+
 /// Attaches the profile of `options`, if one is given.
 static void addAttachDevice(OpPassManager &pm,
                             const cachet::CompileOptions &options) {
@@ -72,6 +108,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   switch (options.target) {
   case Target::SPIRV:
     addPipeline(pm, kSPIRVTarget);
+    addPrefetch(pm, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
     addPipeline(pm, "cachet-emulate-bf16-storage,"
@@ -86,22 +123,24 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   case Target::NVVM:
     addPipeline(
         pm,
-        llvm::formatv("nvvm-attach-target{{chip={0} features={1} "
-                      "O=3},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
-                      "reconcile-unrealized-casts",
+        llvm::formatv("nvvm-attach-target{{chip={0} features={1} O=3}",
                       options.chip.empty() ? "sm_90" : options.chip.getValue(),
                       options.features.getValue())
             .str());
+    addPrefetch(pm, options);
+    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+                    "reconcile-unrealized-casts");
     format = options.format;
     break;
   case Target::ROCDL:
     addPipeline(
         pm,
-        llvm::formatv("rocdl-attach-target{{chip={0} O=3},"
-                      "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
-                      "reconcile-unrealized-casts",
+        llvm::formatv("rocdl-attach-target{{chip={0} O=3}",
                       options.chip.empty() ? "gfx942" : options.chip.getValue())
             .str());
+    addPrefetch(pm, options);
+    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
+                    "reconcile-unrealized-casts");
     format = options.format;
     break;
   }

@@ -13,6 +13,9 @@ namespace cachet {
 /// The GPU code `cachet-compile` generates.
 enum class Target { SPIRV, NVVM, ROCDL };
 
+/// The `mode` of cachet-prefetch-matvec-chains inside `cachet-compile`.
+enum class PrefetchMode { Auto, L2, Bulk, Pdl, PdlL2, PdlBulk, Off };
+
 /// Options of `cachet-compile`.
 struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<Target> target{
@@ -57,6 +60,20 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
                      "baseline of an A/B comparison)"),
       llvm::cl::init(true)};
+  Option<PrefetchMode> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("Mode of cachet-prefetch-matvec-chains"),
+      llvm::cl::init(PrefetchMode::Auto),
+      llvm::cl::values(
+          clEnumValN(PrefetchMode::Auto, "auto", "Chosen from the profile"),
+          clEnumValN(PrefetchMode::L2, "l2", "L2 prefetch of the next weight"),
+          clEnumValN(PrefetchMode::Bulk, "bulk",
+                     "Bulk L2 prefetch of the next weight (sm_90+)"),
+          clEnumValN(PrefetchMode::Pdl, "pdl",
+                     "Programmatic dependent launch (sm_90+)"),
+          clEnumValN(PrefetchMode::PdlL2, "pdl+l2", "pdl and l2"),
+          clEnumValN(PrefetchMode::PdlBulk, "pdl+bulk", "pdl and bulk"),
+          clEnumValN(PrefetchMode::Off, "off", "No prefetch, no PDL"))};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
       llvm::cl::desc("Stop before serializing kernels and lowering the host "

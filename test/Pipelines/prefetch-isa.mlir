@@ -1,0 +1,102 @@
+// cachet-compile on the decode chain of examples/decode_matvec_chain.mlir
+// (copied here): cachet-prefetch-matvec-chains runs after outlining and the
+// target attribute, and what it emits reaches the PTX. The PTX is the
+// escaped string of each gpu.binary, one line per kernel.
+//
+// sm_89 (rtx4070): prefetch.global.L2 as inline PTX (LLVM 22 selects the
+// intrinsic only on sm_90), by the mat-vec kernels but not the last one.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>/dev/null | FileCheck %s --check-prefix=SM89
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP4070
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_75 features=+ptx63 profile=rtx2060s format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP2060
+//
+// sm_90 with pdl: launch_dependents, then the wait, then the first load.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
+// sm_90, auto on h200: pdl + cp.async.bulk.prefetch.L2.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
+// sm_90 with l2: the nvvm.prefetch intrinsic.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 format=isa" 2>/dev/null | FileCheck %s --check-prefix=L2SM90
+// rewrites=false or prefetch=off: no prefetch, no griddepcontrol.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 rewrites=false format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=off format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: not cachet-opt %s -cachet-compile="target=nvvm prefetch=sometimes" 2>&1 | FileCheck %s --check-prefix=BADMODE
+
+// SM89: gpu.binary @decode_layer_kernel_2
+// SM89-SAME: .target sm_89
+// SM89-SAME: prefetch.global.L2 [
+// SM89: gpu.binary @decode_layer_kernel_10
+// SM89-NOT: prefetch.global.L2
+// SM89-SAME: ret;
+
+// CAP4070: step 4 of 6, {{.*}}the last 46 CTAs prefetch (l2) 2883584 B of memref<2816x1024xbf16> and 2883584 B of memref<2816x1024xbf16> (fraction 0.5, max-bytes 9437184)
+// CAP2060: step 4 of 6, {{.*}}the last 34 CTAs prefetch (l2) 524288 B of memref<2816x1024xbf16> and 524288 B of memref<2816x1024xbf16> (fraction 0.5, max-bytes 1048576)
+
+// PDL: gpu.binary @decode_layer_kernel_2
+// PDL-SAME: .target sm_90
+// PDL-NOT: ld.global
+// PDL-SAME: griddepcontrol.launch_dependents;
+// PDL-NOT: ld.global
+// PDL-SAME: griddepcontrol.wait;
+// PDL-SAME: ld.global
+
+// H200: gpu.binary @decode_layer_kernel_2
+// H200-SAME: cp.async.bulk.prefetch.L2.global
+// H200-SAME: griddepcontrol.launch_dependents;
+// H200-SAME: griddepcontrol.wait;
+// H200-SAME: cp.async.bulk.prefetch.L2.global
+
+// L2SM90: gpu.binary @decode_layer_kernel_2
+// L2SM90-SAME: prefetch.global.L2 \09[
+// L2SM90-NOT: griddepcontrol
+
+// BADMODE: for the --prefetch option: Cannot find option named 'sometimes'!
+
+// NONE-NOT: prefetch.global.L2
+// NONE-NOT: cp.async.bulk.prefetch
+// NONE-NOT: griddepcontrol
+
+#mv_w = affine_map<(i, j) -> (i, j)>
+#mv_x = affine_map<(i, j) -> (j)>
+#mv_y = affine_map<(i, j) -> (i)>
+#id1  = affine_map<(i) -> (i)>
+func.func @decode_layer(%x: tensor<1024xbf16>, %a: tensor<1024xbf16>,
+    %wq: tensor<1024x1024xbf16> {cachet.weight}, %wk: tensor<256x1024xbf16> {cachet.weight},
+    %wv: tensor<256x1024xbf16> {cachet.weight}, %wo: tensor<1024x1024xbf16> {cachet.weight},
+    %wg: tensor<2816x1024xbf16> {cachet.weight}, %wu: tensor<2816x1024xbf16> {cachet.weight},
+    %wd: tensor<1024x2816xbf16> {cachet.weight})
+    -> (tensor<1024xf32>, tensor<256xf32>, tensor<256xf32>, tensor<1024xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e1024 = tensor.empty() : tensor<1024xf32>
+  %e256 = tensor.empty() : tensor<256xf32>
+  %e2816 = tensor.empty() : tensor<2816xf32>
+  %z1024 = linalg.fill ins(%z : f32) outs(%e1024 : tensor<1024xf32>) -> tensor<1024xf32>
+  %z256 = linalg.fill ins(%z : f32) outs(%e256 : tensor<256xf32>) -> tensor<256xf32>
+  %z2816 = linalg.fill ins(%z : f32) outs(%e2816 : tensor<2816xf32>) -> tensor<2816xf32>
+  %q = linalg.matvec ins(%wq, %x : tensor<1024x1024xbf16>, tensor<1024xbf16>) outs(%z1024 : tensor<1024xf32>) -> tensor<1024xf32>
+  %k = linalg.matvec ins(%wk, %x : tensor<256x1024xbf16>, tensor<1024xbf16>) outs(%z256 : tensor<256xf32>) -> tensor<256xf32>
+  %v = linalg.matvec ins(%wv, %x : tensor<256x1024xbf16>, tensor<1024xbf16>) outs(%z256 : tensor<256xf32>) -> tensor<256xf32>
+  %o = linalg.matvec ins(%wo, %a : tensor<1024x1024xbf16>, tensor<1024xbf16>) outs(%z1024 : tensor<1024xf32>) -> tensor<1024xf32>
+  %ob_e = tensor.empty() : tensor<1024xbf16>
+  %ob = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%o : tensor<1024xf32>) outs(%ob_e : tensor<1024xbf16>) {
+    ^bb0(%s: f32, %d: bf16):
+      %t = arith.truncf %s : f32 to bf16
+      linalg.yield %t : bf16
+  } -> tensor<1024xbf16>
+  %g = linalg.matvec ins(%wg, %ob : tensor<2816x1024xbf16>, tensor<1024xbf16>) outs(%z2816 : tensor<2816xf32>) -> tensor<2816xf32>
+  %u = linalg.matvec ins(%wu, %ob : tensor<2816x1024xbf16>, tensor<1024xbf16>) outs(%z2816 : tensor<2816xf32>) -> tensor<2816xf32>
+  %he = tensor.empty() : tensor<2816xbf16>
+  %h = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%g, %u : tensor<2816xf32>, tensor<2816xf32>) outs(%he : tensor<2816xbf16>) {
+    ^bb0(%gv: f32, %uv: f32, %d: bf16):
+      %one = arith.constant 1.0 : f32
+      %ng = arith.negf %gv : f32
+      %ex = math.exp %ng : f32
+      %den = arith.addf %one, %ex : f32
+      %sig = arith.divf %gv, %den : f32
+      %p = arith.mulf %sig, %uv : f32
+      %t = arith.truncf %p : f32 to bf16
+      linalg.yield %t : bf16
+  } -> tensor<2816xbf16>
+  %dn = linalg.matvec ins(%wd, %h : tensor<1024x2816xbf16>, tensor<2816xbf16>) outs(%z1024 : tensor<1024xf32>) -> tensor<1024xf32>
+  return %q, %k, %v, %dn : tensor<1024xf32>, tensor<256xf32>, tensor<256xf32>, tensor<1024xf32>
+}
