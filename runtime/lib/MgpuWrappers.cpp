@@ -247,6 +247,35 @@ CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   return module;
 }
 
+/// Loads a NUL-terminated PTX module, as gpu-to-llvm emits for
+/// gpu.binary objects in assembly format (CUDA only; the driver's default
+/// JIT optimization level is used, `optLevel` is ignored).
+CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return nullptr;
+  if (!data) {
+    reportError(__func__, "null module");
+    return nullptr;
+  }
+  CachetDeviceInfo info;
+  if (failed(__func__, cachetGetDeviceInfo(runtime, &info)))
+    return nullptr;
+  if (std::strcmp(info.backend, "cuda") != 0) {
+    reportError(__func__, (std::string("PTX modules need the cuda backend, "
+                                       "not ") +
+                           info.backend)
+                              .c_str());
+    return nullptr;
+  }
+  CachetModule module = nullptr;
+  if (failed(__func__,
+             cachetModuleLoad(runtime, data,
+                              std::strlen(static_cast<char *>(data)), &module)))
+    return nullptr;
+  return module;
+}
+
 /// Unloads a module from mgpuModuleLoad.
 CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
   if (CachetRuntime runtime = getRuntime(__func__))

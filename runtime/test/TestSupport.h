@@ -18,6 +18,7 @@
 // The upstream mgpu* ABI (LLVM 22 signatures) exported by the runtime.
 extern "C" {
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
 void mgpuModuleUnload(void *module);
 void *mgpuModuleGetFunction(void *module, const char *name);
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,

@@ -413,6 +413,11 @@ void testMgpu(DeviceFixture &f) {
         mgpuModuleLoad(const_cast<char *>(kVaddPtx), std::strlen(kVaddPtx));
     function = module ? mgpuModuleGetFunction(module, "vadd_f32") : nullptr;
     check(module && function, "mgpuModuleLoad (PTX) / mgpuModuleGetFunction");
+    void *jit = mgpuModuleLoadJIT(const_cast<char *>(kVaddPtx), 3);
+    check(jit && mgpuModuleGetFunction(jit, "vadd_f32"),
+          "mgpuModuleLoadJIT (NUL-terminated PTX)");
+    if (jit)
+      mgpuModuleUnload(jit);
   }
   if (function) {
     uint32_t count = n;

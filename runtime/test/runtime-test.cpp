@@ -10,7 +10,8 @@
 //                        device of backend B (vulkan, cuda, hip; default
 //                        vulkan)
 //   cachet-runtime-test [--backend=B] --probe
-//                        exit 0 iff a device exists; prints it
+//                        exit 0 iff a device exists; prints it (an empty B
+//                        lets the runtime read $CACHET_BACKEND)
 //   cachet-runtime-test [--backend=B] --expect-no-device
 //                        checks the no-device errors of B (also "auto")
 //   cachet-runtime-test --dump-ptx=vadd|pdl
@@ -705,6 +706,9 @@ void testMgpu() {
   const uint32_t bad[4] = {0, 1, 2, 3};
   check(mgpuModuleLoad(const_cast<uint32_t *>(bad), sizeof(bad)) == nullptr,
         "mgpuModuleLoad of a bad blob returns null");
+  char ptx[] = ".version 7.0\n.target sm_52\n";
+  check(mgpuModuleLoadJIT(ptx, 3) == nullptr,
+        "mgpuModuleLoadJIT (PTX) on Vulkan returns null");
   mgpuLaunchKernel(function, n / 4, 1, 1, 8, 1, 1, 0, stream, params, nullptr,
                    4);
   mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
@@ -808,7 +812,9 @@ int main(int argc, char **argv) {
   if (mode == "--probe") {
     CachetRuntime rt = nullptr;
     CachetDeviceInfo info;
-    if (cachetRuntimeCreate(backend.c_str(), 0, &rt) != CACHET_SUCCESS ||
+    // An empty --backend= passes NULL: $CACHET_BACKEND, else Vulkan.
+    if (cachetRuntimeCreate(backend.empty() ? nullptr : backend.c_str(), 0,
+                            &rt) != CACHET_SUCCESS ||
         cachetGetDeviceInfo(rt, &info) != CACHET_SUCCESS) {
       std::printf("no device: %s\n", cachetGetLastError());
       return 1;
