@@ -4,6 +4,8 @@
 
 #include "Json.h"
 
+#include "cachet/runtime.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -474,6 +476,18 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     out << "  arg " << i << ": " << manifest.arguments[i].str() << "\n";
+
+  // The artifact's kernels run on its target's backend; the mgpu* functions
+  // of libcachet_runtime are told before the first of them runs.
+  const char *backend = manifest.target == "nvvm"    ? "cuda"
+                        : manifest.target == "rocdl" ? "hip"
+                                                     : "vulkan";
+  if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS) {
+    err << "cachet-runner: the GPU runtime of this process already uses "
+           "another backend than "
+        << backend << "\n";
+    return 2;
+  }
 
   Variant gpu, gpuNoRewrite, reference;
   if (!gpu.load(manifest.gpu, manifest.entry, error)) {
