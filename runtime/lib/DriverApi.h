@@ -1,5 +1,4 @@
-//===- DriverApi.h - The CUDA / HIP driver calls the runtime uses -*- C++
-//-*-===//
+//===- DriverApi.h - CUDA / HIP calls of the runtime ------------*- C++ -*-===//
 //
 // The CUDA driver API and HIP are close enough that one backend
 // (DeviceBackend.cpp) serves both. This interface is the few calls it needs,

@@ -2,8 +2,8 @@
 |*                                                                            *|
 |* The runtime that executes cachet's compiled output: device-resident        *|
 |* buffers, pitched weights with a zero-filled strided 2D upload, a scratch   *|
-|* arena, kernel modules (SPIR-V on Vulkan; cubin/PTX on CUDA; code objects  *|
-|* on HIP), launches and device-side timing.                                 *|
+|* arena, kernel modules (SPIR-V on Vulkan; cubin/PTX on CUDA; code objects   *|
+|* on HIP), launches and device-side timing.                                  *|
 |*                                                                            *|
 |* Every function returns a CachetStatus. On failure, cachetGetLastError()    *|
 |* returns a message of the form "<function>: <reason>" for the calling       *|
@@ -175,7 +175,7 @@ CACHET_RT_EXPORT const char *cachetStatusString(CachetStatus status);
  *  NULL means $CACHET_BACKEND, or "vulkan" where that is unset. Without the
  *  library, the driver or a device the call fails with
  *  CACHET_ERROR_NO_DEVICE and a message naming the failed step
- *  ("cachetRuntimeCreate: cuInit: libcuda.so.1 not found: ...").
+ *  ("cachetRuntimeCreate: cuInit: libcuda.so.1 not found (...)").
  *  `flags` is a mask of CACHET_RUNTIME_* values. */
 CACHET_RT_EXPORT CachetStatus cachetRuntimeCreate(const char *backend,
                                                   uint32_t flags,
