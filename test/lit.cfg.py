@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -49,7 +50,28 @@ try:
 except (OSError, subprocess.TimeoutExpired):
     pass
 
-# `ptxas`: the CUDA toolkit's assembler, for cubin (gpu-module-to-binary finds
-# it in /usr/local/cuda).
-if os.path.exists("/usr/local/cuda/bin/ptxas"):
+# `cuda`, `hip`: a device of that backend (the H200 for `cuda`); without one
+# the tests that need it are UNSUPPORTED and the no-device tests run.
+for backend in ["cuda", "hip"]:
+    try:
+        probe = subprocess.run([runtime_test, "--backend=" + backend, "--probe"],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=120)
+        if probe.returncode == 0:
+            config.available_features.add(backend)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+# `cuda-stub`: the CUDA toolkit's stub libcuda (every call fails with
+# CUDA_ERROR_STUB_LIBRARY), for the driver-present-but-unusable path.
+cuda_root = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+cuda_stub = os.path.join(cuda_root, "lib64", "stubs", "libcuda.so")
+if os.path.exists(cuda_stub):
+    config.available_features.add("cuda-stub")
+    config.substitutions.append(("%cuda_stub", cuda_stub))
+
+# `ptxas`: the CUDA toolkit's PTX assembler, to validate embedded PTX.
+ptxas = shutil.which("ptxas") or os.path.join(cuda_root, "bin", "ptxas")
+if os.path.exists(ptxas):
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

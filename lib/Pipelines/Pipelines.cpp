@@ -153,17 +153,25 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   addPipeline(
       pm, llvm::formatv("gpu-module-to-binary{{format={0}{1}}", format, toolkit)
               .str());
-  // Host code: memrefs to LLVM, launches to mgpu* calls. Kernels take bare
-  // buffer pointers, each followed by its size in bytes (the Vulkan binding
-  // convention of the runtime).
+  // Host code: memrefs to LLVM, launches to mgpu* calls. On SPIR-V, kernels
+  // take bare buffer pointers, each followed by its size in bytes (the
+  // Vulkan binding convention of the runtime); on NVVM and ROCDL they take
+  // the upstream CUDA convention that convert-gpu-to-nvvm/rocdl compiled
+  // them for (memref descriptors expanded into scalar parameters), which the
+  // runtime passes to cuLaunchKernel / hipModuleLaunchKernel as is.
   // Launches and copies chained on one stream.
   addPipeline(pm, "func.func(gpu-async-region)");
-  addPipeline(pm, "expand-strided-metadata,finalize-memref-to-llvm,"
-                  "func.func(llvm-request-c-wrappers),"
-                  "gpu-to-llvm{use-bare-pointers-for-kernels=true "
-                  "intersperse-sizes-for-kernels=true},"
-                  "convert-to-llvm,reconcile-unrealized-casts,"
-                  "cachet-strip-attributes");
+  addPipeline(pm, llvm::formatv("expand-strided-metadata,"
+                                "finalize-memref-to-llvm,"
+                                "func.func(llvm-request-c-wrappers),"
+                                "gpu-to-llvm{0},convert-to-llvm,"
+                                "reconcile-unrealized-casts,"
+                                "cachet-strip-attributes",
+                                options.target == Target::SPIRV
+                                    ? "{use-bare-pointers-for-kernels=true "
+                                      "intersperse-sizes-for-kernels=true}"
+                                    : "")
+                      .str());
 }
 
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,

@@ -1,10 +1,10 @@
 //===- Backend.h - The interface of every runtime backend -------*- C++ -*-===//
 //
 // libcachet_runtime's C API (Runtime.cpp) and the mgpu* wrappers are written
-// once against this interface; a backend (Vulkan now, CUDA and HIP later)
-// implements it. Backend objects never abort: every fallible call returns a
-// Status whose message says what failed; the C API prefixes the name of the
-// public function.
+// once against this interface; a backend (Vulkan, and CUDA and HIP through
+// DriverApi.h) implements it. Backend objects never abort: every fallible call
+// returns a Status whose message says what failed; the C API prefixes the name
+// of the public function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +107,13 @@ struct LaunchConfig {
   uint32_t numBindings = 0;
   const void *pushConstants = nullptr;
   uint32_t pushBytes = 0;
+  /// When non-null, the kernel's parameters in the CUDA convention (one
+  /// pointer per parameter, cachetLaunchKernel) instead of bindings and push
+  /// constants; backends without parameter lists reject it.
+  void **params = nullptr;
+  uint32_t numParams = 0;
+  /// CACHET_LAUNCH_* flags (hints a backend may ignore).
+  uint32_t flags = 0;
 };
 
 /// One device and one in-order queue of work on it.
@@ -168,6 +175,8 @@ public:
   virtual Status recordEvent(Event &event) = 0;
   /// Waits for a recorded mark and returns its device time in ns.
   virtual Status eventTimestampNs(Event &event, uint64_t *ns) = 0;
+  /// Waits for both marks and returns the device time between them in ns.
+  virtual Status eventElapsedNs(Event &start, Event &end, uint64_t *ns);
 
   /// Waits for all recorded work.
   virtual Status synchronize() = 0;
@@ -176,6 +185,12 @@ public:
 /// Creates the Vulkan backend on the default (or CACHET_VULKAN_DEVICE)
 /// device.
 Status createVulkanBackend(uint32_t flags, std::unique_ptr<Backend> &result);
+/// Creates the CUDA backend (driver API over dlopen) on the default (or
+/// CACHET_CUDA_DEVICE) device.
+Status createCudaBackend(std::unique_ptr<Backend> &result);
+/// Creates the HIP backend (libamdhip64 over dlopen) on the default (or
+/// CACHET_HIP_DEVICE) device.
+Status createHipBackend(std::unique_ptr<Backend> &result);
 
 } // namespace runtime
 } // namespace cachet

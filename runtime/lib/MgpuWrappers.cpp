@@ -4,16 +4,24 @@
 // 22), implemented on the C API, so IR lowered upstream runs under
 // `mlir-runner --shared-libs=libcachet_runtime.so`.
 //
-// One process-wide runtime on the default Vulkan device is created on first
-// use. Kernels take their arguments as upstream's Vulkan convention has them
-// (`gpu-to-llvm{use-bare-pointers-for-kernels intersperse-sizes-for-kernels}`):
-// params = {&ptr0, &bytes0, &ptr1, &bytes1, ...}, each pair bound as storage
-// buffer i. A pointer from mgpuMemAlloc is bound in place (its memory is
-// host-visible device memory, so the host may also read it after a
-// synchronize); any other pointer is host memory, copied to the device for
-// the launch and back after it. Streams are the runtime's single in-order
-// queue. Errors are printed to stderr with the name of the call; nothing
-// aborts.
+// One process-wide runtime is created on first use, on the backend named by
+// cachetMgpuSetBackend, else $CACHET_BACKEND, else Vulkan.
+//
+// Vulkan: kernels take their arguments as upstream's Vulkan convention has
+// them (`gpu-to-llvm{use-bare-pointers-for-kernels
+// intersperse-sizes-for-kernels}`): params = {&ptr0, &bytes0, &ptr1,
+// &bytes1, ...}, each pair bound as storage buffer i. A pointer from
+// mgpuMemAlloc is bound in place (its memory is host-visible device memory,
+// so the host may also read it after a synchronize); any other pointer is
+// host memory, copied to the device for the launch and back after it.
+//
+// CUDA and HIP: as upstream's CudaRuntimeWrappers / RocmRuntimeWrappers.
+// Kernels take the CUDA convention (params passed on as kernelParams);
+// mgpuMemAlloc returns a device address; mgpuMemcpy and mgpuMemset* accept
+// device addresses from mgpuMemAlloc and host pointers.
+//
+// Streams are the runtime's single in-order queue. Errors are printed to
+// stderr with the name of the call; nothing aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,9 +29,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace {
@@ -38,6 +48,10 @@ struct MgpuState {
   std::mutex mutex;
   CachetRuntime runtime = nullptr;
   bool failed = false;
+  /// The backend requested by cachetMgpuSetBackend (empty: not set).
+  std::string requested;
+  /// The backend of `runtime` once created ("vulkan", "cuda", "hip").
+  std::string backend;
   /// Keyed by the mapped host address of each allocation.
   std::map<uintptr_t, Allocation> allocations;
 };
@@ -57,14 +71,31 @@ CachetRuntime getRuntime(const char *function) {
   MgpuState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.runtime && !s.failed) {
-    if (cachetRuntimeCreate("vulkan", 0, &s.runtime) != CACHET_SUCCESS) {
+    const char *fromEnv = std::getenv("CACHET_BACKEND");
+    std::string name = !s.requested.empty()  ? s.requested
+                       : fromEnv && *fromEnv ? fromEnv
+                                             : "vulkan";
+    CachetDeviceInfo info;
+    if (cachetRuntimeCreate(name.c_str(), 0, &s.runtime) != CACHET_SUCCESS ||
+        cachetGetDeviceInfo(s.runtime, &info) != CACHET_SUCCESS) {
       s.failed = true;
+      s.runtime = nullptr;
       reportError(function, cachetGetLastError());
+    } else {
+      s.backend = info.backend;
     }
   } else if (s.failed) {
     reportError(function, "no runtime (its creation failed)");
   }
   return s.runtime;
+}
+
+/// Returns true when the mgpu runtime is a CUDA or HIP one (device
+/// addresses, the CUDA kernel convention).
+bool usesDeviceAddresses() {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.backend == "cuda" || s.backend == "hip";
 }
 
 /// Returns the largest range one binding may cover on `runtime`'s device.
@@ -106,64 +137,42 @@ bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
   return true;
 }
 
-struct MgpuStream {};
-struct MgpuEvent {
-  CachetEvent event = nullptr;
-};
-
-} // namespace
-
-extern "C" {
-
-/// Loads a SPIR-V module of `gpuBlobSize` bytes.
-CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  CachetRuntime runtime = getRuntime(__func__);
-  CachetModule module = nullptr;
-  if (runtime &&
-      failed(__func__, cachetModuleLoad(runtime, data, gpuBlobSize, &module)))
-    return nullptr;
-  return module;
-}
-
-/// Unloads a module from mgpuModuleLoad.
-CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
-  if (CachetRuntime runtime = getRuntime(__func__))
-    failed(__func__,
-           cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
-}
-
-/// Returns the kernel `name` of `module`.
-CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
-  CachetRuntime runtime = getRuntime(__func__);
-  CachetKernel kernel = nullptr;
-  if (runtime &&
-      failed(__func__,
-             cachetKernelGet(runtime, static_cast<CachetModule>(module), name,
-                             &kernel)))
-    return nullptr;
-  return kernel;
-}
-
-/// Launches `function` on a grid of workgroups. The block size must match
-/// the workgroup size in the shader; `smem` must be 0 and `extra` is not
-/// used.
-CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                       intptr_t gridY, intptr_t gridZ,
-                                       intptr_t blockX, intptr_t blockY,
-                                       intptr_t blockZ, int32_t smem,
-                                       void *stream, void **params,
-                                       void **extra, size_t paramsCount) {
-  CachetRuntime runtime = getRuntime(__func__);
+/// The launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx, reported
+/// as `caller`.
+void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
+            intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+            int32_t smem, void **params, void **extra, size_t paramsCount,
+            uint32_t flags) {
+  CachetRuntime runtime = getRuntime(caller);
   if (!runtime)
     return;
   auto *kernel = static_cast<CachetKernel>(function);
+  const uint32_t grid[3] = {static_cast<uint32_t>(gridX),
+                            static_cast<uint32_t>(gridY),
+                            static_cast<uint32_t>(gridZ)};
+  const uint32_t block[3] = {static_cast<uint32_t>(blockX),
+                             static_cast<uint32_t>(blockY),
+                             static_cast<uint32_t>(blockZ)};
+  if (usesDeviceAddresses()) {
+    if (extra) {
+      reportError(caller, "'extra' kernel arguments are not supported; pass "
+                          "params");
+      return;
+    }
+    failed(caller,
+           cachetLaunchKernel(runtime, kernel, grid, block,
+                              static_cast<uint32_t>(smem), params,
+                              static_cast<uint32_t>(paramsCount), flags));
+    return;
+  }
+  // Vulkan: PDL is a hint the single in-order queue does not need.
   if (smem != 0) {
-    reportError(__func__, "dynamic shared memory is not supported on Vulkan; "
-                          "the shader declares its workgroup memory");
+    reportError(caller, "dynamic shared memory is not supported on Vulkan; "
+                        "the shader declares its workgroup memory");
     return;
   }
   if (paramsCount % 2 != 0 || (paramsCount && !params)) {
-    reportError(__func__,
+    reportError(caller,
                 "kernel parameters are not (pointer, size) pairs: lower with "
                 "gpu-to-llvm{use-bare-pointers-for-kernels=1 "
                 "intersperse-sizes-for-kernels=1}");
@@ -194,34 +203,120 @@ CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
           bytes, std::min<uint64_t>(remaining, maxBindingBytes(runtime)));
     } else {
       Staged copy = {nullptr, ptr, bytes};
-      ok = !failed(__func__,
+      ok = !failed(caller,
                    cachetBufferAlloc(runtime, bytes ? bytes : 4, &copy.buffer));
       if (ok) {
         staged.push_back(copy);
         binding.buffer = copy.buffer;
-        ok = !failed(__func__,
+        ok = !failed(caller,
                      cachetBufferUpload(runtime, copy.buffer, 0, ptr, bytes));
       }
     }
     bindings.push_back(binding);
   }
-  const uint32_t grid[3] = {static_cast<uint32_t>(gridX),
-                            static_cast<uint32_t>(gridY),
-                            static_cast<uint32_t>(gridZ)};
-  const uint32_t block[3] = {static_cast<uint32_t>(blockX),
-                             static_cast<uint32_t>(blockY),
-                             static_cast<uint32_t>(blockZ)};
   if (ok)
-    ok = !failed(__func__,
+    ok = !failed(caller,
                  cachetLaunchWithBlock(
                      runtime, kernel, grid, block, bindings.data(),
                      static_cast<uint32_t>(bindings.size()), nullptr, 0));
   for (const Staged &copy : staged) {
     if (ok)
-      ok = !failed(__func__, cachetBufferDownload(runtime, copy.buffer, 0,
-                                                  copy.host, copy.bytes));
-    failed(__func__, cachetBufferFree(runtime, copy.buffer));
+      ok = !failed(caller, cachetBufferDownload(runtime, copy.buffer, 0,
+                                                copy.host, copy.bytes));
+    failed(caller, cachetBufferFree(runtime, copy.buffer));
   }
+}
+
+struct MgpuStream {};
+struct MgpuEvent {
+  CachetEvent event = nullptr;
+};
+
+} // namespace
+
+extern "C" {
+
+/// Loads a kernel module of `gpuBlobSize` bytes (SPIR-V on Vulkan; cubin,
+/// fatbin or PTX on CUDA; a code object on HIP).
+CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetModule module = nullptr;
+  if (runtime &&
+      failed(__func__, cachetModuleLoad(runtime, data, gpuBlobSize, &module)))
+    return nullptr;
+  return module;
+}
+
+/// Loads a NUL-terminated PTX module, as gpu-to-llvm emits for
+/// gpu.binary objects in assembly format (CUDA only; the driver's default
+/// JIT optimization level is used, `optLevel` is ignored).
+CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return nullptr;
+  if (!data) {
+    reportError(__func__, "null module");
+    return nullptr;
+  }
+  CachetDeviceInfo info;
+  if (failed(__func__, cachetGetDeviceInfo(runtime, &info)))
+    return nullptr;
+  if (std::strcmp(info.backend, "cuda") != 0) {
+    reportError(__func__, (std::string("PTX modules need the cuda backend, "
+                                       "not ") +
+                           info.backend)
+                              .c_str());
+    return nullptr;
+  }
+  CachetModule module = nullptr;
+  if (failed(__func__,
+             cachetModuleLoad(runtime, data,
+                              std::strlen(static_cast<char *>(data)), &module)))
+    return nullptr;
+  return module;
+}
+
+/// Unloads a module from mgpuModuleLoad.
+CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
+  if (CachetRuntime runtime = getRuntime(__func__))
+    failed(__func__,
+           cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
+}
+
+/// Returns the kernel `name` of `module`.
+CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetKernel kernel = nullptr;
+  if (runtime &&
+      failed(__func__,
+             cachetKernelGet(runtime, static_cast<CachetModule>(module), name,
+                             &kernel)))
+    return nullptr;
+  return kernel;
+}
+
+/// Launches `function` on a grid of blocks. On Vulkan the block size must
+/// match the workgroup size in the shader, `smem` must be 0 and params are
+/// (pointer, size) pairs; on CUDA and HIP params are the kernel's parameters
+/// (the CUDA convention) and `smem` is the dynamic shared memory. `extra`
+/// is not supported.
+CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                       intptr_t gridY, intptr_t gridZ,
+                                       intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t smem,
+                                       void *stream, void **params,
+                                       void **extra, size_t paramsCount) {
+  launch(__func__, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+         params, extra, paramsCount, 0);
+}
+
+void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX, intptr_t gridY,
+                              intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                              intptr_t blockZ, int32_t smem, void *stream,
+                              void **params, void **extra, size_t paramsCount,
+                              uint32_t flags) {
+  launch(__func__, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+         params, extra, paramsCount, flags);
 }
 
 /// Returns a stream: every stream is the runtime's one in-order queue.
@@ -276,8 +371,9 @@ CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
     failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
 }
 
-/// Allocates `sizeBytes` of host-visible device memory and returns its host
-/// address (which kernels get bound to and mgpuMemcpy copies through).
+/// Allocates `sizeBytes` of device memory. Vulkan: host-visible memory,
+/// returned as its host address (which kernels get bound to and mgpuMemcpy
+/// copies through). CUDA and HIP: returns the device address.
 CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                     bool isHostShared) {
   CachetRuntime runtime = getRuntime(__func__);
@@ -286,13 +382,30 @@ CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   CachetBuffer buffer = nullptr;
   void *ptr = nullptr;
   uint64_t bytes = sizeBytes ? sizeBytes : 4;
-  if (failed(__func__,
-             cachetBufferAllocEx(runtime, bytes, CACHET_BUFFER_HOST_VISIBLE,
-                                 &buffer)))
-    return nullptr;
-  if (failed(__func__, cachetBufferMap(runtime, buffer, &ptr))) {
-    cachetBufferFree(runtime, buffer);
-    return nullptr;
+  if (usesDeviceAddresses()) {
+    if (isHostShared) {
+      reportError(__func__, "host-shared (managed) memory is not supported "
+                            "on CUDA and HIP");
+      return nullptr;
+    }
+    uint64_t address = 0;
+    if (failed(__func__, cachetBufferAlloc(runtime, bytes, &buffer)))
+      return nullptr;
+    if (failed(__func__,
+               cachetBufferDeviceAddress(runtime, buffer, &address))) {
+      cachetBufferFree(runtime, buffer);
+      return nullptr;
+    }
+    ptr = reinterpret_cast<void *>(uintptr_t(address));
+  } else {
+    if (failed(__func__,
+               cachetBufferAllocEx(runtime, bytes, CACHET_BUFFER_HOST_VISIBLE,
+                                   &buffer)))
+      return nullptr;
+    if (failed(__func__, cachetBufferMap(runtime, buffer, &ptr))) {
+      cachetBufferFree(runtime, buffer);
+      return nullptr;
+    }
   }
   MgpuState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -321,12 +434,31 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     failed(__func__, cachetBufferFree(runtime, buffer));
 }
 
-/// Copies `sizeBytes` after the work recorded so far (all mgpu memory is
-/// host addressable).
+/// Copies `sizeBytes` after the work recorded so far. On Vulkan all mgpu
+/// memory is host addressable; on CUDA and HIP each side is mgpuMemAlloc
+/// memory or host memory.
 CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                  void *stream) {
   CachetRuntime runtime = getRuntime(__func__);
-  if (runtime && !failed(__func__, cachetSynchronize(runtime)))
+  if (!runtime || !sizeBytes)
+    return;
+  CachetBuffer dstBuffer = nullptr, srcBuffer = nullptr;
+  uint64_t dstOffset = 0, srcOffset = 0;
+  bool onDevice = usesDeviceAddresses();
+  bool dstDevice =
+      onDevice && findAllocation(dst, sizeBytes, dstBuffer, dstOffset);
+  bool srcDevice =
+      onDevice && findAllocation(src, sizeBytes, srcBuffer, srcOffset);
+  if (dstDevice && srcDevice)
+    failed(__func__, cachetBufferCopy(runtime, srcBuffer, srcOffset, dstBuffer,
+                                      dstOffset, sizeBytes));
+  else if (dstDevice)
+    failed(__func__,
+           cachetBufferUpload(runtime, dstBuffer, dstOffset, src, sizeBytes));
+  else if (srcDevice)
+    failed(__func__,
+           cachetBufferDownload(runtime, srcBuffer, srcOffset, dst, sizeBytes));
+  else if (!failed(__func__, cachetSynchronize(runtime)))
     std::memmove(dst, src, sizeBytes);
 }
 
@@ -334,6 +466,14 @@ CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                    void *stream) {
   CachetRuntime runtime = getRuntime(__func__);
+  CachetBuffer buffer = nullptr;
+  uint64_t offset = 0;
+  if (runtime && usesDeviceAddresses() &&
+      findAllocation(dst, uint64_t(count) * 4, buffer, offset)) {
+    failed(__func__, cachetBufferFill(runtime, buffer, offset,
+                                      uint64_t(count) * 4, value));
+    return;
+  }
   if (!runtime || failed(__func__, cachetSynchronize(runtime)))
     return;
   auto *words = static_cast<uint32_t *>(dst);
@@ -345,6 +485,15 @@ CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
 CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
                                    size_t count, void *stream) {
   CachetRuntime runtime = getRuntime(__func__);
+  CachetBuffer buffer = nullptr;
+  uint64_t offset = 0;
+  if (runtime && usesDeviceAddresses() &&
+      findAllocation(dst, uint64_t(count) * 2, buffer, offset)) {
+    std::vector<uint16_t> halves(count, value);
+    failed(__func__, cachetBufferUpload(runtime, buffer, offset, halves.data(),
+                                        uint64_t(count) * 2));
+    return;
+  }
   if (!runtime || failed(__func__, cachetSynchronize(runtime)))
     return;
   auto *halves = static_cast<uint16_t *>(dst);
@@ -353,11 +502,40 @@ CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
 }
 
 /// Selects the device of later calls; only the default device (0) is
-/// supported by the Vulkan runtime (CACHET_VULKAN_DEVICE picks another).
+/// supported (CACHET_VULKAN_DEVICE, CACHET_CUDA_DEVICE or CACHET_HIP_DEVICE
+/// picks another).
 CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
   if (device != 0)
     reportError(__func__, "only device 0 is supported; set "
-                          "CACHET_VULKAN_DEVICE to pick another device");
+                          "CACHET_VULKAN_DEVICE, CACHET_CUDA_DEVICE or "
+                          "CACHET_HIP_DEVICE to pick another device");
+}
+
+CachetStatus cachetMgpuSetBackend(const char *backend) {
+  if (!backend) {
+    reportError(__func__, "null backend name");
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  std::string name = backend;
+  if (name != "vulkan" && name != "cuda" && name != "hip" && name != "auto") {
+    reportError(__func__, ("unknown backend '" + name +
+                           "' (known: vulkan, cuda, hip, auto)")
+                              .c_str());
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.runtime || s.failed) {
+    if (name == s.backend || name == s.requested)
+      return CACHET_SUCCESS;
+    reportError(__func__, ("the mgpu runtime already uses '" +
+                           (s.backend.empty() ? s.requested : s.backend) +
+                           "'; name the backend before the first mgpu call")
+                              .c_str());
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  s.requested = name;
+  return CACHET_SUCCESS;
 }
 
 CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime) {

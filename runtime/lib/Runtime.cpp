@@ -8,6 +8,7 @@
 #include "Backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -56,6 +57,17 @@ struct CachetRuntimeImpl {
   std::set<CachetModuleImpl *> modules;
   std::set<CachetEventImpl *> events;
 };
+
+Status Backend::eventElapsedNs(Event &start, Event &end, uint64_t *ns) {
+  uint64_t startNs = 0, endNs = 0;
+  CACHET_RETURN_IF_ERROR(eventTimestampNs(start, &startNs));
+  CACHET_RETURN_IF_ERROR(eventTimestampNs(end, &endNs));
+  if (endNs < startNs)
+    return Status(CACHET_ERROR_INVALID_ARGUMENT,
+                  "the end mark precedes the start mark");
+  *ns = endNs - startNs;
+  return Status::success();
+}
 
 namespace {
 
@@ -117,20 +129,44 @@ void freeView(CachetRuntimeImpl *runtime, CachetBufferImpl *buffer) {
   delete buffer;
 }
 
+/// Creates the backend called `name` (not "auto").
+Status createBackend(const std::string &name, uint32_t flags,
+                     std::unique_ptr<Backend> &result) {
+  if (name == "vulkan")
+    return createVulkanBackend(flags, result);
+  if (name == "cuda")
+    return createCudaBackend(result);
+  if (name == "hip")
+    return createHipBackend(result);
+  return invalidArgument("unknown backend '" + name +
+                         "' (known: vulkan, cuda, hip, auto)");
+}
+
 CachetStatus createRuntime(const char *backendName, uint32_t flags,
                            CachetRuntime *runtime) {
-  const char *name = backendName ? backendName : "vulkan";
+  const char *fromEnv = std::getenv("CACHET_BACKEND");
+  std::string name = backendName           ? backendName
+                     : fromEnv && *fromEnv ? fromEnv
+                                           : "vulkan";
   auto impl = std::make_unique<CachetRuntimeImpl>();
   Status status;
-  if (std::strcmp(name, "vulkan") == 0)
-    status = createVulkanBackend(flags, impl->backend);
-  else if (std::strcmp(name, "cuda") == 0 || std::strcmp(name, "hip") == 0)
-    status = Status(CACHET_ERROR_UNSUPPORTED,
-                    std::string("the ") + name +
-                        " backend is not built into this runtime yet");
-  else
-    status = invalidArgument(std::string("unknown backend '") + name +
-                             "' (known: vulkan, cuda, hip)");
+  if (name == "auto") {
+    // The first backend with a device; the message lists why each failed.
+    std::string reasons;
+    for (const char *candidate : {"cuda", "hip", "vulkan"}) {
+      status = safely(
+          [&] { return createBackend(candidate, flags, impl->backend); });
+      if (status.ok() || status.getCode() != CACHET_ERROR_NO_DEVICE)
+        break;
+      reasons += (reasons.empty() ? "" : "; ") + std::string(candidate) + ": " +
+                 status.getMessage();
+    }
+    if (status.getCode() == CACHET_ERROR_NO_DEVICE)
+      status = Status(CACHET_ERROR_NO_DEVICE,
+                      "no backend has a device (" + reasons + ")");
+  } else {
+    status = safely([&] { return createBackend(name, flags, impl->backend); });
+  }
   if (!status.ok())
     return report("cachetRuntimeCreate", status);
   *runtime = impl.release();
@@ -164,11 +200,12 @@ CachetStatus allocateBuffer(const char *function, CachetRuntime runtime,
 }
 
 /// Launches for public function `function` (see cachetLaunchWithBlock).
-CachetStatus launchKernel(const char *function, CachetRuntime runtime,
-                          CachetKernel kernel, const uint32_t grid[3],
-                          const uint32_t block[3],
-                          const CachetBinding *bindings, uint32_t numBindings,
-                          const void *pushConstants, uint32_t pushBytes) {
+CachetStatus launchWithBindings(const char *function, CachetRuntime runtime,
+                                CachetKernel kernel, const uint32_t grid[3],
+                                const uint32_t block[3],
+                                const CachetBinding *bindings,
+                                uint32_t numBindings, const void *pushConstants,
+                                uint32_t pushBytes) {
   if (!runtime || !kernel || !grid || !block)
     return report(function, invalidArgument("null argument"));
   if (!bindings && numBindings)
@@ -602,8 +639,8 @@ CachetStatus cachetLaunch(CachetRuntime runtime, CachetKernel kernel,
                           uint32_t numBindings, const void *pushConstants,
                           uint32_t pushBytes) {
   const uint32_t kernelBlock[3] = {0, 0, 0};
-  return launchKernel(__func__, runtime, kernel, grid, kernelBlock, bindings,
-                      numBindings, pushConstants, pushBytes);
+  return launchWithBindings(__func__, runtime, kernel, grid, kernelBlock,
+                            bindings, numBindings, pushConstants, pushBytes);
 }
 
 CachetStatus
@@ -611,8 +648,34 @@ cachetLaunchWithBlock(CachetRuntime runtime, CachetKernel kernel,
                       const uint32_t grid[3], const uint32_t block[3],
                       const CachetBinding *bindings, uint32_t numBindings,
                       const void *pushConstants, uint32_t pushBytes) {
-  return launchKernel(__func__, runtime, kernel, grid, block, bindings,
-                      numBindings, pushConstants, pushBytes);
+  return launchWithBindings(__func__, runtime, kernel, grid, block, bindings,
+                            numBindings, pushConstants, pushBytes);
+}
+
+CachetStatus cachetLaunchKernel(CachetRuntime runtime, CachetKernel kernel,
+                                const uint32_t grid[3], const uint32_t block[3],
+                                uint32_t sharedBytes, void **params,
+                                uint32_t numParams, uint32_t flags) {
+  CACHET_LOCK(runtime);
+  CACHET_CHECK_ARG(kernel && grid && block, "null argument");
+  CACHET_CHECK_ARG(params || !numParams, "null parameters");
+  CACHET_CHECK_ARG(!(flags & ~uint32_t(CACHET_LAUNCH_PDL)),
+                   "unknown launch flags " + std::to_string(flags));
+  for (uint32_t i = 0; i < numParams; ++i)
+    CACHET_CHECK_ARG(params[i],
+                     "parameter " + std::to_string(i) + " is a null pointer");
+  // An empty list still selects the parameter-list path.
+  void *none = nullptr;
+  LaunchConfig config;
+  std::copy(grid, grid + 3, config.grid);
+  std::copy(block, block + 3, config.block);
+  config.sharedBytes = sharedBytes;
+  config.params = numParams ? params : &none;
+  config.numParams = numParams;
+  config.flags = flags;
+  return report(__func__, safely([&] {
+                  return runtime->backend->launch(*kernel->kernel, config);
+                }));
 }
 
 CachetStatus cachetEventCreate(CachetRuntime runtime, CachetEvent *event) {
@@ -647,15 +710,8 @@ CachetStatus cachetEventElapsedNs(CachetRuntime runtime, CachetEvent start,
                                   CachetEvent end, uint64_t *ns) {
   CACHET_LOCK(runtime);
   CACHET_CHECK_ARG(start && end && ns, "null argument");
-  uint64_t startNs = 0, endNs = 0;
-  Status status = runtime->backend->eventTimestampNs(*start->event, &startNs);
-  if (status.ok())
-    status = runtime->backend->eventTimestampNs(*end->event, &endNs);
-  if (status.ok() && endNs < startNs)
-    status = invalidArgument("the end mark precedes the start mark");
-  if (status.ok())
-    *ns = endNs - startNs;
-  return report(__func__, status);
+  return report(__func__, runtime->backend->eventElapsedNs(*start->event,
+                                                           *end->event, ns));
 }
 
 CachetStatus cachetEventDestroy(CachetRuntime runtime, CachetEvent event) {

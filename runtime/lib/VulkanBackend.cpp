@@ -933,6 +933,14 @@ Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
   const void *pushConstants = config.pushConstants;
   const uint32_t pushBytes = config.pushBytes;
   const uint32_t *wg = kernelInfo.workgroupSize;
+  if (config.params)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "Vulkan kernels take buffer bindings and push constants, "
+                  "not a parameter list; use cachetLaunch");
+  if (config.sharedBytes)
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "dynamic shared memory is not supported on Vulkan; the "
+                  "shader declares its workgroup memory");
   if ((block[0] || block[1] || block[2]) &&
       (block[0] != wg[0] || block[1] != wg[1] || block[2] != wg[2]))
     return Status(

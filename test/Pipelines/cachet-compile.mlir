@@ -8,6 +8,10 @@
 // NVVM: PTX for sm_90 and sm_89.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 format=isa" | FileCheck %s --check-prefix=PTX90
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 features=+ptx78 format=isa" | FileCheck %s --check-prefix=PTX89
+// NVVM host code: kernels take the CUDA convention (memref descriptors
+// expanded into parameters, no interspersed sizes), PTX through
+// mgpuModuleLoadJIT.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 format=isa" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=NVVMHOST
 // ROCDL: AMDGPU assembly for gfx942.
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 format=isa" | FileCheck %s --check-prefix=GCN
 // A target cachet does not have is rejected with a diagnostic.
@@ -29,7 +33,8 @@
 // LLVMIR: define {{.*}} @mv(
 // LLVMIR-DAG: call ptr @mgpuModuleLoad(
 // LLVMIR-DAG: call ptr @mgpuModuleGetFunction(
-// LLVMIR-DAG: call void @mgpuLaunchKernel(
+// LLVMIR-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 2)
+// LLVMIR-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 6)
 // LLVMIR-DAG: call ptr @mgpuMemAlloc(
 // LLVMIR-DAG: call void @mgpuMemcpy(
 // LLVMIR-DAG: call void @mgpuMemFree(
@@ -40,6 +45,10 @@
 // PTX90-SAME: .entry mv_kernel
 // PTX89: gpu.binary @mv_kernel
 // PTX89-SAME: .target sm_89
+
+// NVVMHOST-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 5)
+// NVVMHOST-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 17)
+// NVVMHOST-DAG: call ptr @mgpuModuleLoadJIT(ptr @mv_kernel_binary, i32 3)
 
 // GCN: gpu.binary @mv_kernel
 // GCN-SAME: .amdgcn_target \22amdgcn-amd-amdhsa--gfx942\22

@@ -477,6 +477,18 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   for (size_t i = 0; i < inputs.size(); ++i)
     out << "  arg " << i << ": " << manifest.arguments[i].str() << "\n";
 
+  // The artifact's kernels run on its target's backend; the mgpu* functions
+  // of libcachet_runtime are told before the first of them runs.
+  const char *backend = manifest.target == "nvvm"    ? "cuda"
+                        : manifest.target == "rocdl" ? "hip"
+                                                     : "vulkan";
+  if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS) {
+    err << "cachet-runner: the GPU runtime of this process already uses "
+           "another backend than "
+        << backend << "\n";
+    return 2;
+  }
+
   // The device the artifact's mgpu calls run on.
   CachetRuntime runtime = nullptr;
   CachetDeviceInfo info;

@@ -2,7 +2,8 @@
 |*                                                                            *|
 |* The runtime that executes cachet's compiled output: device-resident        *|
 |* buffers, pitched weights with a zero-filled strided 2D upload, a scratch   *|
-|* arena, SPIR-V modules and kernels, launches and device-side timing.        *|
+|* arena, kernel modules (SPIR-V on Vulkan; cubin/PTX on CUDA; code objects   *|
+|* on HIP), launches and device-side timing.                                  *|
 |*                                                                            *|
 |* Every function returns a CachetStatus. On failure, cachetGetLastError()    *|
 |* returns a message of the form "<function>: <reason>" for the calling       *|
@@ -104,7 +105,26 @@ typedef struct CachetDeviceInfo {
   int32_t timestamps;
   /** Nanoseconds per timestamp tick. */
   double timestampPeriodNs;
+  /** Streaming multiprocessors (CUDA) or compute units (HIP); 0 on Vulkan. */
+  uint32_t multiprocessorCount;
+  /** Compute capability (CUDA: 9 and 0 on sm_90; HIP: the major and minor
+   *  of the gfx target); 0 on Vulkan. */
+  uint32_t computeCapabilityMajor;
+  uint32_t computeCapabilityMinor;
+  /** Bytes of L2 cache (0 where unknown). */
+  uint64_t l2CacheBytes;
 } CachetDeviceInfo;
+
+/** Flags of cachetLaunchKernel and cachetMgpuLaunchKernelEx. */
+enum {
+  /** Programmatic dependent launch: the kernel may start while the previous
+   *  kernel on the queue finishes (CUDA: cuLaunchKernelEx with
+   *  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; the kernel waits
+   *  with griddepcontrol.wait before reading its predecessor's results).
+   *  A hint: backends without it (Vulkan, HIP, CUDA drivers before 12.0)
+   *  launch in plain queue order. */
+  CACHET_LAUNCH_PDL = 1u << 0,
+};
 
 /** One buffer argument of a launch: `range` bytes of `buffer` from `offset`
  *  (0 = to the end of the buffer). The offset must be a multiple of
@@ -143,10 +163,20 @@ CACHET_RT_EXPORT const char *cachetStatusString(CachetStatus status);
  * Runtime and device
  *===--------------------------------------------------------------------===*/
 
-/** Creates a runtime on the default device of `backend` ("vulkan"; NULL means
- *  "vulkan"). The environment variable CACHET_VULKAN_DEVICE=<index> picks a
- *  physical device; otherwise a discrete GPU is preferred, then integrated,
- *  then any. `flags` is a mask of CACHET_RUNTIME_* values. */
+/** Creates a runtime on the default device of `backend`:
+ *  - "vulkan": CACHET_VULKAN_DEVICE=<index> picks a physical device;
+ *    otherwise a discrete GPU is preferred, then integrated, then any.
+ *  - "cuda": the CUDA driver API, loaded with dlopen("libcuda.so.1") (or
+ *    $CACHET_CUDA_LIBRARY); device $CACHET_CUDA_DEVICE (default 0), its
+ *    primary context, one stream. Modules are cubin, fatbin or PTX.
+ *  - "hip": HIP, loaded with dlopen("libamdhip64.so") (or
+ *    $CACHET_HIP_LIBRARY); device $CACHET_HIP_DEVICE (default 0).
+ *  - "auto": the first of cuda, hip, vulkan that has a device.
+ *  NULL means $CACHET_BACKEND, or "vulkan" where that is unset. Without the
+ *  library, the driver or a device the call fails with
+ *  CACHET_ERROR_NO_DEVICE and a message naming the failed step
+ *  ("cachetRuntimeCreate: cuInit: libcuda.so.1 not found (...)").
+ *  `flags` is a mask of CACHET_RUNTIME_* values. */
 CACHET_RT_EXPORT CachetStatus cachetRuntimeCreate(const char *backend,
                                                   uint32_t flags,
                                                   CachetRuntime *runtime);
@@ -339,6 +369,20 @@ CACHET_RT_EXPORT CachetStatus cachetLaunchWithBlock(
     const uint32_t block[3], const CachetBinding *bindings,
     uint32_t numBindings, const void *pushConstants, uint32_t pushBytes);
 
+/** Launches `kernel` with the CUDA calling convention: `params[i]` points
+ *  to the value of kernel parameter i (a device pointer from
+ *  cachetBufferDeviceAddress, or a scalar), as cuLaunchKernel's
+ *  kernelParams; `numParams` is their count. `block` must be non-zero;
+ *  `sharedBytes` is the dynamic shared memory; `flags` is a mask of
+ *  CACHET_LAUNCH_* values. CUDA and HIP only (Vulkan kernels take bindings:
+ *  CACHET_ERROR_UNSUPPORTED). On CUDA and HIP, cachetLaunch and
+ *  cachetLaunchWithBlock pass the bindings' device addresses (8 bytes each,
+ *  in order) followed by the push-constant bytes as the parameter block. */
+CACHET_RT_EXPORT CachetStatus cachetLaunchKernel(
+    CachetRuntime runtime, CachetKernel kernel, const uint32_t grid[3],
+    const uint32_t block[3], uint32_t sharedBytes, void **params,
+    uint32_t numParams, uint32_t flags);
+
 /*===--------------------------------------------------------------------===*
  * Device-side timing (timestamp queries)
  *===--------------------------------------------------------------------===*/
@@ -374,9 +418,35 @@ CACHET_RT_EXPORT CachetStatus cachetEventDestroy(CachetRuntime runtime,
  *
  * libcachet_runtime also exports upstream MLIR's mgpu* functions (module
  * load, launch, mgpuMemAlloc, mgpuMemcpy, streams, events), implemented on
- * one process-wide runtime on the default Vulkan device. Host code lowered
- * through gpu-to-llvm can reach that runtime's other services with these.
+ * one process-wide runtime. Its backend is the one named by
+ * cachetMgpuSetBackend before the first mgpu call, else $CACHET_BACKEND
+ * (vulkan, cuda, hip or auto), else "vulkan". The semantics follow the
+ * backend's upstream wrappers:
+ *  - vulkan: kernels take (pointer, size) pairs (gpu-to-llvm with
+ *    use-bare-pointers-for-kernels and intersperse-sizes-for-kernels);
+ *    mgpuMemAlloc returns host-mapped device memory.
+ *  - cuda, hip: kernels take the CUDA convention (params[i] points to
+ *    parameter i, as gpu-to-llvm emits for NVVM and ROCDL); mgpuMemAlloc
+ *    returns a device address; mgpuMemcpy and mgpuMemset* take device
+ *    addresses from mgpuMemAlloc or host pointers (unified addressing).
+ * Host code lowered through gpu-to-llvm can reach that runtime's other
+ * services with these.
  *===--------------------------------------------------------------------===*/
+
+/** Names the backend of the mgpu* functions ("vulkan", "cuda", "hip",
+ *  "auto"). Must come before the first mgpu call; afterwards it fails with
+ *  CACHET_ERROR_INVALID_ARGUMENT unless it names the backend in use. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuSetBackend(const char *backend);
+
+/** mgpuLaunchKernel with CACHET_LAUNCH_* `flags` (e.g. CACHET_LAUNCH_PDL for
+ *  programmatic dependent launch on CUDA). */
+CACHET_RT_EXPORT void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX,
+                                               intptr_t gridY, intptr_t gridZ,
+                                               intptr_t blockX, intptr_t blockY,
+                                               intptr_t blockZ, int32_t smem,
+                                               void *stream, void **params,
+                                               void **extra, size_t paramsCount,
+                                               uint32_t flags);
 
 /** Returns the process-wide runtime behind the mgpu* functions (created on
  *  first use; it lives until the process exits: do not destroy it). */
