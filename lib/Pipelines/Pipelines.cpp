@@ -160,7 +160,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // them for (memref descriptors expanded into scalar parameters), which the
   // runtime passes to cuLaunchKernel / hipModuleLaunchKernel as is.
   // Launches and copies chained on one stream.
-  addPipeline(pm, "func.func(gpu-async-region)");
+  addPipeline(pm, "cachet-lower-launch-attributes,func.func(gpu-async-region)");
   addPipeline(pm, llvm::formatv("expand-strided-metadata,"
                                 "finalize-memref-to-llvm,"
                                 "func.func(llvm-request-c-wrappers),"

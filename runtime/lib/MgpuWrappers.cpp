@@ -34,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -137,9 +138,9 @@ bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
   return true;
 }
 
-/// The launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx, reported
-/// as `caller`.
-void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
+/// One launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx, reported as
+/// `caller`.
+void launchNow(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
             intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
             int32_t smem, void **params, void **extra, size_t paramsCount,
             uint32_t flags) {
@@ -225,6 +226,42 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
                                                 copy.host, copy.bytes));
     failed(caller, cachetBufferFree(runtime, copy.buffer));
   }
+}
+
+/// Launch flags that cachetMgpuSetNextLaunchFlags set for this thread's next
+/// launch (compiled host code marks PDL launches so).
+thread_local uint32_t nextLaunchFlags = 0;
+
+/// The kernel span of cachetMgpuKernelSpanBegin / cachetMgpuKernelSpanNs:
+/// a mark before the first launch and one after the latest.
+struct KernelSpan {
+  bool active = false;
+  bool started = false;
+  CachetEvent first = nullptr;
+  CachetEvent last = nullptr;
+};
+
+KernelSpan &kernelSpan() {
+  static KernelSpan *span = new KernelSpan();
+  return *span;
+}
+
+/// The launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx: adds the
+/// flags set for it and the kernel-span marks around it.
+void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
+            intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+            int32_t smem, void **params, void **extra, size_t paramsCount,
+            uint32_t flags) {
+  flags |= std::exchange(nextLaunchFlags, 0u);
+  KernelSpan &span = kernelSpan();
+  CachetRuntime runtime = span.active ? getRuntime(caller) : nullptr;
+  if (runtime && !span.started) {
+    span.started = !failed(caller, cachetEventRecord(runtime, span.first));
+  }
+  launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+            smem, params, extra, paramsCount, flags);
+  if (runtime && span.started)
+    failed(caller, cachetEventRecord(runtime, span.last));
 }
 
 struct MgpuStream {};
@@ -583,6 +620,44 @@ CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
     std::memset(out + r * dstPitch + rowBytes, 0, dstPitch - rowBytes);
   }
   return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {
+  nextLaunchFlags = flags;
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuKernelSpanBegin(void) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  KernelSpan &span = kernelSpan();
+  for (CachetEvent *event : {&span.first, &span.last})
+    if (!*event) {
+      CachetStatus status = cachetEventCreate(runtime, event);
+      if (failed(__func__, status))
+        return status;
+    }
+  span.active = true;
+  span.started = false;
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns) {
+  CachetRuntime runtime = getRuntime(__func__);
+  if (!runtime)
+    return CACHET_ERROR_NO_DEVICE;
+  if (!ns)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  KernelSpan &span = kernelSpan();
+  span.active = false;
+  *ns = 0;
+  if (!span.started)
+    return CACHET_SUCCESS;
+  CachetStatus status =
+      cachetEventElapsedNs(runtime, span.first, span.last, ns);
+  failed(__func__, status);
+  return status;
 }
 
 CachetStatus cachetMgpuEventElapsedNs(void *start, void *end, uint64_t *ns) {

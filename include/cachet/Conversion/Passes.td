@@ -298,4 +298,32 @@ def DumpKernelObjects
   ];
 }
 
+def LowerLaunchAttributes
+    : Pass<"cachet-lower-launch-attributes", "mlir::ModuleOp"> {
+  let summary = "Tell the runtime how to launch marked kernels";
+  let description = [{
+    `cachet-prefetch-matvec-chains` marks the launches whose kernels wait on
+    `griddepcontrol` with `cachet.pdl`. Upstream's `gpu-to-llvm` launches
+    every kernel the same way, so this pass puts a call to the runtime's
+    `cachetMgpuSetNextLaunchFlags(CACHET_LAUNCH_PDL)` right before each
+    marked launch: the next `mgpuLaunchKernel` of the thread then uses
+    programmatic stream serialization (CUDA `cuLaunchKernelEx`).
+
+    Before:
+
+    ```mlir
+    gpu.launch_func @k::@k blocks in (...) threads in (...) args(...) {cachet.pdl}
+    ```
+
+    After:
+
+    ```mlir
+    %flags = llvm.mlir.constant(1 : i32) : i32
+    %0 = llvm.call @cachetMgpuSetNextLaunchFlags(%flags) : (i32) -> i32
+    gpu.launch_func @k::@k blocks in (...) threads in (...) args(...) {cachet.pdl}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD

@@ -448,6 +448,23 @@ CACHET_RT_EXPORT void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX,
                                                void **extra, size_t paramsCount,
                                                uint32_t flags);
 
+/** Applies CACHET_LAUNCH_* `flags` to this thread's next mgpuLaunchKernel.
+ *  cachet-compile emits this call before each launch that
+ *  cachet-prefetch-matvec-chains marked `cachet.pdl`, so the kernel is
+ *  launched with programmatic stream serialization on CUDA (a hint
+ *  elsewhere). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
+
+/** Starts a kernel span: the device time from the first mgpu kernel launch
+ *  after this call to the end of the latest one, read with
+ *  cachetMgpuKernelSpanNs. Uploads before the first launch and downloads
+ *  after the last are not in it; gaps between launches are. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanBegin(void);
+
+/** Ends the span begun by cachetMgpuKernelSpanBegin and returns it in ns
+ *  (0 when nothing was launched). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns);
+
 /** Returns the process-wide runtime behind the mgpu* functions (created on
  *  first use; it lives until the process exits: do not destroy it). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime);
