@@ -323,12 +323,11 @@ private:
   /// Workgroups and elements per workgroup for a stream of `elements`: as
   /// close to the target count as whole multiples of 64 elements allow.
   void split(uint64_t elements, uint32_t &groups, uint32_t &perGroup) {
-    uint64_t per =
-        cpuPerGroup
-            ? cpuPerGroup
-            : std::max<uint64_t>(workgroupSize, (elements / groupTarget) /
-                                                    workgroupSize *
-                                                    workgroupSize);
+    uint64_t per = cpuPerGroup
+                       ? cpuPerGroup
+                       : std::max<uint64_t>(workgroupSize,
+                                            (elements / groupTarget) /
+                                                workgroupSize * workgroupSize);
     while (elements / per > info.maxWorkgroupCount[0])
       per *= 2;
     uint64_t g = std::max<uint64_t>(1, elements / per);
@@ -409,9 +408,9 @@ struct KnownGpu {
   uint64_t computeUnits;
 };
 const KnownGpu knownGpus[] = {
-    {"H200", "sm_90", 132},    {"H100 80GB HBM3", "sm_90", 132},
+    {"H200", "sm_90", 132},     {"H100 80GB HBM3", "sm_90", 132},
     {"H100 SXM", "sm_90", 132}, {"H100 PCIe", "sm_90", 114},
-    {"RTX 4070", "sm_89", 46}, {"RTX 2060 SUPER", "sm_75", 34},
+    {"RTX 4070", "sm_89", 46},  {"RTX 2060 SUPER", "sm_75", 34},
 };
 
 std::string Probe::run() {
@@ -435,7 +434,7 @@ std::string Probe::run() {
   // Buffers: a power of two, at most maxBindingBytes (bound whole), at least
   // well above any cache the probe reports.
   uint64_t limit = std::min(info.maxBindingBytes, info.maxAllocationBytes);
-  uint64_t target = options.quick ? (64ull << 20)
+  uint64_t target = options.quick ? (32ull << 20)
                     : isCpu       ? (128ull << 20)
                                   : (1ull << 30);
   uint64_t bufferBytes = floorPow2(std::min(limit, target));
@@ -489,16 +488,16 @@ std::string Probe::run() {
     Stats ns = timeIt([&] { launchRead(a, bufferBytes, p, accesses); });
     Stats perAccess = scaled(ns, 1.0 / double(done));
     lineCost.push_back({stride, perAccess.median});
-    linePoints.push_back(ObjectWriter()
-                             .integer("stride", stride)
-                             .stats("ns_per_access", perAccess)
-                             .raw("ratio_to_previous",
-                                  lineCost.size() > 1
-                                      ? number(perAccess.median /
-                                               lineCost[lineCost.size() - 2]
-                                                   .second)
-                                      : "null")
-                             .str(6));
+    linePoints.push_back(
+        ObjectWriter()
+            .integer("stride", stride)
+            .stats("ns_per_access", perAccess)
+            .raw("ratio_to_previous",
+                 lineCost.size() > 1
+                     ? number(perAccess.median /
+                              lineCost[lineCost.size() - 2].second)
+                     : "null")
+            .str(6));
   }
   uint64_t cacheLine = fitLineSize(lineCost);
   bool lineFound = cacheLine != 0;
@@ -518,12 +517,15 @@ std::string Probe::run() {
                  "the line L in {32, 64, 128, 256} whose model cost(s) = c + "
                  "m * min(s, L) / L fits the medians best (least squares, "
                  "m > 0)")
-            .raw("points", "[\n      " + [&] {
-              std::string s;
-              for (size_t i = 0; i < linePoints.size(); ++i)
-                s += (i ? ",\n      " : "") + linePoints[i];
-              return s;
-            }() + "]")
+            .raw(
+                "points", "[\n      " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < linePoints.size(); ++i)
+                                  s += (i ? ",\n      " : "") + linePoints[i];
+                                return s;
+                              }() +
+                              "]")
             .integer("result", cacheLine)
             .str(2));
 
@@ -531,7 +533,7 @@ std::string Probe::run() {
   std::vector<uint64_t> sets;
   uint64_t smallest = isCpu ? (256ull << 10) : (1ull << 20);
   for (uint64_t p = smallest; p <= bufferBytes; p *= 2) {
-    const int quarters = options.quick ? 2 : 4;
+    const int quarters = options.quick ? 1 : isCpu ? 2 : 4;
     for (int q = 0; q < quarters; ++q) {
       uint64_t w = p + p * q / quarters;
       if (w <= bufferBytes)
@@ -541,7 +543,7 @@ std::string Probe::run() {
   std::vector<std::pair<uint64_t, double>> wsBw;
   std::vector<std::string> wsPoints;
   uint64_t minStream =
-      options.quick ? (32ull << 20) : (isCpu ? (128ull << 20) : (1ull << 30));
+      options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
   for (uint64_t w : sets) {
     ReadParams p;
     uint64_t span = w / elementBytes;
@@ -551,10 +553,8 @@ std::string Probe::run() {
     Stats ns = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
     Stats gbps = invert(ns, double(done) * elementBytes);
     wsBw.push_back({w, gbps.median});
-    wsPoints.push_back(ObjectWriter()
-                           .integer("working_set", w)
-                           .stats("gbps", gbps)
-                           .str(6));
+    wsPoints.push_back(
+        ObjectWriter().integer("working_set", w).stats("gbps", gbps).str(6));
   }
   // DRAM reference: the median bandwidth of the largest third of the sizes.
   std::vector<double> tail;
@@ -568,7 +568,8 @@ std::string Probe::run() {
       l2Bytes = wsBw[i].first;
       break;
     }
-  bool l2Found = l2Bytes != 0 && l2Bytes < wsBw[wsBw.size() - tail.size()].first;
+  bool l2Found =
+      l2Bytes != 0 && l2Bytes < wsBw[wsBw.size() - tail.size()].first;
   if (!l2Found)
     l2Bytes = wsBw.front().first;
   sources["l2_bytes"] =
@@ -587,12 +588,15 @@ std::string Probe::run() {
                      number(cacheOverDramRatio) +
                      "x faster than DRAM (the median of the largest third of "
                      "the sizes)")
-            .raw("points", "[\n      " + [&] {
-              std::string s;
-              for (size_t i = 0; i < wsPoints.size(); ++i)
-                s += (i ? ",\n      " : "") + wsPoints[i];
-              return s;
-            }() + "]")
+            .raw(
+                "points", "[\n      " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < wsPoints.size(); ++i)
+                                  s += (i ? ",\n      " : "") + wsPoints[i];
+                                return s;
+                              }() +
+                              "]")
             .integer("result", l2Bytes)
             .str(2));
 
@@ -612,7 +616,7 @@ std::string Probe::run() {
     p.rowShift = log2Exact(rows);
     uint64_t span = rows * rowBytes / elementBytes;
     p.span = static_cast<uint32_t>(span);
-    uint64_t stream = std::max<uint64_t>(span, (8ull << 20) / elementBytes);
+    uint64_t stream = std::max<uint64_t>(span, minStream / elementBytes);
     uint64_t done = covered(stream);
     p.pitch = static_cast<uint32_t>(rowBytes / elementBytes);
     Stats packed = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
@@ -646,12 +650,15 @@ std::string Probe::run() {
                      number(aliasCliffRatio) +
                      "x the padded one, the pad is one line; 0 where no R "
                      "shows a cliff")
-            .raw("points", "[\n      " + [&] {
-              std::string s;
-              for (size_t i = 0; i < aliasPoints.size(); ++i)
-                s += (i ? ",\n      " : "") + aliasPoints[i];
-              return s;
-            }() + "]")
+            .raw(
+                "points", "[\n      " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < aliasPoints.size(); ++i)
+                                  s += (i ? ",\n      " : "") + aliasPoints[i];
+                                return s;
+                              }() +
+                              "]")
             .integer("alias_stride", aliasStride)
             .integer("alias_pad", aliasPad)
             .str(2));
@@ -700,8 +707,7 @@ std::string Probe::run() {
   Stats oneNs =
       timeIt([&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); });
   double idleNs = (manyNs.median - oneNs.median) / double(launches - 1);
-  Stats idleRange = {idleNs,
-                     (manyNs.min - oneNs.max) / double(launches - 1),
+  Stats idleRange = {idleNs, (manyNs.min - oneNs.max) / double(launches - 1),
                      (manyNs.max - oneNs.min) / double(launches - 1)};
   log("launch boundary " + number(idleNs / 1000) + " us");
   m.raw("launch_boundary",
@@ -756,8 +762,8 @@ std::string Probe::run() {
   if (!subgroup || (subgroup & (subgroup - 1)))
     subgroup = 32;
   sources["name"] = "reported (device name)";
-  sources["vendor"] = "reported (vendor id " + std::to_string(info.vendorId) +
-                      ")";
+  sources["vendor"] =
+      "reported (vendor id " + std::to_string(info.vendorId) + ")";
   sources["unified_memory"] = "reported (device memory is host visible)";
   sources["subgroup_size"] = "reported";
   sources["shared_memory_bytes"] = "reported (maxComputeSharedMemorySize)";
