@@ -264,12 +264,15 @@ public:
     check(cachetGetDeviceInfo(runtime, &info), "cachetGetDeviceInfo");
     isCpu = info.vendorId == 0x10005 ||
             std::string(info.name).find("llvmpipe") != std::string::npos;
-    reps = options.quick ? 3 : 7;
+    reps = options.quick ? 3 : isCpu ? 9 : 7;
     groupTarget = isCpu ? 64 : 8192;
+    // llvmpipe runs each 8-wide subgroup of a workgroup to completion before
+    // the next, so a workgroup's elements are read in 8 interleaved passes:
+    // 8 KiB per workgroup keeps those passes within a window the CPU's caches
+    // and prefetchers follow (a long range per workgroup reads at a third of
+    // the bandwidth).
     if (isCpu)
       cpuPerGroup = 512;
-    if (const char *v = std::getenv("CACHET_PROBE_PER_GROUP"))
-      cpuPerGroup = std::strtoull(v, nullptr, 10);
     check(cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
           "cachetModuleLoad");
     check(cachetKernelGet(runtime, module, "probe_read", &readKernel),
@@ -302,22 +305,44 @@ private:
 
   /// Device time in ns of what `record` launches, once per repetition after
   /// one warm-up.
-  template <typename F> Stats timeIt(F record, int repetitions = 0) {
-    if (!repetitions)
-      repetitions = reps;
+  /// Device time in ns of what `record` launches, once per repetition after
+  /// one warm-up.
+  template <typename F> Stats timeIt(F record) {
     record();
-    check(cachetSynchronize(runtime), "cachetSynchronize");
     std::vector<double> times;
-    for (int r = 0; r < repetitions; ++r) {
-      check(cachetEventRecord(runtime, startEvent), "cachetEventRecord");
-      record();
-      check(cachetEventRecord(runtime, endEvent), "cachetEventRecord");
-      uint64_t ns = 0;
-      check(cachetEventElapsedNs(runtime, startEvent, endEvent, &ns),
-            "cachetEventElapsedNs");
-      times.push_back(static_cast<double>(std::max<uint64_t>(ns, 1)));
-    }
+    for (int r = 0; r < reps; ++r)
+      times.push_back(timeOnce(record));
     return summarize(times);
+  }
+
+  /// A/B timing, interleaved (A, B, A, B, ...) after one warm-up of each, so
+  /// that a slow phase of a shared machine hits both. Returns the times of A
+  /// and of B and the per-repetition ratio A / B.
+  template <typename F, typename G>
+  void timePair(F recordA, G recordB, Stats &a, Stats &b, Stats &ratio) {
+    recordA();
+    recordB();
+    std::vector<double> ta, tb, ratios;
+    for (int r = 0; r < reps; ++r) {
+      ta.push_back(timeOnce(recordA));
+      tb.push_back(timeOnce(recordB));
+      ratios.push_back(ta.back() / tb.back());
+    }
+    a = summarize(ta);
+    b = summarize(tb);
+    ratio = summarize(ratios);
+  }
+
+  /// One device-timed run of `record`, in ns.
+  template <typename F> double timeOnce(F record) {
+    check(cachetSynchronize(runtime), "cachetSynchronize");
+    check(cachetEventRecord(runtime, startEvent), "cachetEventRecord");
+    record();
+    check(cachetEventRecord(runtime, endEvent), "cachetEventRecord");
+    uint64_t ns = 0;
+    check(cachetEventElapsedNs(runtime, startEvent, endEvent, &ns),
+          "cachetEventElapsedNs");
+    return static_cast<double>(std::max<uint64_t>(ns, 1));
   }
 
   /// Workgroups and elements per workgroup for a stream of `elements`: as
@@ -479,14 +504,29 @@ std::string Probe::run() {
   // whole buffer (always from DRAM).
   std::vector<std::string> linePoints;
   std::vector<std::pair<uint64_t, double>> lineCost;
-  for (uint64_t stride = 16; stride <= 1024; stride *= 2) {
+  // All strides once per round, rounds repeated: drift on a shared machine
+  // hits every stride alike.
+  std::vector<uint64_t> strides;
+  for (uint64_t stride = 16; stride <= 1024; stride *= 2)
+    strides.push_back(stride);
+  std::vector<std::vector<double>> strideTimes(strides.size());
+  auto strideRun = [&](uint64_t stride) {
     ReadParams p;
     p.pitch = static_cast<uint32_t>(stride / elementBytes);
     uint64_t accesses = n / p.pitch;
     p.span = static_cast<uint32_t>(accesses);
-    uint64_t done = covered(accesses);
-    Stats ns = timeIt([&] { launchRead(a, bufferBytes, p, accesses); });
-    Stats perAccess = scaled(ns, 1.0 / double(done));
+    launchRead(a, bufferBytes, p, accesses);
+  };
+  for (int r = -1; r < reps; ++r)
+    for (size_t i = 0; i < strides.size(); ++i) {
+      double ns = timeOnce([&] { strideRun(strides[i]); });
+      if (r >= 0)
+        strideTimes[i].push_back(ns);
+    }
+  for (size_t i = 0; i < strides.size(); ++i) {
+    uint64_t stride = strides[i];
+    uint64_t done = covered(n / (stride / elementBytes));
+    Stats perAccess = scaled(summarize(strideTimes[i]), 1.0 / double(done));
     lineCost.push_back({stride, perAccess.median});
     linePoints.push_back(
         ObjectWriter()
@@ -512,7 +552,8 @@ std::string Probe::run() {
         ObjectWriter()
             .str("method",
                  "probe_read of one 16 B element every `stride` bytes over "
-                 "the whole buffer; below the line size doubling the stride "
+                 "the whole buffer, the strides round-robin; below the line "
+                 "size doubling the stride "
                  "doubles the lines fetched, above it the cost stays flat: "
                  "the line L in {32, 64, 128, 256} whose model cost(s) = c + "
                  "m * min(s, L) / L fits the medians best (least squares, "
@@ -605,9 +646,15 @@ std::string Probe::run() {
   const uint64_t rows = 4096;
   uint64_t aliasStride = 0, aliasPad = 0;
   std::vector<std::string> aliasPoints;
-  uint64_t chunkElems = cacheLine / elementBytes;
+  // 64 B of each row per column: where the line is longer (or the hardware
+  // fetches lines in pairs), the rest of the fetched bytes serve the next
+  // column only if they survive the walk down the rows, which is what the
+  // set-index aliasing of packed rows prevents.
+  const uint64_t chunkBytes = 64;
+  uint64_t chunkElems = chunkBytes / elementBytes;
+  const uint64_t padBytes = cacheLine;
   for (uint64_t rowBytes = 512; rowBytes <= 16384; rowBytes *= 2) {
-    if (rows * (rowBytes + cacheLine) > bufferBytes)
+    if (rows * (rowBytes + padBytes) > bufferBytes)
       break;
     ReadParams p;
     p.chunkShift = log2Exact(chunkElems);
@@ -618,14 +665,17 @@ std::string Probe::run() {
     p.span = static_cast<uint32_t>(span);
     uint64_t stream = std::max<uint64_t>(span, minStream / elementBytes);
     uint64_t done = covered(stream);
+    ReadParams padP = p;
     p.pitch = static_cast<uint32_t>(rowBytes / elementBytes);
-    Stats packed = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
-    p.pitch = static_cast<uint32_t>((rowBytes + cacheLine) / elementBytes);
-    Stats padded = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
-    double ratio = packed.median / padded.median;
+    padP.pitch = static_cast<uint32_t>((rowBytes + padBytes) / elementBytes);
+    Stats packed, padded, ratioStats;
+    timePair([&] { launchRead(a, bufferBytes, p, stream); },
+             [&] { launchRead(a, bufferBytes, padP, stream); }, packed, padded,
+             ratioStats);
+    double ratio = ratioStats.median;
     if (!aliasStride && ratio > aliasCliffRatio) {
       aliasStride = rowBytes;
-      aliasPad = cacheLine;
+      aliasPad = padBytes;
     }
     double bytes = double(done) * elementBytes;
     aliasPoints.push_back(ObjectWriter()
@@ -633,6 +683,7 @@ std::string Probe::run() {
                               .stats("packed_gbps", invert(packed, bytes))
                               .stats("padded_gbps", invert(padded, bytes))
                               .num("packed_over_padded_time", ratio)
+                              .stats("ratio_spread", ratioStats)
                               .str(6));
   }
   sources["alias_stride"] = "measured (column walk)";
@@ -643,8 +694,8 @@ std::string Probe::run() {
         ObjectWriter()
             .str("method",
                  "probe_read walking " + std::to_string(rows) +
-                     " rows of R bytes one cache line per row, column after "
-                     "column, versus rows padded by one line (same bytes); "
+                     " rows of R bytes, 64 B per row, column after column, "
+                     "versus rows padded by one cache line (same bytes); "
                      "the alias stride is the smallest R whose packed walk "
                      "takes more than " +
                      number(aliasCliffRatio) +
@@ -673,9 +724,11 @@ std::string Probe::run() {
   strided.rowShift = log2Exact(stridedRows);
   strided.pitch = 1024 / elementBytes;
   strided.span = static_cast<uint32_t>(n);
-  Stats stridedNs = timeIt([&] { launchRead(a, bufferBytes, strided, n); });
-  Stats seqNs = timeIt([&] { launchRead(a, bufferBytes, seq, n); });
-  double penaltyRaw = stridedNs.median / seqNs.median;
+  Stats stridedNs, seqNs, penaltyStats;
+  timePair([&] { launchRead(a, bufferBytes, strided, n); },
+           [&] { launchRead(a, bufferBytes, seq, n); }, stridedNs, seqNs,
+           penaltyStats);
+  double penaltyRaw = penaltyStats.median;
   double penalty = std::max(1.0, penaltyRaw);
   sources["strided_read_penalty"] = "measured (strided vs sequential read)";
   m.raw("strided_read",
@@ -690,6 +743,7 @@ std::string Probe::run() {
             .stats("strided_gbps", invert(stridedNs, double(readElems) * 16))
             .stats("sequential_gbps", invert(seqNs, double(readElems) * 16))
             .num("ratio", penaltyRaw)
+            .stats("ratio_spread", penaltyStats)
             .num("result", penalty)
             .str(2));
   log("strided penalty " + number(penaltyRaw));
@@ -700,12 +754,14 @@ std::string Probe::run() {
   uint64_t launches = options.quick ? 32 : 200;
   launches = std::min<uint64_t>(launches, bufferBytes / launchBytes);
   uint64_t launchElems = launchBytes / elementBytes;
-  Stats manyNs = timeIt([&] {
-    for (uint64_t i = 0; i < launches; ++i)
-      launchCopy(a, b, bufferBytes, i * launchElems, launchElems);
-  });
-  Stats oneNs =
-      timeIt([&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); });
+  Stats manyNs, oneNs, manyOverOne;
+  timePair(
+      [&] {
+        for (uint64_t i = 0; i < launches; ++i)
+          launchCopy(a, b, bufferBytes, i * launchElems, launchElems);
+      },
+      [&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); }, manyNs,
+      oneNs, manyOverOne);
   double idleNs = (manyNs.median - oneNs.median) / double(launches - 1);
   Stats idleRange = {idleNs, (manyNs.min - oneNs.max) / double(launches - 1),
                      (manyNs.max - oneNs.min) / double(launches - 1)};
