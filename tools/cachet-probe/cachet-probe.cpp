@@ -451,10 +451,12 @@ std::string Probe::run() {
                   "warm-up run; median, min and max over the repetitions");
   m.str("kernels",
         "probe.spvasm: uvec4 (16 B) loads, 64 invocations per workgroup, "
-        "consecutive invocations on consecutive 16 B; " +
-            std::to_string(groupTarget) +
-            " workgroups per launch, each over a contiguous part of the "
-            "access stream");
+        "consecutive invocations on consecutive 16 B; each workgroup over "
+        "a contiguous part of the access stream: " +
+            (cpuPerGroup ? std::to_string(cpuPerGroup * elementBytes) +
+                               " bytes per workgroup (CPU device)"
+                         : "about " + std::to_string(groupTarget) +
+                               " workgroups per launch"));
 
   // Buffers: a power of two, at most maxBindingBytes (bound whole), at least
   // well above any cache the probe reports.
