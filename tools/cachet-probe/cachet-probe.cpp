@@ -492,14 +492,14 @@ std::string Probe::run() {
             .integer("bytes_each_way", copied * elementBytes)
             .stats("gbps", copyGbps)
             .stats("ns", copyNs)
-            .str(2));
+            .str(4));
   m.raw("dram_read",
         ObjectWriter()
             .str("method", "probe_read, a sequential sum over the buffer")
             .integer("bytes", readElems * elementBytes)
             .stats("gbps", readGbps)
             .stats("ns", readNs)
-            .str(2));
+            .str(4));
   sources["dram_gbps"] = "measured (dram_copy median)";
 
   // Cache line: cost per access of one 16 B load every `stride` bytes over the
@@ -539,7 +539,7 @@ std::string Probe::run() {
                      ? number(perAccess.median /
                               lineCost[lineCost.size() - 2].second)
                      : "null")
-            .str(6));
+            .str(8));
   }
   uint64_t cacheLine = fitLineSize(lineCost);
   bool lineFound = cacheLine != 0;
@@ -561,16 +561,16 @@ std::string Probe::run() {
                  "m * min(s, L) / L fits the medians best (least squares, "
                  "m > 0)")
             .raw(
-                "points", "[\n      " +
+                "points", "[\n        " +
                               [&] {
                                 std::string s;
                                 for (size_t i = 0; i < linePoints.size(); ++i)
-                                  s += (i ? ",\n      " : "") + linePoints[i];
+                                  s += (i ? ",\n        " : "") + linePoints[i];
                                 return s;
                               }() +
                               "]")
             .integer("result", cacheLine)
-            .str(2));
+            .str(4));
 
   // Last-level cache: read bandwidth versus working set.
   std::vector<uint64_t> sets;
@@ -597,7 +597,7 @@ std::string Probe::run() {
     Stats gbps = invert(ns, double(done) * elementBytes);
     wsBw.push_back({w, gbps.median});
     wsPoints.push_back(
-        ObjectWriter().integer("working_set", w).stats("gbps", gbps).str(6));
+        ObjectWriter().integer("working_set", w).stats("gbps", gbps).str(8));
   }
   // DRAM reference: the median bandwidth of the largest third of the sizes.
   std::vector<double> tail;
@@ -632,16 +632,16 @@ std::string Probe::run() {
                      "x faster than DRAM (the median of the largest third of "
                      "the sizes)")
             .raw(
-                "points", "[\n      " +
+                "points", "[\n        " +
                               [&] {
                                 std::string s;
                                 for (size_t i = 0; i < wsPoints.size(); ++i)
-                                  s += (i ? ",\n      " : "") + wsPoints[i];
+                                  s += (i ? ",\n        " : "") + wsPoints[i];
                                 return s;
                               }() +
                               "]")
             .integer("result", l2Bytes)
-            .str(2));
+            .str(4));
 
   // Set-index alias stride: a column walk (one line per row, all rows, then
   // the next column) over rows of R bytes versus rows of R + one line.
@@ -688,7 +688,7 @@ std::string Probe::run() {
                               .stats("padded_gbps", invert(padded, bytes))
                               .num("packed_over_padded_time", ratio)
                               .stats("ratio_spread", ratioStats)
-                              .str(6));
+                              .str(8));
   }
   sources["alias_stride"] = "measured (column walk)";
   sources["alias_pad"] = "measured (column walk; one line where a cliff shows)";
@@ -707,17 +707,18 @@ std::string Probe::run() {
                      "slower in every pair), the pad is one line; 0 where no "
                      "R shows a cliff")
             .raw(
-                "points", "[\n      " +
+                "points", "[\n        " +
                               [&] {
                                 std::string s;
                                 for (size_t i = 0; i < aliasPoints.size(); ++i)
-                                  s += (i ? ",\n      " : "") + aliasPoints[i];
+                                  s +=
+                                      (i ? ",\n        " : "") + aliasPoints[i];
                                 return s;
                               }() +
                               "]")
             .integer("alias_stride", aliasStride)
             .integer("alias_pad", aliasPad)
-            .str(2));
+            .str(4));
 
   // Strided-read penalty: 256 B chunks at a 1 KiB stride (four "heads" read
   // one at a time, token-major) versus the same bytes read sequentially.
@@ -750,14 +751,15 @@ std::string Probe::run() {
             .num("ratio", penaltyRaw)
             .stats("ratio_spread", penaltyStats)
             .num("result", penalty)
-            .str(2));
+            .str(4));
   log("strided penalty " + number(penaltyRaw));
 
   // Launch boundaries: N back-to-back copies of S bytes versus one copy of
   // N * S bytes.
   uint64_t launchBytes = isCpu ? (256ull << 10) : (4ull << 20);
   uint64_t launches = options.quick ? 32 : 200;
-  launches = std::min<uint64_t>(launches, bufferBytes / launchBytes);
+  launches = std::max<uint64_t>(
+      2, std::min<uint64_t>(launches, bufferBytes / launchBytes));
   uint64_t launchElems = launchBytes / elementBytes;
   Stats manyNs, oneNs, manyOverOne;
   timePair(
@@ -784,7 +786,7 @@ std::string Probe::run() {
             .stats("many_ns", manyNs)
             .stats("one_ns", oneNs)
             .stats("idle_us", scaled(idleRange, 1e-3))
-            .str(2));
+            .str(4));
   bool pdl = false;
   m.str("pdl", std::string(info.backend) == "vulkan"
                    ? "false: Vulkan has no programmatic dependent launch"
@@ -834,7 +836,7 @@ std::string Probe::run() {
   ObjectWriter sourceObject;
   for (const auto &entry : sources)
     sourceObject.str(entry.first, entry.second);
-  m.raw("field_sources", sourceObject.str(2));
+  m.raw("field_sources", sourceObject.str(4));
 
   ObjectWriter profile;
   profile.str("name", name)
