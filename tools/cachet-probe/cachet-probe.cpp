@@ -386,6 +386,42 @@ private:
           "cachetLaunch(probe_copy)");
   }
 
+  /// Checks that the kernels do what the timings assume before timing them:
+  /// probe_copy copies a pattern, probe_read sums it (its sentinel set to the
+  /// expected sum so that it stores the sum). Leaves both buffers zeroed.
+  void selfCheck(CachetBuffer a, CachetBuffer b, uint64_t bytes) {
+    uint64_t n = bytes / elementBytes;
+    check(cachetBufferFill(runtime, a, 0, bytes, 1), "cachetBufferFill");
+    launchCopy(a, b, bytes, 0, n);
+    uint64_t last = covered(n) - 1;
+    for (uint64_t element : {uint64_t(0), last / 2, last}) {
+      uint32_t word = 0;
+      check(cachetBufferDownload(runtime, b, element * elementBytes + 12, &word,
+                                 sizeof(word)),
+            "cachetBufferDownload");
+      if (word != 1)
+        throw ProbeError("self-check: probe_copy left element " +
+                         std::to_string(element) + " at " +
+                         std::to_string(word) + ", expected 1");
+    }
+    ReadParams p;
+    p.span = static_cast<uint32_t>(n);
+    uint32_t groups, perGroup;
+    split(n, groups, perGroup);
+    p.sentinel = perGroup / static_cast<uint32_t>(workgroupSize);
+    launchRead(a, bytes, p, n);
+    uint32_t sums[4] = {};
+    check(cachetBufferDownload(runtime, outBuffer, 0, sums, sizeof(sums)),
+          "cachetBufferDownload");
+    for (uint32_t sum : sums)
+      if (sum != p.sentinel)
+        throw ProbeError("self-check: probe_read summed " +
+                         std::to_string(sum) + ", expected " +
+                         std::to_string(p.sentinel));
+    check(cachetBufferFill(runtime, a, 0, bytes, 0), "cachetBufferFill");
+    check(cachetBufferFill(runtime, b, 0, bytes, 0), "cachetBufferFill");
+  }
+
   /// Elements one launch actually reads for a stream of `elements`.
   uint64_t covered(uint64_t elements) {
     uint32_t groups, perGroup;
@@ -473,6 +509,9 @@ std::string Probe::run() {
                                  : 65536) *
                     workgroupSize * elementBytes);
   m.integer("buffer_bytes", bufferBytes);
+  selfCheck(a, b, bufferBytes);
+  m.str("self_check", "passed: probe_copy copied a pattern and probe_read "
+                      "summed it as the CPU does");
 
   // DRAM copy (read + write bytes) and read-only (a reduction).
   uint64_t copied = covered(n);

@@ -49,6 +49,7 @@ expect(profile["pdl"] is False and profile["l2_prefetch"] == "none",
 m = profile["measurements"]
 expect(m["tool"] == "cachet-probe" and m["backend"] == "vulkan",
        "measurements name the tool and backend")
+expect(m["self_check"].startswith("passed"), "kernels checked before timing")
 expect(stats_ok(m["dram_copy"]["gbps"]) and stats_ok(m["dram_read"]["gbps"]),
        "DRAM copy and read with their spread")
 expect(all(stats_ok(p["ns_per_access"]) for p in m["cache_line"]["points"]),
