@@ -173,8 +173,7 @@ std::string number(double v) {
     return "null";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
-  // Keep integers readable and make sure a number is never written as "1e+09"
-  // without a fraction the loader would still accept: %.4g is valid JSON.
+  // Four significant digits; %g's exponent form ("3.3e+07") is valid JSON.
   return buf;
 }
 
