@@ -1,0 +1,69 @@
+"""Checks a profile that cachet-probe wrote: well-formed JSON, exactly the
+profile fields plus "measurements", every figure within broad bounds (the
+exact figures depend on the machine), and a record of how each was measured.
+Prints one "ok ..." line per check; exits non-zero on the first failure."""
+import json
+import sys
+
+FIELDS = {
+    "name", "vendor", "arch", "cache_line", "l2_bytes", "alias_stride",
+    "alias_pad", "compute_units", "dram_gbps", "unified_memory",
+    "strided_read_penalty", "pdl", "l2_prefetch", "coop_matrix",
+    "subgroup_size", "shared_memory_bytes", "measurements",
+}
+
+
+def fail(message):
+    print("FAIL " + message)
+    sys.exit(1)
+
+
+def expect(condition, message):
+    if not condition:
+        fail(message)
+    print("ok " + message)
+
+
+def stats_ok(s):
+    return (isinstance(s, dict) and s["min"] <= s["median"] <= s["max"]
+            and s["min"] > 0)
+
+
+profile = json.load(open(sys.argv[1]))
+expect(set(profile) == FIELDS, "exactly the profile fields")
+expect(profile["vendor"] in ("nvidia", "amd", "mesa", "generic"), "vendor")
+expect(profile["cache_line"] in (32, 64, 128, 256), "cache_line")
+expect(64 * 1024 <= profile["l2_bytes"] <= 1024 ** 3, "l2_bytes")
+stride, pad = profile["alias_stride"], profile["alias_pad"]
+expect(stride == 0 and pad == 0 or
+       stride & (stride - 1) == 0 and pad == profile["cache_line"],
+       "alias_stride and alias_pad")
+expect(profile["dram_gbps"] > 0.1, "dram_gbps")
+expect(profile["strided_read_penalty"] >= 1, "strided_read_penalty")
+expect(profile["compute_units"] >= 1, "compute_units")
+sg = profile["subgroup_size"]
+expect(sg > 0 and sg & (sg - 1) == 0, "subgroup_size")
+expect(profile["pdl"] is False and profile["l2_prefetch"] == "none",
+       "no PDL or L2 prefetch through Vulkan")
+
+m = profile["measurements"]
+expect(m["tool"] == "cachet-probe" and m["backend"] == "vulkan",
+       "measurements name the tool and backend")
+expect(m["self_check"].startswith("passed"), "kernels checked before timing")
+expect(stats_ok(m["dram_copy"]["gbps"]) and stats_ok(m["dram_read"]["gbps"]),
+       "DRAM copy and read with their spread")
+expect(all(stats_ok(p["ns_per_access"]) for p in m["cache_line"]["points"]),
+       "stride sweep with its spread")
+expect(len(m["l2_bytes"]["points"]) >= 5, "working-set sweep")
+expect(len(m["alias"]["points"]) >= 3 and
+       all(p["packed_over_padded_time"] > 0 for p in m["alias"]["points"]),
+       "column walks packed and padded")
+expect(m["strided_read"]["ratio"] > 0, "strided-read ratio")
+expect("idle_us" in m["launch_boundary"], "launch boundary")
+for field in ("cache_line", "l2_bytes", "alias_stride", "dram_gbps",
+              "strided_read_penalty"):
+    expect(m["field_sources"][field].startswith(("measured", "defaulted")),
+           "source of " + field)
+for field in ("name", "vendor", "subgroup_size", "shared_memory_bytes", "pdl"):
+    expect(m["field_sources"][field].startswith("reported"),
+           "source of " + field)

@@ -1,0 +1,972 @@
+//===- cachet-probe.cpp - measure a device profile through the runtime ----===//
+//
+// cachet-probe [--backend=vulkan|cuda] [--device=N] [-o profile.json] [--quick]
+//
+// Runs micro-kernels (tools/cachet-probe/probe.spvasm, embedded in the
+// binary) through libcachet_runtime and writes a device profile JSON that
+// `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (copy and
+// read-only), last-level cache size (bandwidth versus working set), cache
+// line size (cost per access versus stride), the set-index alias stride (a
+// column walk over power-of-two rows versus rows padded by one line), the
+// strided-read penalty (256 B chunks at a 1 KiB stride versus sequential) and
+// the idle time at a launch boundary. Every figure is device-timed with the
+// runtime's timestamp events, repeated, and written with its median, minimum
+// and maximum into the profile's "measurements" object, next to how it was
+// measured and which fields were measured, reported by the driver or
+// defaulted. Needs only libcachet_runtime and the driver: no LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/utsname.h>
+
+namespace {
+
+/// The SPIR-V words of probe.spvasm, assembled at build time.
+const uint32_t probeSpirv[] = {
+#include "probe.spv.inc"
+};
+
+/// Bytes of one kernel element (a uvec4).
+constexpr uint64_t elementBytes = 16;
+/// Invocations per workgroup (the shader's LocalSize).
+constexpr uint64_t workgroupSize = 64;
+/// A column walk whose packed rows take this many times longer than rows
+/// padded by one line shows an alias cliff.
+constexpr double aliasCliffRatio = 1.3;
+/// A working set is served from the cache while its read bandwidth is at least
+/// this many times the DRAM read bandwidth.
+constexpr double cacheOverDramRatio = 1.5;
+
+/// Median, minimum and maximum of repeated measurements.
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+Stats summarize(std::vector<double> values) {
+  Stats s;
+  if (values.empty())
+    return s;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  s.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  s.min = values.front();
+  s.max = values.back();
+  return s;
+}
+
+/// Stats of `scale / x` for each x: turns times into rates (the fastest time
+/// becomes the maximum rate).
+Stats invert(const Stats &times, double scale) {
+  Stats s;
+  s.median = scale / times.median;
+  s.min = scale / times.max;
+  s.max = scale / times.min;
+  return s;
+}
+
+Stats scaled(const Stats &s, double factor) {
+  return {s.median * factor, s.min * factor, s.max * factor};
+}
+
+uint32_t log2Exact(uint64_t v) {
+  uint32_t l = 0;
+  while ((uint64_t(1) << l) < v)
+    ++l;
+  return l;
+}
+
+uint64_t floorPow2(uint64_t v) {
+  uint64_t p = 1;
+  while (p * 2 <= v)
+    p *= 2;
+  return p;
+}
+
+/// Returns the line size L in {32, 64, 128, 256} whose model
+/// cost(s) = c + m * min(s, L) / L (a fixed cost per access plus the share of
+/// a line it fetches) fits `costs` (stride, cost per access) best in the least
+/// squares sense, or 0 where no model has m > 0.
+uint64_t fitLineSize(const std::vector<std::pair<uint64_t, double>> &costs) {
+  uint64_t best = 0;
+  double bestError = 0;
+  for (uint64_t line = 32; line <= 256; line *= 2) {
+    // Linear least squares of cost against x = min(s, L) / L.
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto &point : costs) {
+      double x = double(std::min(point.first, line)) / double(line);
+      n += 1;
+      sx += x;
+      sy += point.second;
+      sxx += x * x;
+      sxy += x * point.second;
+    }
+    double det = n * sxx - sx * sx;
+    if (det <= 0)
+      continue;
+    double m = (n * sxy - sx * sy) / det;
+    double c = (sy - m * sx) / n;
+    if (m <= 0)
+      continue;
+    double error = 0;
+    for (const auto &point : costs) {
+      double x = double(std::min(point.first, line)) / double(line);
+      double r = point.second - (c + m * x);
+      error += r * r;
+    }
+    if (!best || error < bestError) {
+      best = line;
+      bestError = error;
+    }
+  }
+  return best;
+}
+
+//===----------------------------------------------------------------------===//
+// A tiny JSON writer (the loader reads what this writes).
+//===----------------------------------------------------------------------===//
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  // Four significant digits; %g's exponent form ("3.3e+07") is valid JSON.
+  return buf;
+}
+
+std::string statsJson(const Stats &s) {
+  return "{\"median\": " + number(s.median) + ", \"min\": " + number(s.min) +
+         ", \"max\": " + number(s.max) + "}";
+}
+
+/// Builds one JSON object member by member.
+class ObjectWriter {
+public:
+  ObjectWriter &raw(const std::string &key, const std::string &json) {
+    members.push_back(quote(key) + ": " + json);
+    return *this;
+  }
+  ObjectWriter &str(const std::string &key, const std::string &value) {
+    return raw(key, quote(value));
+  }
+  ObjectWriter &num(const std::string &key, double value) {
+    return raw(key, number(value));
+  }
+  ObjectWriter &integer(const std::string &key, uint64_t value) {
+    return raw(key, std::to_string(value));
+  }
+  ObjectWriter &boolean(const std::string &key, bool value) {
+    return raw(key, value ? "true" : "false");
+  }
+  ObjectWriter &stats(const std::string &key, const Stats &s) {
+    return raw(key, statsJson(s));
+  }
+  std::string str(int indent = 0) const {
+    std::string pad(indent + 2, ' ');
+    std::string out = "{";
+    for (size_t i = 0; i < members.size(); ++i)
+      out += (i ? ",\n" : "\n") + pad + members[i];
+    out += "\n" + std::string(indent, ' ') + "}";
+    return out;
+  }
+
+private:
+  std::vector<std::string> members;
+};
+
+std::string joinArray(const std::vector<std::string> &items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// The probe
+//===----------------------------------------------------------------------===//
+
+/// Options from the command line.
+struct Options {
+  std::string backend = "vulkan";
+  int device = -1;
+  std::string output;
+  bool quick = false;
+  bool verbose = false;
+};
+
+/// Fails with the runtime's message.
+class ProbeError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+void check(CachetStatus status, const char *what) {
+  if (status != CACHET_SUCCESS)
+    throw ProbeError(std::string(what) + ": " + cachetStatusString(status) +
+                     ": " + cachetGetLastError());
+}
+
+/// Push constants of probe_read (see probe.spvasm).
+struct ReadParams {
+  uint32_t chunkShift = 0, chunkMask = 0, rowMask = 0x7fffffff, rowShift = 31;
+  uint32_t pitch = 1, span = 0, perGroup = 0, sentinel = 0xdeadbeef;
+};
+
+/// Runs the micro-kernels on one runtime and collects the profile.
+class Probe {
+public:
+  Probe(CachetRuntime runtime, const Options &options)
+      : runtime(runtime), options(options) {
+    check(cachetGetDeviceInfo(runtime, &info), "cachetGetDeviceInfo");
+    isCpu = info.vendorId == 0x10005 ||
+            std::string(info.name).find("llvmpipe") != std::string::npos;
+    reps = options.quick ? 3 : isCpu ? 9 : 7;
+    groupTarget = isCpu ? 64 : 8192;
+    // llvmpipe runs each 8-wide subgroup of a workgroup to completion before
+    // the next, so a workgroup's elements are read in 8 interleaved passes:
+    // 8 KiB per workgroup keeps those passes within a window the CPU's caches
+    // and prefetchers follow (a long range per workgroup reads at a third of
+    // the bandwidth).
+    if (isCpu)
+      cpuPerGroup = 512;
+    check(cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
+          "cachetModuleLoad");
+    check(cachetKernelGet(runtime, module, "probe_read", &readKernel),
+          "cachetKernelGet(probe_read)");
+    check(cachetKernelGet(runtime, module, "probe_copy", &copyKernel),
+          "cachetKernelGet(probe_copy)");
+    check(cachetEventCreate(runtime, &startEvent), "cachetEventCreate");
+    check(cachetEventCreate(runtime, &endEvent), "cachetEventCreate");
+  }
+
+  ~Probe() {
+    cachetEventDestroy(runtime, startEvent);
+    cachetEventDestroy(runtime, endEvent);
+    for (CachetBuffer b : buffers)
+      cachetBufferFree(runtime, b);
+    cachetModuleUnload(runtime, module);
+  }
+
+  /// Runs every measurement and returns the profile JSON.
+  std::string run();
+
+private:
+  CachetBuffer alloc(uint64_t bytes) {
+    CachetBuffer b;
+    check(cachetBufferAlloc(runtime, bytes, &b), "cachetBufferAlloc");
+    check(cachetBufferFill(runtime, b, 0, bytes, 0), "cachetBufferFill");
+    buffers.push_back(b);
+    return b;
+  }
+
+  /// Device time in ns of what `record` launches, once per repetition after
+  /// one warm-up.
+  /// Device time in ns of what `record` launches, once per repetition after
+  /// one warm-up.
+  template <typename F> Stats timeIt(F record) {
+    record();
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r)
+      times.push_back(timeOnce(record));
+    return summarize(times);
+  }
+
+  /// A/B timing, interleaved (A, B, A, B, ...) after one warm-up of each, so
+  /// that a slow phase of a shared machine hits both. Returns the times of A
+  /// and of B and the per-repetition ratio A / B.
+  template <typename F, typename G>
+  void timePair(F recordA, G recordB, Stats &a, Stats &b, Stats &ratio) {
+    recordA();
+    recordB();
+    std::vector<double> ta, tb, ratios;
+    for (int r = 0; r < reps; ++r) {
+      ta.push_back(timeOnce(recordA));
+      tb.push_back(timeOnce(recordB));
+      ratios.push_back(ta.back() / tb.back());
+    }
+    a = summarize(ta);
+    b = summarize(tb);
+    ratio = summarize(ratios);
+  }
+
+  /// One device-timed run of `record`, in ns.
+  template <typename F> double timeOnce(F record) {
+    check(cachetSynchronize(runtime), "cachetSynchronize");
+    check(cachetEventRecord(runtime, startEvent), "cachetEventRecord");
+    record();
+    check(cachetEventRecord(runtime, endEvent), "cachetEventRecord");
+    uint64_t ns = 0;
+    check(cachetEventElapsedNs(runtime, startEvent, endEvent, &ns),
+          "cachetEventElapsedNs");
+    return static_cast<double>(std::max<uint64_t>(ns, 1));
+  }
+
+  /// Workgroups and elements per workgroup for a stream of `elements`: as
+  /// close to the target count as whole multiples of 64 elements allow.
+  void split(uint64_t elements, uint32_t &groups, uint32_t &perGroup) {
+    uint64_t per = cpuPerGroup
+                       ? cpuPerGroup
+                       : std::max<uint64_t>(workgroupSize,
+                                            (elements / groupTarget) /
+                                                workgroupSize * workgroupSize);
+    while (elements / per > info.maxWorkgroupCount[0])
+      per *= 2;
+    uint64_t g = std::max<uint64_t>(1, elements / per);
+    g = std::min<uint64_t>(g, info.maxWorkgroupCount[0]);
+    groups = static_cast<uint32_t>(g);
+    perGroup = static_cast<uint32_t>(per);
+  }
+
+  /// Records one probe_read over `src` reading `elements` stream elements.
+  void launchRead(CachetBuffer src, uint64_t srcBytes, ReadParams p,
+                  uint64_t elements) {
+    uint32_t groups, perGroup;
+    split(elements, groups, perGroup);
+    p.perGroup = perGroup;
+    CachetBinding bindings[2] = {{src, 0, srcBytes}, {outBuffer, 0, 0}};
+    uint32_t grid[3] = {groups, 1, 1};
+    check(cachetLaunch(runtime, readKernel, grid, bindings, 2, &p, sizeof(p)),
+          "cachetLaunch(probe_read)");
+  }
+
+  /// Records one probe_copy of `elements` from element `base`.
+  void launchCopy(CachetBuffer src, CachetBuffer dst, uint64_t bufferBytes,
+                  uint64_t base, uint64_t elements) {
+    uint32_t groups, perGroup;
+    split(elements, groups, perGroup);
+    uint32_t push[2] = {static_cast<uint32_t>(base), perGroup};
+    CachetBinding bindings[2] = {{src, 0, bufferBytes}, {dst, 0, bufferBytes}};
+    uint32_t grid[3] = {groups, 1, 1};
+    check(cachetLaunch(runtime, copyKernel, grid, bindings, 2, push,
+                       sizeof(push)),
+          "cachetLaunch(probe_copy)");
+  }
+
+  /// Checks that the kernels do what the timings assume before timing them:
+  /// probe_copy copies a pattern, probe_read sums it (its sentinel set to the
+  /// expected sum so that it stores the sum). Leaves both buffers zeroed.
+  void selfCheck(CachetBuffer a, CachetBuffer b, uint64_t bytes) {
+    uint64_t n = bytes / elementBytes;
+    check(cachetBufferFill(runtime, a, 0, bytes, 1), "cachetBufferFill");
+    launchCopy(a, b, bytes, 0, n);
+    uint64_t last = covered(n) - 1;
+    for (uint64_t element : {uint64_t(0), last / 2, last}) {
+      uint32_t word = 0;
+      check(cachetBufferDownload(runtime, b, element * elementBytes + 12, &word,
+                                 sizeof(word)),
+            "cachetBufferDownload");
+      if (word != 1)
+        throw ProbeError("self-check: probe_copy left element " +
+                         std::to_string(element) + " at " +
+                         std::to_string(word) + ", expected 1");
+    }
+    ReadParams p;
+    p.span = static_cast<uint32_t>(n);
+    uint32_t groups, perGroup;
+    split(n, groups, perGroup);
+    p.sentinel = perGroup / static_cast<uint32_t>(workgroupSize);
+    launchRead(a, bytes, p, n);
+    uint32_t sums[4] = {};
+    check(cachetBufferDownload(runtime, outBuffer, 0, sums, sizeof(sums)),
+          "cachetBufferDownload");
+    for (uint32_t sum : sums)
+      if (sum != p.sentinel)
+        throw ProbeError("self-check: probe_read summed " +
+                         std::to_string(sum) + ", expected " +
+                         std::to_string(p.sentinel));
+    check(cachetBufferFill(runtime, a, 0, bytes, 0), "cachetBufferFill");
+    check(cachetBufferFill(runtime, b, 0, bytes, 0), "cachetBufferFill");
+  }
+
+  /// Elements one launch actually reads for a stream of `elements`.
+  uint64_t covered(uint64_t elements) {
+    uint32_t groups, perGroup;
+    split(elements, groups, perGroup);
+    return uint64_t(groups) * perGroup;
+  }
+
+  void log(const std::string &line) {
+    if (options.verbose)
+      std::cerr << "cachet-probe: " << line << "\n";
+  }
+
+  CachetRuntime runtime;
+  const Options &options;
+  CachetDeviceInfo info{};
+  bool isCpu = false;
+  int reps = 5;
+  uint64_t groupTarget = 8192;
+  /// Elements per workgroup on a CPU device (0 on GPUs).
+  uint64_t cpuPerGroup = 0;
+  CachetModule module = nullptr;
+  CachetKernel readKernel = nullptr, copyKernel = nullptr;
+  CachetEvent startEvent = nullptr, endEvent = nullptr;
+  CachetBuffer outBuffer = nullptr;
+  std::vector<CachetBuffer> buffers;
+};
+
+std::string vendorName(uint32_t vendorId) {
+  switch (vendorId) {
+  case 0x10de:
+    return "nvidia";
+  case 0x1002:
+    return "amd";
+  case 0x10005:
+    return "mesa";
+  default:
+    return "generic";
+  }
+}
+
+/// SM counts and chips the driver does not report, by device name.
+struct KnownGpu {
+  const char *nameFragment;
+  const char *arch;
+  uint64_t computeUnits;
+};
+const KnownGpu knownGpus[] = {
+    {"H200", "sm_90", 132},     {"H100 80GB HBM3", "sm_90", 132},
+    {"H100 SXM", "sm_90", 132}, {"H100 PCIe", "sm_90", 114},
+    {"RTX 4070", "sm_89", 46},  {"RTX 2060 SUPER", "sm_75", 34},
+};
+
+std::string Probe::run() {
+  std::map<std::string, std::string> sources;
+  ObjectWriter m;
+  m.str("tool", "cachet-probe");
+  m.str("backend", info.backend);
+  m.str("device", info.name);
+  m.str("mode", options.quick ? "quick" : "full");
+  m.integer("repetitions", reps);
+  m.str("timing", "device time between two timestamp events "
+                  "(cachetEventElapsedNs) around the launches, after one "
+                  "warm-up run; median, min and max over the repetitions");
+  m.str("kernels",
+        "probe.spvasm: uvec4 (16 B) loads, 64 invocations per workgroup, "
+        "consecutive invocations on consecutive 16 B; each workgroup over "
+        "a contiguous part of the access stream: " +
+            (cpuPerGroup ? std::to_string(cpuPerGroup * elementBytes) +
+                               " bytes per workgroup (CPU device)"
+                         : "about " + std::to_string(groupTarget) +
+                               " workgroups per launch"));
+
+  // Buffers: a power of two, at most maxBindingBytes (bound whole), at least
+  // well above any cache the probe reports.
+  uint64_t limit = std::min(info.maxBindingBytes, info.maxAllocationBytes);
+  uint64_t target = options.quick ? (32ull << 20)
+                    : isCpu       ? (128ull << 20)
+                                  : (1ull << 30);
+  uint64_t bufferBytes = floorPow2(std::min(limit, target));
+  uint64_t n = bufferBytes / elementBytes;
+  CachetBuffer a = alloc(bufferBytes);
+  CachetBuffer b = alloc(bufferBytes);
+  outBuffer = alloc(uint64_t(info.maxWorkgroupCount[0] < 65536
+                                 ? info.maxWorkgroupCount[0]
+                                 : 65536) *
+                    workgroupSize * elementBytes);
+  m.integer("buffer_bytes", bufferBytes);
+  selfCheck(a, b, bufferBytes);
+  m.str("self_check", "passed: probe_copy copied a pattern and probe_read "
+                      "summed it as the CPU does");
+
+  // DRAM copy (read + write bytes) and read-only (a reduction).
+  uint64_t copied = covered(n);
+  Stats copyNs = timeIt([&] { launchCopy(a, b, bufferBytes, 0, n); });
+  Stats copyGbps = invert(copyNs, 2.0 * copied * elementBytes);
+  ReadParams seq;
+  seq.span = static_cast<uint32_t>(n);
+  uint64_t readElems = covered(n);
+  Stats readNs = timeIt([&] { launchRead(a, bufferBytes, seq, n); });
+  Stats readGbps = invert(readNs, double(readElems) * elementBytes);
+  log("copy " + number(copyGbps.median) + " GB/s, read " +
+      number(readGbps.median) + " GB/s");
+  m.raw("dram_copy",
+        ObjectWriter()
+            .str("method", "probe_copy of one buffer into another; GB/s "
+                           "counts read + write bytes")
+            .integer("bytes_each_way", copied * elementBytes)
+            .stats("gbps", copyGbps)
+            .stats("ns", copyNs)
+            .str(4));
+  m.raw("dram_read",
+        ObjectWriter()
+            .str("method", "probe_read, a sequential sum over the buffer")
+            .integer("bytes", readElems * elementBytes)
+            .stats("gbps", readGbps)
+            .stats("ns", readNs)
+            .str(4));
+  sources["dram_gbps"] = "measured (dram_copy median)";
+
+  // Cache line: cost per access of one 16 B load every `stride` bytes over the
+  // whole buffer (always from DRAM).
+  std::vector<std::string> linePoints;
+  std::vector<std::pair<uint64_t, double>> lineCost;
+  // All strides once per round, rounds repeated: drift on a shared machine
+  // hits every stride alike.
+  std::vector<uint64_t> strides;
+  for (uint64_t stride = 16; stride <= 1024; stride *= 2)
+    strides.push_back(stride);
+  std::vector<std::vector<double>> strideTimes(strides.size());
+  auto strideRun = [&](uint64_t stride) {
+    ReadParams p;
+    p.pitch = static_cast<uint32_t>(stride / elementBytes);
+    uint64_t accesses = n / p.pitch;
+    p.span = static_cast<uint32_t>(accesses);
+    launchRead(a, bufferBytes, p, accesses);
+  };
+  for (int r = -1; r < reps; ++r)
+    for (size_t i = 0; i < strides.size(); ++i) {
+      double ns = timeOnce([&] { strideRun(strides[i]); });
+      if (r >= 0)
+        strideTimes[i].push_back(ns);
+    }
+  for (size_t i = 0; i < strides.size(); ++i) {
+    uint64_t stride = strides[i];
+    uint64_t done = covered(n / (stride / elementBytes));
+    Stats perAccess = scaled(summarize(strideTimes[i]), 1.0 / double(done));
+    lineCost.push_back({stride, perAccess.median});
+    linePoints.push_back(
+        ObjectWriter()
+            .integer("stride", stride)
+            .stats("ns_per_access", perAccess)
+            .raw("ratio_to_previous",
+                 lineCost.size() > 1
+                     ? number(perAccess.median /
+                              lineCost[lineCost.size() - 2].second)
+                     : "null")
+            .str(8));
+  }
+  uint64_t cacheLine = fitLineSize(lineCost);
+  bool lineFound = cacheLine != 0;
+  if (!lineFound)
+    cacheLine = 64;
+  cacheLine = std::min<uint64_t>(std::max<uint64_t>(cacheLine, 32), 256);
+  sources["cache_line"] =
+      lineFound ? "measured (stride sweep)"
+                : "defaulted (64: no stride in the sweep stopped the growth)";
+  log("cache line " + std::to_string(cacheLine));
+  m.raw("cache_line",
+        ObjectWriter()
+            .str("method",
+                 "probe_read of one 16 B element every `stride` bytes over "
+                 "the whole buffer, the strides round-robin; below the line "
+                 "size doubling the stride "
+                 "doubles the lines fetched, above it the cost stays flat: "
+                 "the line L in {32, 64, 128, 256} whose model cost(s) = c + "
+                 "m * min(s, L) / L fits the medians best (least squares, "
+                 "m > 0)")
+            .raw(
+                "points", "[\n        " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < linePoints.size(); ++i)
+                                  s += (i ? ",\n        " : "") + linePoints[i];
+                                return s;
+                              }() +
+                              "]")
+            .integer("result", cacheLine)
+            .str(4));
+
+  // Last-level cache: read bandwidth versus working set.
+  std::vector<uint64_t> sets;
+  uint64_t smallest = isCpu ? (256ull << 10) : (1ull << 20);
+  for (uint64_t p = smallest; p <= bufferBytes; p *= 2) {
+    const int quarters = options.quick ? 1 : isCpu ? 2 : 4;
+    for (int q = 0; q < quarters; ++q) {
+      uint64_t w = p + p * q / quarters;
+      if (w <= bufferBytes)
+        sets.push_back(w);
+    }
+  }
+  std::vector<std::pair<uint64_t, double>> wsBw;
+  std::vector<std::string> wsPoints;
+  uint64_t minStream =
+      options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
+  for (uint64_t w : sets) {
+    ReadParams p;
+    uint64_t span = w / elementBytes;
+    p.span = static_cast<uint32_t>(span);
+    uint64_t stream = std::max<uint64_t>(minStream, 3 * w) / elementBytes;
+    uint64_t done = covered(stream);
+    Stats ns = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
+    Stats gbps = invert(ns, double(done) * elementBytes);
+    wsBw.push_back({w, gbps.median});
+    wsPoints.push_back(
+        ObjectWriter().integer("working_set", w).stats("gbps", gbps).str(8));
+  }
+  // DRAM reference: the median bandwidth of the largest third of the sizes.
+  std::vector<double> tail;
+  for (size_t i = wsBw.size() - std::max<size_t>(1, wsBw.size() / 3);
+       i < wsBw.size(); ++i)
+    tail.push_back(wsBw[i].second);
+  double dramRead = summarize(tail).median;
+  uint64_t l2Bytes = 0;
+  for (size_t i = wsBw.size(); i-- > 0;)
+    if (wsBw[i].second >= cacheOverDramRatio * dramRead) {
+      l2Bytes = wsBw[i].first;
+      break;
+    }
+  bool l2Found =
+      l2Bytes != 0 && l2Bytes < wsBw[wsBw.size() - tail.size()].first;
+  if (!l2Found)
+    l2Bytes = wsBw.front().first;
+  sources["l2_bytes"] =
+      l2Found ? "measured (working-set sweep)"
+              : "defaulted (the smallest working set: no size read faster "
+                "than DRAM)";
+  log("last-level cache " + std::to_string(l2Bytes));
+  m.raw("l2_bytes",
+        ObjectWriter()
+            .str("method",
+                 "probe_read repeatedly over a working set (at least 3 passes "
+                 "and " +
+                     std::to_string(minStream) +
+                     " bytes per launch); the last-level cache size is the "
+                     "largest working set read at least " +
+                     number(cacheOverDramRatio) +
+                     "x faster than DRAM (the median of the largest third of "
+                     "the sizes)")
+            .raw(
+                "points", "[\n        " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < wsPoints.size(); ++i)
+                                  s += (i ? ",\n        " : "") + wsPoints[i];
+                                return s;
+                              }() +
+                              "]")
+            .integer("result", l2Bytes)
+            .str(4));
+
+  // Set-index alias stride: a column walk (one line per row, all rows, then
+  // the next column) over rows of R bytes versus rows of R + one line.
+  const uint64_t rows = 4096;
+  uint64_t aliasStride = 0, aliasPad = 0;
+  std::vector<std::string> aliasPoints;
+  // 64 B of each row per column: where the line is longer (or the hardware
+  // fetches lines in pairs), the rest of the fetched bytes serve the next
+  // column only if they survive the walk down the rows, which is what the
+  // set-index aliasing of packed rows prevents.
+  const uint64_t chunkBytes = 64;
+  uint64_t chunkElems = chunkBytes / elementBytes;
+  const uint64_t padBytes = cacheLine;
+  for (uint64_t rowBytes = 512; rowBytes <= 16384; rowBytes *= 2) {
+    if (rows * (rowBytes + padBytes) > bufferBytes)
+      break;
+    ReadParams p;
+    p.chunkShift = log2Exact(chunkElems);
+    p.chunkMask = static_cast<uint32_t>(chunkElems - 1);
+    p.rowMask = static_cast<uint32_t>(rows - 1);
+    p.rowShift = log2Exact(rows);
+    uint64_t span = rows * rowBytes / elementBytes;
+    p.span = static_cast<uint32_t>(span);
+    uint64_t stream = std::max<uint64_t>(span, minStream / elementBytes);
+    uint64_t done = covered(stream);
+    ReadParams padP = p;
+    p.pitch = static_cast<uint32_t>(rowBytes / elementBytes);
+    padP.pitch = static_cast<uint32_t>((rowBytes + padBytes) / elementBytes);
+    Stats packed, padded, ratioStats;
+    timePair([&] { launchRead(a, bufferBytes, p, stream); },
+             [&] { launchRead(a, bufferBytes, padP, stream); }, packed, padded,
+             ratioStats);
+    double ratio = ratioStats.median;
+    // A cliff must show in the median and in every repetition (min > 1): a
+    // shared machine's noise alone gives medians above the threshold.
+    if (!aliasStride && ratio > aliasCliffRatio && ratioStats.min > 1.0) {
+      aliasStride = rowBytes;
+      aliasPad = padBytes;
+    }
+    double bytes = double(done) * elementBytes;
+    aliasPoints.push_back(ObjectWriter()
+                              .integer("row_bytes", rowBytes)
+                              .stats("packed_gbps", invert(packed, bytes))
+                              .stats("padded_gbps", invert(padded, bytes))
+                              .num("packed_over_padded_time", ratio)
+                              .stats("ratio_spread", ratioStats)
+                              .str(8));
+  }
+  sources["alias_stride"] = "measured (column walk)";
+  sources["alias_pad"] = "measured (column walk; one line where a cliff shows)";
+  log("alias stride " + std::to_string(aliasStride) + ", pad " +
+      std::to_string(aliasPad));
+  m.raw("alias",
+        ObjectWriter()
+            .str("method",
+                 "probe_read walking " + std::to_string(rows) +
+                     " rows of R bytes, 64 B per row, column after column, "
+                     "versus rows padded by one cache line (same bytes); "
+                     "the alias stride is the smallest R whose packed walk "
+                     "takes more than " +
+                     number(aliasCliffRatio) +
+                     "x the padded one (median of the interleaved pairs, and "
+                     "slower in every pair), the pad is one line; 0 where no "
+                     "R shows a cliff")
+            .raw(
+                "points", "[\n        " +
+                              [&] {
+                                std::string s;
+                                for (size_t i = 0; i < aliasPoints.size(); ++i)
+                                  s +=
+                                      (i ? ",\n        " : "") + aliasPoints[i];
+                                return s;
+                              }() +
+                              "]")
+            .integer("alias_stride", aliasStride)
+            .integer("alias_pad", aliasPad)
+            .str(4));
+
+  // Strided-read penalty: 256 B chunks at a 1 KiB stride (four "heads" read
+  // one at a time, token-major) versus the same bytes read sequentially.
+  ReadParams strided;
+  strided.chunkShift = log2Exact(256 / elementBytes);
+  strided.chunkMask = 256 / elementBytes - 1;
+  uint64_t stridedRows = bufferBytes / 1024;
+  strided.rowMask = static_cast<uint32_t>(stridedRows - 1);
+  strided.rowShift = log2Exact(stridedRows);
+  strided.pitch = 1024 / elementBytes;
+  strided.span = static_cast<uint32_t>(n);
+  Stats stridedNs, seqNs, penaltyStats;
+  timePair([&] { launchRead(a, bufferBytes, strided, n); },
+           [&] { launchRead(a, bufferBytes, seq, n); }, stridedNs, seqNs,
+           penaltyStats);
+  double penaltyRaw = penaltyStats.median;
+  double penalty = std::max(1.0, penaltyRaw);
+  sources["strided_read_penalty"] = "measured (strided vs sequential read)";
+  m.raw("strided_read",
+        ObjectWriter()
+            .str("method",
+                 "probe_read of 256 B chunks at a 1 KiB stride (all chunks of "
+                 "one column, then the next: a token-major read of four heads "
+                 "one at a time) versus a sequential read of the same " +
+                     std::to_string(bufferBytes) +
+                     " bytes; penalty = strided time / sequential time, at "
+                     "least 1 in the profile")
+            .stats("strided_gbps", invert(stridedNs, double(readElems) * 16))
+            .stats("sequential_gbps", invert(seqNs, double(readElems) * 16))
+            .num("ratio", penaltyRaw)
+            .stats("ratio_spread", penaltyStats)
+            .num("result", penalty)
+            .str(4));
+  log("strided penalty " + number(penaltyRaw));
+
+  // Launch boundaries: N back-to-back copies of S bytes versus one copy of
+  // N * S bytes.
+  uint64_t launchBytes = isCpu ? (256ull << 10) : (4ull << 20);
+  uint64_t launches = options.quick ? 32 : 200;
+  launches = std::max<uint64_t>(
+      2, std::min<uint64_t>(launches, bufferBytes / launchBytes));
+  uint64_t launchElems = launchBytes / elementBytes;
+  Stats manyNs, oneNs, manyOverOne;
+  timePair(
+      [&] {
+        for (uint64_t i = 0; i < launches; ++i)
+          launchCopy(a, b, bufferBytes, i * launchElems, launchElems);
+      },
+      [&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); }, manyNs,
+      oneNs, manyOverOne);
+  double idleNs = (manyNs.median - oneNs.median) / double(launches - 1);
+  Stats idleRange = {idleNs, (manyNs.min - oneNs.max) / double(launches - 1),
+                     (manyNs.max - oneNs.min) / double(launches - 1)};
+  log("launch boundary " + number(idleNs / 1000) + " us");
+  m.raw("launch_boundary",
+        ObjectWriter()
+            .str("method",
+                 "probe_copy: " + std::to_string(launches) +
+                     " back-to-back launches of " +
+                     std::to_string(launchBytes) +
+                     " bytes each (the runtime puts a barrier between "
+                     "launches) versus one launch over all of them; idle per "
+                     "boundary = (many - one) / (launches - 1); min/max pair "
+                     "the extremes")
+            .stats("many_ns", manyNs)
+            .stats("one_ns", oneNs)
+            .stats("idle_us", scaled(idleRange, 1e-3))
+            .str(4));
+  bool pdl = false;
+  m.str("pdl", std::string(info.backend) == "vulkan"
+                   ? "false: Vulkan has no programmatic dependent launch"
+                   : "false: the probe does not query PDL on this backend yet");
+  sources["pdl"] = "reported (backend capability)";
+
+  // Fields the driver reports or the probe cannot measure.
+  std::string name = info.name;
+  std::string vendor = vendorName(info.vendorId);
+  std::string arch = "unknown";
+  uint64_t computeUnits = 1;
+  sources["compute_units"] = "defaulted (1: not reported by the driver)";
+  sources["arch"] = "defaulted (unknown)";
+  if (isCpu) {
+    struct utsname u;
+    if (uname(&u) == 0)
+      arch = u.machine;
+    sources["arch"] = "reported (host machine: lavapipe runs on the CPU)";
+    computeUnits = std::max(1u, std::thread::hardware_concurrency());
+    if (const char *threads = std::getenv("LP_NUM_THREADS"))
+      if (std::atoi(threads) > 0)
+        computeUnits = static_cast<uint64_t>(std::atoi(threads));
+    sources["compute_units"] =
+        "reported (host hardware threads, lavapipe's worker threads)";
+  } else {
+    for (const KnownGpu &gpu : knownGpus)
+      if (name.find(gpu.nameFragment) != std::string::npos) {
+        arch = gpu.arch;
+        computeUnits = gpu.computeUnits;
+        sources["arch"] = "tabulated by device name";
+        sources["compute_units"] = "tabulated by device name";
+        break;
+      }
+  }
+  uint64_t subgroup = info.subgroupSize;
+  if (!subgroup || (subgroup & (subgroup - 1)))
+    subgroup = 32;
+  sources["name"] = "reported (device name)";
+  sources["vendor"] =
+      "reported (vendor id " + std::to_string(info.vendorId) + ")";
+  sources["unified_memory"] = "reported (device memory is host visible)";
+  sources["subgroup_size"] = "reported";
+  sources["shared_memory_bytes"] = "reported (maxComputeSharedMemorySize)";
+  sources["l2_prefetch"] = "reported (none: SPIR-V has no L2 prefetch)";
+  sources["coop_matrix"] = "defaulted (none: the runtime does not report "
+                           "cooperative-matrix shapes yet)";
+  ObjectWriter sourceObject;
+  for (const auto &entry : sources)
+    sourceObject.str(entry.first, entry.second);
+  m.raw("field_sources", sourceObject.str(4));
+
+  ObjectWriter profile;
+  profile.str("name", name)
+      .str("vendor", vendor)
+      .str("arch", arch)
+      .integer("cache_line", cacheLine)
+      .integer("l2_bytes", l2Bytes)
+      .integer("alias_stride", aliasStride)
+      .integer("alias_pad", aliasPad)
+      .integer("compute_units", computeUnits)
+      .num("dram_gbps", copyGbps.median)
+      .boolean("unified_memory", info.unifiedMemory != 0)
+      .num("strided_read_penalty", penalty)
+      .boolean("pdl", pdl)
+      .str("l2_prefetch", "none")
+      .raw("coop_matrix", joinArray({}))
+      .integer("subgroup_size", subgroup)
+      .integer("shared_memory_bytes", info.maxSharedMemoryBytes)
+      .raw("measurements", m.str(2));
+  return profile.str() + "\n";
+}
+
+int usage(const char *error = nullptr) {
+  if (error)
+    std::cerr << "cachet-probe: " << error << "\n";
+  std::cerr << "usage: cachet-probe [--backend=vulkan|cuda] [--device=N] "
+               "[-o profile.json] [--quick] [-v]\n";
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--backend=", 0) == 0)
+      options.backend = arg.substr(10);
+    else if (arg.rfind("--device=", 0) == 0)
+      options.device = std::atoi(arg.c_str() + 9);
+    else if (arg == "-o" && i + 1 < argc)
+      options.output = argv[++i];
+    else if (arg.rfind("-o=", 0) == 0)
+      options.output = arg.substr(3);
+    else if (arg == "--quick")
+      options.quick = true;
+    else if (arg == "-v" || arg == "--verbose")
+      options.verbose = true;
+    else if (arg == "-h" || arg == "--help")
+      return usage();
+    else
+      return usage(("unknown argument '" + arg + "'").c_str());
+  }
+  if (options.backend != "vulkan" && options.backend != "cuda")
+    return usage("--backend must be vulkan or cuda");
+  if (options.backend == "cuda") {
+    // The micro-kernels are SPIR-V; the CUDA backend needs PTX versions.
+    std::cerr << "cachet-probe: --backend=cuda is not supported yet (the "
+                 "micro-kernels exist as SPIR-V only); probe the same GPU "
+                 "with --backend=vulkan\n";
+    return 1;
+  }
+  if (options.device >= 0)
+    setenv("CACHET_VULKAN_DEVICE", std::to_string(options.device).c_str(), 1);
+
+  CachetRuntime runtime = nullptr;
+  if (cachetRuntimeCreate(options.backend.c_str(), 0, &runtime) !=
+      CACHET_SUCCESS) {
+    std::cerr << "cachet-probe: " << cachetGetLastError() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  try {
+    std::string json;
+    {
+      Probe probe(runtime, options);
+      json = probe.run();
+    }
+    if (options.output.empty() || options.output == "-") {
+      std::cout << json;
+    } else {
+      std::ofstream out(options.output);
+      out << json;
+      if (!out) {
+        std::cerr << "cachet-probe: cannot write '" << options.output << "'\n";
+        rc = 1;
+      }
+    }
+  } catch (const ProbeError &e) {
+    std::cerr << "cachet-probe: " << e.what() << "\n";
+    rc = 1;
+  }
+  cachetRuntimeDestroy(runtime);
+  return rc;
+}
