@@ -46,6 +46,12 @@ static cl::opt<std::string> chip("chip", cl::desc("Target chip (nvvm, rocdl)"),
 static cl::opt<std::string>
     profile("profile", cl::desc("Device profile (built-in name or .json)"),
             cl::init("lavapipe"));
+static cl::opt<std::string> prefetch(
+    "prefetch",
+    cl::desc("Mode of cachet-prefetch-matvec-chains in the rewrites-on "
+             "build: auto (default), l2, bulk, pdl, pdl+l2, pdl+bulk, "
+             "off"),
+    cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),
                                    cl::init("random:1"));
@@ -95,7 +101,8 @@ int main(int argc, char **argv) {
   std::string error;
   llvm::raw_string_ostream errorStream(error);
   if (failed(options.compile.parseFromString(
-          "target=" + target + " chip=" + chip + " profile=" + profile,
+          "target=" + target + " chip=" + chip + " profile=" + profile +
+              " prefetch=" + prefetch,
           errorStream))) {
     std::cerr << "cachet-run: " << error << "\n";
     return 2;

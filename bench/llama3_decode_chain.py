@@ -1,0 +1,75 @@
+"""Writes a Llama-3-8B-shaped batch-1 decode chain as linalg on tensors.
+
+Each layer: q = Wq x, k = Wk x, v = Wv x (4096x4096, 1024x4096, 1024x4096),
+o = Wo a (4096x4096, a = q rounded to bf16 standing in for attention),
+gate/up = Wg o, Wu o (14336x4096), h = silu(gate) * up, down = Wd h
+(4096x14336); the next layer's x is down rounded to bf16. bf16 weights as
+function arguments marked {cachet.weight}: 7 streaming mat-vecs a layer, the
+shapes device-facts.md measures cuBLAS on.
+
+Usage: llama3_decode_chain.py [LAYERS] > chain.mlir
+"""
+import sys
+
+layers = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+H, KV, F = 4096, 1024, 14336
+shapes = [("q", H, H), ("k", KV, H), ("v", KV, H), ("o", H, H),
+          ("g", F, H), ("u", F, H), ("d", H, F)]
+
+args = [f"%x0: tensor<{H}xbf16>"]
+for l in range(layers):
+    for name, rows, cols in shapes:
+        args.append(f"%w{name}{l}: tensor<{rows}x{cols}xbf16> {{cachet.weight}}")
+
+out = []
+out.append("#id1 = affine_map<(i) -> (i)>")
+out.append(f"func.func @decode_chain({', '.join(args)}) -> tensor<{H}xf32> {{")
+out.append("  %z = arith.constant 0.0 : f32")
+
+
+def matvec(res, w, rows, cols, x):
+    out.append(f"  %{res}_e = tensor.empty() : tensor<{rows}xf32>")
+    out.append(f"  %{res}_z = linalg.fill ins(%z : f32) outs(%{res}_e : tensor<{rows}xf32>) -> tensor<{rows}xf32>")
+    out.append(f"  %{res} = linalg.matvec ins(%{w}, %{x} : tensor<{rows}x{cols}xbf16>, tensor<{cols}xbf16>) "
+               f"outs(%{res}_z : tensor<{rows}xf32>) -> tensor<{rows}xf32>")
+
+
+def to_bf16(res, src, n):
+    out.append(f"  %{res}_e = tensor.empty() : tensor<{n}xbf16>")
+    out.append(f"  %{res} = linalg.generic {{indexing_maps = [#id1, #id1], iterator_types = [\"parallel\"]}} "
+               f"ins(%{src} : tensor<{n}xf32>) outs(%{res}_e : tensor<{n}xbf16>) {{")
+    out.append("  ^bb0(%s: f32, %d: bf16):")
+    out.append("    %t = arith.truncf %s : f32 to bf16")
+    out.append("    linalg.yield %t : bf16")
+    out.append(f"  }} -> tensor<{n}xbf16>")
+
+
+for l in range(layers):
+    x = f"x{l}"
+    matvec(f"q{l}", f"wq{l}", H, H, x)
+    matvec(f"k{l}", f"wk{l}", KV, H, x)
+    matvec(f"v{l}", f"wv{l}", KV, H, x)
+    to_bf16(f"a{l}", f"q{l}", H)
+    matvec(f"o{l}", f"wo{l}", H, H, f"a{l}")
+    to_bf16(f"ob{l}", f"o{l}", H)
+    matvec(f"g{l}", f"wg{l}", F, H, f"ob{l}")
+    matvec(f"u{l}", f"wu{l}", F, H, f"ob{l}")
+    out.append(f"  %h{l}_e = tensor.empty() : tensor<{F}xbf16>")
+    out.append(f"  %h{l} = linalg.generic {{indexing_maps = [#id1, #id1, #id1], iterator_types = [\"parallel\"]}} "
+               f"ins(%g{l}, %u{l} : tensor<{F}xf32>, tensor<{F}xf32>) outs(%h{l}_e : tensor<{F}xbf16>) {{")
+    out.append("  ^bb0(%gv: f32, %uv: f32, %d: bf16):")
+    out.append("    %one = arith.constant 1.0 : f32")
+    out.append("    %ng = arith.negf %gv : f32")
+    out.append("    %ex = math.exp %ng : f32")
+    out.append("    %den = arith.addf %one, %ex : f32")
+    out.append("    %sig = arith.divf %gv, %den : f32")
+    out.append("    %p = arith.mulf %sig, %uv : f32")
+    out.append("    %t = arith.truncf %p : f32 to bf16")
+    out.append("    linalg.yield %t : bf16")
+    out.append(f"  }} -> tensor<{F}xbf16>")
+    matvec(f"d{l}", f"wd{l}", H, F, f"h{l}")
+    if l + 1 < layers:
+        to_bf16(f"x{l + 1}", f"d{l}", H)
+out.append(f"  return %d{layers - 1} : tensor<{H}xf32>")
+out.append("}")
+print("\n".join(out))
