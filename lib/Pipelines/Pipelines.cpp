@@ -88,6 +88,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
   addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
+                  "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "canonicalize,cachet-pitched-weights");
 
@@ -179,6 +180,7 @@ void cachet::buildCachetReferencePipeline(OpPassManager &pm,
   addAttachDevice(pm, options);
   addPipeline(pm, "cachet-lower-to-linalg,"
                   "one-shot-bufferize{bufferize-function-boundaries "
+                  "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "canonicalize,func.func(convert-linalg-to-loops),"
                   "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
