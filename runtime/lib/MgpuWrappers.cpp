@@ -140,10 +140,10 @@ bool findAllocation(const void *ptr, uint64_t bytes, CachetBuffer &buffer,
 
 /// One launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx, reported as
 /// `caller`.
-void launchNow(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
-            intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
-            int32_t smem, void **params, void **extra, size_t paramsCount,
-            uint32_t flags) {
+void launchNow(const char *caller, void *function, intptr_t gridX,
+               intptr_t gridY, intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+               intptr_t blockZ, int32_t smem, void **params, void **extra,
+               size_t paramsCount, uint32_t flags) {
   CachetRuntime runtime = getRuntime(caller);
   if (!runtime)
     return;
@@ -258,8 +258,8 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
   if (runtime && !span.started) {
     span.started = !failed(caller, cachetEventRecord(runtime, span.first));
   }
-  launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ,
-            smem, params, extra, paramsCount, flags);
+  launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+            params, extra, paramsCount, flags);
   if (runtime && span.started)
     failed(caller, cachetEventRecord(runtime, span.last));
 }
