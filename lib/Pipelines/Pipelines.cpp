@@ -91,6 +91,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                   "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "canonicalize,cachet-pitched-weights");
+  if (options.matvecKernel == "subgroup")
+    addPipeline(pm, "func.func(cachet-lower-matvec)");
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.

@@ -52,6 +52,10 @@ static cl::opt<std::string> prefetch(
              "build: auto (default), l2, bulk, pdl, pdl+l2, pdl+bulk, "
              "off"),
     cl::init("auto"));
+static cl::opt<std::string>
+    matvecKernel("matvec-kernel",
+                 cl::desc("generic (default) or subgroup mat-vec kernels"),
+                 cl::init("generic"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),
                                    cl::init("random:1"));
@@ -102,7 +106,7 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream errorStream(error);
   if (failed(options.compile.parseFromString(
           "target=" + target + " chip=" + chip + " profile=" + profile +
-              " prefetch=" + prefetch,
+              " prefetch=" + prefetch + " matvec-kernel=" + matvecKernel,
           errorStream))) {
     std::cerr << "cachet-run: " << error << "\n";
     return 2;

@@ -326,4 +326,51 @@ def LowerLaunchAttributes
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
+  let summary = "Mat-vec kernels with a subgroup per row and 16-byte loads";
+  let description = [{
+    Runs after bufferization. Replaces each `linalg.matvec` on memrefs
+    (`y += A x`, A `[M, K]` of f16, bf16 or f32 with unit inner stride and
+    16-byte aligned rows, x contiguous, y f32) by a `gpu.launch` in which one
+    subgroup of `subgroup-size` lanes computes a row: each lane loads 16 bytes
+    of the row and of x at a time (`vector.load` with 16-byte alignment),
+    accumulates in f32, and the lanes' sums are added with a `gpu.shuffle
+    xor` butterfly; lane 0 adds the row's sum to y. `rows-per-block`
+    subgroups share a block. A mat-vec that does not qualify is left to the
+    generic lowering, with a remark naming the failed condition.
+
+    Before:
+
+    ```mlir
+    linalg.matvec ins(%A, %x : memref<4096x4096xbf16>, memref<4096xbf16>)
+                  outs(%y : memref<4096xf32>)
+    ```
+
+    After (abridged):
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%c1024, %c1, %c1)
+               threads(%tx, %ty, %tz) in (%c32, %c4, %c1) {
+      %acc = scf.for %k = ... step %c256 iter_args(%a = %zero) -> f32 {
+        %va = vector.load %A[%row, %k] {alignment = 16} : memref<4096x4096xbf16>, vector<8xbf16>
+        ...
+      }
+      %s, %v = gpu.shuffle xor %acc, %c16, %c32 : f32
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes per row (the target's subgroup size)">,
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"4",
+           "Rows (subgroups) per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD

@@ -55,6 +55,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "amdgcn/bitcode and llvm/bin/ld.lld for rocdl; empty "
                      "takes upstream's default"),
       llvm::cl::init("")};
+  Option<std::string> matvecKernel{
+      *this, "matvec-kernel",
+      llvm::cl::desc("Mat-vec kernels: generic (parallel loops, one thread "
+                     "per row) or subgroup (cachet-lower-matvec: a 32-lane "
+                     "subgroup per row with 16-byte loads; NVVM)"),
+      llvm::cl::init("generic")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
