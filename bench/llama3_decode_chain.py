@@ -7,12 +7,15 @@ gate/up = Wg o, Wu o (14336x4096), h = silu(gate) * up, down = Wd h
 function arguments marked {cachet.weight}: 7 streaming mat-vecs a layer, the
 shapes device-facts.md measures cuBLAS on.
 
-Usage: llama3_decode_chain.py [LAYERS] > chain.mlir
+Usage: llama3_decode_chain.py [LAYERS [H,KV,F]] > chain.mlir
+(H, KV, F default to Llama-3-8B's 4096, 1024, 14336; smaller ones make a
+chain of the same structure for CPU runs.)
 """
 import sys
 
 layers = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-H, KV, F = 4096, 1024, 14336
+H, KV, F = (int(d) for d in sys.argv[2].split(",")) if len(sys.argv) > 2 \
+    else (4096, 1024, 14336)
 shapes = [("q", H, H), ("k", KV, H), ("v", KV, H), ("o", H, H),
           ("g", F, H), ("u", F, H), ("d", H, F)]
 

@@ -31,6 +31,7 @@ tools = [
     "cachet-capi-test",
     "cachet-run",
     "cachet-runner",
+    "cachet-bench",
     "cachet-probe",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",

@@ -412,9 +412,50 @@ private:
   Fn fn = nullptr;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+/// Times `warmup` + `repeat` calls of each variant, interleaved (off, on,
+/// off, on, ...), keeping the last `repeat` of each. Kernels: device time
+/// from the first kernel's start to the last one's end; device: the whole
+/// call on the device (timestamp marks on the runtime's queue right before
+/// and after it; the call waits for its work before it returns).
+bool timeInterleaved(const Manifest &manifest,
+                     std::vector<std::vector<uint8_t>> &inputs,
+                     Variant *const variants[2], int warmup, int repeat,
+                     CachetRuntime runtime, VariantTimes times[2],
+                     std::string &error) {
+  CachetEvent begin = nullptr, end = nullptr;
+  if (cachetEventCreate(runtime, &begin) != CACHET_SUCCESS ||
+      cachetEventCreate(runtime, &end) != CACHET_SUCCESS) {
+    error = cachetGetLastError();
+    return false;
+  }
+  std::vector<std::vector<uint8_t>> scratch;
+  bool ok = true;
+  for (int i = 0; ok && i < warmup + repeat; ++i)
+    for (int v = 0; ok && v < 2; ++v) {
+      uint64_t ns = 0, kernelNs = 0;
+      auto start = std::chrono::steady_clock::now();
+      ok = cachetMgpuKernelSpanBegin() == CACHET_SUCCESS &&
+           cachetEventRecord(runtime, begin) == CACHET_SUCCESS &&
+           variants[v]->call(manifest, inputs, scratch, error) &&
+           cachetEventRecord(runtime, end) == CACHET_SUCCESS &&
+           cachetEventElapsedNs(runtime, begin, end, &ns) == CACHET_SUCCESS &&
+           cachetMgpuKernelSpanNs(&kernelNs) == CACHET_SUCCESS;
+      if (!ok) {
+        if (error.empty())
+          error = cachetGetLastError();
+        break;
+      }
+      if (i < warmup)
+        continue;
+      times[v].wall.push_back(std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+      times[v].device.push_back(ns / 1e6);
+      times[v].kernels.push_back(kernelNs / 1e6);
+    }
+  cachetEventDestroy(runtime, begin);
+  cachetEventDestroy(runtime, end);
+  return ok;
 }
 
 /// Tolerances of the check, by result element type.
@@ -427,6 +468,86 @@ std::pair<double, double> tolerance(const std::string &element) {
 }
 
 } // namespace
+
+Spread cachet::spread(std::vector<double> values) {
+  Spread s;
+  if (values.empty())
+    return s;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  s.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  s.min = values.front();
+  s.max = values.back();
+  return s;
+}
+
+namespace {
+
+/// Makes random inputs from `seed` for every argument of `manifest`.
+bool randomInputs(const Manifest &manifest, unsigned seed,
+                  std::vector<std::vector<uint8_t>> &inputs,
+                  std::string &error) {
+  std::mt19937 rng(seed);
+  inputs.assign(manifest.arguments.size(), {});
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!fillRandom(manifest.arguments[i], inputs[i], rng, error)) {
+      error = "argument " + std::to_string(i) + ": " + error;
+      return false;
+    }
+  return true;
+}
+
+/// Points the mgpu* functions at the artifact's backend and returns the
+/// runtime they use.
+bool openRuntime(const Manifest &manifest, CachetRuntime &runtime,
+                 CachetDeviceInfo &info, std::string &error) {
+  const char *backend = manifest.target == "nvvm"    ? "cuda"
+                        : manifest.target == "rocdl" ? "hip"
+                                                     : "vulkan";
+  if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS) {
+    error = std::string("the GPU runtime of this process already uses "
+                        "another backend than ") +
+            backend;
+    return false;
+  }
+  if (cachetMgpuGetRuntime(&runtime) != CACHET_SUCCESS ||
+      cachetGetDeviceInfo(runtime, &info) != CACHET_SUCCESS) {
+    error = std::string("no device: ") + cachetGetLastError();
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool cachet::benchArtifact(const std::string &artifact, unsigned seed,
+                           int warmup, int repeat, BenchResult &result,
+                           std::string &error) {
+  Manifest manifest;
+  std::vector<std::vector<uint8_t>> inputs;
+  CachetRuntime runtime = nullptr;
+  CachetDeviceInfo info;
+  if (!readManifest(artifact, manifest, error) ||
+      !randomInputs(manifest, seed, inputs, error) ||
+      !openRuntime(manifest, runtime, info, error))
+    return false;
+  result.device = info.name;
+  result.backend = info.backend;
+  result.entry = manifest.entry;
+  result.target = manifest.target;
+  result.profile = manifest.profile;
+  Variant off, on;
+  std::vector<std::vector<uint8_t>> offResults, onResults;
+  if (!off.load(manifest.gpuNoRewrite, manifest.entry, error) ||
+      !on.load(manifest.gpu, manifest.entry, error) ||
+      !off.call(manifest, inputs, offResults, error) ||
+      !on.call(manifest, inputs, onResults, error))
+    return false;
+  result.identical = offResults == onResults;
+  Variant *variants[2] = {&off, &on};
+  return timeInterleaved(manifest, inputs, variants, warmup, repeat, runtime,
+                         result.times, error);
+}
 
 int cachet::runArtifact(const RunOptions &options, std::ostream &out,
                         std::ostream &err) {
@@ -466,12 +587,12 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       err << "cachet-runner: --inputs takes random:SEED or files\n";
       return 2;
     }
-    std::mt19937 rng(std::strtoul(options.inputs.c_str() + 7, nullptr, 10));
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (!fillRandom(manifest.arguments[i], inputs[i], rng, error)) {
-        err << "cachet-runner: argument " << i << ": " << error << "\n";
-        return 2;
-      }
+    if (!randomInputs(manifest,
+                      std::strtoul(options.inputs.c_str() + 7, nullptr, 10),
+                      inputs, error)) {
+      err << "cachet-runner: " << error << "\n";
+      return 2;
+    }
     out << "inputs: " << options.inputs << "\n";
   }
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -479,22 +600,10 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
 
   // The artifact's kernels run on its target's backend; the mgpu* functions
   // of libcachet_runtime are told before the first of them runs.
-  const char *backend = manifest.target == "nvvm"    ? "cuda"
-                        : manifest.target == "rocdl" ? "hip"
-                                                     : "vulkan";
-  if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS) {
-    err << "cachet-runner: the GPU runtime of this process already uses "
-           "another backend than "
-        << backend << "\n";
-    return 2;
-  }
-
-  // The device the artifact's mgpu calls run on.
   CachetRuntime runtime = nullptr;
   CachetDeviceInfo info;
-  if (cachetMgpuGetRuntime(&runtime) != CACHET_SUCCESS ||
-      cachetGetDeviceInfo(runtime, &info) != CACHET_SUCCESS) {
-    err << "cachet-runner: no device: " << cachetGetLastError() << "\n";
+  if (!openRuntime(manifest, runtime, info, error)) {
+    err << "cachet-runner: " << error << "\n";
     return 2;
   }
   out << "device: " << info.name << " (" << info.backend << ")\n";
@@ -579,46 +688,17 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       err << "cachet-runner: " << error << "\n";
       return 2;
     }
-    // Device time: timestamp marks on the runtime's queue right before and
-    // after each call (the call waits for its work before it returns).
-    CachetEvent begin = nullptr, end = nullptr;
-    if (cachetEventCreate(runtime, &begin) != CACHET_SUCCESS ||
-        cachetEventCreate(runtime, &end) != CACHET_SUCCESS) {
-      err << "cachet-runner: " << cachetGetLastError() << "\n";
+    VariantTimes times[2];
+    Variant *variants[2] = {&gpuNoRewrite, &gpu};
+    if (!timeInterleaved(manifest, inputs, variants, 0, options.repeat, runtime,
+                         times, error)) {
+      err << "cachet-runner: " << error << "\n";
       return 2;
     }
-    std::vector<double> wall[2], device[2], kernels[2];
-    std::vector<std::vector<uint8_t>> scratch;
-    for (int i = 0; i < options.repeat; ++i)
-      for (int v = 0; v < 2; ++v) {
-        Variant &variant = v ? gpu : gpuNoRewrite;
-        uint64_t ns = 0;
-        auto start = std::chrono::steady_clock::now();
-        uint64_t kernelNs = 0;
-        bool ok =
-            cachetMgpuKernelSpanBegin() == CACHET_SUCCESS &&
-            cachetEventRecord(runtime, begin) == CACHET_SUCCESS &&
-            variant.call(manifest, inputs, scratch, error) &&
-            cachetEventRecord(runtime, end) == CACHET_SUCCESS &&
-            cachetEventElapsedNs(runtime, begin, end, &ns) == CACHET_SUCCESS &&
-            cachetMgpuKernelSpanNs(&kernelNs) == CACHET_SUCCESS;
-        if (!ok) {
-          err << "cachet-runner: "
-              << (error.empty() ? cachetGetLastError() : error) << "\n";
-          return 2;
-        }
-        wall[v].push_back(std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start)
-                              .count());
-        device[v].push_back(ns / 1e6);
-        kernels[v].push_back(kernelNs / 1e6);
-      }
-    cachetEventDestroy(runtime, begin);
-    cachetEventDestroy(runtime, end);
-    auto report = [&](std::vector<double> &t) {
-      std::sort(t.begin(), t.end());
-      out << " " << std::fixed << std::setprecision(3) << median(t) << " ["
-          << t.front() << ", " << t.back() << "]" << std::defaultfloat;
+    auto report = [&](const std::vector<double> &t) {
+      Spread s = spread(t);
+      out << " " << std::fixed << std::setprecision(3) << s.median << " ["
+          << s.min << ", " << s.max << "]" << std::defaultfloat;
     };
     out << "timing, " << options.repeat
         << " interleaved calls of each (ms: median [min, max]; kernels = "
@@ -626,16 +706,17 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
            "device = the whole call on the device, uploads included):\n";
     for (int v = 0; v < 2; ++v) {
       out << (v ? "  rewrites on : kernels" : "  rewrites off: kernels");
-      report(kernels[v]);
+      report(times[v].kernels);
       out << ", device";
-      report(device[v]);
+      report(times[v].device);
       out << ", wall";
-      report(wall[v]);
+      report(times[v].wall);
       out << "\n";
     }
-    if (median(kernels[1]) > 0)
+    double on = spread(times[1].kernels).median;
+    if (on > 0)
       out << "  speedup (off / on, kernel medians): " << std::fixed
-          << std::setprecision(3) << median(kernels[0]) / median(kernels[1])
+          << std::setprecision(3) << spread(times[0].kernels).median / on
           << std::defaultfloat << "\n";
   }
   return status;

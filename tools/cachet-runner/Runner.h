@@ -34,6 +34,38 @@ struct RunOptions {
   bool printResults = false;
 };
 
+/// Times of one GPU variant over repeated calls, in milliseconds.
+struct VariantTimes {
+  /// Device time from the first kernel's start to the last kernel's end.
+  std::vector<double> kernels;
+  /// The whole call on the device, uploads and downloads included.
+  std::vector<double> device;
+  /// Host wall time of the call.
+  std::vector<double> wall;
+};
+
+/// Median and range of a sample.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+Spread spread(std::vector<double> values);
+
+/// What `benchArtifact` measured.
+struct BenchResult {
+  std::string device, backend, entry, target, profile;
+  /// Rewrites off and on gave byte-identical results on the first call.
+  bool identical = false;
+  /// [0]: rewrites off, [1]: rewrites on; interleaved calls.
+  VariantTimes times[2];
+};
+
+/// Loads the artifact folder, makes random inputs from `seed`, calls both GPU
+/// variants once and compares their results, then times `warmup` + `repeat`
+/// interleaved calls of each (keeping the last `repeat`). Returns false with
+/// `error` set on a load or device error.
+bool benchArtifact(const std::string &artifact, unsigned seed, int warmup,
+                   int repeat, BenchResult &result, std::string &error);
+
 /// Runs the artifact as `options` say, reporting to `out` (results) and
 /// `err` (errors). Returns the process exit code: 0 on success, 1 when a
 /// check or comparison fails, 2 on a usage or load error.

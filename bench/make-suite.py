@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Compiles a cachet-bench suite: AOT artifacts plus suite.json.
+
+Runs where MLIR is (it calls cachet-run --emit --no-run); the suite folder
+then travels to the GPU server, where `cachet-bench DIR` runs it with the
+runtime alone. Cases:
+
+  attention  pp{Sq} @ d{depth}: Sq new tokens after `depth` cached ones,
+             causal, GQA; KV f16 (head-major cache) and q8_0 / q4_0 (packed
+             ggml blocks, token-major as llama.cpp stores them; rewrites on,
+             cachet-dequant-once-kv dequantizes them once into head-major f16)
+  tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
+  kernel     one kernel each: a mat-vec, and the dequant-transpose of one K
+             cache (bytes read + written)
+
+Usage:
+  bench/make-suite.py -o DIR [--preset=h200|small] [--target=nvvm|spirv|rocdl]
+                      [--chip=sm_90] [--profile=h200] [--prefetch=auto]
+                      [--matvec-kernel=...] [--only=TEXT] [--cachet-run=PATH]
+
+`small` has shapes a CPU (lavapipe) runs in seconds; `h200` has the shapes of
+docs/BENCHMARKS.md (Hq 32, Hkv 8, D 128; Llama-3-8B mat-vecs).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ggml block formats: (bytes per block, values per block).
+BLOCKS = {"q8_0": (34, 32), "q4_0": (18, 32)}
+
+PRESETS = {
+    "h200": {
+        "attention": dict(hq=32, hkv=8, d=128, sq=512,
+                          depths=[4096, 32768, 65536]),
+        "chain": dict(layers=2, dims=(4096, 1024, 14336)),
+        "matvec": [(4096, 4096), (14336, 4096), (4096, 14336)],
+        "transpose": dict(hkv=8, d=128, depth=32768),
+    },
+    "small": {
+        "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256]),
+        "chain": dict(layers=1, dims=(256, 64, 512)),
+        "matvec": [(512, 256)],
+        "transpose": dict(hkv=2, d=64, depth=256),
+    },
+}
+
+
+def attention_mlir(kv, hq, hkv, d, sq, depth):
+    s = depth + sq
+    scale = 1.0 / math.sqrt(d)
+    q = f"tensor<{hq}x{sq}x{d}xf16>"
+    if kv == "f16":
+        cache = f"tensor<{hkv}x{s}x{d}xf16>"
+        return "\n".join([
+            f"func.func @attention(%q: {q}, %k: {cache}, %v: {cache}) -> {q} {{",
+            f"  %o = cachet.attention %q, %k, %v layout <head_major> scale {scale!r}"
+            f" causal {depth} : {q}, {cache}, {cache} -> {q}",
+            f"  return %o : {q}",
+            "}"])
+    _, per_block = BLOCKS[kv]
+    packed = f"tensor<{s}x{hkv}x{d // per_block}x!cachet.{kv}>"
+    cache = f"tensor<{s}x{hkv}x{d}xf16>"
+    return "\n".join([
+        f"func.func @attention(%q: {q}, %kq: {packed}, %vq: {packed}) -> {q} {{",
+        f"  %k = cachet.dequantize %kq : {packed} -> {cache}",
+        f"  %v = cachet.dequantize %vq : {packed} -> {cache}",
+        f"  %o = cachet.attention %q, %k, %v layout <token_major> scale {scale!r}"
+        f" causal {depth} : {q}, {cache}, {cache} -> {q}",
+        f"  return %o : {q}",
+        "}"])
+
+
+def attention_flops(hq, d, sq, depth):
+    # Query i sees depth + i + 1 keys; QK^T and PV are 2 flops per product.
+    keys = sq * depth + sq * (sq + 1) // 2
+    return 4 * hq * d * keys
+
+
+def matvec_mlir(rows, cols):
+    return "\n".join([
+        f"func.func @matvec(%w: tensor<{rows}x{cols}xbf16> {{cachet.weight}},"
+        f" %x: tensor<{cols}xbf16>) -> tensor<{rows}xf32> {{",
+        "  %z = arith.constant 0.0 : f32",
+        f"  %e = tensor.empty() : tensor<{rows}xf32>",
+        f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{rows}xf32>)"
+        f" -> tensor<{rows}xf32>",
+        f"  %y = linalg.matvec ins(%w, %x : tensor<{rows}x{cols}xbf16>,"
+        f" tensor<{cols}xbf16>) outs(%f : tensor<{rows}xf32>)"
+        f" -> tensor<{rows}xf32>",
+        f"  return %y : tensor<{rows}xf32>",
+        "}"])
+
+
+def transpose_mlir(kv, hkv, d, depth):
+    _, per_block = BLOCKS[kv]
+    packed = f"tensor<{depth}x{hkv}x{d // per_block}x!cachet.{kv}>"
+    out = f"tensor<{hkv}x{depth}x{d}xf16>"
+    return "\n".join([
+        f"func.func @dequant_transpose(%kq: {packed}) -> {out} {{",
+        f"  %e = tensor.empty() : {out}",
+        f"  %k = cachet.dequant_transpose %kq into %e : {packed} -> {out}",
+        f"  return %k : {out}",
+        "}"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="h200")
+    parser.add_argument("--target", default="nvvm")
+    parser.add_argument("--chip", default="")
+    parser.add_argument("--profile", default="h200")
+    parser.add_argument("--prefetch", default="auto")
+    parser.add_argument("--matvec-kernel", default="")
+    parser.add_argument("--only", default="",
+                        help="only cases whose table, label or test contain this")
+    parser.add_argument("--cachet-run",
+                        default=os.path.join(HERE, "..", "build", "bin",
+                                             "cachet-run"))
+    args = parser.parse_args()
+    preset = PRESETS[args.preset]
+    os.makedirs(args.output, exist_ok=True)
+
+    cases = []
+
+    def add(table, label, test, entry, mlir, **numbers):
+        if args.only and args.only not in f"{table} {label} {test}":
+            return
+        name = f"{table}-{label}-{test}".replace(" @ ", "-").replace(" ", "-")
+        name = "".join(c for c in name if c.isalnum() or c in "-_.")
+        source = os.path.join(args.output, name + ".mlir")
+        with open(source, "w") as f:
+            f.write(mlir + "\n")
+        command = [args.cachet_run, source, f"--entry={entry}",
+                   f"--target={args.target}", f"--profile={args.profile}",
+                   f"--prefetch={args.prefetch}",
+                   f"--emit={os.path.join(args.output, name)}", "--no-run"]
+        if args.chip:
+            command.append(f"--chip={args.chip}")
+        if args.matvec_kernel:
+            command.append(f"--matvec-kernel={args.matvec_kernel}")
+        print(" ".join(command), file=sys.stderr)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        cases.append(dict(artifact=name, table=table, label=label, test=test,
+                          command=" ".join(command[1:]), **numbers))
+
+    a = preset["attention"]
+    for depth in a["depths"]:
+        for kv in ["f16", "q8_0", "q4_0"]:
+            add("attention", kv, f"pp{a['sq']} @ d{depth}", "attention",
+                attention_mlir(kv, a["hq"], a["hkv"], a["d"], a["sq"], depth),
+                tokens=a["sq"],
+                flops=attention_flops(a["hq"], a["d"], a["sq"], depth))
+
+    c = preset["chain"]
+    h, kvd, f = c["dims"]
+    chain = subprocess.run(
+        [sys.executable, os.path.join(HERE, "llama3_decode_chain.py"),
+         str(c["layers"]), f"{h},{kvd},{f}"],
+        check=True, capture_output=True, text=True).stdout
+    weights = c["layers"] * 2 * (2 * h * h + 2 * kvd * h + 3 * f * h)
+    add("tg", f"bf16 {c['layers']} layers {h}/{kvd}/{f}", "tg1", "decode_chain",
+        chain, bytes=weights, tokens=1)
+
+    for rows, cols in preset["matvec"]:
+        add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
+            matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
+
+    t = preset["transpose"]
+    for kv in ["q8_0", "q4_0"]:
+        block_bytes, per_block = BLOCKS[kv]
+        values = t["depth"] * t["hkv"] * t["d"]
+        add("kernel", f"dequant_transpose {kv}",
+            f"{t['depth']}x{t['hkv']}x{t['d']}", "dequant_transpose",
+            transpose_mlir(kv, t["hkv"], t["d"], t["depth"]),
+            bytes=values // per_block * block_bytes + 2 * values)
+
+    with open(os.path.join(args.output, "suite.json"), "w") as f:
+        json.dump(dict(name=f"{args.preset} {args.target} profile={args.profile}",
+                       cases=cases), f, indent=1)
+    print(f"{len(cases)} cases in {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
