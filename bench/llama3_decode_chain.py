@@ -1,7 +1,8 @@
 """Writes a Llama-3-8B-shaped batch-1 decode chain as linalg on tensors.
 
 Each layer: q = Wq x, k = Wk x, v = Wv x (4096x4096, 1024x4096, 1024x4096),
-o = Wo a (4096x4096, a = q rounded to bf16 standing in for attention),
+o = Wo a (4096x4096, a = q + k[i mod 1024] + v[i mod 1024] rounded to bf16,
+standing in for attention and keeping k and v live),
 gate/up = Wg o, Wu o (14336x4096), h = silu(gate) * up, down = Wd h
 (4096x14336); the next layer's x is down rounded to bf16. bf16 weights as
 function arguments marked {cachet.weight}: 7 streaming mat-vecs a layer, the
@@ -26,6 +27,7 @@ for l in range(layers):
 
 out = []
 out.append("#id1 = affine_map<(i) -> (i)>")
+out.append(f"#kv = affine_map<(i) -> (i mod {KV})>")
 out.append(f"func.func @decode_chain({', '.join(args)}) -> tensor<{H}xf32> {{")
 out.append("  %z = arith.constant 0.0 : f32")
 
@@ -52,7 +54,16 @@ for l in range(layers):
     matvec(f"q{l}", f"wq{l}", H, H, x)
     matvec(f"k{l}", f"wk{l}", KV, H, x)
     matvec(f"v{l}", f"wv{l}", KV, H, x)
-    to_bf16(f"a{l}", f"q{l}", H)
+    out.append(f"  %a{l}_e = tensor.empty() : tensor<{H}xbf16>")
+    out.append(f"  %a{l} = linalg.generic {{indexing_maps = [#id1, #kv, #kv, #id1], "
+               f"iterator_types = [\"parallel\"]}} ins(%q{l}, %k{l}, %v{l} : "
+               f"tensor<{H}xf32>, tensor<{KV}xf32>, tensor<{KV}xf32>) outs(%a{l}_e : tensor<{H}xbf16>) {{")
+    out.append("  ^bb0(%qv: f32, %kv: f32, %vv: f32, %d: bf16):")
+    out.append("    %qk = arith.addf %qv, %kv : f32")
+    out.append("    %qkv = arith.addf %qk, %vv : f32")
+    out.append("    %t = arith.truncf %qkv : f32 to bf16")
+    out.append("    linalg.yield %t : bf16")
+    out.append(f"  }} -> tensor<{H}xbf16>")
     matvec(f"o{l}", f"wo{l}", H, H, f"a{l}")
     to_bf16(f"ob{l}", f"o{l}", H)
     matvec(f"g{l}", f"wg{l}", F, H, f"ob{l}")

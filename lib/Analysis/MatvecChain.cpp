@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/MapVector.h"
@@ -108,6 +109,34 @@ static std::optional<int64_t> matchStreamingLoad(memref::LoadOp load,
   return blockSize;
 }
 
+/// The second form: every use of `weight` is a `vector.load` marked
+/// `cachet.streaming_weight`. Returns std::nullopt with `reason` empty when
+/// no use is marked (try the structural form), set when some are but the
+/// kernel does not qualify.
+static std::optional<StreamingWeight> matchMarkedWeight(gpu::GPUFuncOp kernel,
+                                                        BlockArgument weight,
+                                                        MemRefType type,
+                                                        std::string &reason) {
+  auto isMarked = [](Operation *user) {
+    return isa<vector::LoadOp>(user) &&
+           user->hasAttr(getStreamingWeightAttrName());
+  };
+  if (llvm::none_of(weight.getUsers(), isMarked))
+    return std::nullopt;
+  if (!llvm::all_of(weight.getUsers(), isMarked)) {
+    reason = "it has marked streaming loads and other uses";
+    return std::nullopt;
+  }
+  std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize();
+  if (!known || known->size() != 3 || (*known)[1] != 1 || (*known)[2] != 1) {
+    reason = "its marked streaming loads are in a kernel without a known "
+             "one-dimensional block size";
+    return std::nullopt;
+  }
+  return StreamingWeight{weight.getArgNumber(), *weight.getUsers().begin(),
+                         type, (*known)[0]};
+}
+
 std::optional<StreamingWeight>
 cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
   if (!kernel.isKernel()) {
@@ -121,6 +150,23 @@ cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
     if (!type || type.getRank() != 2 || arg.use_empty())
       continue;
     std::string why;
+    if (std::optional<StreamingWeight> marked =
+            matchMarkedWeight(kernel, arg, type, why)) {
+      if (found) {
+        reason = "it streams two rank-2 arguments (#" +
+                 std::to_string(found->argIndex) + " and #" +
+                 std::to_string(arg.getArgNumber()) + ")";
+        return std::nullopt;
+      }
+      found = marked;
+      continue;
+    }
+    if (!why.empty()) {
+      if (firstReason.empty())
+        firstReason = "argument #" + std::to_string(arg.getArgNumber()) +
+                      " (rank 2): " + why;
+      continue;
+    }
     SmallVector<memref::LoadOp> loads;
     bool onlyLoads = llvm::all_of(arg.getUsers(), [&](Operation *user) {
       auto load = dyn_cast<memref::LoadOp>(user);
@@ -161,7 +207,7 @@ cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
 
 bool cachet::isReadOnlyKernelArgument(gpu::GPUFuncOp kernel, unsigned index) {
   return llvm::all_of(kernel.getArgument(index).getUsers(), [](Operation *op) {
-    return isa<memref::LoadOp, memref::DimOp>(op);
+    return isa<memref::LoadOp, vector::LoadOp, memref::DimOp>(op);
   });
 }
 

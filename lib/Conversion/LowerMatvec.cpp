@@ -2,6 +2,9 @@
 
 #include "cachet/Conversion/Passes.h"
 
+#include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Device/DeviceProfile.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -58,19 +61,30 @@ struct LowerMatvecPass final
   void runOnOperation() override {
     SmallVector<linalg::MatvecOp> ops;
     getOperation().walk([&](linalg::MatvecOp op) { ops.push_back(op); });
+    // The subgroup size: the option, else the profile's, else 32.
+    int64_t lanes = subgroupSize;
+    if (lanes == 0) {
+      cachet::DeviceProfileAttr profile =
+          cachet::lookupDeviceProfile(getOperation());
+      lanes = profile && profile.getSubgroupSize() > 0
+                  ? static_cast<int64_t>(profile.getSubgroupSize())
+                  : 32;
+    }
     for (linalg::MatvecOp op : ops) {
-      std::string reason = whyNot(op, subgroupSize);
+      std::string reason = whyNot(op, lanes);
       if (rowsPerBlock <= 0)
         reason = "rows-per-block must be positive";
+      if (loadsPerLane <= 0)
+        reason = "loads-per-lane must be positive";
       if (!reason.empty()) {
         op.emitRemark("cachet-lower-matvec: generic kernel: ") << reason;
         continue;
       }
-      lower(op);
+      lower(op, lanes);
     }
   }
 
-  void lower(linalg::MatvecOp op) {
+  void lower(linalg::MatvecOp op, int64_t lanes) {
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value matrix = op.getInputs()[0], vec = op.getInputs()[1],
@@ -82,18 +96,20 @@ struct LowerMatvecPass final
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
+    // A one-dimensional block of `rowsPerBlock` subgroups: thread t is lane
+    // t % lanes of row t / lanes + block * rowsPerBlock.
     Value one = index(b, 1);
     Value grid = index(b, llvm::divideCeil(rows, rowsPerBlock));
-    auto launch =
-        gpu::LaunchOp::create(b, loc, grid, one, one, index(b, subgroupSize),
-                              index(b, rowsPerBlock), one);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, grid, one, one, index(b, lanes * rowsPerBlock), one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-    Value lane = launch.getThreadIds().x;
+    Value tid = launch.getThreadIds().x;
+    Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, lanes));
     Value row = arith::AddIOp::create(
         kb, loc,
         arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
                               index(kb, rowsPerBlock)),
-        launch.getThreadIds().y);
+        arith::DivUIOp::create(kb, loc, tid, index(kb, lanes)));
     Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                           row, index(kb, rows));
     auto ifOp = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
@@ -101,33 +117,70 @@ struct LowerMatvecPass final
     Type f32 = ib.getF32Type();
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
-    Value zero = arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(0));
+    Value zeros = arith::ConstantOp::create(
+        ib, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
+    // Each lane accumulates `width` partial sums; `loadsPerLane` loads of a
+    // row are issued before their products are added, so that many 16-byte
+    // loads per lane are in flight.
+    auto body = [&](OpBuilder &lb, Location l, Value k0, Value acc,
+                    int64_t loads) -> Value {
+      auto load = [&](Value memref, ValueRange indices, bool weight) {
+        auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
+        v.setAlignment(kLoadBytes);
+        if (weight)
+          v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
+        return v.getResult();
+      };
+      SmallVector<Value> a, x;
+      for (int64_t u = 0; u < loads; ++u) {
+        Value k =
+            arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes));
+        a.push_back(load(matrix, ValueRange{row, k}, /*weight=*/true));
+        x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
+      }
+      for (int64_t u = 0; u < loads; ++u) {
+        Value av = a[u], xv = x[u];
+        if (!element.isF32()) {
+          av = arith::ExtFOp::create(lb, l, f32Vec, av);
+          xv = arith::ExtFOp::create(lb, l, f32Vec, xv);
+        }
+        acc = arith::AddFOp::create(lb, l, acc,
+                                    arith::MulFOp::create(lb, l, av, xv));
+      }
+      return acc;
+    };
+    int64_t round = width * lanes;
+    int64_t unrolled = round * loadsPerLane;
+    int64_t mainCols = cols / unrolled * unrolled;
     Value start = arith::MulIOp::create(ib, loc, lane, index(ib, width));
-    auto loop = scf::ForOp::create(
-        ib, loc, start, index(ib, cols), index(ib, width * subgroupSize),
-        ValueRange{zero},
-        [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
-          auto load = [&](Value memref, ValueRange indices) -> Value {
-            auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
-            v.setAlignment(kLoadBytes);
-            if (element.isF32())
-              return v.getResult();
-            return arith::ExtFOp::create(lb, l, f32Vec, v.getResult());
-          };
-          Value a = load(matrix, ValueRange{row, k});
-          Value x = load(vec, ValueRange{k});
-          Value product = arith::MulFOp::create(lb, l, a, x);
-          Value sum = vector::ReductionOp::create(
-              lb, l, vector::CombiningKind::ADD, product, iter[0]);
-          scf::YieldOp::create(lb, l, sum);
-        });
-    Value sum = loop.getResult(0);
-    Value lanes =
-        arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), subgroupSize);
-    for (int64_t offset = subgroupSize / 2; offset > 0; offset /= 2) {
+    Value acc = zeros;
+    if (mainCols > 0)
+      acc = scf::ForOp::create(
+                ib, loc, start, index(ib, mainCols), index(ib, unrolled),
+                ValueRange{acc},
+                [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
+                  scf::YieldOp::create(lb, l,
+                                       body(lb, l, k, iter[0], loadsPerLane));
+                })
+                .getResult(0);
+    if (mainCols < cols)
+      acc = scf::ForOp::create(
+                ib, loc,
+                arith::AddIOp::create(ib, loc, start, index(ib, mainCols)),
+                index(ib, cols), index(ib, round), ValueRange{acc},
+                [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
+                  scf::YieldOp::create(lb, l, body(lb, l, k, iter[0], 1));
+                })
+                .getResult(0);
+    Value zero = arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(0));
+    Value sum = vector::ReductionOp::create(ib, loc, vector::CombiningKind::ADD,
+                                            acc, zero);
+    Value width32 =
+        arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), lanes);
+    for (int64_t offset = lanes / 2; offset > 0; offset /= 2) {
       Value o = arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), offset);
-      auto shuffle =
-          gpu::ShuffleOp::create(ib, loc, sum, o, lanes, gpu::ShuffleMode::XOR);
+      auto shuffle = gpu::ShuffleOp::create(ib, loc, sum, o, width32,
+                                            gpu::ShuffleMode::XOR);
       sum = arith::AddFOp::create(ib, loc, sum, shuffle.getShuffleResult());
     }
     Value first = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,

@@ -91,7 +91,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                   "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "canonicalize,cachet-pitched-weights");
-  if (options.matvecKernel == "subgroup")
+  if (options.matvecKernel == "subgroup" ||
+      (options.matvecKernel == "auto" && options.target != Target::SPIRV))
     addPipeline(pm, "func.func(cachet-lower-matvec)");
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the

@@ -2,10 +2,14 @@
 // The NVVM kernel: 16-byte loads and a five-step shuffle butterfly.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 matvec-kernel=subgroup format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
 
+// Rows of 512 bf16: one round of 32 lanes x 8 values is 256 columns, four
+// loads per lane would be 1024: only the remainder loop, one load at a time.
 // CHECK-LABEL: func.func @bf16
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}}) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c4, {{.*}})
-// CHECK: scf.for
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<256x512xbf16, strided<[520, 1]>>, vector<8xbf16>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK: arith.remui %{{.*}}, %c32
+// CHECK: scf.for {{.*}} step %c256{{.*}} iter_args({{.*}}) -> (vector<8xf32>)
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64, cachet.streaming_weight} : memref<256x512xbf16, strided<[520, 1]>>, vector<8xbf16>
+// CHECK-NOT: vector.load %arg0
 // CHECK: vector.reduction <add>
 // CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: memref.store
@@ -14,6 +18,28 @@
 // PTX: shfl.sync.bfly.b32
 func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16>, %y: memref<256xf32>) {
   linalg.matvec ins(%w, %x : memref<256x512xbf16, strided<[520, 1]>>, memref<512xbf16>) outs(%y : memref<256xf32>)
+  return
+}
+
+// -----
+
+// Rows of 2048 f16: a main loop of four loads per lane (1024 columns a step),
+// then nothing left; the subgroup size comes from the option.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{subgroup-size=16 rows-per-block=2}))' 2>/dev/null | FileCheck %s --check-prefix=SG16
+// SG16-LABEL: func.func @unrolled
+// SG16: threads({{.*}}) in ({{.*}} = %c32{{[_0-9]*}}, {{.*}} = %c1, {{.*}} = %c1)
+// SG16: scf.for {{.*}} to %c2048 step %c512
+// SG16-COUNT-4: vector.load %arg0{{.*}}cachet.streaming_weight
+// SG16-NOT: scf.for
+// SG16-COUNT-4: gpu.shuffle xor
+// SG16-NOT: gpu.shuffle
+// SG16-LABEL: func.func @f32_partial_block
+// CHECK-LABEL: func.func @unrolled
+// CHECK: scf.for {{.*}} to %c2048 step %c1024
+// CHECK-COUNT-4: vector.load %arg0{{.*}}cachet.streaming_weight
+// CHECK-NOT: scf.for
+func.func @unrolled(%w: memref<64x2048xf16>, %x: memref<2048xf16>, %y: memref<64xf32>) {
+  linalg.matvec ins(%w, %x : memref<64x2048xf16>, memref<2048xf16>) outs(%y : memref<64xf32>)
   return
 }
 

@@ -11,8 +11,11 @@
 //
 // sm_90 with pdl: launch_dependents, then the wait, then the first load.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
-// sm_90, auto on h200: pdl + cp.async.bulk.prefetch.L2.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
+// sm_90, auto on h200: pdl + cp.async.bulk.prefetch.L2, on the subgroup
+// mat-vec kernels (the default on NVVM, 16-byte weight loads) and on the
+// generic ones.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefixes=H200,SUBGROUP
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
 // sm_90 with l2: the nvvm.prefetch intrinsic.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 format=isa" 2>/dev/null | FileCheck %s --check-prefix=L2SM90
 // rewrites=false or prefetch=off: no prefetch, no griddepcontrol.
@@ -42,6 +45,8 @@
 // H200-SAME: cp.async.bulk.prefetch.L2.global
 // H200-SAME: griddepcontrol.launch_dependents;
 // H200-SAME: griddepcontrol.wait;
+// SUBGROUP-SAME: ld.global.v4.b32
+// SUBGROUP-SAME: shfl.sync.bfly.b32
 // H200-SAME: cp.async.bulk.prefetch.L2.global
 
 // L2SM90: gpu.binary @decode_layer_kernel_2

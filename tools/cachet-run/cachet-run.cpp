@@ -54,8 +54,9 @@ static cl::opt<std::string> prefetch(
     cl::init("auto"));
 static cl::opt<std::string>
     matvecKernel("matvec-kernel",
-                 cl::desc("generic (default) or subgroup mat-vec kernels"),
-                 cl::init("generic"));
+                 cl::desc("Mat-vec kernels: auto (default: subgroup on NVVM "
+                          "and ROCDL, generic on SPIR-V), subgroup or generic"),
+                 cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),
                                    cl::init("random:1"));

@@ -458,13 +458,27 @@ bool timeInterleaved(const Manifest &manifest,
   return ok;
 }
 
-/// Tolerances of the check, by result element type.
+/// Tolerances of the check, by element type.
 std::pair<double, double> tolerance(const std::string &element) {
   if (element == "f32")
     return {1e-4, 1e-4};
   if (element == "f16")
     return {2e-3, 1e-2};
   return {2e-2, 2e-2};
+}
+
+/// The float type the check's tolerance follows: the least precise one of
+/// the result and of the float arguments (a result computed from bf16 data
+/// is as precise as bf16, whatever type holds it).
+std::string checkElement(const Manifest &manifest, const Tensor &result) {
+  std::string element = result.element;
+  auto rank = [](const std::string &e) {
+    return e == "bf16" ? 0 : e == "f16" ? 1 : e == "f32" ? 2 : 3;
+  };
+  for (const Tensor &a : manifest.arguments)
+    if (a.blockFormat.empty() && rank(a.element) < rank(element))
+      element = a.element;
+  return element;
 }
 
 } // namespace
@@ -639,14 +653,25 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
     }
     for (size_t r = 0; r < gpuResults.size(); ++r) {
       const Tensor &t = manifest.results[r];
-      auto [atol, rtol] = tolerance(t.element);
+      // Elementwise, against the larger of |ref| and the reference's root
+      // mean square: a sum whose terms cancel is as precise as its terms.
+      std::string element = checkElement(manifest, t);
+      auto [atol, rtol] = tolerance(element);
+      double squares = 0;
+      for (int64_t i = 0; i < t.count(); ++i) {
+        double b = readElement(t.element, refResults[r].data(), i);
+        if (std::isfinite(b))
+          squares += b * b;
+      }
+      double rms = t.count() ? std::sqrt(squares / t.count()) : 0;
       double maxAbs = 0, maxRel = 0;
       int64_t bad = 0;
       for (int64_t i = 0; i < t.count(); ++i) {
         double a = readElement(t.element, gpuResults[r].data(), i);
         double b = readElement(t.element, refResults[r].data(), i);
         double diff = std::fabs(a - b);
-        if (std::isnan(a) != std::isnan(b) || diff > atol + rtol * std::fabs(b))
+        if (std::isnan(a) != std::isnan(b) ||
+            diff > atol + rtol * std::max(std::fabs(b), rms))
           ++bad;
         maxAbs = std::max(maxAbs, diff);
         if (b != 0)
@@ -654,8 +679,9 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       }
       out << "check result " << r << " vs CPU reference: max abs error "
           << std::scientific << std::setprecision(3) << maxAbs
-          << ", max rel error " << maxRel << " (tolerance " << atol << " + "
-          << rtol << " x |ref|): " << std::defaultfloat
+          << ", max rel error " << maxRel << " (" << element << " tolerance "
+          << atol << " + " << rtol << " x max(|ref|, rms ref " << rms
+          << ")): " << std::defaultfloat
           << (bad ? "FAIL (" + std::to_string(bad) + " of " +
                         std::to_string(t.count()) + " outside)"
                   : std::string("PASS"))

@@ -18,6 +18,9 @@
 // Then each thread of a one-dimensional grid reads a row of its own, each
 // element of it once: the read is streaming. cachet's lowered `linalg.matvec`
 // has this form; a hand-written `gpu.func` that has it is accepted as well.
+// A weight whose every use is a `vector.load` marked
+// `cachet.streaming_weight` (cachet-lower-matvec's subgroup kernels) streams
+// too; its block size S is the kernel's known block size in x (y = z = 1).
 //
 // A step is one streaming launch, or a gate/up pair: two consecutive
 // streaming launches whose weights have the same type, that share a
@@ -48,13 +51,21 @@
 
 namespace cachet {
 
+/// The unit attribute cachet-lower-matvec puts on the `vector.load`s of the
+/// weight in its subgroup kernels: in a one-dimensional grid each element
+/// of the weight is loaded by one of them once, so the kernel streams the
+/// weight (the second form the matcher accepts, besides the structural one).
+constexpr llvm::StringLiteral getStreamingWeightAttrName() {
+  return llvm::StringLiteral("cachet.streaming_weight");
+}
+
 /// The weight a kernel streams.
 struct StreamingWeight {
   /// Index of the weight among the kernel's arguments (and the launch's
   /// kernel operands).
   unsigned argIndex = 0;
-  /// The one load of the weight.
-  mlir::memref::LoadOp load;
+  /// The load of the weight (the first one, for marked vector loads).
+  mlir::Operation *load = nullptr;
   /// The weight's type, `rows x cols x element`.
   mlir::MemRefType type;
   /// The constant `S` of the row index `thread_id x + block_id x * S`: a

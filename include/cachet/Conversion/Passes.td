@@ -331,13 +331,22 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
   let description = [{
     Runs after bufferization. Replaces each `linalg.matvec` on memrefs
     (`y += A x`, A `[M, K]` of f16, bf16 or f32 with unit inner stride and
-    16-byte aligned rows, x contiguous, y f32) by a `gpu.launch` in which one
-    subgroup of `subgroup-size` lanes computes a row: each lane loads 16 bytes
-    of the row and of x at a time (`vector.load` with 16-byte alignment),
-    accumulates in f32, and the lanes' sums are added with a `gpu.shuffle
-    xor` butterfly; lane 0 adds the row's sum to y. `rows-per-block`
-    subgroups share a block. A mat-vec that does not qualify is left to the
-    generic lowering, with a remark naming the failed condition.
+    16-byte aligned rows, which padded row pitches keep; x contiguous, y f32)
+    by a `gpu.launch` in which one subgroup of `subgroup-size` lanes computes
+    a row. Blocks are one-dimensional: `rows-per-block` subgroups of
+    consecutive threads. Each lane loads 16 bytes of the row and of x at a
+    time (`vector.load` with 16-byte alignment), issues `loads-per-lane` such
+    loads before it adds their products (so that many are in flight), keeps
+    16 bytes' worth of f32 partial sums, and reduces them at the end; the
+    lanes' sums are added with a `gpu.shuffle xor` butterfly and lane 0 adds
+    the row's sum to y. The weight's loads carry `cachet.streaming_weight`,
+    which cachet-prefetch-matvec-chains recognizes. The summation order is
+    fixed by the shape and the options, not by the schedule: the same inputs
+    give the same bits on every run. A mat-vec that does not qualify is left
+    to the generic lowering, with a remark naming the failed condition.
+
+    `subgroup-size=0` (the default) takes the subgroup size of the module's
+    device profile (`#cachet.device`), or 32 without one.
 
     Before:
 
@@ -346,25 +355,34 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
                   outs(%y : memref<4096xf32>)
     ```
 
-    After (abridged):
+    After (abridged; 32 lanes, 4 rows per block, 4 loads per lane):
 
     ```mlir
     gpu.launch blocks(%bx, %by, %bz) in (%c1024, %c1, %c1)
-               threads(%tx, %ty, %tz) in (%c32, %c4, %c1) {
-      %acc = scf.for %k = ... step %c256 iter_args(%a = %zero) -> f32 {
-        %va = vector.load %A[%row, %k] {alignment = 16} : memref<4096x4096xbf16>, vector<8xbf16>
-        ...
+               threads(%tx, %ty, %tz) in (%c128, %c1, %c1) {
+      %lane = arith.remui %tx, %c32 : index
+      %row = ... %bx * 4 + %tx / 32
+      %acc = scf.for %k = ... to %c4096 step %c1024
+          iter_args(%a = %zeros) -> vector<8xf32> {
+        %w0 = vector.load %A[%row, %k] {alignment = 16, cachet.streaming_weight}
+            : memref<4096x4096xbf16>, vector<8xbf16>
+        ... three more weight loads 256 columns apart, four loads of x ...
+        ... extf, mulf, addf into %a ...
       }
-      %s, %v = gpu.shuffle xor %acc, %c16, %c32 : f32
+      %sum = vector.reduction <add>, %acc, %zero : vector<8xf32> into f32
+      %s, %v = gpu.shuffle xor %sum, %c16, %c32 : f32
       ...
     }
     ```
   }];
   let options = [
-    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
-           "Lanes per row (the target's subgroup size)">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
+           "Lanes per row; 0: the device profile's subgroup size (32 without "
+           "one)">,
     Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"4",
            "Rows (subgroups) per block">,
+    Option<"loadsPerLane", "loads-per-lane", "int64_t", /*default=*/"4",
+           "16-byte weight loads each lane issues before using them">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

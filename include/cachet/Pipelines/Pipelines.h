@@ -57,10 +57,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init("")};
   Option<std::string> matvecKernel{
       *this, "matvec-kernel",
-      llvm::cl::desc("Mat-vec kernels: generic (parallel loops, one thread "
-                     "per row) or subgroup (cachet-lower-matvec: a 32-lane "
-                     "subgroup per row with 16-byte loads; NVVM)"),
-      llvm::cl::init("generic")};
+      llvm::cl::desc("Mat-vec kernels: subgroup (cachet-lower-matvec: a "
+                     "subgroup per row, 16-byte loads, several in flight), "
+                     "generic (parallel loops, one thread per row) or auto "
+                     "(subgroup on NVVM and ROCDL, generic on SPIR-V, whose "
+                     "bf16 storage emulation does not take vector loads "
+                     "yet)"),
+      llvm::cl::init("auto")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "

@@ -1,0 +1,149 @@
+"""PyTorch/cuBLAS anchors for the cases of bench/make-suite.py --preset=h200.
+
+Runs on the GPU server, in the same lease as cachet-bench, so the two sets of
+figures share a device and a moment. The project does not depend on PyTorch.
+Every figure: CUDA events around one call (or one graph replay), median
+[min, max] of REPS calls after warm-up.
+
+  copy        device-to-device copy of 1 GiB: bytes read + written per second
+  attention   F.scaled_dot_product_attention, f16, Hq 32, Hkv 8 (enable_gqa),
+              D 128, 512 new tokens after DEPTH cached ones, causal aligned to
+              the last key (the causal offset of the cachet cases)
+  tg          the Llama-3-8B bf16 mat-vec chain of bench/llama3_decode_chain.py
+              (2 layers), eager and replayed from a CUDA graph
+  kernel      torch.mv over each mat-vec shape of the suite; the q8_0 K cache
+              dequantized and transposed with PyTorch ops
+
+Usage: python3 bench/torch_anchors.py [REPS] [--json=FILE]
+"""
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
+
+reps = int(next((a for a in sys.argv[1:] if not a.startswith("--")), 20))
+json_path = next((a[7:] for a in sys.argv[1:] if a.startswith("--json=")), None)
+torch.manual_seed(0)
+dev = "cuda"
+rows = []
+
+
+def timed(fn, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times), min(times), max(times)
+
+
+def record(table, label, test, t, bytes_=0, flops=0, tokens=0):
+    med, lo, hi = t
+    rate = []
+    if tokens:
+        rate.append(f"{tokens / med * 1e3:.0f} t/s")
+    if flops:
+        rate.append(f"{flops / med / 1e9:.1f} TFLOP/s")
+    if bytes_:
+        rate.append(f"{bytes_ / med / 1e9:.3f} TB/s")
+    print(f"| {table} | {label} | {test} | {med:.3f} [{lo:.3f}, {hi:.3f}] | "
+          f"{', '.join(rate)} |", flush=True)
+    rows.append(dict(table=table, label=label, test=test, median_ms=med,
+                     min_ms=lo, max_ms=hi, bytes=bytes_, flops=flops,
+                     tokens=tokens))
+
+
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {reps} calls each")
+print("| table | case | test | ms: median [min, max] | rate |")
+print("| --- | --- | --- | --- | --- |")
+
+# Copy bandwidth.
+n = 1 << 30
+src = torch.empty(n, dtype=torch.uint8, device=dev)
+dst = torch.empty_like(src)
+record("copy", "d2d", "1 GiB", timed(lambda: dst.copy_(src)), bytes_=2 * n)
+del src, dst
+
+# Attention.
+hq, hkv, d, sq = 32, 8, 128, 512
+for depth in [4096, 32768, 65536]:
+    s = depth + sq
+    q = torch.randn(1, hq, sq, d, device=dev, dtype=torch.float16)
+    k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+    v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+    mask = causal_lower_right(sq, s)
+    keys = sq * depth + sq * (sq + 1) // 2
+    record("attention", "f16 SDPA", f"pp{sq} @ d{depth}",
+           timed(lambda: F.scaled_dot_product_attention(
+               q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=True)),
+           flops=4 * hq * d * keys, tokens=sq)
+    del q, k, v
+
+# The decode chain.
+H, KV, FF = 4096, 1024, 14336
+layers = 2
+shapes = [(H, H), (KV, H), (KV, H), (H, H), (FF, H), (FF, H), (H, FF)]
+weights = [[torch.randn(r, c, device=dev, dtype=torch.bfloat16) for r, c in shapes]
+           for _ in range(layers)]
+nbytes = sum(w.numel() * 2 for layer in weights for w in layer)
+x0 = torch.randn(H, device=dev, dtype=torch.bfloat16)
+
+
+def chain():
+    x = x0
+    for wq, wk, wv, wo, wg, wu, wd in weights:
+        q = torch.mv(wq, x)
+        torch.mv(wk, x)
+        torch.mv(wv, x)
+        o = torch.mv(wo, q)
+        g = torch.mv(wg, o)
+        u = torch.mv(wu, o)
+        x = torch.mv(wd, F.silu(g) * u)
+    return x
+
+
+label = f"bf16 {layers} layers {H}/{KV}/{FF}"
+record("tg", label + " cuBLAS eager", "tg1", timed(chain), bytes_=nbytes, tokens=1)
+chain()
+torch.cuda.synchronize()
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    chain()
+record("tg", label + " cuBLAS graph", "tg1", timed(graph.replay), bytes_=nbytes,
+       tokens=1)
+del weights, graph
+
+# Single kernels.
+for r, c in [(4096, 4096), (14336, 4096), (4096, 14336)]:
+    w = torch.randn(r, c, device=dev, dtype=torch.bfloat16)
+    x = torch.randn(c, device=dev, dtype=torch.bfloat16)
+    record("kernel", "matvec bf16 cuBLAS", f"{r}x{c}", timed(lambda: torch.mv(w, x)),
+           bytes_=2 * r * c + 2 * c + 2 * r)
+depth = 32768
+qs = torch.randint(-128, 128, (depth, hkv, d), device=dev, dtype=torch.int8)
+scales = torch.rand(depth, hkv, d // 32, device=dev, dtype=torch.float16)
+
+
+def dequant_transpose():
+    x = qs.view(depth, hkv, d // 32, 32).to(torch.float16) * scales[..., None]
+    return x.view(depth, hkv, d).transpose(0, 1).contiguous()
+
+
+values = depth * hkv * d
+record("kernel", "dequant_transpose q8_0 torch ops", f"{depth}x{hkv}x{d}",
+       timed(dequant_transpose), bytes_=values // 32 * 34 + 2 * values)
+
+if json_path:
+    with open(json_path, "w") as f:
+        json.dump(dict(torch=torch.__version__, device=torch.cuda.get_device_name(),
+                       reps=reps, rows=rows), f, indent=1)
