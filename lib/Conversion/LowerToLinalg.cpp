@@ -276,6 +276,8 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
         }
         linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
+  if (block && isa<DequantTransposeOp>(op))
+    generic->setAttr(getDequantTransposeAttrName(), TypeAttr::get(block));
   op->getResult(0).replaceAllUsesWith(generic.getResult(0));
   op->erase();
   return success();

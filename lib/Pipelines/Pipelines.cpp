@@ -94,6 +94,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   if (options.matvecKernel == "subgroup" ||
       (options.matvecKernel == "auto" && options.target != Target::SPIRV))
     addPipeline(pm, "func.func(cachet-lower-matvec)");
+  // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.
+  addPipeline(pm,
+              options.target == Target::SPIRV
+                  ? "func.func(cachet-lower-dequant-transpose{load-bytes=4 "
+                    "store-bytes=8 workgroup-alloc=true scalar-stores=true})"
+                  : "func.func(cachet-lower-dequant-transpose)");
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.

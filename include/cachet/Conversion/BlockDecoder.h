@@ -15,15 +15,23 @@
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <functional>
 
 namespace cachet {
+
+/// The attribute cachet-lower-to-linalg puts on the `linalg.generic` of a
+/// packed `cachet.dequant_transpose` (its value: the block type), which
+/// cachet-lower-dequant-transpose replaces by a one-pass kernel.
+constexpr llvm::StringLiteral getDequantTransposeAttrName() {
+  return llvm::StringLiteral("cachet.dequant_transpose");
+}
 
 /// Decodes values of blocks of one format.
 class BlockDecoder {
 public:
   /// Reads the byte at `offset` (an index) as an i8.
-  using ByteReader = llvm::function_ref<mlir::Value(
+  using ByteReader = std::function<mlir::Value(
       mlir::OpBuilder &, mlir::Location, mlir::Value offset)>;
 
   BlockDecoder(mlir::OpBuilder &b, mlir::Location loc, BlockQuantizedType type,

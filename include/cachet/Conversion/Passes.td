@@ -391,4 +391,75 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
   ];
 }
 
+def LowerDequantTranspose
+    : Pass<"cachet-lower-dequant-transpose", "mlir::func::FuncOp"> {
+  let summary = "One-pass kernels for packed cachet.dequant_transpose";
+  let description = [{
+    Runs after bufferization. cachet-lower-to-linalg marks the
+    `linalg.generic` of each packed `cachet.dequant_transpose` with
+    `cachet.dequant_transpose = <block type>`; this pass replaces it by a
+    kernel that reads each block once and writes the head-major rows with
+    wide stores. A workgroup takes `positions-per-group` consecutive
+    positions (fewer where that does not divide the positions): their
+    blocks are contiguous in the token-major cache, so the workgroup stages
+    them into workgroup memory with coalesced `load-bytes` loads, then each
+    thread decodes `store-bytes` worth of values of one head's row (the
+    decoding of the reference lowering, so the values are the same bits)
+    and writes them with one vector store; consecutive threads write
+    consecutive bytes of a head's rows. Anything else (the split q8_0 form,
+    non-contiguous views, misalignment) keeps the generic kernel, with a
+    remark naming the reason.
+
+    Before (after bufferization; 1024 positions, 2 KV heads, D 128, q8_0):
+
+    ```mlir
+    linalg.generic {...} ins(%kq : memref<1024x2x136xi8>)
+        outs(%k : memref<2x1024x128xf16>)
+        attrs = {cachet.dequant_transpose = !cachet.q8_0} {...}
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %flat = memref.collapse_shape %kq [[0, 1, 2]]
+        : memref<1024x2x136xi8> into memref<278528xi8>
+    gpu.launch blocks(...) in (%c256, %c1, %c1)
+               threads(...) in (%c256, %c1, %c1)
+               workgroup(%staged : memref<272xi32, #gpu.address_space<workgroup>>) {
+      scf.for %i = %tx to %c68 step %c256 {   // 16-byte loads of the chunk
+        %v = vector.load %flat[...] : memref<278528xi8>, vector<16xi8>
+        vector.store (vector.bitcast %v to vector<4xi32>), %staged[...]
+      }
+      gpu.barrier
+      scf.for %item = %tx to %c128 step %c256 { // 8 values per thread
+        ... decode from %staged ...
+        vector.store %vals, %k[%h, %pos, %d] : memref<2x1024x128xf16>, vector<8xf16>
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"positionsPerGroup", "positions-per-group", "int64_t",
+           /*default=*/"4", "Positions one workgroup stages and writes">,
+    Option<"threads", "threads", "int64_t", /*default=*/"256",
+           "Threads per workgroup">,
+    Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
+           "Bytes per load while staging (at least 4; halved until the "
+           "chunk is a multiple)">,
+    Option<"storeBytes", "store-bytes", "int64_t", /*default=*/"16",
+           "Bytes each store writes (values of one block)">,
+    Option<"workgroupAlloc", "workgroup-alloc", "bool", /*default=*/"false",
+           "Stage in a memref.alloc of workgroup memory inside the kernel "
+           "(for SPIR-V) instead of a workgroup attribution of the launch">,
+    Option<"scalarStores", "scalar-stores", "bool", /*default=*/"false",
+           "Store the values one by one (for SPIR-V, whose vector stores to "
+           "scalar buffers need pointer casts)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD

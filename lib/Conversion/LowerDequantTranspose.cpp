@@ -1,0 +1,329 @@
+//===- LowerDequantTranspose.cpp - one-pass dequant-transpose kernels ----===//
+
+#include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <numeric>
+
+namespace cachet {
+#define GEN_PASS_DEF_LOWERDEQUANTTRANSPOSE
+#include "cachet/Conversion/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+/// Returns true if `type` is laid out row-major without gaps, at a static
+/// offset (identity, or a contiguous view such as a scratch slice).
+bool isContiguous(MemRefType type, int64_t &offset) {
+  SmallVector<int64_t> strides;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return false;
+  int64_t expected = 1;
+  for (int64_t i = type.getRank() - 1; i >= 0; --i) {
+    if (strides[i] != expected)
+      return false;
+    expected *= type.getDimSize(i);
+  }
+  return true;
+}
+
+/// The shapes of one dequant-transpose and how the kernel splits it.
+struct Plan {
+  BlockQuantizedType block;
+  int64_t positions = 0, heads = 0, dim = 0;
+  /// Bytes of one position's blocks of one head.
+  int64_t rowBytes = 0;
+  /// Positions per workgroup, bytes each workgroup stages, bytes per load.
+  int64_t perGroup = 0, chunkBytes = 0, loadBytes = 0;
+  /// Values per store.
+  int64_t values = 0;
+};
+
+struct LowerDequantTransposePass final
+    : public cachet::impl::LowerDequantTransposeBase<
+          LowerDequantTransposePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(getDequantTransposeAttrName()))
+        ops.push_back(op);
+    });
+    for (linalg::GenericOp op : ops) {
+      Plan plan;
+      std::string reason = makePlan(op, plan);
+      if (!reason.empty()) {
+        op.emitRemark("cachet-lower-dequant-transpose: generic kernel: ")
+            << reason;
+        continue;
+      }
+      op.emitRemark("cachet-lower-dequant-transpose: ")
+          << plan.perGroup << " positions (" << plan.chunkBytes
+          << " B) per workgroup of " << threads.getValue() << " threads, "
+          << plan.loadBytes << " B loads, " << plan.values
+          << " values per store";
+      lower(op, plan);
+    }
+  }
+
+  /// Fills `plan` for `op`; returns why the kernel does not apply, or "".
+  std::string makePlan(linalg::GenericOp op, Plan &plan) {
+    plan.block = dyn_cast<BlockQuantizedType>(
+        cast<TypeAttr>(op->getAttr(getDequantTransposeAttrName())).getValue());
+    if (!plan.block)
+      return "the marker does not name a block format";
+    Value bytes = getBytes(op);
+    if (!bytes || op.getNumDpsInits() != 1)
+      return "not the packed form (one byte buffer read in the body, one "
+             "result)";
+    auto in = dyn_cast<MemRefType>(bytes.getType());
+    auto out = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+    if (!in || !out)
+      return "not on memrefs (run after bufferization)";
+    if (!in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != 3 ||
+        out.getRank() != 3)
+      return "dynamic or not rank-3 shapes";
+    Type element = out.getElementType();
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t inOffset = 0, outOffset = 0;
+    if (!isContiguous(in, inOffset) || !isContiguous(out, outOffset))
+      return "the bytes or the result are not contiguous with a static offset";
+    if (!element.isF16() && !element.isF32())
+      return "the result is not f16 or f32";
+    plan.positions = in.getDimSize(0);
+    plan.heads = in.getDimSize(1);
+    plan.rowBytes = in.getDimSize(2);
+    plan.dim = out.getDimSize(2);
+    plan.values = storeBytes / elementBytes;
+    if (storeBytes <= 0 || storeBytes % elementBytes || plan.values > 32 ||
+        32 % plan.values)
+      return "store-bytes does not give a power-of-two count of values "
+             "within a block";
+    if (plan.dim % 32)
+      return "the head dimension is not a whole number of blocks";
+    // Positions per workgroup: the largest power of two up to the option
+    // that divides the positions, so every workgroup stages a whole chunk.
+    plan.perGroup = 1;
+    while (plan.perGroup * 2 <= positionsPerGroup &&
+           plan.positions % (plan.perGroup * 2) == 0)
+      plan.perGroup *= 2;
+    plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
+    plan.loadBytes = loadBytes;
+    while (plan.loadBytes > 4 && plan.chunkBytes % plan.loadBytes)
+      plan.loadBytes /= 2;
+    while (plan.loadBytes > 4 && inOffset % plan.loadBytes)
+      plan.loadBytes /= 2;
+    if (plan.loadBytes < 4 || plan.chunkBytes % plan.loadBytes ||
+        inOffset % plan.loadBytes)
+      return "a chunk of positions is not a whole number of aligned 4-byte "
+             "words";
+    if ((outOffset * elementBytes) % storeBytes)
+      return "the result is not aligned to store-bytes";
+    if (threads <= 0)
+      return "threads must be positive";
+    return "";
+  }
+
+  /// The packed form reads the bytes in its body (the reference lowering
+  /// decodes each value from its block there): returns the one buffer the
+  /// body loads from that is defined outside it, or null.
+  static Value getBytes(linalg::GenericOp op) {
+    if (op.getNumDpsInputs() != 0)
+      return {};
+    Value bytes;
+    WalkResult walk = op.getRegion().walk([&](memref::LoadOp load) {
+      Value memref = load.getMemRef();
+      if (op.getRegion().isAncestor(memref.getParentRegion()))
+        return WalkResult::advance();
+      if (bytes && bytes != memref)
+        return WalkResult::interrupt();
+      bytes = memref;
+      return WalkResult::advance();
+    });
+    return walk.wasInterrupted() ? Value() : bytes;
+  }
+
+  void lower(linalg::GenericOp op, const Plan &plan) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value bytes = getBytes(op), out = op.getDpsInits()[0];
+    auto outType = cast<MemRefType>(out.getType());
+    Type element = outType.getElementType();
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    Type i32 = b.getI32Type();
+    int64_t words = plan.chunkBytes / 4;
+    // Workgroup memory as the numeric address space 3, which both
+    // convert-gpu-to-nvvm and convert-gpu-to-spirv map (the latter does not
+    // map #gpu.address_space<workgroup> in LLVM 22).
+    Attribute workgroup = b.getI64IntegerAttr(3);
+    auto stagedType =
+        MemRefType::get({words}, i32, MemRefLayoutAttrInterface(), workgroup);
+    // The bytes as one flat row, so that a load may cross rows.
+    auto flat = memref::CollapseShapeOp::create(
+        b, loc, bytes, SmallVector<ReassociationIndices>{{0, 1, 2}});
+
+    Value one = index(b, 1);
+    Value grid = index(b, plan.positions / plan.perGroup);
+    // Workgroup memory: an attribution of the launch (NVVM, ROCDL) or an
+    // allocation in the kernel (SPIR-V, whose lowering makes it a Workgroup
+    // variable; LLVM 22's does not convert attributions).
+    SmallVector<Type, 1> attributions;
+    if (!workgroupAlloc)
+      attributions.push_back(stagedType);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, grid, one, one, index(b, threads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, attributions);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value staged =
+        workgroupAlloc
+            ? memref::AllocOp::create(kb, loc, stagedType).getResult()
+            : Value(launch.getWorkgroupAttributions()[0]);
+    Value tid = launch.getThreadIds().x;
+    Value group = launch.getBlockIds().x;
+    Value nThreads = index(kb, threads);
+
+    // Stage: the workgroup's positions are contiguous in the token-major
+    // bytes; load them `loadBytes` at a time into workgroup memory.
+    int64_t perLoad = plan.loadBytes / 4;
+    Value chunkStart =
+        arith::MulIOp::create(kb, loc, group, index(kb, plan.chunkBytes));
+    auto byteVec = VectorType::get({plan.loadBytes}, kb.getI8Type());
+    auto wordVec = VectorType::get({perLoad}, i32);
+    scf::ForOp::create(
+        kb, loc, tid, index(kb, plan.chunkBytes / plan.loadBytes), nThreads,
+        ValueRange{}, [&](OpBuilder &lb, Location l, Value i, ValueRange) {
+          Value offset = arith::AddIOp::create(
+              lb, l, chunkStart,
+              arith::MulIOp::create(lb, l, i, index(lb, plan.loadBytes)));
+          auto loadVector = [&]() {
+            auto load = vector::LoadOp::create(lb, l, byteVec, flat, offset);
+            load.setAlignment(plan.loadBytes);
+            return load.getResult();
+          };
+          Value word0 = arith::MulIOp::create(lb, l, i, index(lb, perLoad));
+          SmallVector<Value> staging;
+          if (perLoad > 1) {
+            Value asWords =
+                vector::BitCastOp::create(lb, l, wordVec, loadVector());
+            for (int64_t w = 0; w < perLoad; ++w)
+              staging.push_back(vector::ExtractOp::create(lb, l, asWords, w));
+          } else {
+            // One little-endian word from four byte loads (SPIR-V has no
+            // one-element vectors to bitcast to, nor vector loads of i8).
+            Value word = arith::ConstantIntOp::create(lb, l, i32, 0);
+            for (int64_t k = 0; k < 4; ++k) {
+              Value byte = arith::ExtUIOp::create(
+                  lb, l, i32,
+                  memref::LoadOp::create(lb, l, flat,
+                                         ValueRange{arith::AddIOp::create(
+                                             lb, l, offset, index(lb, k))}));
+              word = arith::OrIOp::create(
+                  lb, l, word,
+                  arith::ShLIOp::create(
+                      lb, l, byte,
+                      arith::ConstantIntOp::create(lb, l, i32, 8 * k)));
+            }
+            staging.push_back(word);
+          }
+          // Scalar stores: SPIR-V takes no vector stores to workgroup memory.
+          for (int64_t w = 0; w < perLoad; ++w)
+            memref::StoreOp::create(
+                lb, l, staging[w], staged,
+                ValueRange{arith::AddIOp::create(lb, l, word0, index(lb, w))});
+          scf::YieldOp::create(lb, l);
+        });
+    gpu::BarrierOp::create(kb, loc);
+
+    // Decode: item (h, p, c) writes values [c * V, (c + 1) * V) of head h,
+    // position p of the chunk: consecutive threads write consecutive
+    // `storeBytes` of a head's rows.
+    int64_t perRow = plan.dim / plan.values;
+    int64_t items = plan.heads * plan.perGroup * perRow;
+    BlockDecoder::ByteReader readByte = [&](OpBuilder &rb, Location l,
+                                            Value offset) -> Value {
+      Value word = memref::LoadOp::create(
+          rb, l, staged,
+          ValueRange{arith::DivUIOp::create(rb, l, offset, index(rb, 4))});
+      Value shift = arith::MulIOp::create(
+          rb, l,
+          arith::IndexCastUIOp::create(
+              rb, l, i32, arith::RemUIOp::create(rb, l, offset, index(rb, 4))),
+          arith::ConstantIntOp::create(rb, l, i32, 8));
+      return arith::TruncIOp::create(
+          rb, l, rb.getI8Type(), arith::ShRUIOp::create(rb, l, word, shift));
+    };
+    scf::ForOp::create(
+        kb, loc, tid, index(kb, items), nThreads, ValueRange{},
+        [&](OpBuilder &lb, Location l, Value item, ValueRange) {
+          Value c = arith::RemUIOp::create(lb, l, item, index(lb, perRow));
+          Value rest = arith::DivUIOp::create(lb, l, item, index(lb, perRow));
+          Value p =
+              arith::RemUIOp::create(lb, l, rest, index(lb, plan.perGroup));
+          Value h =
+              arith::DivUIOp::create(lb, l, rest, index(lb, plan.perGroup));
+          // Row (p, h) of the staged bytes; value c * V + j is lane
+          // (c * V + j) % 32 of block (c * V + j) / 32.
+          Value rowStart = arith::MulIOp::create(
+              lb, l,
+              arith::AddIOp::create(
+                  lb, l, arith::MulIOp::create(lb, l, p, index(lb, plan.heads)),
+                  h),
+              index(lb, plan.rowBytes));
+          Value first = arith::MulIOp::create(lb, l, c, index(lb, plan.values));
+          Value blockIndex =
+              arith::DivUIOp::create(lb, l, first, index(lb, 32));
+          Value blockStart = arith::AddIOp::create(
+              lb, l, rowStart,
+              arith::MulIOp::create(lb, l, blockIndex,
+                                    index(lb, plan.block.getBlockBytes())));
+          Value lane0 = arith::RemUIOp::create(lb, l, first, index(lb, 32));
+          BlockDecoder decoder(lb, l, plan.block, readByte);
+          SmallVector<Value> decoded;
+          for (int64_t j = 0; j < plan.values; ++j) {
+            Value lane = arith::AddIOp::create(lb, l, lane0, index(lb, j));
+            Value v = decoder.decode(blockStart, lane);
+            if (!element.isF32())
+              v = arith::TruncFOp::create(lb, l, element, v);
+            decoded.push_back(v);
+          }
+          Value position = arith::AddIOp::create(
+              lb, l,
+              arith::MulIOp::create(lb, l, group, index(lb, plan.perGroup)), p);
+          if (scalarStores) {
+            for (int64_t j = 0; j < plan.values; ++j)
+              memref::StoreOp::create(
+                  lb, l, decoded[j], out,
+                  ValueRange{
+                      h, position,
+                      arith::AddIOp::create(lb, l, first, index(lb, j))});
+          } else {
+            Value vec = vector::FromElementsOp::create(
+                lb, l, VectorType::get({plan.values}, element), decoded);
+            auto store = vector::StoreOp::create(
+                lb, l, vec, out, ValueRange{h, position, first});
+            store.setAlignment(storeBytes);
+          }
+          scf::YieldOp::create(lb, l);
+        });
+    gpu::TerminatorOp::create(kb, loc);
+    op.erase();
+  }
+};
+
+} // namespace
