@@ -171,6 +171,8 @@ double randomReplacementHitRate(double ratio) {
 struct CacheFit {
   /// Fitted cache size in bytes; 0 where the sweep shows no cache.
   double bytes = 0;
+  /// The replacement model that fits best: "random" or "lru".
+  std::string model;
   /// Bandwidths (GB/s) the fit gives a hit and a miss.
   double hitGbps = 0, missGbps = 0;
   /// Root mean square of the relative time residuals.
@@ -181,12 +183,15 @@ struct CacheFit {
   std::string problem;
 };
 
-/// Fits a random-replacement cache to `sweep` (working set bytes, GB/s): time
-/// per byte t(W) = h(W / C) * tHit + (1 - h(W / C)) * tMiss. For every
+/// Fits a cache to `sweep` (working set bytes, GB/s): time per byte
+/// t(W) = h(W / C) * tHit + (1 - h(W / C)) * tMiss, where h is the hit rate
+/// of a cyclic sweep under random replacement (randomReplacementHitRate) or
+/// under LRU (1 up to C, 0 beyond), whichever fits better. For every
 /// candidate C (1% steps between the smallest and the largest working set
-/// of the points at or above `minBytes`) tHit and tMiss are the weighted
-/// linear least squares of the relative residuals; C is the candidate with
-/// the smallest sum of squares.
+/// of the points at or above `minBytes`) tHit and tMiss are the linear least
+/// squares of the relative time residuals; C minimizes their sum of
+/// squares (the geometric middle of the candidates that tie, as LRU's do
+/// between two points).
 CacheFit fitCacheSize(const std::vector<std::pair<uint64_t, double>> &sweep,
                       uint64_t minBytes) {
   CacheFit fit;
@@ -206,41 +211,56 @@ CacheFit fitCacheSize(const std::vector<std::pair<uint64_t, double>> &sweep,
     largest = std::max(largest, point.first);
   }
   double bestError = -1;
-  for (double c = smallest; c <= largest; c *= 1.01) {
-    // Minimize sum ((h a + (1 - h) b) / t - 1)^2 over a = tHit, b = tMiss.
-    double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
-    for (const auto &point : points) {
-      double h = randomReplacementHitRate(point.first / c);
-      double x0 = h / point.second, x1 = (1 - h) / point.second;
-      s00 += x0 * x0;
-      s01 += x0 * x1;
-      s11 += x1 * x1;
-      r0 += x0;
-      r1 += x1;
+  for (const char *model : {"random", "lru"}) {
+    bool lru = std::string(model) == "lru";
+    auto hitRate = [&](double ratio) {
+      return lru ? (ratio <= 1 ? 1.0 : 0.0) : randomReplacementHitRate(ratio);
+    };
+    double modelError = -1, firstBest = 0, lastBest = 0, hit = 0, miss = 0;
+    for (double c = smallest; c <= largest; c *= 1.01) {
+      // Minimize sum ((h a + (1 - h) b) / t - 1)^2 over a = tHit, b = tMiss.
+      double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
+      for (const auto &point : points) {
+        double h = hitRate(point.first / c);
+        double x0 = h / point.second, x1 = (1 - h) / point.second;
+        s00 += x0 * x0;
+        s01 += x0 * x1;
+        s11 += x1 * x1;
+        r0 += x0;
+        r1 += x1;
+      }
+      double det = s00 * s11 - s01 * s01;
+      if (!(std::fabs(det) > 1e-9 * s00 * s11))
+        continue;
+      double tHit = (r0 * s11 - r1 * s01) / det;
+      double tMiss = (s00 * r1 - s01 * r0) / det;
+      if (!(tHit > 0 && tMiss > tHit))
+        continue;
+      double error = 0;
+      for (const auto &point : points) {
+        double h = hitRate(point.first / c);
+        double r = (h * tHit + (1 - h) * tMiss) / point.second - 1;
+        error += r * r;
+      }
+      if (modelError >= 0 && std::fabs(error - modelError) <= 1e-9 * error) {
+        lastBest = c;
+      } else if (modelError < 0 || error < modelError) {
+        modelError = error;
+        firstBest = lastBest = c;
+        hit = 1 / tHit;
+        miss = 1 / tMiss;
+      }
     }
-    double det = s00 * s11 - s01 * s01;
-    if (std::fabs(det) < 1e-12 * s00 * s11)
-      continue;
-    double tHit = (r0 * s11 - r1 * s01) / det;
-    double tMiss = (s00 * r1 - s01 * r0) / det;
-    if (!(tHit > 0 && tMiss > tHit))
-      continue;
-    double error = 0;
-    for (const auto &point : points) {
-      double h = randomReplacementHitRate(point.first / c);
-      double r = (h * tHit + (1 - h) * tMiss) / point.second - 1;
-      error += r * r;
-    }
-    if (bestError < 0 || error < bestError) {
-      bestError = error;
-      fit.bytes = c;
-      fit.hitGbps = 1 / tHit;
-      fit.missGbps = 1 / tMiss;
+    if (modelError >= 0 && (bestError < 0 || modelError < bestError)) {
+      bestError = modelError;
+      fit.bytes = std::sqrt(firstBest * lastBest);
+      fit.model = model;
+      fit.hitGbps = hit;
+      fit.missGbps = miss;
     }
   }
   if (bestError < 0) {
     fit.problem = "no cache size gives hits faster than misses";
-    fit.bytes = 0;
     return fit;
   }
   fit.rms = std::sqrt(bestError / double(points.size()));
@@ -784,8 +804,8 @@ std::string Probe::run() {
   CacheFit l2Fit = fitCacheSize(wsBw, fitMin);
   uint64_t l2Bytes = static_cast<uint64_t>(l2Fit.bytes);
   if (l2Bytes) {
-    sources["l2_bytes"] = "measured (working-set sweep, random-replacement "
-                          "fit)";
+    sources["l2_bytes"] = "measured (working-set sweep, " + l2Fit.model +
+                          " replacement fit)";
   } else if (info.l2CacheBytes) {
     l2Bytes = info.l2CacheBytes;
     sources["l2_bytes"] = "reported (driver; the sweep fit failed: " +
@@ -805,13 +825,15 @@ std::string Probe::run() {
            "probe_read repeatedly over a working set W (at least 3 passes and " +
                std::to_string(minStream) + " bytes per launch, " +
                std::to_string(sweepChunkBytes) +
-               " contiguous bytes per workgroup); fit of a random-replacement "
-               "cache of C bytes to the points with W >= " +
+               " contiguous bytes per workgroup); fit of a cache of C bytes "
+               "to the points with W >= " +
                std::to_string(fitMin) +
-               ": hit rate h = 1 for W <= C, else the root of h = exp(-(1 - "
-               "h) W / C); time per byte h * t_hit + (1 - h) * t_miss; "
-               "t_hit and t_miss by linear least squares for each C, C in 1% "
-               "steps minimizing the squared relative time residuals")
+               ": hit rate h = 1 for W <= C, beyond it the root of h = "
+               "exp(-(1 - h) W / C) (random replacement) or 0 (LRU), "
+               "whichever model fits better; time per byte h * t_hit + (1 - "
+               "h) * t_miss; t_hit and t_miss by linear least squares for "
+               "each C, C in 1% steps minimizing the squared relative time "
+               "residuals")
       .integer("fit_min_bytes", fitMin)
       .integer("bytes_per_workgroup", sweepChunkBytes)
       .raw("points", "[\n        " +
@@ -824,6 +846,7 @@ std::string Probe::run() {
                          "]")
       .raw("fit", ObjectWriter()
                       .num("cache_bytes", l2Fit.bytes)
+                      .str("model", l2Fit.model)
                       .num("hit_gbps", l2Fit.hitGbps)
                       .num("miss_gbps", l2Fit.missGbps)
                       .num("rms_relative_error", l2Fit.rms)
@@ -1290,6 +1313,7 @@ int fitStoredSweep(const std::string &path) {
                    .integer("fit_min_bytes", fitMin)
                    .num("cache_bytes", fit.bytes)
                    .num("cache_mib", fit.bytes / double(1 << 20))
+                   .str("model", fit.model)
                    .num("hit_gbps", fit.hitGbps)
                    .num("miss_gbps", fit.missGbps)
                    .num("rms_relative_error", fit.rms)
