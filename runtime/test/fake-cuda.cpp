@@ -12,7 +12,7 @@
 // "Device memory" is host memory; work runs when it is submitted. Modules
 // are the PTX text of cachet-runtime-test and cachet-probe: an entry named in
 // the text is a kernel the fake runs on the host (vadd_f32, pdl_inc_u32,
-// probe_read, probe_copy, probe_copy_pdl). It says nothing
+// probe_read, probe_copy, probe_copy_pdl, probe_chase). It says nothing
 // about a real driver's behaviour; test/Runtime/cuda.test does, on a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -77,12 +77,13 @@ struct FakeModule {
   std::string text;
 };
 
-enum class FakeKernel { VaddF32, PdlIncU32, ProbeRead, ProbeCopy };
+enum class FakeKernel { VaddF32, PdlIncU32, ProbeRead, ProbeCopy, ProbeChase };
 
 std::map<uintptr_t, size_t> allocations;
 uint64_t allocated = 0;
 FakeKernel kernels[] = {FakeKernel::VaddF32, FakeKernel::PdlIncU32,
-                        FakeKernel::ProbeRead, FakeKernel::ProbeCopy};
+                        FakeKernel::ProbeRead, FakeKernel::ProbeCopy,
+                        FakeKernel::ProbeChase};
 
 const char *pointerTo(CUdeviceptr address) {
   return reinterpret_cast<const char *>(uintptr_t(address));
@@ -162,6 +163,24 @@ CUresult run(FakeKernel kernel, const unsigned grid[3], const unsigned block[3],
                        (g * perGroup + base) * 16,
                    pointerTo(src) + (g * perGroup + base) * 16,
                    uint64_t(perGroup) * 16);
+    return kSuccess;
+  }
+  if (kernel == FakeKernel::ProbeChase) {
+    // probe_chase: i = src[i].x, `steps` times, by one thread.
+    if (!params && (!buffer || bufferBytes != 28))
+      return kInvalidValue;
+    uint64_t src, out;
+    uint32_t i, steps, sentinel;
+    param(0, 0, 8, &src);
+    param(1, 8, 8, &out);
+    param(2, 16, 4, &i);
+    param(3, 20, 4, &steps);
+    param(4, 24, 4, &sentinel);
+    for (uint32_t s = 0; s < steps; ++s)
+      std::memcpy(&i, pointerTo(src) + uint64_t(i) * 16, 4);
+    if (i == sentinel)
+      std::memcpy(const_cast<char *>(pointerTo(out)),
+                  pointerTo(src) + uint64_t(i) * 16, 16);
     return kSuccess;
   }
   if (kernel == FakeKernel::VaddF32) {
@@ -396,6 +415,8 @@ FAKE_EXPORT CUresult cuModuleGetFunction(void **function, void *module,
   else if (std::strcmp(name, "probe_copy") == 0 ||
            std::strcmp(name, "probe_copy_pdl") == 0)
     *function = &kernels[3];
+  else if (std::strcmp(name, "probe_chase") == 0)
+    *function = &kernels[4];
   else
     return kNotFound;
   return kSuccess;

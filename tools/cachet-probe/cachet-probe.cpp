@@ -31,6 +31,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -436,6 +437,8 @@ public:
           "cachetKernelGet(probe_read)");
     check(cachetKernelGet(runtime, module, "probe_copy", &copyKernel),
           "cachetKernelGet(probe_copy)");
+    check(cachetKernelGet(runtime, module, "probe_chase", &chaseKernel),
+          "cachetKernelGet(probe_chase)");
     check(cachetEventCreate(runtime, &startEvent), "cachetEventCreate");
     check(cachetEventCreate(runtime, &endEvent), "cachetEventCreate");
   }
@@ -550,6 +553,18 @@ private:
           "cachetLaunch(probe_copy)");
   }
 
+  /// Records one probe_chase of `steps` dependent loads from element
+  /// `start` of `src`.
+  void launchChase(CachetBuffer src, uint64_t srcBytes, uint32_t start,
+                   uint32_t steps) {
+    uint32_t push[3] = {start, steps, 0xffffffffu};
+    CachetBinding bindings[2] = {{src, 0, srcBytes}, {outBuffer, 0, 0}};
+    uint32_t grid[3] = {1, 1, 1};
+    check(cachetLaunchWithBlock(runtime, chaseKernel, grid, block, bindings, 2,
+                                push, sizeof(push)),
+          "cachetLaunch(probe_chase)");
+  }
+
   /// Records one probe_copy_pdl (CUDA, sm_90+) of `elements` from element
   /// `base`, with CACHET_LAUNCH_PDL where `pdl` is set.
   void launchCopyPdl(CachetBuffer src, CachetBuffer dst, uint64_t base,
@@ -631,7 +646,7 @@ private:
   bool isCuda = false;
   CachetModule module = nullptr, pdlModule = nullptr;
   CachetKernel readKernel = nullptr, copyKernel = nullptr,
-               pdlCopyKernel = nullptr;
+               chaseKernel = nullptr, pdlCopyKernel = nullptr;
   CachetEvent startEvent = nullptr, endEvent = nullptr;
   CachetBuffer outBuffer = nullptr;
   std::vector<CachetBuffer> buffers;
@@ -911,23 +926,108 @@ std::string Probe::run() {
     }
     sweep.line = fitLineSize(sweep.cost);
   }
-  // The cached sweep decides where its cost grows at least 1.3x from the
-  // smallest stride to the largest (else per-access overhead hides it).
+  // Cache line by latency: one chain of dependent loads tours a cached
+  // region (larger than a first-level cache) in 1 KiB slots, the slots in a
+  // random order and in each slot every d-th byte in a random order. A load
+  // misses the first-level cache when it is the first of its line in the
+  // slot, so the share of misses is min(d, L) / L for a line of L bytes (on
+  // NVIDIA: the 32 B sector a miss fills) and the cost per load follows
+  // c + m * min(d, L) / L: the same fit as the stride sweeps, on latency.
+  // d stops at 256 B: with fewer loads per slot a CPU's prefetchers serve
+  // less of each slot and the cost rises again.
+  const std::vector<uint64_t> distances = {16, 32, 64, 128, 256};
+  uint64_t chaseRegion = std::max<uint64_t>(
+      256ull << 10, std::min<uint64_t>(isCpu ? (256ull << 10) : (8ull << 20),
+                                       floorPow2(l2Bytes / 2)));
+  chaseRegion =
+      std::min(chaseRegion, floorPow2(bufferBytes / distances.size()));
+  uint64_t slots = chaseRegion / 1024;
+  uint64_t chaseSteps = isCpu ? 65536 : 32768;
+  std::vector<uint32_t> chaseFirst(distances.size());
+  {
+    std::mt19937 random(1);
+    std::vector<uint32_t> order(slots);
+    for (uint64_t i = 0; i < slots; ++i)
+      order[i] = static_cast<uint32_t>(i);
+    std::shuffle(order.begin(), order.end(), random);
+    // Region r (distance distances[r]) at r * chaseRegion of buffer b; words
+    // hold element indices into the whole buffer.
+    std::vector<uint32_t> words(chaseRegion / 4), tour, within;
+    for (size_t r = 0; r < distances.size(); ++r) {
+      uint32_t regionBase = static_cast<uint32_t>(r * chaseRegion / 16);
+      uint32_t step = static_cast<uint32_t>(distances[r] / 16);
+      tour.clear();
+      for (uint32_t slot : order) {
+        within.clear();
+        for (uint32_t e = 0; e < 64; e += step)
+          within.push_back(slot * 64 + e);
+        std::shuffle(within.begin(), within.end(), random);
+        tour.insert(tour.end(), within.begin(), within.end());
+      }
+      std::fill(words.begin(), words.end(), 0);
+      for (size_t k = 0; k < tour.size(); ++k)
+        words[uint64_t(tour[k]) * 4] =
+            regionBase + tour[(k + 1) % tour.size()];
+      chaseFirst[r] = regionBase + tour.front();
+      check(cachetBufferUpload(runtime, b, r * chaseRegion, words.data(),
+                               chaseRegion),
+            "cachetBufferUpload");
+    }
+  }
+  // Distances round-robin, each timed run after an untimed one that brings
+  // its region into the caches.
+  std::vector<std::vector<double>> chaseTimes(distances.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < distances.size(); ++i) {
+      auto chase = [&] {
+        launchChase(b, bufferBytes, chaseFirst[i], uint32_t(chaseSteps));
+      };
+      chase();
+      chaseTimes[i].push_back(timeOnce(chase));
+    }
+  // Latency: the fastest run of each distance (a shared machine only adds
+  // time).
+  std::vector<std::pair<uint64_t, double>> chaseCost;
+  std::vector<std::string> chasePoints;
+  for (size_t i = 0; i < distances.size(); ++i) {
+    Stats perLoad = scaled(summarize(chaseTimes[i]), 1.0 / double(chaseSteps));
+    chaseCost.push_back({distances[i], perLoad.min});
+    chasePoints.push_back(ObjectWriter()
+                              .integer("distance", distances[i])
+                              .stats("ns_per_load", perLoad)
+                              .str(10));
+  }
+  // A rise under 3% of the cost at 16 B is not told apart from noise.
+  uint64_t chaseLine = 0;
+  if (chaseCost.back().second >= 1.03 * chaseCost.front().second)
+    chaseLine = fitLineSize(chaseCost);
+  // The chase filled buffer b: zero it again for the copies below.
+  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
+
+  // The chase decides where it shows a step; else the cached sweep where its
+  // cost grows at least 1.3x from the smallest stride to the largest (else
+  // per-access overhead hides it); else the DRAM sweep.
   const LineSweep &cachedSweep = sweeps[0], &dramSweep = sweeps[1];
   bool cachedShows = cachedSweep.line &&
                      cachedSweep.cost.back().second >=
                          1.3 * cachedSweep.cost.front().second;
-  uint64_t cacheLine = cachedShows ? cachedSweep.line : dramSweep.line;
+  uint64_t cacheLine = chaseLine     ? chaseLine
+                       : cachedShows ? cachedSweep.line
+                                     : dramSweep.line;
   bool lineFound = cacheLine != 0;
   if (!lineFound)
     cacheLine = 64;
   sources["cache_line"] =
-      !lineFound ? "defaulted (64: neither stride sweep fits a line)"
+      !lineFound ? "defaulted (64: neither the chase nor a stride sweep "
+                   "shows a line)"
+      : chaseLine ? "measured (dependent-load pairs)"
       : cachedShows
-          ? "measured (stride sweep over a cached set)"
-          : "measured (stride sweep over DRAM: the cached sweep's cost "
-            "grew less than 1.3x)";
-  log("cache line " + std::to_string(cacheLine) + " (cached sweep " +
+          ? "measured (stride sweep over a cached set: the chase shows no "
+            "step)"
+          : "measured (stride sweep over DRAM: the chase shows no step and "
+            "the cached sweep's cost grew less than 1.3x)";
+  log("cache line " + std::to_string(cacheLine) + " (chase " +
+      std::to_string(chaseLine) + ", cached sweep " +
       std::to_string(cachedSweep.line) + ", DRAM sweep " +
       std::to_string(dramSweep.line) + ")");
   auto sweepJson = [&](const LineSweep &sweep) {
@@ -948,8 +1048,18 @@ std::string Probe::run() {
   m.raw("cache_line",
         ObjectWriter()
             .str("method",
-                 "probe_read of one 16 B element every `stride` bytes, the "
-                 "strides round-robin, (a) over a set a quarter of the "
+                 "(1) probe_chase: " + std::to_string(chaseSteps) +
+                     " dependent loads touring a " +
+                     std::to_string(chaseRegion) +
+                     " B region in 1 KiB slots (slots in a random order, "
+                     "every d-th byte of a slot in a random order), one "
+                     "invocation, each timed run after an untimed one; the "
+                     "fastest run's ns per load against d gets the model "
+                     "below where it rises at least 3% from d = 16 to 256. "
+                     "(2) "
+                     "probe_read of one 16 B element every `stride` bytes, "
+                     "the strides round-robin, (a) over a set a quarter of "
+                     "the "
                  "measured last-level cache (" +
                      std::to_string(lineAccesses) +
                      " loads per launch), (b) over the whole buffer once; "
@@ -957,8 +1067,25 @@ std::string Probe::run() {
                      "lines fetched, above it the cost stays flat: the line "
                      "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
                      "min(s, L) / L fits the medians best (least squares, "
-                     "m > 0); (a) decides where its cost grows at least "
-                     "1.3x from 16 B to 1 KiB, else (b)")
+                     "m > 0). The chase decides where it shows a step, "
+                     "else (a) where its cost grows at least 1.3x from 16 B "
+                     "to 1 KiB, else (b)")
+            .raw("chase",
+                 ObjectWriter()
+                     .integer("region_bytes", chaseRegion)
+                     .integer("loads", chaseSteps)
+                     .raw("points", "[\n          " +
+                                        [&] {
+                                          std::string s;
+                                          for (size_t i = 0;
+                                               i < chasePoints.size(); ++i)
+                                            s += (i ? ",\n          " : "") +
+                                                 chasePoints[i];
+                                          return s;
+                                        }() +
+                                        "]")
+                     .integer("line", chaseLine)
+                     .str(6))
             .raw("cached", sweepJson(cachedSweep))
             .raw("dram", sweepJson(dramSweep))
             .integer("result", cacheLine)
