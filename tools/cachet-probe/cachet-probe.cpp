@@ -1138,22 +1138,107 @@ std::string Probe::run() {
                               .stats("ratio_spread", ratioStats)
                               .str(8));
   }
-  sources["alias_stride"] = "measured (column walk)";
-  sources["alias_pad"] = "measured (column walk; one line where a cliff shows)";
+  // Set-index aliasing by latency: one chain of dependent loads tours the
+  // first line of 16 rows of R bytes (a fixed random order, again and
+  // again), versus rows of R + one line. Where R is a multiple of the alias
+  // stride (line x sets) the 16 lines share one set of the first-level
+  // cache; more lines than it has ways miss there, the padded rows spread
+  // over 16 sets and hit. The alias stride is the smallest R whose packed
+  // tour costs at least 1.2x the padded one per load (fastest runs).
+  const uint64_t tourRows = 16;
+  const uint64_t tourSteps = isCpu ? 65536 : 32768;
+  std::vector<uint64_t> tourStrides;
+  for (uint64_t r = 1024; r <= 65536; r *= 2)
+    tourStrides.push_back(r);
+  std::vector<uint32_t> tourFirst;
+  {
+    std::mt19937 random(2);
+    std::vector<uint32_t> order(tourRows);
+    for (uint64_t i = 0; i < tourRows; ++i)
+      order[i] = static_cast<uint32_t>(i);
+    std::shuffle(order.begin(), order.end(), random);
+    // Variant v (stride tourStrides[v / 2], padded when v is odd) at offset
+    // 2 * tourRows * 65536 * (v / 2) + (v % 2) * tourRows * 65536 + ... of
+    // buffer b: each variant gets 16 rows of up to 64 KiB + one line.
+    uint64_t variantBytes = tourRows * (65536 + cacheLine);
+    for (size_t v = 0; v < 2 * tourStrides.size(); ++v) {
+      uint64_t pitch = tourStrides[v / 2] + (v % 2 ? cacheLine : 0);
+      uint64_t base = v * variantBytes;
+      if (base + variantBytes > bufferBytes)
+        break;
+      for (uint64_t k = 0; k < tourRows; ++k) {
+        uint32_t from = static_cast<uint32_t>(
+            (base + order[k] * pitch) / elementBytes);
+        uint32_t to = static_cast<uint32_t>(
+            (base + order[(k + 1) % tourRows] * pitch) / elementBytes);
+        check(cachetBufferUpload(runtime, b, uint64_t(from) * elementBytes,
+                                 &to, sizeof(to)),
+              "cachetBufferUpload");
+      }
+      tourFirst.push_back(
+          static_cast<uint32_t>((base + order[0] * pitch) / elementBytes));
+    }
+  }
+  std::vector<std::vector<double>> tourTimes(tourFirst.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t v = 0; v < tourFirst.size(); ++v) {
+      auto tour = [&] {
+        launchChase(b, bufferBytes, tourFirst[v], uint32_t(tourSteps));
+      };
+      tour();
+      tourTimes[v].push_back(timeOnce(tour));
+    }
+  uint64_t tourStride = 0;
+  std::vector<std::string> tourPoints;
+  for (size_t v = 0; v + 1 < tourFirst.size(); v += 2) {
+    Stats packed = scaled(summarize(tourTimes[v]), 1.0 / double(tourSteps));
+    Stats padded =
+        scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
+    double ratio = packed.min / padded.min;
+    if (!tourStride && ratio >= 1.2)
+      tourStride = tourStrides[v / 2];
+    tourPoints.push_back(ObjectWriter()
+                             .integer("row_bytes", tourStrides[v / 2])
+                             .stats("packed_ns_per_load", packed)
+                             .stats("padded_ns_per_load", padded)
+                             .num("packed_over_padded_fastest", ratio)
+                             .str(8));
+  }
+  log("alias stride by latency " + std::to_string(tourStride));
+  // The tours filled buffer b: zero it again for the copies below.
+  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
+  // Either walk's cliff counts: the smaller stride.
+  bool tourDecides = tourStride && (!aliasStride || tourStride < aliasStride);
+  if (tourDecides) {
+    aliasStride = tourStride;
+    aliasPad = cacheLine;
+  }
+  sources["alias_stride"] =
+      tourDecides ? "measured (latency tour of 16 rows)"
+      : aliasStride
+          ? "measured (column walk)"
+          : "measured (no cliff in the column walk or the latency tour)";
+  sources["alias_pad"] = "measured (one line where a cliff shows)";
   log("alias stride " + std::to_string(aliasStride) + ", pad " +
       std::to_string(aliasPad));
   m.raw("alias",
         ObjectWriter()
             .str("method",
-                 "probe_read walking " + std::to_string(rows) +
+                 "(1) probe_read walking " + std::to_string(rows) +
                      " rows of R bytes, 64 B per row, column after column, "
-                     "versus rows padded by one cache line (same bytes); "
-                     "the alias stride is the smallest R whose packed walk "
-                     "takes more than " +
+                     "versus rows padded by one cache line (same bytes); a "
+                     "cliff where the packed walk takes more than " +
                      number(aliasCliffRatio) +
                      "x the padded one (median of the interleaved pairs, and "
-                     "slower in every pair), the pad is one line; 0 where no "
-                     "R shows a cliff")
+                     "slower in every pair). (2) probe_chase touring the "
+                     "first line of 16 rows of R bytes in a fixed random "
+                     "order, " +
+                     std::to_string(tourSteps) +
+                     " dependent loads, versus rows of R + one line; a "
+                     "cliff where the packed tour costs at least 1.2x the "
+                     "padded one per load (fastest runs). The alias stride "
+                     "is the smallest R with a cliff in either, the pad one "
+                     "line; 0 where no R shows a cliff")
             .raw(
                 "points", "[\n        " +
                               [&] {
@@ -1164,6 +1249,17 @@ std::string Probe::run() {
                                 return s;
                               }() +
                               "]")
+            .raw("tour_points", "[\n        " +
+                                    [&] {
+                                      std::string s;
+                                      for (size_t i = 0; i < tourPoints.size();
+                                           ++i)
+                                        s += (i ? ",\n        " : "") +
+                                             tourPoints[i];
+                                      return s;
+                                    }() +
+                                    "]")
+            .integer("tour_alias_stride", tourStride)
             .integer("alias_stride", aliasStride)
             .integer("alias_pad", aliasPad)
             .str(4));
