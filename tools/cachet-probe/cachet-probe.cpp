@@ -1143,8 +1143,9 @@ std::string Probe::run() {
   // again), versus rows of R + one line. Where R is a multiple of the alias
   // stride (line x sets) the 16 lines share one set of the first-level
   // cache; more lines than it has ways miss there, the padded rows spread
-  // over 16 sets and hit. The alias stride is the smallest R whose packed
-  // tour costs at least 1.2x the padded one per load (fastest runs).
+  // over 16 sets and hit. The alias stride is the smallest R from which on
+  // every packed tour costs at least 1.2x the padded one per load (fastest
+  // runs).
   const uint64_t tourRows = 16;
   const uint64_t tourSteps = isCpu ? 65536 : 32768;
   std::vector<uint64_t> tourStrides;
@@ -1195,7 +1196,11 @@ std::string Probe::run() {
     Stats padded =
         scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
     double ratio = packed.min / padded.min;
-    if (!tourStride && ratio >= 1.2)
+    // Every multiple of the alias stride aliases too: a cliff counts when it
+    // holds at every larger R as well.
+    if (ratio < 1.2)
+      tourStride = 0;
+    else if (!tourStride)
       tourStride = tourStrides[v / 2];
     tourPoints.push_back(ObjectWriter()
                              .integer("row_bytes", tourStrides[v / 2])
@@ -1236,7 +1241,8 @@ std::string Probe::run() {
                      std::to_string(tourSteps) +
                      " dependent loads, versus rows of R + one line; a "
                      "cliff where the packed tour costs at least 1.2x the "
-                     "padded one per load (fastest runs). The alias stride "
+                     "padded one per load (fastest runs) at R and every "
+                     "larger R. The alias stride "
                      "is the smallest R with a cliff in either, the pad one "
                      "line; 0 where no R shows a cliff")
             .raw(
