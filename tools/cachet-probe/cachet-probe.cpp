@@ -1445,8 +1445,17 @@ std::string Probe::run() {
   sources["shared_memory_bytes"] =
       isCuda ? "reported (opt-in shared memory per block)"
              : "reported (maxComputeSharedMemorySize)";
-  sources["coop_matrix"] = "defaulted (none: the runtime does not report "
-                           "cooperative-matrix shapes yet)";
+  std::vector<std::string> coopMatrix;
+  if (isCuda && info.computeCapabilityMajor >= 7) {
+    // WMMA's f16 16x16x16 fragments exist from sm_70.
+    coopMatrix = {quote("16x16x16:f16->f32"), quote("16x16x16:f16->f16")};
+    sources["coop_matrix"] = "reported (compute capability " + cc +
+                             ": WMMA f16 16x16x16 from sm_70)";
+  } else {
+    sources["coop_matrix"] = "defaulted (none: the runtime does not report "
+                             "cooperative-matrix shapes on " +
+                             std::string(info.backend) + ")";
+  }
   ObjectWriter sourceObject;
   for (const auto &entry : sources)
     sourceObject.str(entry.first, entry.second);
@@ -1466,7 +1475,7 @@ std::string Probe::run() {
       .num("strided_read_penalty", penalty)
       .boolean("pdl", pdl)
       .str("l2_prefetch", l2Prefetch)
-      .raw("coop_matrix", joinArray({}))
+      .raw("coop_matrix", joinArray(coopMatrix))
       .integer("subgroup_size", subgroup)
       .integer("shared_memory_bytes", info.maxSharedMemoryBytes)
       .raw("measurements", m.str(2));
