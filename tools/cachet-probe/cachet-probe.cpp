@@ -1020,7 +1020,7 @@ std::string Probe::run() {
   sources["cache_line"] =
       !lineFound ? "defaulted (64: neither the chase nor a stride sweep "
                    "shows a line)"
-      : chaseLine ? "measured (dependent-load pairs)"
+      : chaseLine ? "measured (dependent-load tour)"
       : cachedShows
           ? "measured (stride sweep over a cached set: the chase shows no "
             "step)"
