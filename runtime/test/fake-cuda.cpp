@@ -159,10 +159,9 @@ CUresult run(FakeKernel kernel, const unsigned grid[3], const unsigned block[3],
     param(2, 16, 4, &base);
     param(3, 20, 4, &perGroup);
     for (uint64_t g = 0; g < grid[0]; ++g)
-      std::memmove(const_cast<char *>(pointerTo(dst)) +
-                       (g * perGroup + base) * 16,
-                   pointerTo(src) + (g * perGroup + base) * 16,
-                   uint64_t(perGroup) * 16);
+      std::memmove(
+          const_cast<char *>(pointerTo(dst)) + (g * perGroup + base) * 16,
+          pointerTo(src) + (g * perGroup + base) * 16, uint64_t(perGroup) * 16);
     return kSuccess;
   }
   if (kernel == FakeKernel::ProbeChase) {

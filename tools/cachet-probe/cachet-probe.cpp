@@ -5,7 +5,8 @@
 // cachet-probe --fit-sweep=profile.json
 //
 // Runs micro-kernels (tools/cachet-probe/probe.spvasm on Vulkan, their PTX
-// twins probe.ptx on CUDA, both embedded in the binary) through libcachet_runtime and writes a device profile JSON that
+// twins probe.ptx on CUDA, both embedded in the binary) through
+// libcachet_runtime and writes a device profile JSON that
 // `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (copy and
 // read-only), last-level cache size (bandwidth versus working set), cache
 // line size (cost per access versus stride), the set-index alias stride (a
@@ -425,9 +426,8 @@ public:
               "cachetKernelGet(probe_copy_pdl)");
       }
     } else if (std::string(info.backend) == "vulkan") {
-      check(
-          cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
-          "cachetModuleLoad(probe.spvasm)");
+      check(cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
+            "cachetModuleLoad(probe.spvasm)");
     } else {
       throw ProbeError(std::string("the micro-kernels exist as SPIR-V and "
                                    "PTX only; the ") +
@@ -512,12 +512,12 @@ private:
   /// `chunk` elements per workgroup where it is non-zero.
   void split(uint64_t elements, uint32_t &groups, uint32_t &perGroup,
              uint64_t chunk = 0) {
-    uint64_t per = chunk         ? chunk
-                   : cpuPerGroup ? cpuPerGroup
-                                 : std::max<uint64_t>(
-                                       workgroupSize,
-                                       (elements / groupTarget) /
-                                           workgroupSize * workgroupSize);
+    uint64_t per = chunk ? chunk
+                   : cpuPerGroup
+                       ? cpuPerGroup
+                       : std::max<uint64_t>(workgroupSize,
+                                            (elements / groupTarget) /
+                                                workgroupSize * workgroupSize);
     while (elements / per > info.maxWorkgroupCount[0])
       per *= 2;
     uint64_t g = std::max<uint64_t>(1, elements / per);
@@ -692,8 +692,8 @@ std::string Probe::run() {
         std::string(isCuda ? "probe.ptx (the PTX twins of probe.spvasm)"
                            : "probe.spvasm") +
             ": uvec4 (16 B) loads, 64 invocations per workgroup, "
-        "consecutive invocations on consecutive 16 B; each workgroup over "
-        "a contiguous part of the access stream: " +
+            "consecutive invocations on consecutive 16 B; each workgroup over "
+            "a contiguous part of the access stream: " +
             (cpuPerGroup ? std::to_string(cpuPerGroup * elementBytes) +
                                " bytes per workgroup (CPU device)"
                          : "about " + std::to_string(groupTarget) +
@@ -764,9 +764,8 @@ std::string Probe::run() {
             .stats("ns", readNs)
             .str(4));
   sources["dram_gbps"] =
-      driverCopyFaster
-          ? "measured (driver_copy median, faster than dram_copy)"
-          : "measured (dram_copy median, faster than driver_copy)";
+      driverCopyFaster ? "measured (driver_copy median, faster than dram_copy)"
+                       : "measured (dram_copy median, faster than driver_copy)";
 
   // Last-level cache: read bandwidth versus working set. A cyclic sweep
   // reads the working set again and again; on a GPU each workgroup reads a
@@ -819,12 +818,12 @@ std::string Probe::run() {
   CacheFit l2Fit = fitCacheSize(wsBw, fitMin);
   uint64_t l2Bytes = static_cast<uint64_t>(l2Fit.bytes);
   if (l2Bytes) {
-    sources["l2_bytes"] = "measured (working-set sweep, " + l2Fit.model +
-                          " replacement fit)";
+    sources["l2_bytes"] =
+        "measured (working-set sweep, " + l2Fit.model + " replacement fit)";
   } else if (info.l2CacheBytes) {
     l2Bytes = info.l2CacheBytes;
-    sources["l2_bytes"] = "reported (driver; the sweep fit failed: " +
-                          l2Fit.problem + ")";
+    sources["l2_bytes"] =
+        "reported (driver; the sweep fit failed: " + l2Fit.problem + ")";
   } else {
     l2Bytes = wsBw.front().first;
     sources["l2_bytes"] = "defaulted (the smallest working set; the sweep fit "
@@ -836,29 +835,31 @@ std::string Probe::run() {
       number(l2Fit.missGbps) + " GB/s, rms " + number(l2Fit.rms) + ")");
   ObjectWriter l2Object;
   l2Object
-      .str("method",
-           "probe_read repeatedly over a working set W (at least 3 passes and " +
-               std::to_string(minStream) + " bytes per launch, " +
-               std::to_string(sweepChunkBytes) +
-               " contiguous bytes per workgroup); fit of a cache of C bytes "
-               "to the points with W >= " +
-               std::to_string(fitMin) +
-               ": hit rate h = 1 for W <= C, beyond it the root of h = "
-               "exp(-(1 - h) W / C) (random replacement) or 0 (LRU), "
-               "whichever model fits better; time per byte h * t_hit + (1 - "
-               "h) * t_miss; t_hit and t_miss by linear least squares for "
-               "each C, C in 1% steps minimizing the squared relative time "
-               "residuals")
+      .str(
+          "method",
+          "probe_read repeatedly over a working set W (at least 3 passes and " +
+              std::to_string(minStream) + " bytes per launch, " +
+              std::to_string(sweepChunkBytes) +
+              " contiguous bytes per workgroup); fit of a cache of C bytes "
+              "to the points with W >= " +
+              std::to_string(fitMin) +
+              ": hit rate h = 1 for W <= C, beyond it the root of h = "
+              "exp(-(1 - h) W / C) (random replacement) or 0 (LRU), "
+              "whichever model fits better; time per byte h * t_hit + (1 - "
+              "h) * t_miss; t_hit and t_miss by linear least squares for "
+              "each C, C in 1% steps minimizing the squared relative time "
+              "residuals")
       .integer("fit_min_bytes", fitMin)
       .integer("bytes_per_workgroup", sweepChunkBytes)
-      .raw("points", "[\n        " +
-                         [&] {
-                           std::string s;
-                           for (size_t i = 0; i < wsPoints.size(); ++i)
-                             s += (i ? ",\n        " : "") + wsPoints[i];
-                           return s;
-                         }() +
-                         "]")
+      .raw(
+          "points", "[\n        " +
+                        [&] {
+                          std::string s;
+                          for (size_t i = 0; i < wsPoints.size(); ++i)
+                            s += (i ? ",\n        " : "") + wsPoints[i];
+                          return s;
+                        }() +
+                        "]")
       .raw("fit", ObjectWriter()
                       .num("cache_bytes", l2Fit.bytes)
                       .str("model", l2Fit.model)
@@ -886,8 +887,8 @@ std::string Probe::run() {
     strides.push_back(stride);
   // Every launch makes the same number of loads.
   uint64_t lineAccesses = std::max<uint64_t>(
-      cachedSet / elementBytes, (options.quick ? minStream : bufferBytes / 4) /
-                                    elementBytes);
+      cachedSet / elementBytes,
+      (options.quick ? minStream : bufferBytes / 4) / elementBytes);
   struct LineSweep {
     const char *name;
     uint64_t setBytes;
@@ -910,8 +911,7 @@ std::string Probe::run() {
         uint64_t accesses =
             sweep.setBytes == bufferBytes ? p.span : lineAccesses;
         accessCount[i] = covered(accesses);
-        double ns =
-            timeOnce([&] { launchRead(a, bufferBytes, p, accesses); });
+        double ns = timeOnce([&] { launchRead(a, bufferBytes, p, accesses); });
         if (r >= 0)
           strideTimes[i].push_back(ns);
       }
@@ -966,8 +966,7 @@ std::string Probe::run() {
       }
       std::fill(words.begin(), words.end(), 0);
       for (size_t k = 0; k < tour.size(); ++k)
-        words[uint64_t(tour[k]) * 4] =
-            regionBase + tour[(k + 1) % tour.size()];
+        words[uint64_t(tour[k]) * 4] = regionBase + tour[(k + 1) % tour.size()];
       chaseFirst[r] = regionBase + tour.front();
       check(cachetBufferUpload(runtime, b, r * chaseRegion, words.data(),
                                chaseRegion),
@@ -1008,9 +1007,9 @@ std::string Probe::run() {
   // cost grows at least 1.3x from the smallest stride to the largest (else
   // per-access overhead hides it); else the DRAM sweep.
   const LineSweep &cachedSweep = sweeps[0], &dramSweep = sweeps[1];
-  bool cachedShows = cachedSweep.line &&
-                     cachedSweep.cost.back().second >=
-                         1.3 * cachedSweep.cost.front().second;
+  bool cachedShows =
+      cachedSweep.line &&
+      cachedSweep.cost.back().second >= 1.3 * cachedSweep.cost.front().second;
   uint64_t cacheLine = chaseLine     ? chaseLine
                        : cachedShows ? cachedSweep.line
                                      : dramSweep.line;
@@ -1018,8 +1017,8 @@ std::string Probe::run() {
   if (!lineFound)
     cacheLine = 64;
   sources["cache_line"] =
-      !lineFound ? "defaulted (64: neither the chase nor a stride sweep "
-                   "shows a line)"
+      !lineFound  ? "defaulted (64: neither the chase nor a stride sweep "
+                    "shows a line)"
       : chaseLine ? "measured (dependent-load tour)"
       : cachedShows
           ? "measured (stride sweep over a cached set: the chase shows no "
@@ -1033,63 +1032,63 @@ std::string Probe::run() {
   auto sweepJson = [&](const LineSweep &sweep) {
     return ObjectWriter()
         .integer("set_bytes", sweep.setBytes)
-        .raw("points", "[\n          " +
-                           [&] {
-                             std::string s;
-                             for (size_t i = 0; i < sweep.points.size(); ++i)
-                               s += (i ? ",\n          " : "") +
-                                    sweep.points[i];
-                             return s;
-                           }() +
-                           "]")
+        .raw(
+            "points", "[\n          " +
+                          [&] {
+                            std::string s;
+                            for (size_t i = 0; i < sweep.points.size(); ++i)
+                              s += (i ? ",\n          " : "") + sweep.points[i];
+                            return s;
+                          }() +
+                          "]")
         .integer("fitted_line", sweep.line)
         .str(6);
   };
-  m.raw("cache_line",
-        ObjectWriter()
-            .str("method",
-                 "(1) probe_chase: " + std::to_string(chaseSteps) +
-                     " dependent loads touring a " +
-                     std::to_string(chaseRegion) +
-                     " B region in 1 KiB slots (slots in a random order, "
-                     "every d-th byte of a slot in a random order), one "
-                     "invocation, each timed run after an untimed one; the "
-                     "fastest run's ns per load against d gets the model "
-                     "below where it rises at least 3% from d = 16 to 256. "
-                     "(2) "
-                     "probe_read of one 16 B element every `stride` bytes, "
-                     "the strides round-robin, (a) over a set a quarter of "
-                     "the "
-                 "measured last-level cache (" +
-                     std::to_string(lineAccesses) +
-                     " loads per launch), (b) over the whole buffer once; "
-                     "below the line size doubling the stride doubles the "
-                     "lines fetched, above it the cost stays flat: the line "
-                     "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
-                     "min(s, L) / L fits the medians best (least squares, "
-                     "m > 0). The chase decides where it shows a step, "
-                     "else (a) where its cost grows at least 1.3x from 16 B "
-                     "to 1 KiB, else (b)")
-            .raw("chase",
-                 ObjectWriter()
-                     .integer("region_bytes", chaseRegion)
-                     .integer("loads", chaseSteps)
-                     .raw("points", "[\n          " +
-                                        [&] {
-                                          std::string s;
-                                          for (size_t i = 0;
-                                               i < chasePoints.size(); ++i)
-                                            s += (i ? ",\n          " : "") +
-                                                 chasePoints[i];
-                                          return s;
-                                        }() +
-                                        "]")
-                     .integer("line", chaseLine)
-                     .str(6))
-            .raw("cached", sweepJson(cachedSweep))
-            .raw("dram", sweepJson(dramSweep))
-            .integer("result", cacheLine)
-            .str(4));
+  m.raw(
+      "cache_line",
+      ObjectWriter()
+          .str("method",
+               "(1) probe_chase: " + std::to_string(chaseSteps) +
+                   " dependent loads touring a " + std::to_string(chaseRegion) +
+                   " B region in 1 KiB slots (slots in a random order, "
+                   "every d-th byte of a slot in a random order), one "
+                   "invocation, each timed run after an untimed one; the "
+                   "fastest run's ns per load against d gets the model "
+                   "below where it rises at least 3% from d = 16 to 256. "
+                   "(2) "
+                   "probe_read of one 16 B element every `stride` bytes, "
+                   "the strides round-robin, (a) over a set a quarter of "
+                   "the "
+                   "measured last-level cache (" +
+                   std::to_string(lineAccesses) +
+                   " loads per launch), (b) over the whole buffer once; "
+                   "below the line size doubling the stride doubles the "
+                   "lines fetched, above it the cost stays flat: the line "
+                   "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
+                   "min(s, L) / L fits the medians best (least squares, "
+                   "m > 0). The chase decides where it shows a step, "
+                   "else (a) where its cost grows at least 1.3x from 16 B "
+                   "to 1 KiB, else (b)")
+          .raw("chase",
+               ObjectWriter()
+                   .integer("region_bytes", chaseRegion)
+                   .integer("loads", chaseSteps)
+                   .raw(
+                       "points",
+                       "[\n          " +
+                           [&] {
+                             std::string s;
+                             for (size_t i = 0; i < chasePoints.size(); ++i)
+                               s += (i ? ",\n          " : "") + chasePoints[i];
+                             return s;
+                           }() +
+                           "]")
+                   .integer("line", chaseLine)
+                   .str(6))
+          .raw("cached", sweepJson(cachedSweep))
+          .raw("dram", sweepJson(dramSweep))
+          .integer("result", cacheLine)
+          .str(4));
 
   // Set-index alias stride: a column walk (one line per row, all rows, then
   // the next column) over rows of R bytes versus rows of R + one line.
@@ -1168,12 +1167,12 @@ std::string Probe::run() {
       if (base + variantBytes > bufferBytes)
         break;
       for (uint64_t k = 0; k < tourRows; ++k) {
-        uint32_t from = static_cast<uint32_t>(
-            (base + order[k] * pitch) / elementBytes);
+        uint32_t from =
+            static_cast<uint32_t>((base + order[k] * pitch) / elementBytes);
         uint32_t to = static_cast<uint32_t>(
             (base + order[(k + 1) % tourRows] * pitch) / elementBytes);
-        check(cachetBufferUpload(runtime, b, uint64_t(from) * elementBytes,
-                                 &to, sizeof(to)),
+        check(cachetBufferUpload(runtime, b, uint64_t(from) * elementBytes, &to,
+                                 sizeof(to)),
               "cachetBufferUpload");
       }
       tourFirst.push_back(
@@ -1193,8 +1192,7 @@ std::string Probe::run() {
   std::vector<std::string> tourPoints;
   for (size_t v = 0; v + 1 < tourFirst.size(); v += 2) {
     Stats packed = scaled(summarize(tourTimes[v]), 1.0 / double(tourSteps));
-    Stats padded =
-        scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
+    Stats padded = scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
     double ratio = packed.min / padded.min;
     // Every multiple of the alias stride aliases too: a cliff counts when it
     // holds at every larger R as well.
@@ -1255,16 +1253,16 @@ std::string Probe::run() {
                                 return s;
                               }() +
                               "]")
-            .raw("tour_points", "[\n        " +
-                                    [&] {
-                                      std::string s;
-                                      for (size_t i = 0; i < tourPoints.size();
-                                           ++i)
-                                        s += (i ? ",\n        " : "") +
-                                             tourPoints[i];
-                                      return s;
-                                    }() +
-                                    "]")
+            .raw(
+                "tour_points",
+                "[\n        " +
+                    [&] {
+                      std::string s;
+                      for (size_t i = 0; i < tourPoints.size(); ++i)
+                        s += (i ? ",\n        " : "") + tourPoints[i];
+                      return s;
+                    }() +
+                    "]")
             .integer("tour_alias_stride", tourStride)
             .integer("alias_stride", aliasStride)
             .integer("alias_pad", aliasPad)
