@@ -1375,7 +1375,7 @@ std::string Probe::run() {
     pdl = true;
   }
   m.raw("launch_boundary", boundary.str(4));
-  std::string cc = std::to_string(info.computeCapabilityMajor) +
+  std::string cc = std::to_string(info.computeCapabilityMajor) + "." +
                    std::to_string(info.computeCapabilityMinor);
   if (isCuda) {
     m.str("pdl", pdl ? "true: compute capability " + cc +
@@ -1401,7 +1401,8 @@ std::string Probe::run() {
   sources["arch"] = "defaulted (unknown)";
   sources["l2_prefetch"] = "reported (none: SPIR-V has no L2 prefetch)";
   if (isCuda) {
-    arch = "sm_" + cc;
+    arch = "sm_" + std::to_string(info.computeCapabilityMajor) +
+           std::to_string(info.computeCapabilityMinor);
     computeUnits = info.multiprocessorCount;
     sources["arch"] = "reported (compute capability)";
     sources["compute_units"] = "reported (multiprocessor count)";
