@@ -784,7 +784,7 @@ std::string Probe::run() {
       if (w <= bufferBytes)
         sets.push_back(w);
     }
-  std::vector<std::pair<uint64_t, double>> wsBw;
+  std::vector<std::pair<uint64_t, double>> wsBw, wsBwMin, wsBwMax;
   std::vector<std::string> wsPoints;
   uint64_t minStream =
       options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
@@ -801,6 +801,8 @@ std::string Probe::run() {
         [&] { launchRead(a, bufferBytes, p, stream, sweepChunk); }, &raw);
     Stats gbps = invert(ns, double(done) * elementBytes);
     wsBw.push_back({w, gbps.median});
+    wsBwMin.push_back({w, gbps.min});
+    wsBwMax.push_back({w, gbps.max});
     std::vector<std::string> rawText;
     for (double t : raw)
       rawText.push_back(number(t));
@@ -816,6 +818,9 @@ std::string Probe::run() {
   // reads faster than the L2: those points are not in the fit.
   uint64_t fitMin = isCpu ? smallest : (4ull << 20);
   CacheFit l2Fit = fitCacheSize(wsBw, fitMin);
+  // The spread: the same fit to every point's slowest and fastest run.
+  CacheFit l2FitSlowest = fitCacheSize(wsBwMin, fitMin);
+  CacheFit l2FitFastest = fitCacheSize(wsBwMax, fitMin);
   uint64_t l2Bytes = static_cast<uint64_t>(l2Fit.bytes);
   if (l2Bytes) {
     sources["l2_bytes"] =
@@ -862,6 +867,8 @@ std::string Probe::run() {
                         "]")
       .raw("fit", ObjectWriter()
                       .num("cache_bytes", l2Fit.bytes)
+                      .num("cache_bytes_from_slowest_runs", l2FitSlowest.bytes)
+                      .num("cache_bytes_from_fastest_runs", l2FitFastest.bytes)
                       .str("model", l2Fit.model)
                       .num("hit_gbps", l2Fit.hitGbps)
                       .num("miss_gbps", l2Fit.missGbps)
