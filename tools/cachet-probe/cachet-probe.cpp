@@ -7,17 +7,20 @@
 // Runs micro-kernels (tools/cachet-probe/probe.spvasm on Vulkan, their PTX
 // twins probe.ptx on CUDA, both embedded in the binary) through
 // libcachet_runtime and writes a device profile JSON that
-// `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (copy and
-// read-only), last-level cache size (bandwidth versus working set), cache
-// line size (cost per access versus stride), the set-index alias stride (a
-// column walk over power-of-two rows versus rows padded by one line), the
-// strided-read penalty (256 B chunks at a 1 KiB stride versus sequential) and
-// the idle time at a launch boundary (on CUDA sm_90+ also with programmatic
-// dependent launch). Every figure is device-timed with the
-// runtime's timestamp events, repeated, and written with its median, minimum
-// and maximum into the profile's "measurements" object, next to how it was
-// measured and which fields were measured, reported by the driver or
-// defaulted. Needs only libcachet_runtime and the driver: no LLVM or MLIR.
+// `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (kernel copy,
+// driver copy and read-only), last-level cache size (a cache model fitted to
+// bandwidth versus working set), cache line size (latency of a dependent-load
+// tour versus the distance between loads; stride sweeps as fallbacks), the
+// set-index alias stride (a column walk and a latency tour over power-of-two
+// rows versus rows padded by one line), the strided-read penalty (256 B
+// chunks at a 1 KiB stride versus sequential) and the idle time at a launch
+// boundary (on CUDA sm_90+ also with programmatic dependent launch). Every
+// figure is device-timed with the runtime's timestamp events, repeated, and
+// written with its median, minimum and maximum into the profile's
+// "measurements" object, next to how it was measured, the raw working-set
+// sweep (for --fit-sweep) and which fields were measured, reported by the
+// driver or defaulted. Needs only libcachet_runtime and the driver: no LLVM
+// or MLIR. Without a device of the backend it exits 77 (skipped).
 //
 //===----------------------------------------------------------------------===//
 
