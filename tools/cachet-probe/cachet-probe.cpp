@@ -589,7 +589,8 @@ private:
 
   /// Checks that the kernels do what the timings assume before timing them:
   /// probe_copy copies a pattern, probe_read sums it (its sentinel set to the
-  /// expected sum so that it stores the sum). Leaves both buffers zeroed.
+  /// expected sum so that it stores the sum), probe_chase follows a chain.
+  /// Leaves both buffers zeroed.
   void selfCheck(CachetBuffer a, CachetBuffer b, uint64_t bytes) {
     uint64_t n = bytes / elementBytes;
     check(cachetBufferFill(runtime, a, 0, bytes, 1), "cachetBufferFill");
@@ -619,6 +620,28 @@ private:
         throw ProbeError("self-check: probe_read summed " +
                          std::to_string(sum) + ", expected " +
                          std::to_string(p.sentinel));
+    // probe_chase: 0 -> 5 -> 9 in two steps, then stores element 9.
+    uint32_t chain[3][4] = {{5, 0, 0, 0}, {9, 0, 0, 0}, {0, 777, 0, 0}};
+    check(cachetBufferUpload(runtime, a, 0, chain[0], 16),
+          "cachetBufferUpload");
+    check(cachetBufferUpload(runtime, a, 5 * 16, chain[1], 16),
+          "cachetBufferUpload");
+    check(cachetBufferUpload(runtime, a, 9 * 16, chain[2], 16),
+          "cachetBufferUpload");
+    uint32_t push[3] = {0, 2, 9};
+    CachetBinding chaseBindings[2] = {{a, 0, bytes}, {outBuffer, 0, 0}};
+    uint32_t one[3] = {1, 1, 1};
+    check(cachetLaunchWithBlock(runtime, chaseKernel, one, block, chaseBindings,
+                                2, push, sizeof(push)),
+          "cachetLaunch(probe_chase)");
+    uint32_t reached[4] = {};
+    check(cachetBufferDownload(runtime, outBuffer, 0, reached, sizeof(reached)),
+          "cachetBufferDownload");
+    if (reached[0] != 0 || reached[1] != 777)
+      throw ProbeError("self-check: probe_chase stored (" +
+                       std::to_string(reached[0]) + ", " +
+                       std::to_string(reached[1]) +
+                       "), expected element 9 = (0, 777)");
     check(cachetBufferFill(runtime, a, 0, bytes, 0), "cachetBufferFill");
     check(cachetBufferFill(runtime, b, 0, bytes, 0), "cachetBufferFill");
   }
@@ -696,7 +719,8 @@ std::string Probe::run() {
                            : "probe.spvasm") +
             ": uvec4 (16 B) loads, 64 invocations per workgroup, "
             "consecutive invocations on consecutive 16 B; each workgroup over "
-            "a contiguous part of the access stream: " +
+            "a contiguous part of the access stream (probe_chase: one "
+            "invocation's dependent 4-byte loads): " +
             (cpuPerGroup ? std::to_string(cpuPerGroup * elementBytes) +
                                " bytes per workgroup (CPU device)"
                          : "about " + std::to_string(groupTarget) +
@@ -718,8 +742,9 @@ std::string Probe::run() {
                     workgroupSize * elementBytes);
   m.integer("buffer_bytes", bufferBytes);
   selfCheck(a, b, bufferBytes);
-  m.str("self_check", "passed: probe_copy copied a pattern and probe_read "
-                      "summed it as the CPU does");
+  m.str("self_check", "passed: probe_copy copied a pattern, probe_read "
+                      "summed it and probe_chase followed a chain as the "
+                      "CPU does");
 
   // DRAM copy (read + write bytes) and read-only (a reduction); the driver's
   // own device-to-device copy (cachetBufferCopy) as a second copy figure.
