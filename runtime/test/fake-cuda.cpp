@@ -10,8 +10,9 @@
 //     cachet-runtime-test --backend=cuda
 //
 // "Device memory" is host memory; work runs when it is submitted. Modules
-// are the PTX text of cachet-runtime-test: an entry named in the text is a
-// kernel the fake runs on the host (vadd_f32, pdl_inc_u32). It says nothing
+// are the PTX text of cachet-runtime-test and cachet-probe: an entry named in
+// the text is a kernel the fake runs on the host (vadd_f32, pdl_inc_u32,
+// probe_read, probe_copy, probe_copy_pdl, probe_chase). It says nothing
 // about a real driver's behaviour; test/Runtime/cuda.test does, on a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -76,11 +77,13 @@ struct FakeModule {
   std::string text;
 };
 
-enum class FakeKernel { VaddF32, PdlIncU32 };
+enum class FakeKernel { VaddF32, PdlIncU32, ProbeRead, ProbeCopy, ProbeChase };
 
 std::map<uintptr_t, size_t> allocations;
 uint64_t allocated = 0;
-FakeKernel kernels[] = {FakeKernel::VaddF32, FakeKernel::PdlIncU32};
+FakeKernel kernels[] = {FakeKernel::VaddF32, FakeKernel::PdlIncU32,
+                        FakeKernel::ProbeRead, FakeKernel::ProbeCopy,
+                        FakeKernel::ProbeChase};
 
 const char *pointerTo(CUdeviceptr address) {
   return reinterpret_cast<const char *>(uintptr_t(address));
@@ -106,6 +109,79 @@ CUresult run(FakeKernel kernel, const unsigned grid[3], const unsigned block[3],
       std::memcpy(out, buffer + offset, size);
   };
   uint64_t threads = uint64_t(grid[0]) * block[0];
+  if (kernel == FakeKernel::ProbeRead) {
+    // cachet-probe's probe_read (tools/cachet-probe/probe.ptx).
+    if (!params && (!buffer || bufferBytes != 48))
+      return kInvalidValue;
+    uint64_t src, out;
+    uint32_t w[8];
+    param(0, 0, 8, &src);
+    param(1, 8, 8, &out);
+    for (size_t i = 0; i < 8; ++i)
+      param(2 + i, 16 + 4 * i, 4, &w[i]);
+    uint32_t chunkShift = w[0], chunkMask = w[1], rowMask = w[2],
+             rowShift = w[3], pitch = w[4], span = w[5], perGroup = w[6],
+             sentinel = w[7];
+    auto shr = [](uint32_t v, uint32_t s) { return s >= 32 ? 0u : v >> s; };
+    for (uint32_t g = 0; g < grid[0]; ++g)
+      for (uint32_t t = 0; t < block[0]; ++t) {
+        uint32_t k = (g * perGroup) % span + t;
+        if (k >= span)
+          k -= span;
+        uint32_t acc[4] = {};
+        for (uint32_t j = 0; j < perGroup >> 6; ++j) {
+          uint32_t i = shr(k, chunkShift);
+          uint32_t addr = (i & rowMask) * pitch +
+                          (shr(i, rowShift) << chunkShift) + (k & chunkMask);
+          uint32_t v[4];
+          std::memcpy(v, pointerTo(src) + uint64_t(addr) * 16, 16);
+          for (int c = 0; c < 4; ++c)
+            acc[c] += v[c];
+          k += 64;
+          if (k >= span)
+            k -= span;
+        }
+        if (acc[0] == sentinel)
+          std::memcpy(const_cast<char *>(pointerTo(out)) +
+                          (uint64_t(g) * 64 + t) * 16,
+                      acc, 16);
+      }
+    return kSuccess;
+  }
+  if (kernel == FakeKernel::ProbeCopy) {
+    // probe_copy and probe_copy_pdl (tools/cachet-probe/probe*.ptx).
+    if (!params && (!buffer || bufferBytes != 24))
+      return kInvalidValue;
+    uint64_t src, dst;
+    uint32_t base, perGroup;
+    param(0, 0, 8, &src);
+    param(1, 8, 8, &dst);
+    param(2, 16, 4, &base);
+    param(3, 20, 4, &perGroup);
+    for (uint64_t g = 0; g < grid[0]; ++g)
+      std::memmove(
+          const_cast<char *>(pointerTo(dst)) + (g * perGroup + base) * 16,
+          pointerTo(src) + (g * perGroup + base) * 16, uint64_t(perGroup) * 16);
+    return kSuccess;
+  }
+  if (kernel == FakeKernel::ProbeChase) {
+    // probe_chase: i = src[i].x, `steps` times, by one thread.
+    if (!params && (!buffer || bufferBytes != 28))
+      return kInvalidValue;
+    uint64_t src, out;
+    uint32_t i, steps, sentinel;
+    param(0, 0, 8, &src);
+    param(1, 8, 8, &out);
+    param(2, 16, 4, &i);
+    param(3, 20, 4, &steps);
+    param(4, 24, 4, &sentinel);
+    for (uint32_t s = 0; s < steps; ++s)
+      std::memcpy(&i, pointerTo(src) + uint64_t(i) * 16, 4);
+    if (i == sentinel)
+      std::memcpy(const_cast<char *>(pointerTo(out)),
+                  pointerTo(src) + uint64_t(i) * 16, 16);
+    return kSuccess;
+  }
   if (kernel == FakeKernel::VaddF32) {
     if (!params && (!buffer || bufferBytes != 28))
       return kInvalidValue;
@@ -333,6 +409,13 @@ FAKE_EXPORT CUresult cuModuleGetFunction(void **function, void *module,
     *function = &kernels[0];
   else if (std::strcmp(name, "pdl_inc_u32") == 0)
     *function = &kernels[1];
+  else if (std::strcmp(name, "probe_read") == 0)
+    *function = &kernels[2];
+  else if (std::strcmp(name, "probe_copy") == 0 ||
+           std::strcmp(name, "probe_copy_pdl") == 0)
+    *function = &kernels[3];
+  else if (std::strcmp(name, "probe_chase") == 0)
+    *function = &kernels[4];
   else
     return kNotFound;
   return kSuccess;

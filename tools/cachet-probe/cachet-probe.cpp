@@ -1,19 +1,26 @@
 //===- cachet-probe.cpp - measure a device profile through the runtime ----===//
 //
-// cachet-probe [--backend=vulkan|cuda] [--device=N] [-o profile.json] [--quick]
+// cachet-probe [--backend=vulkan|cuda|auto] [--device=N] [-o profile.json]
+//              [--quick]
+// cachet-probe --fit-sweep=profile.json
 //
-// Runs micro-kernels (tools/cachet-probe/probe.spvasm, embedded in the
-// binary) through libcachet_runtime and writes a device profile JSON that
-// `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (copy and
-// read-only), last-level cache size (bandwidth versus working set), cache
-// line size (cost per access versus stride), the set-index alias stride (a
-// column walk over power-of-two rows versus rows padded by one line), the
-// strided-read penalty (256 B chunks at a 1 KiB stride versus sequential) and
-// the idle time at a launch boundary. Every figure is device-timed with the
-// runtime's timestamp events, repeated, and written with its median, minimum
-// and maximum into the profile's "measurements" object, next to how it was
-// measured and which fields were measured, reported by the driver or
-// defaulted. Needs only libcachet_runtime and the driver: no LLVM or MLIR.
+// Runs micro-kernels (tools/cachet-probe/probe.spvasm on Vulkan, their PTX
+// twins probe.ptx on CUDA, both embedded in the binary) through
+// libcachet_runtime and writes a device profile JSON that
+// `cachet-attach-device{profile=FILE}` accepts: DRAM bandwidth (kernel copy,
+// driver copy and read-only), last-level cache size (a cache model fitted to
+// bandwidth versus working set), cache line size (latency of a dependent-load
+// tour versus the distance between loads; stride sweeps as fallbacks), the
+// set-index alias stride (a column walk and a latency tour over power-of-two
+// rows versus rows padded by one line), the strided-read penalty (256 B
+// chunks at a 1 KiB stride versus sequential) and the idle time at a launch
+// boundary (on CUDA sm_90+ also with programmatic dependent launch). Every
+// figure is device-timed with the runtime's timestamp events, repeated, and
+// written with its median, minimum and maximum into the profile's
+// "measurements" object, next to how it was measured, the raw working-set
+// sweep (for --fit-sweep) and which fields were measured, reported by the
+// driver or defaulted. Needs only libcachet_runtime and the driver: no LLVM
+// or MLIR. Without a device of the backend it exits 77 (skipped).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +35,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,6 +51,16 @@ const uint32_t probeSpirv[] = {
 #include "probe.spv.inc"
 };
 
+/// The same kernels as PTX (probe.ptx), for the CUDA backend.
+const char probePtx[] =
+#include "probe.ptx.inc"
+    ;
+
+/// The programmatic-dependent-launch copy (probe-pdl.ptx, sm_90+).
+const char probePdlPtx[] =
+#include "probe-pdl.ptx.inc"
+    ;
+
 /// Bytes of one kernel element (a uvec4).
 constexpr uint64_t elementBytes = 16;
 /// Invocations per workgroup (the shader's LocalSize).
@@ -50,9 +68,6 @@ constexpr uint64_t workgroupSize = 64;
 /// A column walk whose packed rows take this many times longer than rows
 /// padded by one line shows an alias cliff.
 constexpr double aliasCliffRatio = 1.3;
-/// A working set is served from the cache while its read bandwidth is at least
-/// this many times the DRAM read bandwidth.
-constexpr double cacheOverDramRatio = 1.5;
 
 /// Median, minimum and maximum of repeated measurements.
 struct Stats {
@@ -136,6 +151,133 @@ uint64_t fitLineSize(const std::vector<std::pair<uint64_t, double>> &costs) {
     }
   }
   return best;
+}
+
+/// Hit rate of a cyclic sweep over `ratio` = working set / cache size under
+/// random replacement: 1 up to the cache size; beyond it each miss evicts a
+/// random line, so a line survives the (1 - h) * ratio misses of one pass
+/// with probability exp(-(1 - h) * ratio), which is h: the nontrivial root of
+/// h = exp(-(1 - h) * ratio), found by bisection.
+double randomReplacementHitRate(double ratio) {
+  if (ratio <= 1)
+    return 1;
+  double lo = 0, hi = 1 - 1e-12;
+  for (int i = 0; i < 100; ++i) {
+    double mid = 0.5 * (lo + hi);
+    if (mid - std::exp(-(1 - mid) * ratio) < 0)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// The cache-size fit of a working-set sweep.
+struct CacheFit {
+  /// Fitted cache size in bytes; 0 where the sweep shows no cache.
+  double bytes = 0;
+  /// The replacement model that fits best: "random" or "lru".
+  std::string model;
+  /// Bandwidths (GB/s) the fit gives a hit and a miss.
+  double hitGbps = 0, missGbps = 0;
+  /// Root mean square of the relative time residuals.
+  double rms = 0;
+  /// Points the fit used.
+  size_t points = 0;
+  /// Why there is no result (empty when there is one).
+  std::string problem;
+};
+
+/// Fits a cache to `sweep` (working set bytes, GB/s): time per byte
+/// t(W) = h(W / C) * tHit + (1 - h(W / C)) * tMiss, where h is the hit rate
+/// of a cyclic sweep under random replacement (randomReplacementHitRate) or
+/// under LRU (1 up to C, 0 beyond), whichever fits better. For every
+/// candidate C (1% steps between the smallest and the largest working set
+/// of the points at or above `minBytes`) tHit and tMiss are the linear least
+/// squares of the relative time residuals; C minimizes their sum of
+/// squares (the geometric middle of the candidates that tie, as LRU's do
+/// between two points).
+CacheFit fitCacheSize(const std::vector<std::pair<uint64_t, double>> &sweep,
+                      uint64_t minBytes) {
+  CacheFit fit;
+  std::vector<std::pair<double, double>> points;
+  for (const auto &point : sweep)
+    if (point.first >= minBytes && point.second > 0)
+      points.push_back({double(point.first), 1.0 / point.second});
+  fit.points = points.size();
+  if (points.size() < 5) {
+    fit.problem = "fewer than 5 sweep points at or above " +
+                  std::to_string(minBytes) + " bytes";
+    return fit;
+  }
+  double smallest = points.front().first, largest = points.front().first;
+  for (const auto &point : points) {
+    smallest = std::min(smallest, point.first);
+    largest = std::max(largest, point.first);
+  }
+  double bestError = -1;
+  for (const char *model : {"random", "lru"}) {
+    bool lru = std::string(model) == "lru";
+    auto hitRate = [&](double ratio) {
+      return lru ? (ratio <= 1 ? 1.0 : 0.0) : randomReplacementHitRate(ratio);
+    };
+    double modelError = -1, firstBest = 0, lastBest = 0, hit = 0, miss = 0;
+    for (double c = smallest; c <= largest; c *= 1.01) {
+      // Minimize sum ((h a + (1 - h) b) / t - 1)^2 over a = tHit, b = tMiss.
+      double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
+      for (const auto &point : points) {
+        double h = hitRate(point.first / c);
+        double x0 = h / point.second, x1 = (1 - h) / point.second;
+        s00 += x0 * x0;
+        s01 += x0 * x1;
+        s11 += x1 * x1;
+        r0 += x0;
+        r1 += x1;
+      }
+      double det = s00 * s11 - s01 * s01;
+      if (!(std::fabs(det) > 1e-9 * s00 * s11))
+        continue;
+      double tHit = (r0 * s11 - r1 * s01) / det;
+      double tMiss = (s00 * r1 - s01 * r0) / det;
+      if (!(tHit > 0 && tMiss > tHit))
+        continue;
+      double error = 0;
+      for (const auto &point : points) {
+        double h = hitRate(point.first / c);
+        double r = (h * tHit + (1 - h) * tMiss) / point.second - 1;
+        error += r * r;
+      }
+      if (modelError >= 0 && std::fabs(error - modelError) <= 1e-9 * error) {
+        lastBest = c;
+      } else if (modelError < 0 || error < modelError) {
+        modelError = error;
+        firstBest = lastBest = c;
+        hit = 1 / tHit;
+        miss = 1 / tMiss;
+      }
+    }
+    if (modelError >= 0 && (bestError < 0 || modelError < bestError)) {
+      bestError = modelError;
+      fit.bytes = std::sqrt(firstBest * lastBest);
+      fit.model = model;
+      fit.hitGbps = hit;
+      fit.missGbps = miss;
+    }
+  }
+  if (bestError < 0) {
+    fit.problem = "no cache size gives hits faster than misses";
+    return fit;
+  }
+  fit.rms = std::sqrt(bestError / double(points.size()));
+  // A knee at either end of the sweep is not located by it.
+  if (fit.bytes <= smallest * 1.02 || fit.bytes >= largest / 1.02) {
+    fit.problem = "the fitted size is at the end of the sweep";
+    fit.bytes = 0;
+  } else if (fit.hitGbps < 1.2 * fit.missGbps) {
+    fit.problem = "hits are less than 1.2x faster than misses";
+    fit.bytes = 0;
+  }
+  return fit;
 }
 
 //===----------------------------------------------------------------------===//
@@ -233,6 +375,7 @@ struct Options {
   std::string backend = "vulkan";
   int device = -1;
   std::string output;
+  std::string fitSweep;
   bool quick = false;
   bool verbose = false;
 };
@@ -272,12 +415,33 @@ public:
     // the bandwidth).
     if (isCpu)
       cpuPerGroup = 512;
-    check(cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
-          "cachetModuleLoad");
+    isCuda = std::string(info.backend) == "cuda";
+    if (isCuda) {
+      check(cachetModuleLoad(runtime, probePtx, sizeof(probePtx) - 1, &module),
+            "cachetModuleLoad(probe.ptx)");
+      // griddepcontrol needs sm_90: the PDL kernel is not even loaded below.
+      if (info.computeCapabilityMajor >= 9) {
+        check(cachetModuleLoad(runtime, probePdlPtx, sizeof(probePdlPtx) - 1,
+                               &pdlModule),
+              "cachetModuleLoad(probe-pdl.ptx)");
+        check(cachetKernelGet(runtime, pdlModule, "probe_copy_pdl",
+                              &pdlCopyKernel),
+              "cachetKernelGet(probe_copy_pdl)");
+      }
+    } else if (std::string(info.backend) == "vulkan") {
+      check(cachetModuleLoad(runtime, probeSpirv, sizeof(probeSpirv), &module),
+            "cachetModuleLoad(probe.spvasm)");
+    } else {
+      throw ProbeError(std::string("the micro-kernels exist as SPIR-V and "
+                                   "PTX only; the ") +
+                       info.backend + " backend has neither");
+    }
     check(cachetKernelGet(runtime, module, "probe_read", &readKernel),
           "cachetKernelGet(probe_read)");
     check(cachetKernelGet(runtime, module, "probe_copy", &copyKernel),
           "cachetKernelGet(probe_copy)");
+    check(cachetKernelGet(runtime, module, "probe_chase", &chaseKernel),
+          "cachetKernelGet(probe_chase)");
     check(cachetEventCreate(runtime, &startEvent), "cachetEventCreate");
     check(cachetEventCreate(runtime, &endEvent), "cachetEventCreate");
   }
@@ -287,6 +451,7 @@ public:
     cachetEventDestroy(runtime, endEvent);
     for (CachetBuffer b : buffers)
       cachetBufferFree(runtime, b);
+    cachetModuleUnload(runtime, pdlModule);
     cachetModuleUnload(runtime, module);
   }
 
@@ -303,14 +468,15 @@ private:
   }
 
   /// Device time in ns of what `record` launches, once per repetition after
-  /// one warm-up.
-  /// Device time in ns of what `record` launches, once per repetition after
-  /// one warm-up.
-  template <typename F> Stats timeIt(F record) {
+  /// one warm-up (the times in `raw` where given).
+  template <typename F>
+  Stats timeIt(F record, std::vector<double> *raw = nullptr) {
     record();
     std::vector<double> times;
     for (int r = 0; r < reps; ++r)
       times.push_back(timeOnce(record));
+    if (raw)
+      *raw = times;
     return summarize(times);
   }
 
@@ -345,9 +511,12 @@ private:
   }
 
   /// Workgroups and elements per workgroup for a stream of `elements`: as
-  /// close to the target count as whole multiples of 64 elements allow.
-  void split(uint64_t elements, uint32_t &groups, uint32_t &perGroup) {
-    uint64_t per = cpuPerGroup
+  /// close to the target count as whole multiples of 64 elements allow, or
+  /// `chunk` elements per workgroup where it is non-zero.
+  void split(uint64_t elements, uint32_t &groups, uint32_t &perGroup,
+             uint64_t chunk = 0) {
+    uint64_t per = chunk ? chunk
+                   : cpuPerGroup
                        ? cpuPerGroup
                        : std::max<uint64_t>(workgroupSize,
                                             (elements / groupTarget) /
@@ -360,15 +529,17 @@ private:
     perGroup = static_cast<uint32_t>(per);
   }
 
-  /// Records one probe_read over `src` reading `elements` stream elements.
+  /// Records one probe_read over `src` reading `elements` stream elements
+  /// (`chunk` elements per workgroup where non-zero).
   void launchRead(CachetBuffer src, uint64_t srcBytes, ReadParams p,
-                  uint64_t elements) {
+                  uint64_t elements, uint64_t chunk = 0) {
     uint32_t groups, perGroup;
-    split(elements, groups, perGroup);
+    split(elements, groups, perGroup, chunk);
     p.perGroup = perGroup;
     CachetBinding bindings[2] = {{src, 0, srcBytes}, {outBuffer, 0, 0}};
     uint32_t grid[3] = {groups, 1, 1};
-    check(cachetLaunch(runtime, readKernel, grid, bindings, 2, &p, sizeof(p)),
+    check(cachetLaunchWithBlock(runtime, readKernel, grid, block, bindings, 2,
+                                &p, sizeof(p)),
           "cachetLaunch(probe_read)");
   }
 
@@ -380,14 +551,46 @@ private:
     uint32_t push[2] = {static_cast<uint32_t>(base), perGroup};
     CachetBinding bindings[2] = {{src, 0, bufferBytes}, {dst, 0, bufferBytes}};
     uint32_t grid[3] = {groups, 1, 1};
-    check(cachetLaunch(runtime, copyKernel, grid, bindings, 2, push,
-                       sizeof(push)),
+    check(cachetLaunchWithBlock(runtime, copyKernel, grid, block, bindings, 2,
+                                push, sizeof(push)),
           "cachetLaunch(probe_copy)");
+  }
+
+  /// Records one probe_chase of `steps` dependent loads from element
+  /// `start` of `src`.
+  void launchChase(CachetBuffer src, uint64_t srcBytes, uint32_t start,
+                   uint32_t steps) {
+    uint32_t push[3] = {start, steps, 0xffffffffu};
+    CachetBinding bindings[2] = {{src, 0, srcBytes}, {outBuffer, 0, 0}};
+    uint32_t grid[3] = {1, 1, 1};
+    check(cachetLaunchWithBlock(runtime, chaseKernel, grid, block, bindings, 2,
+                                push, sizeof(push)),
+          "cachetLaunch(probe_chase)");
+  }
+
+  /// Records one probe_copy_pdl (CUDA, sm_90+) of `elements` from element
+  /// `base`, with CACHET_LAUNCH_PDL where `pdl` is set.
+  void launchCopyPdl(CachetBuffer src, CachetBuffer dst, uint64_t base,
+                     uint64_t elements, bool pdl) {
+    uint32_t groups, perGroup;
+    split(elements, groups, perGroup);
+    uint64_t srcAddress = 0, dstAddress = 0;
+    check(cachetBufferDeviceAddress(runtime, src, &srcAddress),
+          "cachetBufferDeviceAddress");
+    check(cachetBufferDeviceAddress(runtime, dst, &dstAddress),
+          "cachetBufferDeviceAddress");
+    uint32_t first = static_cast<uint32_t>(base);
+    void *params[4] = {&srcAddress, &dstAddress, &first, &perGroup};
+    uint32_t grid[3] = {groups, 1, 1};
+    check(cachetLaunchKernel(runtime, pdlCopyKernel, grid, block, 0, params, 4,
+                             pdl ? CACHET_LAUNCH_PDL : 0),
+          "cachetLaunchKernel(probe_copy_pdl)");
   }
 
   /// Checks that the kernels do what the timings assume before timing them:
   /// probe_copy copies a pattern, probe_read sums it (its sentinel set to the
-  /// expected sum so that it stores the sum). Leaves both buffers zeroed.
+  /// expected sum so that it stores the sum), probe_chase follows a chain.
+  /// Leaves both buffers zeroed.
   void selfCheck(CachetBuffer a, CachetBuffer b, uint64_t bytes) {
     uint64_t n = bytes / elementBytes;
     check(cachetBufferFill(runtime, a, 0, bytes, 1), "cachetBufferFill");
@@ -417,6 +620,28 @@ private:
         throw ProbeError("self-check: probe_read summed " +
                          std::to_string(sum) + ", expected " +
                          std::to_string(p.sentinel));
+    // probe_chase: 0 -> 5 -> 9 in two steps, then stores element 9.
+    uint32_t chain[3][4] = {{5, 0, 0, 0}, {9, 0, 0, 0}, {0, 777, 0, 0}};
+    check(cachetBufferUpload(runtime, a, 0, chain[0], 16),
+          "cachetBufferUpload");
+    check(cachetBufferUpload(runtime, a, 5 * 16, chain[1], 16),
+          "cachetBufferUpload");
+    check(cachetBufferUpload(runtime, a, 9 * 16, chain[2], 16),
+          "cachetBufferUpload");
+    uint32_t push[3] = {0, 2, 9};
+    CachetBinding chaseBindings[2] = {{a, 0, bytes}, {outBuffer, 0, 0}};
+    uint32_t one[3] = {1, 1, 1};
+    check(cachetLaunchWithBlock(runtime, chaseKernel, one, block, chaseBindings,
+                                2, push, sizeof(push)),
+          "cachetLaunch(probe_chase)");
+    uint32_t reached[4] = {};
+    check(cachetBufferDownload(runtime, outBuffer, 0, reached, sizeof(reached)),
+          "cachetBufferDownload");
+    if (reached[0] != 0 || reached[1] != 777)
+      throw ProbeError("self-check: probe_chase stored (" +
+                       std::to_string(reached[0]) + ", " +
+                       std::to_string(reached[1]) +
+                       "), expected element 9 = (0, 777)");
     check(cachetBufferFill(runtime, a, 0, bytes, 0), "cachetBufferFill");
     check(cachetBufferFill(runtime, b, 0, bytes, 0), "cachetBufferFill");
   }
@@ -441,8 +666,13 @@ private:
   uint64_t groupTarget = 8192;
   /// Elements per workgroup on a CPU device (0 on GPUs).
   uint64_t cpuPerGroup = 0;
-  CachetModule module = nullptr;
-  CachetKernel readKernel = nullptr, copyKernel = nullptr;
+  /// Threads per workgroup of every launch (the kernels' own size).
+  const uint32_t block[3] = {uint32_t(workgroupSize), 1, 1};
+  /// Whether the device is a CUDA GPU (the PTX kernels).
+  bool isCuda = false;
+  CachetModule module = nullptr, pdlModule = nullptr;
+  CachetKernel readKernel = nullptr, copyKernel = nullptr,
+               chaseKernel = nullptr, pdlCopyKernel = nullptr;
   CachetEvent startEvent = nullptr, endEvent = nullptr;
   CachetBuffer outBuffer = nullptr;
   std::vector<CachetBuffer> buffers;
@@ -485,9 +715,12 @@ std::string Probe::run() {
                   "(cachetEventElapsedNs) around the launches, after one "
                   "warm-up run; median, min and max over the repetitions");
   m.str("kernels",
-        "probe.spvasm: uvec4 (16 B) loads, 64 invocations per workgroup, "
-        "consecutive invocations on consecutive 16 B; each workgroup over "
-        "a contiguous part of the access stream: " +
+        std::string(isCuda ? "probe.ptx (the PTX twins of probe.spvasm)"
+                           : "probe.spvasm") +
+            ": uvec4 (16 B) loads, 64 invocations per workgroup, "
+            "consecutive invocations on consecutive 16 B; each workgroup over "
+            "a contiguous part of the access stream (probe_chase: one "
+            "invocation's dependent 4-byte loads): " +
             (cpuPerGroup ? std::to_string(cpuPerGroup * elementBytes) +
                                " bytes per workgroup (CPU device)"
                          : "about " + std::to_string(groupTarget) +
@@ -509,20 +742,30 @@ std::string Probe::run() {
                     workgroupSize * elementBytes);
   m.integer("buffer_bytes", bufferBytes);
   selfCheck(a, b, bufferBytes);
-  m.str("self_check", "passed: probe_copy copied a pattern and probe_read "
-                      "summed it as the CPU does");
+  m.str("self_check", "passed: probe_copy copied a pattern, probe_read "
+                      "summed it and probe_chase followed a chain as the "
+                      "CPU does");
 
-  // DRAM copy (read + write bytes) and read-only (a reduction).
+  // DRAM copy (read + write bytes) and read-only (a reduction); the driver's
+  // own device-to-device copy (cachetBufferCopy) as a second copy figure.
   uint64_t copied = covered(n);
   Stats copyNs = timeIt([&] { launchCopy(a, b, bufferBytes, 0, n); });
   Stats copyGbps = invert(copyNs, 2.0 * copied * elementBytes);
+  Stats driverCopyNs = timeIt([&] {
+    check(cachetBufferCopy(runtime, a, 0, b, 0, bufferBytes),
+          "cachetBufferCopy");
+  });
+  Stats driverCopyGbps = invert(driverCopyNs, 2.0 * bufferBytes);
   ReadParams seq;
   seq.span = static_cast<uint32_t>(n);
   uint64_t readElems = covered(n);
   Stats readNs = timeIt([&] { launchRead(a, bufferBytes, seq, n); });
   Stats readGbps = invert(readNs, double(readElems) * elementBytes);
-  log("copy " + number(copyGbps.median) + " GB/s, read " +
-      number(readGbps.median) + " GB/s");
+  log("copy " + number(copyGbps.median) + " GB/s (driver copy " +
+      number(driverCopyGbps.median) + "), read " + number(readGbps.median) +
+      " GB/s");
+  bool driverCopyFaster = driverCopyGbps.median > copyGbps.median;
+  Stats dramGbps = driverCopyFaster ? driverCopyGbps : copyGbps;
   m.raw("dram_copy",
         ObjectWriter()
             .str("method", "probe_copy of one buffer into another; GB/s "
@@ -531,6 +774,16 @@ std::string Probe::run() {
             .stats("gbps", copyGbps)
             .stats("ns", copyNs)
             .str(4));
+  m.raw("driver_copy",
+        ObjectWriter()
+            .str("method", "cachetBufferCopy (the driver's device-to-device "
+                           "copy: vkCmdCopyBuffer, cuMemcpyDtoDAsync) of one "
+                           "buffer into another; GB/s counts read + write "
+                           "bytes")
+            .integer("bytes_each_way", bufferBytes)
+            .stats("gbps", driverCopyGbps)
+            .stats("ns", driverCopyNs)
+            .str(4));
   m.raw("dram_read",
         ObjectWriter()
             .str("method", "probe_read, a sequential sum over the buffer")
@@ -538,90 +791,28 @@ std::string Probe::run() {
             .stats("gbps", readGbps)
             .stats("ns", readNs)
             .str(4));
-  sources["dram_gbps"] = "measured (dram_copy median)";
+  sources["dram_gbps"] =
+      driverCopyFaster ? "measured (driver_copy median, faster than dram_copy)"
+                       : "measured (dram_copy median, faster than driver_copy)";
 
-  // Cache line: cost per access of one 16 B load every `stride` bytes over the
-  // whole buffer (always from DRAM).
-  std::vector<std::string> linePoints;
-  std::vector<std::pair<uint64_t, double>> lineCost;
-  // All strides once per round, rounds repeated: drift on a shared machine
-  // hits every stride alike.
-  std::vector<uint64_t> strides;
-  for (uint64_t stride = 16; stride <= 1024; stride *= 2)
-    strides.push_back(stride);
-  std::vector<std::vector<double>> strideTimes(strides.size());
-  auto strideRun = [&](uint64_t stride) {
-    ReadParams p;
-    p.pitch = static_cast<uint32_t>(stride / elementBytes);
-    uint64_t accesses = n / p.pitch;
-    p.span = static_cast<uint32_t>(accesses);
-    launchRead(a, bufferBytes, p, accesses);
-  };
-  for (int r = -1; r < reps; ++r)
-    for (size_t i = 0; i < strides.size(); ++i) {
-      double ns = timeOnce([&] { strideRun(strides[i]); });
-      if (r >= 0)
-        strideTimes[i].push_back(ns);
-    }
-  for (size_t i = 0; i < strides.size(); ++i) {
-    uint64_t stride = strides[i];
-    uint64_t done = covered(n / (stride / elementBytes));
-    Stats perAccess = scaled(summarize(strideTimes[i]), 1.0 / double(done));
-    lineCost.push_back({stride, perAccess.median});
-    linePoints.push_back(
-        ObjectWriter()
-            .integer("stride", stride)
-            .stats("ns_per_access", perAccess)
-            .raw("ratio_to_previous",
-                 lineCost.size() > 1
-                     ? number(perAccess.median /
-                              lineCost[lineCost.size() - 2].second)
-                     : "null")
-            .str(8));
-  }
-  uint64_t cacheLine = fitLineSize(lineCost);
-  bool lineFound = cacheLine != 0;
-  if (!lineFound)
-    cacheLine = 64;
-  cacheLine = std::min<uint64_t>(std::max<uint64_t>(cacheLine, 32), 256);
-  sources["cache_line"] =
-      lineFound ? "measured (stride sweep)"
-                : "defaulted (64: no stride in the sweep stopped the growth)";
-  log("cache line " + std::to_string(cacheLine));
-  m.raw("cache_line",
-        ObjectWriter()
-            .str("method",
-                 "probe_read of one 16 B element every `stride` bytes over "
-                 "the whole buffer, the strides round-robin; below the line "
-                 "size doubling the stride "
-                 "doubles the lines fetched, above it the cost stays flat: "
-                 "the line L in {32, 64, 128, 256} whose model cost(s) = c + "
-                 "m * min(s, L) / L fits the medians best (least squares, "
-                 "m > 0)")
-            .raw(
-                "points", "[\n        " +
-                              [&] {
-                                std::string s;
-                                for (size_t i = 0; i < linePoints.size(); ++i)
-                                  s += (i ? ",\n        " : "") + linePoints[i];
-                                return s;
-                              }() +
-                              "]")
-            .integer("result", cacheLine)
-            .str(4));
-
-  // Last-level cache: read bandwidth versus working set.
+  // Last-level cache: read bandwidth versus working set. A cyclic sweep
+  // reads the working set again and again; on a GPU each workgroup reads a
+  // small contiguous chunk so that the workgroups in flight at once cover
+  // little of the working set (with long chunks, workgroups a pass apart
+  // read the same bytes at the same time and hit whatever the cache size).
+  uint64_t sweepChunk = isCpu ? 0 : 256;
+  uint64_t sweepChunkBytes =
+      (sweepChunk ? sweepChunk : cpuPerGroup) * elementBytes;
   std::vector<uint64_t> sets;
   uint64_t smallest = isCpu ? (256ull << 10) : (1ull << 20);
-  for (uint64_t p = smallest; p <= bufferBytes; p *= 2) {
-    const int quarters = options.quick ? 1 : isCpu ? 2 : 4;
+  const int quarters = options.quick ? 2 : 4;
+  for (uint64_t p = smallest; p <= bufferBytes; p *= 2)
     for (int q = 0; q < quarters; ++q) {
       uint64_t w = p + p * q / quarters;
       if (w <= bufferBytes)
         sets.push_back(w);
     }
-  }
-  std::vector<std::pair<uint64_t, double>> wsBw;
+  std::vector<std::pair<uint64_t, double>> wsBw, wsBwMin, wsBwMax;
   std::vector<std::string> wsPoints;
   uint64_t minStream =
       options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
@@ -630,56 +821,309 @@ std::string Probe::run() {
     uint64_t span = w / elementBytes;
     p.span = static_cast<uint32_t>(span);
     uint64_t stream = std::max<uint64_t>(minStream, 3 * w) / elementBytes;
-    uint64_t done = covered(stream);
-    Stats ns = timeIt([&] { launchRead(a, bufferBytes, p, stream); });
+    uint32_t groups, perGroup;
+    split(stream, groups, perGroup, sweepChunk);
+    uint64_t done = uint64_t(groups) * perGroup;
+    std::vector<double> raw;
+    Stats ns = timeIt(
+        [&] { launchRead(a, bufferBytes, p, stream, sweepChunk); }, &raw);
     Stats gbps = invert(ns, double(done) * elementBytes);
     wsBw.push_back({w, gbps.median});
-    wsPoints.push_back(
-        ObjectWriter().integer("working_set", w).stats("gbps", gbps).str(8));
+    wsBwMin.push_back({w, gbps.min});
+    wsBwMax.push_back({w, gbps.max});
+    std::vector<std::string> rawText;
+    for (double t : raw)
+      rawText.push_back(number(t));
+    wsPoints.push_back(ObjectWriter()
+                           .integer("working_set", w)
+                           .stats("gbps", gbps)
+                           .integer("stream_bytes", done * elementBytes)
+                           .integer("workgroups", groups)
+                           .raw("ns", joinArray(rawText))
+                           .str(8));
   }
-  // DRAM reference: the median bandwidth of the largest third of the sizes.
-  std::vector<double> tail;
-  for (size_t i = wsBw.size() - std::max<size_t>(1, wsBw.size() / 3);
-       i < wsBw.size(); ++i)
-    tail.push_back(wsBw[i].second);
-  double dramRead = summarize(tail).median;
-  uint64_t l2Bytes = 0;
-  for (size_t i = wsBw.size(); i-- > 0;)
-    if (wsBw[i].second >= cacheOverDramRatio * dramRead) {
-      l2Bytes = wsBw[i].first;
-      break;
-    }
-  bool l2Found =
-      l2Bytes != 0 && l2Bytes < wsBw[wsBw.size() - tail.size()].first;
-  if (!l2Found)
+  // Below fitMin, on a GPU, the per-SM L1s and the chunks in flight serve
+  // reads faster than the L2: those points are not in the fit.
+  uint64_t fitMin = isCpu ? smallest : (4ull << 20);
+  CacheFit l2Fit = fitCacheSize(wsBw, fitMin);
+  // The spread: the same fit to every point's slowest and fastest run.
+  CacheFit l2FitSlowest = fitCacheSize(wsBwMin, fitMin);
+  CacheFit l2FitFastest = fitCacheSize(wsBwMax, fitMin);
+  uint64_t l2Bytes = static_cast<uint64_t>(l2Fit.bytes);
+  if (l2Bytes) {
+    sources["l2_bytes"] =
+        "measured (working-set sweep, " + l2Fit.model + " replacement fit)";
+  } else if (info.l2CacheBytes) {
+    l2Bytes = info.l2CacheBytes;
+    sources["l2_bytes"] =
+        "reported (driver; the sweep fit failed: " + l2Fit.problem + ")";
+  } else {
     l2Bytes = wsBw.front().first;
-  sources["l2_bytes"] =
-      l2Found ? "measured (working-set sweep)"
-              : "defaulted (the smallest working set: no size read faster "
-                "than DRAM)";
-  log("last-level cache " + std::to_string(l2Bytes));
-  m.raw("l2_bytes",
-        ObjectWriter()
-            .str("method",
-                 "probe_read repeatedly over a working set (at least 3 passes "
-                 "and " +
-                     std::to_string(minStream) +
-                     " bytes per launch); the last-level cache size is the "
-                     "largest working set read at least " +
-                     number(cacheOverDramRatio) +
-                     "x faster than DRAM (the median of the largest third of "
-                     "the sizes)")
-            .raw(
-                "points", "[\n        " +
-                              [&] {
-                                std::string s;
-                                for (size_t i = 0; i < wsPoints.size(); ++i)
-                                  s += (i ? ",\n        " : "") + wsPoints[i];
-                                return s;
-                              }() +
-                              "]")
-            .integer("result", l2Bytes)
-            .str(4));
+    sources["l2_bytes"] = "defaulted (the smallest working set; the sweep fit "
+                          "failed: " +
+                          l2Fit.problem + ")";
+  }
+  log("last-level cache " + std::to_string(l2Bytes) + " (fit " +
+      number(l2Fit.bytes) + ", hit " + number(l2Fit.hitGbps) + " GB/s, miss " +
+      number(l2Fit.missGbps) + " GB/s, rms " + number(l2Fit.rms) + ")");
+  ObjectWriter l2Object;
+  l2Object
+      .str(
+          "method",
+          "probe_read repeatedly over a working set W (at least 3 passes and " +
+              std::to_string(minStream) + " bytes per launch, " +
+              std::to_string(sweepChunkBytes) +
+              " contiguous bytes per workgroup); fit of a cache of C bytes "
+              "to the points with W >= " +
+              std::to_string(fitMin) +
+              ": hit rate h = 1 for W <= C, beyond it the root of h = "
+              "exp(-(1 - h) W / C) (random replacement) or 0 (LRU), "
+              "whichever model fits better; time per byte h * t_hit + (1 - "
+              "h) * t_miss; t_hit and t_miss by linear least squares for "
+              "each C, C in 1% steps minimizing the squared relative time "
+              "residuals")
+      .integer("fit_min_bytes", fitMin)
+      .integer("bytes_per_workgroup", sweepChunkBytes)
+      .raw(
+          "points", "[\n        " +
+                        [&] {
+                          std::string s;
+                          for (size_t i = 0; i < wsPoints.size(); ++i)
+                            s += (i ? ",\n        " : "") + wsPoints[i];
+                          return s;
+                        }() +
+                        "]")
+      .raw("fit", ObjectWriter()
+                      .num("cache_bytes", l2Fit.bytes)
+                      .num("cache_bytes_from_slowest_runs", l2FitSlowest.bytes)
+                      .num("cache_bytes_from_fastest_runs", l2FitFastest.bytes)
+                      .str("model", l2Fit.model)
+                      .num("hit_gbps", l2Fit.hitGbps)
+                      .num("miss_gbps", l2Fit.missGbps)
+                      .num("rms_relative_error", l2Fit.rms)
+                      .integer("points", l2Fit.points)
+                      .str("problem", l2Fit.problem)
+                      .str(6));
+  if (info.l2CacheBytes)
+    l2Object.integer("driver_reports", info.l2CacheBytes);
+  m.raw("l2_bytes", l2Object.integer("result", l2Bytes).str(4));
+
+  // Cache line: cost per access of one 16 B load every `stride` bytes, over
+  // a set that the last-level cache holds (a quarter of it) but that a
+  // workgroup's L1 does not keep between passes, and over the whole buffer
+  // (from DRAM). The first shows how many bytes a load brings from the
+  // cache into the core (the line, or on NVIDIA the 32 B sector); the
+  // second the DRAM fetch granule, which prefetchers widen.
+  uint64_t cachedSet = std::max<uint64_t>(
+      256ull << 10, floorPow2(std::max<uint64_t>(1, l2Bytes / 4)));
+  cachedSet = std::min(cachedSet, bufferBytes / 4);
+  std::vector<uint64_t> strides;
+  for (uint64_t stride = 16; stride <= 1024; stride *= 2)
+    strides.push_back(stride);
+  // Every launch makes the same number of loads.
+  uint64_t lineAccesses = std::max<uint64_t>(
+      cachedSet / elementBytes,
+      (options.quick ? minStream : bufferBytes / 4) / elementBytes);
+  struct LineSweep {
+    const char *name;
+    uint64_t setBytes;
+    std::vector<std::pair<uint64_t, double>> cost;
+    std::vector<std::string> points;
+    uint64_t line = 0;
+  };
+  LineSweep sweeps[2] = {{"cached", cachedSet, {}, {}, 0},
+                         {"dram", bufferBytes, {}, {}, 0}};
+  for (LineSweep &sweep : sweeps) {
+    // All strides once per round, rounds repeated: drift on a shared machine
+    // hits every stride alike.
+    std::vector<std::vector<double>> strideTimes(strides.size());
+    std::vector<uint64_t> accessCount(strides.size());
+    for (int r = -1; r < reps; ++r)
+      for (size_t i = 0; i < strides.size(); ++i) {
+        ReadParams p;
+        p.pitch = static_cast<uint32_t>(strides[i] / elementBytes);
+        p.span = static_cast<uint32_t>(sweep.setBytes / strides[i]);
+        uint64_t accesses =
+            sweep.setBytes == bufferBytes ? p.span : lineAccesses;
+        accessCount[i] = covered(accesses);
+        double ns = timeOnce([&] { launchRead(a, bufferBytes, p, accesses); });
+        if (r >= 0)
+          strideTimes[i].push_back(ns);
+      }
+    for (size_t i = 0; i < strides.size(); ++i) {
+      Stats perAccess =
+          scaled(summarize(strideTimes[i]), 1.0 / double(accessCount[i]));
+      sweep.cost.push_back({strides[i], perAccess.median});
+      sweep.points.push_back(ObjectWriter()
+                                 .integer("stride", strides[i])
+                                 .stats("ns_per_access", perAccess)
+                                 .str(10));
+    }
+    sweep.line = fitLineSize(sweep.cost);
+  }
+  // Cache line by latency: one chain of dependent loads tours a cached
+  // region (larger than a first-level cache) in 1 KiB slots, the slots in a
+  // random order and in each slot every d-th byte in a random order. A load
+  // misses the first-level cache when it is the first of its line in the
+  // slot, so the share of misses is min(d, L) / L for a line of L bytes (on
+  // NVIDIA: the 32 B sector a miss fills) and the cost per load follows
+  // c + m * min(d, L) / L: the same fit as the stride sweeps, on latency.
+  // d stops at 256 B: with fewer loads per slot a CPU's prefetchers serve
+  // less of each slot and the cost rises again.
+  const std::vector<uint64_t> distances = {16, 32, 64, 128, 256};
+  uint64_t chaseRegion = std::max<uint64_t>(
+      256ull << 10, std::min<uint64_t>(isCpu ? (256ull << 10) : (8ull << 20),
+                                       floorPow2(l2Bytes / 2)));
+  chaseRegion =
+      std::min(chaseRegion, floorPow2(bufferBytes / distances.size()));
+  uint64_t slots = chaseRegion / 1024;
+  uint64_t chaseSteps = isCpu ? 65536 : 32768;
+  std::vector<uint32_t> chaseFirst(distances.size());
+  {
+    std::mt19937 random(1);
+    std::vector<uint32_t> order(slots);
+    for (uint64_t i = 0; i < slots; ++i)
+      order[i] = static_cast<uint32_t>(i);
+    std::shuffle(order.begin(), order.end(), random);
+    // Region r (distance distances[r]) at r * chaseRegion of buffer b; words
+    // hold element indices into the whole buffer.
+    std::vector<uint32_t> words(chaseRegion / 4), tour, within;
+    for (size_t r = 0; r < distances.size(); ++r) {
+      uint32_t regionBase = static_cast<uint32_t>(r * chaseRegion / 16);
+      uint32_t step = static_cast<uint32_t>(distances[r] / 16);
+      tour.clear();
+      for (uint32_t slot : order) {
+        within.clear();
+        for (uint32_t e = 0; e < 64; e += step)
+          within.push_back(slot * 64 + e);
+        std::shuffle(within.begin(), within.end(), random);
+        tour.insert(tour.end(), within.begin(), within.end());
+      }
+      std::fill(words.begin(), words.end(), 0);
+      for (size_t k = 0; k < tour.size(); ++k)
+        words[uint64_t(tour[k]) * 4] = regionBase + tour[(k + 1) % tour.size()];
+      chaseFirst[r] = regionBase + tour.front();
+      check(cachetBufferUpload(runtime, b, r * chaseRegion, words.data(),
+                               chaseRegion),
+            "cachetBufferUpload");
+    }
+  }
+  // Distances round-robin, each timed run after an untimed one that brings
+  // its region into the caches.
+  std::vector<std::vector<double>> chaseTimes(distances.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < distances.size(); ++i) {
+      auto chase = [&] {
+        launchChase(b, bufferBytes, chaseFirst[i], uint32_t(chaseSteps));
+      };
+      chase();
+      chaseTimes[i].push_back(timeOnce(chase));
+    }
+  // Latency: the fastest run of each distance (a shared machine only adds
+  // time).
+  std::vector<std::pair<uint64_t, double>> chaseCost;
+  std::vector<std::string> chasePoints;
+  for (size_t i = 0; i < distances.size(); ++i) {
+    Stats perLoad = scaled(summarize(chaseTimes[i]), 1.0 / double(chaseSteps));
+    chaseCost.push_back({distances[i], perLoad.min});
+    chasePoints.push_back(ObjectWriter()
+                              .integer("distance", distances[i])
+                              .stats("ns_per_load", perLoad)
+                              .str(10));
+  }
+  // A rise under 3% of the cost at 16 B is not told apart from noise.
+  uint64_t chaseLine = 0;
+  if (chaseCost.back().second >= 1.03 * chaseCost.front().second)
+    chaseLine = fitLineSize(chaseCost);
+  // The chase filled buffer b: zero it again for the copies below.
+  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
+
+  // The chase decides where it shows a step; else the cached sweep where its
+  // cost grows at least 1.3x from the smallest stride to the largest (else
+  // per-access overhead hides it); else the DRAM sweep.
+  const LineSweep &cachedSweep = sweeps[0], &dramSweep = sweeps[1];
+  bool cachedShows =
+      cachedSweep.line &&
+      cachedSweep.cost.back().second >= 1.3 * cachedSweep.cost.front().second;
+  uint64_t cacheLine = chaseLine     ? chaseLine
+                       : cachedShows ? cachedSweep.line
+                                     : dramSweep.line;
+  bool lineFound = cacheLine != 0;
+  if (!lineFound)
+    cacheLine = 64;
+  sources["cache_line"] =
+      !lineFound  ? "defaulted (64: neither the chase nor a stride sweep "
+                    "shows a line)"
+      : chaseLine ? "measured (dependent-load tour)"
+      : cachedShows
+          ? "measured (stride sweep over a cached set: the chase shows no "
+            "step)"
+          : "measured (stride sweep over DRAM: the chase shows no step and "
+            "the cached sweep's cost grew less than 1.3x)";
+  log("cache line " + std::to_string(cacheLine) + " (chase " +
+      std::to_string(chaseLine) + ", cached sweep " +
+      std::to_string(cachedSweep.line) + ", DRAM sweep " +
+      std::to_string(dramSweep.line) + ")");
+  auto sweepJson = [&](const LineSweep &sweep) {
+    return ObjectWriter()
+        .integer("set_bytes", sweep.setBytes)
+        .raw(
+            "points", "[\n          " +
+                          [&] {
+                            std::string s;
+                            for (size_t i = 0; i < sweep.points.size(); ++i)
+                              s += (i ? ",\n          " : "") + sweep.points[i];
+                            return s;
+                          }() +
+                          "]")
+        .integer("fitted_line", sweep.line)
+        .str(6);
+  };
+  m.raw(
+      "cache_line",
+      ObjectWriter()
+          .str("method",
+               "(1) probe_chase: " + std::to_string(chaseSteps) +
+                   " dependent loads touring a " + std::to_string(chaseRegion) +
+                   " B region in 1 KiB slots (slots in a random order, "
+                   "every d-th byte of a slot in a random order), one "
+                   "invocation, each timed run after an untimed one; the "
+                   "fastest run's ns per load against d gets the model "
+                   "below where it rises at least 3% from d = 16 to 256. "
+                   "(2) "
+                   "probe_read of one 16 B element every `stride` bytes, "
+                   "the strides round-robin, (a) over a set a quarter of "
+                   "the "
+                   "measured last-level cache (" +
+                   std::to_string(lineAccesses) +
+                   " loads per launch), (b) over the whole buffer once; "
+                   "below the line size doubling the stride doubles the "
+                   "lines fetched, above it the cost stays flat: the line "
+                   "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
+                   "min(s, L) / L fits the medians best (least squares, "
+                   "m > 0). The chase decides where it shows a step, "
+                   "else (a) where its cost grows at least 1.3x from 16 B "
+                   "to 1 KiB, else (b)")
+          .raw("chase",
+               ObjectWriter()
+                   .integer("region_bytes", chaseRegion)
+                   .integer("loads", chaseSteps)
+                   .raw(
+                       "points",
+                       "[\n          " +
+                           [&] {
+                             std::string s;
+                             for (size_t i = 0; i < chasePoints.size(); ++i)
+                               s += (i ? ",\n          " : "") + chasePoints[i];
+                             return s;
+                           }() +
+                           "]")
+                   .integer("line", chaseLine)
+                   .str(6))
+          .raw("cached", sweepJson(cachedSweep))
+          .raw("dram", sweepJson(dramSweep))
+          .integer("result", cacheLine)
+          .str(4));
 
   // Set-index alias stride: a column walk (one line per row, all rows, then
   // the next column) over rows of R bytes versus rows of R + one line.
@@ -728,22 +1172,112 @@ std::string Probe::run() {
                               .stats("ratio_spread", ratioStats)
                               .str(8));
   }
-  sources["alias_stride"] = "measured (column walk)";
-  sources["alias_pad"] = "measured (column walk; one line where a cliff shows)";
+  // Set-index aliasing by latency: one chain of dependent loads tours the
+  // first line of 16 rows of R bytes (a fixed random order, again and
+  // again), versus rows of R + one line. Where R is a multiple of the alias
+  // stride (line x sets) the 16 lines share one set of the first-level
+  // cache; more lines than it has ways miss there, the padded rows spread
+  // over 16 sets and hit. The alias stride is the smallest R from which on
+  // every packed tour costs at least 1.2x the padded one per load (fastest
+  // runs).
+  const uint64_t tourRows = 16;
+  const uint64_t tourSteps = isCpu ? 65536 : 32768;
+  std::vector<uint64_t> tourStrides;
+  for (uint64_t r = 1024; r <= 65536; r *= 2)
+    tourStrides.push_back(r);
+  std::vector<uint32_t> tourFirst;
+  {
+    std::mt19937 random(2);
+    std::vector<uint32_t> order(tourRows);
+    for (uint64_t i = 0; i < tourRows; ++i)
+      order[i] = static_cast<uint32_t>(i);
+    std::shuffle(order.begin(), order.end(), random);
+    // Variant v (stride tourStrides[v / 2], padded when v is odd) at offset
+    // 2 * tourRows * 65536 * (v / 2) + (v % 2) * tourRows * 65536 + ... of
+    // buffer b: each variant gets 16 rows of up to 64 KiB + one line.
+    uint64_t variantBytes = tourRows * (65536 + cacheLine);
+    for (size_t v = 0; v < 2 * tourStrides.size(); ++v) {
+      uint64_t pitch = tourStrides[v / 2] + (v % 2 ? cacheLine : 0);
+      uint64_t base = v * variantBytes;
+      if (base + variantBytes > bufferBytes)
+        break;
+      for (uint64_t k = 0; k < tourRows; ++k) {
+        uint32_t from =
+            static_cast<uint32_t>((base + order[k] * pitch) / elementBytes);
+        uint32_t to = static_cast<uint32_t>(
+            (base + order[(k + 1) % tourRows] * pitch) / elementBytes);
+        check(cachetBufferUpload(runtime, b, uint64_t(from) * elementBytes, &to,
+                                 sizeof(to)),
+              "cachetBufferUpload");
+      }
+      tourFirst.push_back(
+          static_cast<uint32_t>((base + order[0] * pitch) / elementBytes));
+    }
+  }
+  std::vector<std::vector<double>> tourTimes(tourFirst.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t v = 0; v < tourFirst.size(); ++v) {
+      auto tour = [&] {
+        launchChase(b, bufferBytes, tourFirst[v], uint32_t(tourSteps));
+      };
+      tour();
+      tourTimes[v].push_back(timeOnce(tour));
+    }
+  uint64_t tourStride = 0;
+  std::vector<std::string> tourPoints;
+  for (size_t v = 0; v + 1 < tourFirst.size(); v += 2) {
+    Stats packed = scaled(summarize(tourTimes[v]), 1.0 / double(tourSteps));
+    Stats padded = scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
+    double ratio = packed.min / padded.min;
+    // Every multiple of the alias stride aliases too: a cliff counts when it
+    // holds at every larger R as well.
+    if (ratio < 1.2)
+      tourStride = 0;
+    else if (!tourStride)
+      tourStride = tourStrides[v / 2];
+    tourPoints.push_back(ObjectWriter()
+                             .integer("row_bytes", tourStrides[v / 2])
+                             .stats("packed_ns_per_load", packed)
+                             .stats("padded_ns_per_load", padded)
+                             .num("packed_over_padded_fastest", ratio)
+                             .str(8));
+  }
+  log("alias stride by latency " + std::to_string(tourStride));
+  // The tours filled buffer b: zero it again for the copies below.
+  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
+  // Either walk's cliff counts: the smaller stride.
+  bool tourDecides = tourStride && (!aliasStride || tourStride < aliasStride);
+  if (tourDecides) {
+    aliasStride = tourStride;
+    aliasPad = cacheLine;
+  }
+  sources["alias_stride"] =
+      tourDecides ? "measured (latency tour of 16 rows)"
+      : aliasStride
+          ? "measured (column walk)"
+          : "measured (no cliff in the column walk or the latency tour)";
+  sources["alias_pad"] = "measured (one line where a cliff shows)";
   log("alias stride " + std::to_string(aliasStride) + ", pad " +
       std::to_string(aliasPad));
   m.raw("alias",
         ObjectWriter()
             .str("method",
-                 "probe_read walking " + std::to_string(rows) +
+                 "(1) probe_read walking " + std::to_string(rows) +
                      " rows of R bytes, 64 B per row, column after column, "
-                     "versus rows padded by one cache line (same bytes); "
-                     "the alias stride is the smallest R whose packed walk "
-                     "takes more than " +
+                     "versus rows padded by one cache line (same bytes); a "
+                     "cliff where the packed walk takes more than " +
                      number(aliasCliffRatio) +
                      "x the padded one (median of the interleaved pairs, and "
-                     "slower in every pair), the pad is one line; 0 where no "
-                     "R shows a cliff")
+                     "slower in every pair). (2) probe_chase touring the "
+                     "first line of 16 rows of R bytes in a fixed random "
+                     "order, " +
+                     std::to_string(tourSteps) +
+                     " dependent loads, versus rows of R + one line; a "
+                     "cliff where the packed tour costs at least 1.2x the "
+                     "padded one per load (fastest runs) at R and every "
+                     "larger R. The alias stride "
+                     "is the smallest R with a cliff in either, the pad one "
+                     "line; 0 where no R shows a cliff")
             .raw(
                 "points", "[\n        " +
                               [&] {
@@ -754,6 +1288,17 @@ std::string Probe::run() {
                                 return s;
                               }() +
                               "]")
+            .raw(
+                "tour_points",
+                "[\n        " +
+                    [&] {
+                      std::string s;
+                      for (size_t i = 0; i < tourPoints.size(); ++i)
+                        s += (i ? ",\n        " : "") + tourPoints[i];
+                      return s;
+                    }() +
+                    "]")
+            .integer("tour_alias_stride", tourStride)
             .integer("alias_stride", aliasStride)
             .integer("alias_pad", aliasPad)
             .str(4));
@@ -793,7 +1338,8 @@ std::string Probe::run() {
   log("strided penalty " + number(penaltyRaw));
 
   // Launch boundaries: N back-to-back copies of S bytes versus one copy of
-  // N * S bytes.
+  // N * S bytes; on CUDA sm_90+ also the PDL copy kernel launched plainly
+  // and with programmatic dependent launch.
   uint64_t launchBytes = isCpu ? (256ull << 10) : (4ull << 20);
   uint64_t launches = options.quick ? 32 : 200;
   launches = std::max<uint64_t>(
@@ -807,38 +1353,101 @@ std::string Probe::run() {
       },
       [&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); }, manyNs,
       oneNs, manyOverOne);
-  double idleNs = (manyNs.median - oneNs.median) / double(launches - 1);
-  Stats idleRange = {idleNs, (manyNs.min - oneNs.max) / double(launches - 1),
-                     (manyNs.max - oneNs.min) / double(launches - 1)};
-  log("launch boundary " + number(idleNs / 1000) + " us");
-  m.raw("launch_boundary",
+  // Idle per boundary, with min/max pairing the extremes.
+  auto idlePerBoundary = [&](const Stats &many, const Stats &one) {
+    double gaps = double(launches - 1);
+    return Stats{(many.median - one.median) / gaps, (many.min - one.max) / gaps,
+                 (many.max - one.min) / gaps};
+  };
+  Stats idleRange = idlePerBoundary(manyNs, oneNs);
+  log("launch boundary " + number(idleRange.median / 1000) + " us");
+  ObjectWriter boundary;
+  boundary
+      .str("method",
+           "probe_copy: " + std::to_string(launches) +
+               " back-to-back launches of " + std::to_string(launchBytes) +
+               " bytes each (in order on one queue" +
+               std::string(isCuda ? "" : ", a barrier between launches") +
+               ") versus one launch over all of them; idle per boundary = "
+               "(many - one) / (launches - 1); min/max pair the extremes")
+      .stats("many_ns", manyNs)
+      .stats("one_ns", oneNs)
+      .stats("idle_us", scaled(idleRange, 1e-3));
+  bool pdl = false;
+  if (pdlCopyKernel) {
+    // The same chain of probe_copy_pdl launches without and with PDL.
+    Stats plainNs, pdlNs, ratio;
+    timePair(
+        [&] {
+          for (uint64_t i = 0; i < launches; ++i)
+            launchCopyPdl(a, b, i * launchElems, launchElems, false);
+        },
+        [&] {
+          for (uint64_t i = 0; i < launches; ++i)
+            launchCopyPdl(a, b, i * launchElems, launchElems, true);
+        },
+        plainNs, pdlNs, ratio);
+    Stats plainIdle = idlePerBoundary(plainNs, oneNs);
+    Stats pdlIdle = idlePerBoundary(pdlNs, oneNs);
+    log("launch boundary of probe_copy_pdl " + number(plainIdle.median / 1000) +
+        " us plain, " + number(pdlIdle.median / 1000) + " us with PDL");
+    boundary.raw(
+        "pdl",
         ObjectWriter()
             .str("method",
-                 "probe_copy: " + std::to_string(launches) +
-                     " back-to-back launches of " +
-                     std::to_string(launchBytes) +
-                     " bytes each (the runtime puts a barrier between "
-                     "launches) versus one launch over all of them; idle per "
-                     "boundary = (many - one) / (launches - 1); min/max pair "
-                     "the extremes")
-            .stats("many_ns", manyNs)
-            .stats("one_ns", oneNs)
-            .stats("idle_us", scaled(idleRange, 1e-3))
-            .str(4));
-  bool pdl = false;
-  m.str("pdl", std::string(info.backend) == "vulkan"
-                   ? "false: Vulkan has no programmatic dependent launch"
-                   : "false: the probe does not query PDL on this backend yet");
-  sources["pdl"] = "reported (backend capability)";
+                 "probe_copy_pdl (griddepcontrol.launch_dependents, then "
+                 "griddepcontrol.wait, then the copy): the same chain "
+                 "launched through cachetLaunchKernel without and with "
+                 "CACHET_LAUNCH_PDL (cuLaunchKernelEx, programmatic stream "
+                 "serialization), interleaved; idle per boundary against "
+                 "the one probe_copy launch")
+            .stats("plain_ns", plainNs)
+            .stats("pdl_ns", pdlNs)
+            .stats("plain_idle_us", scaled(plainIdle, 1e-3))
+            .stats("pdl_idle_us", scaled(pdlIdle, 1e-3))
+            .stats("pdl_over_plain_time", ratio)
+            .str(6));
+    pdl = true;
+  }
+  m.raw("launch_boundary", boundary.str(4));
+  std::string cc = std::to_string(info.computeCapabilityMajor) + "." +
+                   std::to_string(info.computeCapabilityMinor);
+  if (isCuda) {
+    m.str("pdl", pdl ? "true: compute capability " + cc +
+                           " (sm_90+ has griddepcontrol) and the PDL "
+                           "launches above ran"
+                     : "false: compute capability " + cc +
+                           " is below sm_90 (no griddepcontrol)");
+    sources["pdl"] = "reported (compute capability; PDL launches timed in "
+                     "launch_boundary)";
+  } else {
+    m.str("pdl", "false: " + std::string(info.backend) +
+                     " has no programmatic dependent launch");
+    sources["pdl"] = "reported (backend capability)";
+  }
 
   // Fields the driver reports or the probe cannot measure.
   std::string name = info.name;
   std::string vendor = vendorName(info.vendorId);
   std::string arch = "unknown";
   uint64_t computeUnits = 1;
+  std::string l2Prefetch = "none";
   sources["compute_units"] = "defaulted (1: not reported by the driver)";
   sources["arch"] = "defaulted (unknown)";
-  if (isCpu) {
+  sources["l2_prefetch"] = "reported (none: SPIR-V has no L2 prefetch)";
+  if (isCuda) {
+    arch = "sm_" + std::to_string(info.computeCapabilityMajor) +
+           std::to_string(info.computeCapabilityMinor);
+    computeUnits = info.multiprocessorCount;
+    sources["arch"] = "reported (compute capability)";
+    sources["compute_units"] = "reported (multiprocessor count)";
+    // prefetch.global.L2 exists on every supported chip;
+    // cp.async.bulk.prefetch.L2 from sm_90.
+    l2Prefetch = info.computeCapabilityMajor >= 9 ? "bulk" : "l2";
+    sources["l2_prefetch"] = "reported (compute capability " + cc +
+                             ": cp.async.bulk.prefetch.L2 from sm_90, "
+                             "prefetch.global.L2 below)";
+  } else if (isCpu) {
     struct utsname u;
     if (uname(&u) == 0)
       arch = u.machine;
@@ -867,10 +1476,20 @@ std::string Probe::run() {
       "reported (vendor id " + std::to_string(info.vendorId) + ")";
   sources["unified_memory"] = "reported (device memory is host visible)";
   sources["subgroup_size"] = "reported";
-  sources["shared_memory_bytes"] = "reported (maxComputeSharedMemorySize)";
-  sources["l2_prefetch"] = "reported (none: SPIR-V has no L2 prefetch)";
-  sources["coop_matrix"] = "defaulted (none: the runtime does not report "
-                           "cooperative-matrix shapes yet)";
+  sources["shared_memory_bytes"] =
+      isCuda ? "reported (opt-in shared memory per block)"
+             : "reported (maxComputeSharedMemorySize)";
+  std::vector<std::string> coopMatrix;
+  if (isCuda && info.computeCapabilityMajor >= 7) {
+    // WMMA's f16 16x16x16 fragments exist from sm_70.
+    coopMatrix = {quote("16x16x16:f16->f32"), quote("16x16x16:f16->f16")};
+    sources["coop_matrix"] = "reported (compute capability " + cc +
+                             ": WMMA f16 16x16x16 from sm_70)";
+  } else {
+    sources["coop_matrix"] = "defaulted (none: the runtime does not report "
+                             "cooperative-matrix shapes on " +
+                             std::string(info.backend) + ")";
+  }
   ObjectWriter sourceObject;
   for (const auto &entry : sources)
     sourceObject.str(entry.first, entry.second);
@@ -885,12 +1504,12 @@ std::string Probe::run() {
       .integer("alias_stride", aliasStride)
       .integer("alias_pad", aliasPad)
       .integer("compute_units", computeUnits)
-      .num("dram_gbps", copyGbps.median)
+      .num("dram_gbps", dramGbps.median)
       .boolean("unified_memory", info.unifiedMemory != 0)
       .num("strided_read_penalty", penalty)
       .boolean("pdl", pdl)
-      .str("l2_prefetch", "none")
-      .raw("coop_matrix", joinArray({}))
+      .str("l2_prefetch", l2Prefetch)
+      .raw("coop_matrix", joinArray(coopMatrix))
       .integer("subgroup_size", subgroup)
       .integer("shared_memory_bytes", info.maxSharedMemoryBytes)
       .raw("measurements", m.str(2));
@@ -900,9 +1519,80 @@ std::string Probe::run() {
 int usage(const char *error = nullptr) {
   if (error)
     std::cerr << "cachet-probe: " << error << "\n";
-  std::cerr << "usage: cachet-probe [--backend=vulkan|cuda] [--device=N] "
-               "[-o profile.json] [--quick] [-v]\n";
+  std::cerr << "usage: cachet-probe [--backend=vulkan|cuda|auto] [--device=N] "
+               "[-o profile.json] [--quick] [-v]\n"
+               "       cachet-probe --fit-sweep=profile.json\n";
   return 2;
+}
+
+/// Exit status of a probe that found no device of the requested backend.
+constexpr int exitSkipped = 77;
+
+/// Reads the working-set sweep of a profile cachet-probe wrote (the
+/// "working_set" and the "median" GB/s after it of every point of
+/// measurements.l2_bytes.points) and the fit's lower bound.
+bool readSweep(const std::string &path,
+               std::vector<std::pair<uint64_t, double>> &sweep,
+               uint64_t &fitMin) {
+  std::ifstream in(path);
+  if (!in)
+    return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  size_t section = text.find("\"l2_bytes\": {");
+  if (section == std::string::npos)
+    return false;
+  size_t end = text.find("\"alias\"", section);
+  auto numberAfter = [&](const std::string &key, size_t from, size_t &at) {
+    at = text.find("\"" + key + "\":", from);
+    if (at == std::string::npos || at > end)
+      return -1.0;
+    at += key.size() + 3;
+    return std::strtod(text.c_str() + at, nullptr);
+  };
+  size_t at = section;
+  double value = numberAfter("fit_min_bytes", section, at);
+  // Profiles from before the fit: 4 MiB on a GPU (the first point is 1 MiB
+  // there, 256 KiB on a CPU).
+  fitMin = value > 0 ? uint64_t(value) : 0;
+  for (size_t pos = section;;) {
+    double w = numberAfter("working_set", pos, at);
+    if (w < 0)
+      break;
+    double gbps = numberAfter("median", at, pos);
+    if (gbps < 0)
+      return false;
+    sweep.push_back({uint64_t(w), gbps});
+  }
+  if (!fitMin && !sweep.empty())
+    fitMin = sweep.front().first >= (1ull << 20) ? (4ull << 20) : 0;
+  return !sweep.empty();
+}
+
+/// --fit-sweep: fits the cache size to a stored sweep and prints the fit.
+int fitStoredSweep(const std::string &path) {
+  std::vector<std::pair<uint64_t, double>> sweep;
+  uint64_t fitMin = 0;
+  if (!readSweep(path, sweep, fitMin)) {
+    std::cerr << "cachet-probe: no working-set sweep in '" << path << "'\n";
+    return 1;
+  }
+  CacheFit fit = fitCacheSize(sweep, fitMin);
+  std::cout << ObjectWriter()
+                   .str("sweep", path)
+                   .integer("points", sweep.size())
+                   .integer("fit_min_bytes", fitMin)
+                   .num("cache_bytes", fit.bytes)
+                   .num("cache_mib", fit.bytes / double(1 << 20))
+                   .str("model", fit.model)
+                   .num("hit_gbps", fit.hitGbps)
+                   .num("miss_gbps", fit.missGbps)
+                   .num("rms_relative_error", fit.rms)
+                   .str("problem", fit.problem)
+                   .str()
+            << "\n";
+  return 0;
 }
 
 } // namespace
@@ -919,6 +1609,8 @@ int main(int argc, char **argv) {
       options.output = argv[++i];
     else if (arg.rfind("-o=", 0) == 0)
       options.output = arg.substr(3);
+    else if (arg.rfind("--fit-sweep=", 0) == 0)
+      options.fitSweep = arg.substr(12);
     else if (arg == "--quick")
       options.quick = true;
     else if (arg == "-v" || arg == "--verbose")
@@ -928,22 +1620,29 @@ int main(int argc, char **argv) {
     else
       return usage(("unknown argument '" + arg + "'").c_str());
   }
-  if (options.backend != "vulkan" && options.backend != "cuda")
-    return usage("--backend must be vulkan or cuda");
-  if (options.backend == "cuda") {
-    // The micro-kernels are SPIR-V; the CUDA backend needs PTX versions.
-    std::cerr << "cachet-probe: --backend=cuda is not supported yet (the "
-                 "micro-kernels exist as SPIR-V only); probe the same GPU "
-                 "with --backend=vulkan\n";
-    return 1;
+  if (!options.fitSweep.empty())
+    return fitStoredSweep(options.fitSweep);
+  if (options.backend != "vulkan" && options.backend != "cuda" &&
+      options.backend != "auto")
+    return usage("--backend must be vulkan, cuda or auto");
+  if (options.device >= 0) {
+    std::string index = std::to_string(options.device);
+    if (options.backend != "cuda")
+      setenv("CACHET_VULKAN_DEVICE", index.c_str(), 1);
+    if (options.backend != "vulkan")
+      setenv("CACHET_CUDA_DEVICE", index.c_str(), 1);
   }
-  if (options.device >= 0)
-    setenv("CACHET_VULKAN_DEVICE", std::to_string(options.device).c_str(), 1);
 
   CachetRuntime runtime = nullptr;
-  if (cachetRuntimeCreate(options.backend.c_str(), 0, &runtime) !=
-      CACHET_SUCCESS) {
+  CachetStatus created =
+      cachetRuntimeCreate(options.backend.c_str(), 0, &runtime);
+  if (created != CACHET_SUCCESS) {
     std::cerr << "cachet-probe: " << cachetGetLastError() << "\n";
+    if (created == CACHET_ERROR_NO_DEVICE) {
+      std::cerr << "cachet-probe: skipped: no " << options.backend
+                << " device; nothing measured\n";
+      return exitSkipped;
+    }
     return 1;
   }
   int rc = 0;

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Measures the device profile of the GPU server's H200 with cachet-probe, on
+# CUDA and on Vulkan (through the NVIDIA driver), twice each, and writes the
+# profiles, the logs and an offline re-fit of each working-set sweep to $OUT.
+# The server needs no MLIR: only the probe, libcachet_runtime and the driver.
+# Usage (from the repository root there):
+#
+#   scripts/device/probe-h200.sh DIR
+#
+# DIR holds bin/cachet-probe and lib/libcachet_runtime.so (from this
+# machine's build/bin and build/lib). A .gl/ folder of Debian packages with
+# the Vulkan loader is unpacked first where the server lacks one. Each probe
+# run is limited to 50 s (a full run takes seconds on an H200), so the script
+# ends within about 4 minutes even if every run hangs.
+#
+# $OUT/ (./probe-out where OUT is unset) receives:
+#   h200-cuda-1.json, h200-cuda-2.json        profiles probed through CUDA
+#   h200-vulkan-1.json, h200-vulkan-2.json    profiles probed through Vulkan
+#   *.log                                     each run's -v log and status
+#   *.fit.json                                cachet-probe --fit-sweep of each
+#   nvidia-smi.txt                            the GPU, driver and clocks
+# Exit status: 0 when every run wrote its profile, 1 otherwise.
+set -u
+dir=${1:?usage: probe-h200.sh DIR}
+out=${OUT:-probe-out}
+mkdir -p "$out"
+if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+probe="$dir/bin/cachet-probe"
+if command -v nvidia-smi >/dev/null; then
+  {
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem --format=csv
+  } > "$out/nvidia-smi.txt" 2>&1
+  cat "$out/nvidia-smi.txt"
+fi
+status=0
+for run in 1 2; do
+  for backend in cuda vulkan; do
+    name="h200-$backend-$run"
+    start=$(date +%s)
+    timeout 50 "$probe" --backend="$backend" -v -o "$out/$name.json" \
+      > "$out/$name.log" 2>&1
+    rc=$?
+    echo "exit status $rc after $(( $(date +%s) - start )) s" >> "$out/$name.log"
+    echo "== $name: exit status $rc"
+    cat "$out/$name.log"
+    if [ "$rc" -eq 0 ] && [ -s "$out/$name.json" ]; then
+      "$probe" --fit-sweep="$out/$name.json" > "$out/$name.fit.json" 2>&1
+      cat "$out/$name.fit.json"
+    else
+      status=1
+    fi
+  done
+done
+exit $status
