@@ -16,7 +16,8 @@ runtime alone. Cases:
 Usage:
   bench/make-suite.py -o DIR [--preset=h200|small] [--target=nvvm|spirv|rocdl]
                       [--chip=sm_90] [--profile=h200] [--prefetch=auto]
-                      [--matvec-kernel=...] [--only=TEXT] [--cachet-run=PATH]
+                      [--matvec-kernel=...] [--compile-options=...]
+                      [--only=TEXT] [--cachet-run=PATH]
 
 `small` has shapes a CPU (lavapipe) runs in seconds; `h200` has the shapes of
 docs/BENCHMARKS.md (Hq 32, Hkv 8, D 128; Llama-3-8B mat-vecs).
@@ -117,6 +118,9 @@ def main():
     parser.add_argument("--profile", default="h200")
     parser.add_argument("--prefetch", default="auto")
     parser.add_argument("--matvec-kernel", default="")
+    parser.add_argument("--compile-options", default="",
+                        help="more cachet-compile options, e.g. "
+                             "'matvec-options={rows-per-subgroup=2}'")
     parser.add_argument("--only", default="",
                         help="only cases whose table, label or test contain this")
     parser.add_argument("--cachet-run",
@@ -144,6 +148,8 @@ def main():
             command.append(f"--chip={args.chip}")
         if args.matvec_kernel:
             command.append(f"--matvec-kernel={args.matvec_kernel}")
+        if args.compile_options:
+            command.append(f"--compile-options={args.compile_options}")
         print(" ".join(command), file=sys.stderr)
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         cases.append(dict(artifact=name, table=table, label=label, test=test,
@@ -181,7 +187,10 @@ def main():
             bytes=values // per_block * block_bytes + 2 * values)
 
     with open(os.path.join(args.output, "suite.json"), "w") as f:
-        json.dump(dict(name=f"{args.preset} {args.target} profile={args.profile}",
+        extra = "".join(f" {o}" for o in [
+            f"prefetch={args.prefetch}" if args.prefetch != "auto" else "",
+            args.compile_options] if o)
+        json.dump(dict(name=f"{args.preset} {args.target} profile={args.profile}{extra}",
                        cases=cases), f, indent=1)
     print(f"{len(cases)} cases in {args.output}", file=sys.stderr)
 

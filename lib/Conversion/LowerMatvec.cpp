@@ -76,6 +76,8 @@ struct LowerMatvecPass final
         reason = "rows-per-block must be positive";
       if (loadsPerLane <= 0)
         reason = "loads-per-lane must be positive";
+      if (rowsPerSubgroup <= 0)
+        reason = "rows-per-subgroup must be positive";
       if (!reason.empty()) {
         op.emitRemark("cachet-lower-matvec: generic kernel: ") << reason;
         continue;
@@ -97,33 +99,42 @@ struct LowerMatvecPass final
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
     // A one-dimensional block of `rowsPerBlock` subgroups: thread t is lane
-    // t % lanes of row t / lanes + block * rowsPerBlock.
+    // t % lanes of subgroup t / lanes + block * rowsPerBlock, which computes
+    // the `rowsPerSubgroup` rows from subgroup * rowsPerSubgroup on.
+    int64_t perSubgroup = rows % rowsPerSubgroup == 0 ? rowsPerSubgroup : 1;
+    int64_t subgroups = rows / perSubgroup;
     Value one = index(b, 1);
-    Value grid = index(b, llvm::divideCeil(rows, rowsPerBlock));
+    Value grid = index(b, llvm::divideCeil(subgroups, rowsPerBlock));
     auto launch = gpu::LaunchOp::create(
         b, loc, grid, one, one, index(b, lanes * rowsPerBlock), one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
     Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, lanes));
-    Value row = arith::AddIOp::create(
+    Value subgroup = arith::AddIOp::create(
         kb, loc,
         arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
                               index(kb, rowsPerBlock)),
         arith::DivUIOp::create(kb, loc, tid, index(kb, lanes)));
     Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
-                                          row, index(kb, rows));
+                                          subgroup, index(kb, subgroups));
     auto ifOp = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
     OpBuilder ib = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+    SmallVector<Value> rowIds;
+    Value row0 =
+        arith::MulIOp::create(ib, loc, subgroup, index(ib, perSubgroup));
+    for (int64_t r = 0; r < perSubgroup; ++r)
+      rowIds.push_back(arith::AddIOp::create(ib, loc, row0, index(ib, r)));
     Type f32 = ib.getF32Type();
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
     Value zeros = arith::ConstantOp::create(
         ib, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
-    // Each lane accumulates `width` partial sums; `loadsPerLane` loads of a
-    // row are issued before their products are added, so that many 16-byte
-    // loads per lane are in flight.
-    auto body = [&](OpBuilder &lb, Location l, Value k0, Value acc,
-                    int64_t loads) -> Value {
+    // Each lane accumulates `width` partial sums per row; `loadsPerLane`
+    // loads of x and of each row are issued before their products are added,
+    // so that many 16-byte loads per lane and row are in flight, and each
+    // load of x serves every row of the subgroup.
+    auto body = [&](OpBuilder &lb, Location l, Value k0, ValueRange accs,
+                    int64_t loads) -> SmallVector<Value> {
       auto load = [&](Value memref, ValueRange indices, bool weight) {
         auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
         v.setAlignment(kLoadBytes);
@@ -131,65 +142,76 @@ struct LowerMatvecPass final
           v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
         return v.getResult();
       };
-      SmallVector<Value> a, x;
+      SmallVector<Value> x;
+      SmallVector<SmallVector<Value>> a(perSubgroup);
       for (int64_t u = 0; u < loads; ++u) {
         Value k =
             arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes));
-        a.push_back(load(matrix, ValueRange{row, k}, /*weight=*/true));
         x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
+        for (int64_t r = 0; r < perSubgroup; ++r)
+          a[r].push_back(
+              load(matrix, ValueRange{rowIds[r], k}, /*weight=*/true));
       }
+      auto toF32 = [&](Value v) {
+        return element.isF32() ? v : arith::ExtFOp::create(lb, l, f32Vec, v);
+      };
+      SmallVector<Value> result(accs.begin(), accs.end());
       for (int64_t u = 0; u < loads; ++u) {
-        Value av = a[u], xv = x[u];
-        if (!element.isF32()) {
-          av = arith::ExtFOp::create(lb, l, f32Vec, av);
-          xv = arith::ExtFOp::create(lb, l, f32Vec, xv);
-        }
-        acc = arith::AddFOp::create(lb, l, acc,
-                                    arith::MulFOp::create(lb, l, av, xv));
+        Value xv = toF32(x[u]);
+        for (int64_t r = 0; r < perSubgroup; ++r)
+          result[r] = arith::AddFOp::create(
+              lb, l, result[r],
+              arith::MulFOp::create(lb, l, toF32(a[r][u]), xv));
       }
-      return acc;
+      return result;
     };
     int64_t round = width * lanes;
     int64_t unrolled = round * loadsPerLane;
     int64_t mainCols = cols / unrolled * unrolled;
     Value start = arith::MulIOp::create(ib, loc, lane, index(ib, width));
-    Value acc = zeros;
+    SmallVector<Value> accs(perSubgroup, zeros);
     if (mainCols > 0)
-      acc = scf::ForOp::create(
-                ib, loc, start, index(ib, mainCols), index(ib, unrolled),
-                ValueRange{acc},
-                [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
-                  scf::YieldOp::create(lb, l,
-                                       body(lb, l, k, iter[0], loadsPerLane));
-                })
-                .getResult(0);
+      accs =
+          scf::ForOp::create(
+              ib, loc, start, index(ib, mainCols), index(ib, unrolled), accs,
+              [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
+                scf::YieldOp::create(lb, l, body(lb, l, k, iter, loadsPerLane));
+              })
+              .getResults();
     if (mainCols < cols)
-      acc = scf::ForOp::create(
-                ib, loc,
-                arith::AddIOp::create(ib, loc, start, index(ib, mainCols)),
-                index(ib, cols), index(ib, round), ValueRange{acc},
-                [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
-                  scf::YieldOp::create(lb, l, body(lb, l, k, iter[0], 1));
-                })
-                .getResult(0);
+      accs = scf::ForOp::create(
+                 ib, loc,
+                 arith::AddIOp::create(ib, loc, start, index(ib, mainCols)),
+                 index(ib, cols), index(ib, round), accs,
+                 [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
+                   scf::YieldOp::create(lb, l, body(lb, l, k, iter, 1));
+                 })
+                 .getResults();
     Value zero = arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(0));
-    Value sum = vector::ReductionOp::create(ib, loc, vector::CombiningKind::ADD,
-                                            acc, zero);
     Value width32 =
         arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), lanes);
-    for (int64_t offset = lanes / 2; offset > 0; offset /= 2) {
-      Value o = arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), offset);
-      auto shuffle = gpu::ShuffleOp::create(ib, loc, sum, o, width32,
-                                            gpu::ShuffleMode::XOR);
-      sum = arith::AddFOp::create(ib, loc, sum, shuffle.getShuffleResult());
+    SmallVector<Value> sums;
+    for (Value acc : accs) {
+      Value sum = vector::ReductionOp::create(
+          ib, loc, vector::CombiningKind::ADD, acc, zero);
+      for (int64_t offset = lanes / 2; offset > 0; offset /= 2) {
+        Value o =
+            arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), offset);
+        auto shuffle = gpu::ShuffleOp::create(ib, loc, sum, o, width32,
+                                              gpu::ShuffleMode::XOR);
+        sum = arith::AddFOp::create(ib, loc, sum, shuffle.getShuffleResult());
+      }
+      sums.push_back(sum);
     }
     Value first = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
                                         index(ib, 0));
     auto store = scf::IfOp::create(ib, loc, first, /*withElse=*/false);
     OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
-    Value old = memref::LoadOp::create(sb, loc, out, ValueRange{row});
-    memref::StoreOp::create(sb, loc, arith::AddFOp::create(sb, loc, old, sum),
-                            out, ValueRange{row});
+    for (auto [row, sum] : llvm::zip_equal(rowIds, sums)) {
+      Value old = memref::LoadOp::create(sb, loc, out, ValueRange{row});
+      memref::StoreOp::create(sb, loc, arith::AddFOp::create(sb, loc, old, sum),
+                              out, ValueRange{row});
+    }
     kb.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
     op.erase();

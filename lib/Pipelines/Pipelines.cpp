@@ -93,13 +93,18 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                   "canonicalize,cachet-pitched-weights");
   if (options.matvecKernel == "subgroup" ||
       (options.matvecKernel == "auto" && options.target != Target::SPIRV))
-    addPipeline(pm, "func.func(cachet-lower-matvec)");
+    addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0}})",
+                                  options.matvecOptions.getValue())
+                        .str());
   // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.
-  addPipeline(pm,
-              options.target == Target::SPIRV
-                  ? "func.func(cachet-lower-dequant-transpose{load-bytes=4 "
-                    "store-bytes=8 workgroup-alloc=true scalar-stores=true})"
-                  : "func.func(cachet-lower-dequant-transpose)");
+  addPipeline(
+      pm, llvm::formatv("func.func(cachet-lower-dequant-transpose{{{0} {1}})",
+                        options.target == Target::SPIRV
+                            ? "load-bytes=4 store-bytes=8 workgroup-alloc=true "
+                              "scalar-stores=true"
+                            : "",
+                        options.dequantTransposeOptions.getValue())
+              .str());
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.

@@ -34,6 +34,18 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // SG16-COUNT-4: gpu.shuffle xor
 // SG16-NOT: gpu.shuffle
 // SG16-LABEL: func.func @f32_partial_block
+// Two rows per subgroup: each load of x serves both rows; 64 rows in 32
+// subgroups, 4 per block: 8 blocks.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{rows-per-subgroup=2}))' 2>/dev/null | FileCheck %s --check-prefix=R2
+// R2-LABEL: func.func @unrolled
+// R2: gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128
+// R2: scf.for {{.*}} iter_args({{.*}}, {{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// R2: vector.load %arg1
+// R2-NEXT: vector.load %arg0[%[[R0:.*]], %[[K:.*]]] {{.*}}cachet.streaming_weight
+// R2-NEXT: vector.load %arg0[%[[R1:.*]], %[[K]]] {{.*}}cachet.streaming_weight
+// R2-COUNT-3: vector.load %arg1
+// R2: memref.store %{{.*}}, %arg2[%[[R0]]]
+// R2: memref.store %{{.*}}, %arg2[%[[R1]]]
 // CHECK-LABEL: func.func @unrolled
 // CHECK: scf.for {{.*}} to %c2048 step %c1024
 // CHECK-COUNT-4: vector.load %arg0{{.*}}cachet.streaming_weight

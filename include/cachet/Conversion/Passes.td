@@ -383,6 +383,9 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
            "Rows (subgroups) per block">,
     Option<"loadsPerLane", "loads-per-lane", "int64_t", /*default=*/"4",
            "16-byte weight loads each lane issues before using them">,
+    Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
+           "Rows each subgroup computes, sharing its loads of x (1 where it "
+           "does not divide the rows)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -64,6 +64,16 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "bf16 storage emulation does not take vector loads "
                      "yet)"),
       llvm::cl::init("auto")};
+  Option<std::string> matvecOptions{
+      *this, "matvec-options",
+      llvm::cl::desc("Options of cachet-lower-matvec for the subgroup "
+                     "kernels, e.g. \"rows-per-block=8 loads-per-lane=8\""),
+      llvm::cl::init("")};
+  Option<std::string> dequantTransposeOptions{
+      *this, "dequant-transpose-options",
+      llvm::cl::desc("Options of cachet-lower-dequant-transpose added to the "
+                     "target's, e.g. \"positions-per-group=8\""),
+      llvm::cl::init("")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
