@@ -12,7 +12,8 @@
 // "Device memory" is host memory; work runs when it is submitted. Modules
 // are the PTX text of cachet-runtime-test and cachet-probe: an entry named in
 // the text is a kernel the fake runs on the host (vadd_f32, pdl_inc_u32,
-// probe_read, probe_copy, probe_copy_pdl, probe_chase). It says nothing
+// probe_read, probe_read_l2, probe_copy, probe_copy_pdl, probe_chase; the
+// host has no L1 to skip, so probe_read_l2 is probe_read). It says nothing
 // about a real driver's behaviour; test/Runtime/cuda.test does, on a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -409,7 +410,8 @@ FAKE_EXPORT CUresult cuModuleGetFunction(void **function, void *module,
     *function = &kernels[0];
   else if (std::strcmp(name, "pdl_inc_u32") == 0)
     *function = &kernels[1];
-  else if (std::strcmp(name, "probe_read") == 0)
+  else if (std::strcmp(name, "probe_read") == 0 ||
+           std::strcmp(name, "probe_read_l2") == 0)
     *function = &kernels[2];
   else if (std::strcmp(name, "probe_copy") == 0 ||
            std::strcmp(name, "probe_copy_pdl") == 0)

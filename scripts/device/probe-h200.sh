@@ -17,8 +17,15 @@
 #   h200-cuda-1.json, h200-cuda-2.json        profiles probed through CUDA
 #   h200-vulkan-1.json, h200-vulkan-2.json    profiles probed through Vulkan
 #   *.log                                     each run's -v log and status
-#   *.fit.json                                cachet-probe --fit-sweep of each
+#   *.fit.json                                cachet-probe --fit-sweep of each:
+#                                             one object per sweep, the
+#                                             whole-GPU one (l2_bytes), then
+#                                             the per-workgroup slices
+#                                             (l2_slices)
 #   nvidia-smi.txt                            the GPU, driver and clocks
+# Everything lands directly in $OUT (no subfolders). The line to read first
+# in each log: "L2 read one slice per workgroup N" (docs/device-profiles.md,
+# "The H200's L2 through a whole-GPU sweep", says what each outcome means).
 # Exit status: 0 when every run wrote its profile, 1 otherwise.
 set -u
 dir=${1:?usage: probe-h200.sh DIR}

@@ -438,6 +438,8 @@ public:
     }
     check(cachetKernelGet(runtime, module, "probe_read", &readKernel),
           "cachetKernelGet(probe_read)");
+    check(cachetKernelGet(runtime, module, "probe_read_l2", &readL2Kernel),
+          "cachetKernelGet(probe_read_l2)");
     check(cachetKernelGet(runtime, module, "probe_copy", &copyKernel),
           "cachetKernelGet(probe_copy)");
     check(cachetKernelGet(runtime, module, "probe_chase", &chaseKernel),
@@ -671,8 +673,9 @@ private:
   /// Whether the device is a CUDA GPU (the PTX kernels).
   bool isCuda = false;
   CachetModule module = nullptr, pdlModule = nullptr;
-  CachetKernel readKernel = nullptr, copyKernel = nullptr,
-               chaseKernel = nullptr, pdlCopyKernel = nullptr;
+  CachetKernel readKernel = nullptr, readL2Kernel = nullptr,
+               copyKernel = nullptr, chaseKernel = nullptr,
+               pdlCopyKernel = nullptr;
   CachetEvent startEvent = nullptr, endEvent = nullptr;
   CachetBuffer outBuffer = nullptr;
   std::vector<CachetBuffer> buffers;
@@ -907,6 +910,132 @@ std::string Probe::run() {
   if (info.l2CacheBytes)
     l2Object.integer("driver_reports", info.l2CacheBytes);
   m.raw("l2_bytes", l2Object.integer("result", l2Bytes).str(4));
+
+  // The L2 read one slice per workgroup: every workgroup resident at once
+  // (m per compute unit, m = 8..13, within the 16 workgroups of 64
+  // invocations any NVIDIA SM since sm_75 holds), each re-reading its own
+  // disjoint slice of W / N bytes, P passes, through loads that skip the L1
+  // (probe_read_l2). A line is then only ever read by one SM, so a
+  // partitioned L2 (H100/H200: two halves, each keeping a copy of what its
+  // SMs read from the other) holds it at most once per side that reads it,
+  // whereas in the sweep above every line is read from both sides in turn.
+  // Not run on a CPU (lavapipe runs compute_units workgroups at a time: the
+  // sweep above already has one reader per line there) or where the unit
+  // count is unknown.
+  uint64_t sliceUnits = 0;
+  if (isCuda) {
+    sliceUnits = info.multiprocessorCount;
+  } else if (!isCpu) {
+    for (const KnownGpu &gpu : knownGpus)
+      if (std::string(info.name).find(gpu.nameFragment) != std::string::npos)
+        sliceUnits = gpu.computeUnits;
+  }
+  uint64_t l2SliceBytes = 0;
+  if (sliceUnits && readL2Kernel) {
+    const uint64_t perUnit[] = {8, 10, 11, 13};
+    std::vector<std::pair<uint64_t, double>> sBw, sBwMin, sBwMax;
+    std::vector<std::string> sPoints;
+    for (uint64_t slice = 64;; slice *= 2) {
+      bool any = false;
+      for (uint64_t mPerUnit : perUnit) {
+        uint64_t groups = sliceUnits * mPerUnit;
+        uint64_t w = groups * slice * elementBytes;
+        if (w > bufferBytes || groups > info.maxWorkgroupCount[0])
+          continue;
+        any = true;
+        uint64_t passes = 4;
+        while (passes * w < minStream)
+          passes *= 2;
+        ReadParams p;
+        p.chunkShift = log2Exact(slice);
+        p.chunkMask = static_cast<uint32_t>(slice - 1);
+        p.rowShift = log2Exact(passes);
+        p.rowMask = static_cast<uint32_t>(passes - 1);
+        p.pitch = 0;
+        p.perGroup = static_cast<uint32_t>(passes * slice);
+        p.span = static_cast<uint32_t>(groups * passes * slice);
+        CachetBinding bindings[2] = {{a, 0, bufferBytes}, {outBuffer, 0, 0}};
+        uint32_t grid[3] = {static_cast<uint32_t>(groups), 1, 1};
+        std::vector<double> raw;
+        Stats ns = timeIt(
+            [&] {
+              check(cachetLaunchWithBlock(runtime, readL2Kernel, grid, block,
+                                          bindings, 2, &p, sizeof(p)),
+                    "cachetLaunch(probe_read_l2)");
+            },
+            &raw);
+        Stats gbps = invert(ns, double(passes * w));
+        sBw.push_back({w, gbps.median});
+        sBwMin.push_back({w, gbps.min});
+        sBwMax.push_back({w, gbps.max});
+        std::vector<std::string> rawText;
+        for (double t : raw)
+          rawText.push_back(number(t));
+        sPoints.push_back(ObjectWriter()
+                              .integer("working_set", w)
+                              .stats("gbps", gbps)
+                              .integer("workgroups", groups)
+                              .integer("slice_bytes", slice * elementBytes)
+                              .integer("passes", passes)
+                              .raw("ns", joinArray(rawText))
+                              .str(8));
+      }
+      if (!any)
+        break;
+    }
+    std::sort(sBw.begin(), sBw.end());
+    std::sort(sBwMin.begin(), sBwMin.end());
+    std::sort(sBwMax.begin(), sBwMax.end());
+    CacheFit sFit = fitCacheSize(sBw, fitMin);
+    CacheFit sFitSlowest = fitCacheSize(sBwMin, fitMin);
+    CacheFit sFitFastest = fitCacheSize(sBwMax, fitMin);
+    l2SliceBytes = static_cast<uint64_t>(sFit.bytes);
+    log("L2 read one slice per workgroup " + std::to_string(l2SliceBytes) +
+        " (fit " + number(sFit.bytes) + ", hit " + number(sFit.hitGbps) +
+        " GB/s, miss " + number(sFit.missGbps) + " GB/s, rms " +
+        number(sFit.rms) + ")");
+    m.raw("l2_slices",
+          ObjectWriter()
+              .str("method",
+                   "probe_read_l2 (loads that skip the L1) by N = " +
+                       std::to_string(sliceUnits) +
+                       " compute units x m workgroups (m = 8, 10, 11, 13; all "
+                       "resident at once), workgroup w re-reading its own "
+                       "disjoint slice [w * S, (w + 1) * S) P times (P a power "
+                       "of two, at least 4, P * W >= " +
+                       std::to_string(minStream) +
+                       " bytes); W = N * S; each line is read by one SM only. "
+                       "The same cache fit as l2_bytes, to the points with W "
+                       ">= " +
+                       std::to_string(fitMin) +
+                       ". Recorded beside l2_bytes, not used for it: see "
+                       "docs/device-profiles.md")
+              .integer("fit_min_bytes", fitMin)
+              .integer("compute_units", sliceUnits)
+              .raw(
+                  "points", "[\n        " +
+                                [&] {
+                                  std::string s;
+                                  for (size_t i = 0; i < sPoints.size(); ++i)
+                                    s += (i ? ",\n        " : "") + sPoints[i];
+                                  return s;
+                                }() +
+                                "]")
+              .raw("fit",
+                   ObjectWriter()
+                       .num("cache_bytes", sFit.bytes)
+                       .num("cache_bytes_from_slowest_runs", sFitSlowest.bytes)
+                       .num("cache_bytes_from_fastest_runs", sFitFastest.bytes)
+                       .str("model", sFit.model)
+                       .num("hit_gbps", sFit.hitGbps)
+                       .num("miss_gbps", sFit.missGbps)
+                       .num("rms_relative_error", sFit.rms)
+                       .integer("points", sFit.points)
+                       .str("problem", sFit.problem)
+                       .str(6))
+              .integer("result", l2SliceBytes)
+              .str(4));
+  }
 
   // Cache line: cost per access of one 16 B load every `stride` bytes, over
   // a set that the last-level cache holds (a quarter of it) but that a
@@ -1405,7 +1534,7 @@ std::string Probe::run() {
             .stats("pdl_ns", pdlNs)
             .stats("plain_idle_us", scaled(plainIdle, 1e-3))
             .stats("pdl_idle_us", scaled(pdlIdle, 1e-3))
-            .stats("pdl_over_plain_time", ratio)
+            .stats("plain_over_pdl_time", ratio)
             .str(6));
     pdl = true;
   }
@@ -1528,10 +1657,11 @@ int usage(const char *error = nullptr) {
 /// Exit status of a probe that found no device of the requested backend.
 constexpr int exitSkipped = 77;
 
-/// Reads the working-set sweep of a profile cachet-probe wrote (the
+/// Reads a working-set sweep of a profile cachet-probe wrote (the
 /// "working_set" and the "median" GB/s after it of every point of
-/// measurements.l2_bytes.points) and the fit's lower bound.
-bool readSweep(const std::string &path,
+/// measurements.<section>.points, section l2_bytes or l2_slices) and the
+/// fit's lower bound.
+bool readSweep(const std::string &path, const std::string &sectionName,
                std::vector<std::pair<uint64_t, double>> &sweep,
                uint64_t &fitMin) {
   std::ifstream in(path);
@@ -1540,10 +1670,14 @@ bool readSweep(const std::string &path,
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  size_t section = text.find("\"l2_bytes\": {");
+  size_t section = text.find("\"" + sectionName + "\": {");
   if (section == std::string::npos)
     return false;
-  size_t end = text.find("\"alias\"", section);
+  // The section ends at its fit, at the next sweep or (in profiles from
+  // before the fit) at the alias measurements.
+  size_t end = std::min({text.find("\"fit\": {", section),
+                         text.find("\"l2_slices\": {", section + 1),
+                         text.find("\"alias\"", section)});
   auto numberAfter = [&](const std::string &key, size_t from, size_t &at) {
     at = text.find("\"" + key + "\":", from);
     if (at == std::string::npos || at > end)
@@ -1570,28 +1704,36 @@ bool readSweep(const std::string &path,
   return !sweep.empty();
 }
 
-/// --fit-sweep: fits the cache size to a stored sweep and prints the fit.
+/// --fit-sweep: fits the cache size to a stored sweep and prints the fit,
+/// one object per sweep the profile has (l2_bytes, then l2_slices).
 int fitStoredSweep(const std::string &path) {
-  std::vector<std::pair<uint64_t, double>> sweep;
-  uint64_t fitMin = 0;
-  if (!readSweep(path, sweep, fitMin)) {
+  int found = 0;
+  for (const char *section : {"l2_bytes", "l2_slices"}) {
+    std::vector<std::pair<uint64_t, double>> sweep;
+    uint64_t fitMin = 0;
+    if (!readSweep(path, section, sweep, fitMin))
+      continue;
+    ++found;
+    CacheFit fit = fitCacheSize(sweep, fitMin);
+    std::cout << ObjectWriter()
+                     .str("sweep", path)
+                     .str("section", section)
+                     .integer("points", sweep.size())
+                     .integer("fit_min_bytes", fitMin)
+                     .num("cache_bytes", fit.bytes)
+                     .num("cache_mib", fit.bytes / double(1 << 20))
+                     .str("model", fit.model)
+                     .num("hit_gbps", fit.hitGbps)
+                     .num("miss_gbps", fit.missGbps)
+                     .num("rms_relative_error", fit.rms)
+                     .str("problem", fit.problem)
+                     .str()
+              << "\n";
+  }
+  if (!found) {
     std::cerr << "cachet-probe: no working-set sweep in '" << path << "'\n";
     return 1;
   }
-  CacheFit fit = fitCacheSize(sweep, fitMin);
-  std::cout << ObjectWriter()
-                   .str("sweep", path)
-                   .integer("points", sweep.size())
-                   .integer("fit_min_bytes", fitMin)
-                   .num("cache_bytes", fit.bytes)
-                   .num("cache_mib", fit.bytes / double(1 << 20))
-                   .str("model", fit.model)
-                   .num("hit_gbps", fit.hitGbps)
-                   .num("miss_gbps", fit.missGbps)
-                   .num("rms_relative_error", fit.rms)
-                   .str("problem", fit.problem)
-                   .str()
-            << "\n";
   return 0;
 }
 

@@ -4,7 +4,7 @@
 # cache line) quoted where nothing is padded.
 s/profile '[^']*'/profile 'P'/g
 s/profile h200( |:|\))/profile P\1/g
-s/profile NVIDIA H200 \(stored Vulkan sweep, re-fitted\)/profile P/g
+s/profile NVIDIA H200 \([^)]*\)/profile P/g
 s/dram [0-9.]+ GB\/s/dram D GB\/s/g
 s/[0-9.]+ us/T us/g
 s/max-bytes [0-9]+/max-bytes M/g
