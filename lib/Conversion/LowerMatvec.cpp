@@ -86,7 +86,23 @@ struct LowerMatvecPass final
     }
   }
 
+  /// Returns the `linalg.fill` of +0.0 that writes `op`'s result buffer
+  /// right before it (nothing in between), or null. The kernel then stores
+  /// `0.0 + sum` itself: the same value (also for a sum of -0.0) in one
+  /// launch instead of two.
+  static linalg::FillOp getZeroFill(linalg::MatvecOp op) {
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (!fill || fill.getOutputs().size() != 1 ||
+        fill.getOutputs()[0] != op.getOutputs()[0])
+      return {};
+    auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantFloatOp>();
+    if (!zero || !zero.value().isPosZero())
+      return {};
+    return fill;
+  }
+
   void lower(linalg::MatvecOp op, int64_t lanes) {
+    linalg::FillOp fill = getZeroFill(op);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value matrix = op.getInputs()[0], vec = op.getInputs()[1],
@@ -208,10 +224,14 @@ struct LowerMatvecPass final
     auto store = scf::IfOp::create(ib, loc, first, /*withElse=*/false);
     OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
     for (auto [row, sum] : llvm::zip_equal(rowIds, sums)) {
-      Value old = memref::LoadOp::create(sb, loc, out, ValueRange{row});
+      Value old = fill ? zero
+                       : memref::LoadOp::create(sb, loc, out, ValueRange{row})
+                             .getResult();
       memref::StoreOp::create(sb, loc, arith::AddFOp::create(sb, loc, old, sum),
                               out, ValueRange{row});
     }
+    if (fill)
+      fill.erase();
     kb.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
     op.erase();

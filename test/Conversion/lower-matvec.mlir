@@ -88,3 +88,34 @@ func.func @tensors(%w: tensor<8x64xf16>, %x: tensor<64xf16>, %y: tensor<8xf32>) 
   %r = linalg.matvec ins(%w, %x : tensor<8x64xf16>, tensor<64xf16>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A zero fill right before the mat-vec runs in its kernel: y = 0.0 + sum, no
+// separate fill. A fill of another value stays.
+// CHECK-LABEL: func.func @zero_fill
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: memref.load %arg2
+// CHECK: %[[S:.*]] = arith.addf %[[ZERO]], %{{.*}} : f32
+// CHECK: memref.store %[[S]], %arg2
+func.func @zero_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%y : memref<8xf32>)
+  linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_fill
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+// CHECK: memref.load %arg2
+func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%y : memref<8xf32>)
+  linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
+  return
+}

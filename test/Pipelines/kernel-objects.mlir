@@ -2,9 +2,9 @@
 // RUN: rm -rf %t && mkdir -p %t
 // HSACO for gfx942 and gfx1100 through Debian's device bitcode and ld.lld.
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 format=bin toolkit=%cachet_obj_root/rocm-toolkit" -cachet-dump-kernel-objects=directory=%t/gfx942 -o /dev/null
-// RUN: llvm-objdump -d --mcpu=gfx942 %t/gfx942/mv_kernel_0.hsaco | FileCheck %s --check-prefix=GCN
+// RUN: llvm-objdump -d --mcpu=gfx942 %t/gfx942/mv_kernel.hsaco | FileCheck %s --check-prefix=GCN
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx1100 format=bin toolkit=%cachet_obj_root/rocm-toolkit" -cachet-dump-kernel-objects=directory=%t/gfx1100 -o /dev/null
-// RUN: llvm-objdump -d --mcpu=gfx1100 %t/gfx1100/mv_kernel_0.hsaco | FileCheck %s --check-prefix=GCN
+// RUN: llvm-objdump -d --mcpu=gfx1100 %t/gfx1100/mv_kernel.hsaco | FileCheck %s --check-prefix=GCN
 // SPIR-V.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe" -cachet-dump-kernel-objects=directory=%t/spirv -o /dev/null
 // RUN: spirv-dis %t/spirv/mv_kernel.spv | FileCheck %s --check-prefix=SPV

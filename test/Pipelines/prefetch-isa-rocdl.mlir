@@ -4,19 +4,20 @@
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx1250 prefetch=l2 profile=gfx1151 format=isa" 2>/dev/null | FileCheck %s --check-prefix=GFX1250
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 prefetch=l2 profile=gfx942 format=isa" 2>/dev/null | FileCheck %s --check-prefix=GFX942
 
-// GFX12: gpu.binary @two_kernel_0
+// The zero fill runs in the first mat-vec kernel (cachet-lower-matvec).
+// GFX12: gpu.binary @two_kernel
 // GFX12-SAME: s_prefetch_data
-// GFX12: gpu.binary @two_kernel_1
+// GFX12: gpu.binary @two_kernel_0
 // GFX12-NOT: s_prefetch_data
 // GFX12-SAME: s_endpgm
 
-// GFX1250: gpu.binary @two_kernel_0
+// GFX1250: gpu.binary @two_kernel
 // GFX1250-SAME: global_prefetch_b8
-// GFX1250: gpu.binary @two_kernel_1
+// GFX1250: gpu.binary @two_kernel_0
 // GFX1250-NOT: global_prefetch
 // GFX1250-SAME: s_endpgm
 
-// GFX942: gpu.binary @two_kernel_0
+// GFX942: gpu.binary @two_kernel
 // GFX942-NOT: prefetch
 // GFX942-SAME: s_endpgm
 

@@ -339,7 +339,11 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     loads before it adds their products (so that many are in flight), keeps
     16 bytes' worth of f32 partial sums, and reduces them at the end; the
     lanes' sums are added with a `gpu.shuffle xor` butterfly and lane 0 adds
-    the row's sum to y. The weight's loads carry `cachet.streaming_weight`,
+    the row's sum to y (a `linalg.fill` of +0.0 into y right before the
+    mat-vec is done by the kernel, which stores `0.0 + sum`: the same value,
+    one launch fewer). With `rows-per-subgroup` R > 1 a subgroup computes R
+    consecutive rows and each load of x serves all R. The weight's loads
+    carry `cachet.streaming_weight`,
     which cachet-prefetch-matvec-chains recognizes. The summation order is
     fixed by the shape and the options, not by the schedule: the same inputs
     give the same bits on every run. A mat-vec that does not qualify is left
