@@ -205,49 +205,90 @@ struct LowerDequantTransposePass final
         arith::MulIOp::create(kb, loc, group, index(kb, plan.chunkBytes));
     auto byteVec = VectorType::get({plan.loadBytes}, kb.getI8Type());
     auto wordVec = VectorType::get({perLoad}, i32);
-    scf::ForOp::create(
-        kb, loc, tid, index(kb, plan.chunkBytes / plan.loadBytes), nThreads,
-        ValueRange{}, [&](OpBuilder &lb, Location l, Value i, ValueRange) {
-          Value offset = arith::AddIOp::create(
-              lb, l, chunkStart,
-              arith::MulIOp::create(lb, l, i, index(lb, plan.loadBytes)));
-          auto loadVector = [&]() {
-            auto load = vector::LoadOp::create(lb, l, byteVec, flat, offset);
-            load.setAlignment(plan.loadBytes);
-            return load.getResult();
-          };
-          Value word0 = arith::MulIOp::create(lb, l, i, index(lb, perLoad));
-          SmallVector<Value> staging;
-          if (perLoad > 1) {
-            Value asWords =
-                vector::BitCastOp::create(lb, l, wordVec, loadVector());
-            for (int64_t w = 0; w < perLoad; ++w)
-              staging.push_back(vector::ExtractOp::create(lb, l, asWords, w));
-          } else {
-            // One little-endian word from four byte loads (SPIR-V has no
-            // one-element vectors to bitcast to, nor vector loads of i8).
-            Value word = arith::ConstantIntOp::create(lb, l, i32, 0);
-            for (int64_t k = 0; k < 4; ++k) {
-              Value byte = arith::ExtUIOp::create(
-                  lb, l, i32,
-                  memref::LoadOp::create(lb, l, flat,
-                                         ValueRange{arith::AddIOp::create(
-                                             lb, l, offset, index(lb, k))}));
-              word = arith::OrIOp::create(
-                  lb, l, word,
-                  arith::ShLIOp::create(
-                      lb, l, byte,
-                      arith::ConstantIntOp::create(lb, l, i32, 8 * k)));
-            }
-            staging.push_back(word);
-          }
-          // Scalar stores: SPIR-V takes no vector stores to workgroup memory.
-          for (int64_t w = 0; w < perLoad; ++w)
-            memref::StoreOp::create(
-                lb, l, staging[w], staged,
-                ValueRange{arith::AddIOp::create(lb, l, word0, index(lb, w))});
-          scf::YieldOp::create(lb, l);
-        });
+    // Load i of the chunk, as `perLoad` little-endian words.
+    auto loadWords = [&](OpBuilder &lb, Location l,
+                         Value i) -> SmallVector<Value> {
+      Value offset = arith::AddIOp::create(
+          lb, l, chunkStart,
+          arith::MulIOp::create(lb, l, i, index(lb, plan.loadBytes)));
+      SmallVector<Value> words;
+      if (perLoad > 1) {
+        auto load = vector::LoadOp::create(lb, l, byteVec, flat, offset);
+        load.setAlignment(plan.loadBytes);
+        Value asWords = vector::BitCastOp::create(lb, l, wordVec, load);
+        for (int64_t w = 0; w < perLoad; ++w)
+          words.push_back(vector::ExtractOp::create(lb, l, asWords, w));
+        return words;
+      }
+      // One little-endian word from four byte loads (SPIR-V has no
+      // one-element vectors to bitcast to, nor vector loads of i8).
+      Value word = arith::ConstantIntOp::create(lb, l, i32, 0);
+      for (int64_t k = 0; k < 4; ++k) {
+        Value byte = arith::ExtUIOp::create(
+            lb, l, i32,
+            memref::LoadOp::create(lb, l, flat,
+                                   ValueRange{arith::AddIOp::create(
+                                       lb, l, offset, index(lb, k))}));
+        word = arith::OrIOp::create(
+            lb, l, word,
+            arith::ShLIOp::create(
+                lb, l, byte, arith::ConstantIntOp::create(lb, l, i32, 8 * k)));
+      }
+      words.push_back(word);
+      return words;
+    };
+    // Scalar stores: SPIR-V takes no vector stores to workgroup memory.
+    auto storeWords = [&](OpBuilder &lb, Location l, Value i,
+                          ArrayRef<Value> words) {
+      Value word0 = arith::MulIOp::create(lb, l, i, index(lb, perLoad));
+      for (int64_t w = 0; w < perLoad; ++w)
+        memref::StoreOp::create(
+            lb, l, words[w], staged,
+            ValueRange{arith::AddIOp::create(lb, l, word0, index(lb, w))});
+    };
+    // Every thread issues all its loads before its first store, so they are
+    // in flight together (a loop would wait for each before the next).
+    int64_t loads = plan.chunkBytes / plan.loadBytes;
+    int64_t rounds = llvm::divideCeil(loads, static_cast<int64_t>(threads));
+    SmallVector<Value> indices;
+    SmallVector<SmallVector<Value>> staging;
+    SmallVector<Value> guards;
+    auto zeroWords = [&](OpBuilder &lb, Location l) {
+      return SmallVector<Value>(
+          perLoad, arith::ConstantIntOp::create(lb, l, i32, 0).getResult());
+    };
+    for (int64_t r = 0; r < rounds; ++r) {
+      Value i = arith::AddIOp::create(kb, loc, tid, index(kb, r * threads));
+      indices.push_back(i);
+      bool full = (r + 1) * threads <= loads;
+      if (full) {
+        guards.push_back({});
+        staging.push_back(loadWords(kb, loc, i));
+        continue;
+      }
+      Value inBounds = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                             i, index(kb, loads));
+      guards.push_back(inBounds);
+      auto guarded = scf::IfOp::create(
+          kb, loc, inBounds,
+          [&](OpBuilder &tb, Location l) {
+            scf::YieldOp::create(tb, l, loadWords(tb, l, i));
+          },
+          [&](OpBuilder &eb, Location l) {
+            scf::YieldOp::create(eb, l, zeroWords(eb, l));
+          });
+      staging.push_back(llvm::to_vector_of<Value>(guarded.getResults()));
+    }
+    for (int64_t r = 0; r < rounds; ++r) {
+      if (!guards[r]) {
+        storeWords(kb, loc, indices[r], staging[r]);
+        continue;
+      }
+      scf::IfOp::create(kb, loc, guards[r], [&](OpBuilder &tb, Location l) {
+        storeWords(tb, l, indices[r], staging[r]);
+        scf::YieldOp::create(tb, l);
+      });
+    }
     gpu::BarrierOp::create(kb, loc);
 
     // Decode: item (h, p, c) writes values [c * V, (c + 1) * V) of head h,

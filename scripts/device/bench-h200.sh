@@ -26,7 +26,6 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
 fi
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 command -v nvidia-smi >/dev/null && nvidia-smi -L > "$work/nvidia-smi.txt"
-git rev-parse HEAD > "$work/commit.txt" 2>/dev/null
 status=0
 for target in nvvm spirv; do
   suite="$dir/$target"

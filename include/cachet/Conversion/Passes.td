@@ -409,7 +409,8 @@ def LowerDequantTranspose
     wide stores. A workgroup takes `positions-per-group` consecutive
     positions (fewer where that does not divide the positions): their
     blocks are contiguous in the token-major cache, so the workgroup stages
-    them into workgroup memory with coalesced `load-bytes` loads, then each
+    them into workgroup memory with coalesced `load-bytes` loads (each
+    thread issues all of its loads before it stores any), then each
     thread decodes `store-bytes` worth of values of one head's row (the
     decoding of the reference lowering, so the values are the same bits)
     and writes them with one vector store; consecutive threads write
@@ -433,10 +434,11 @@ def LowerDequantTranspose
     gpu.launch blocks(...) in (%c256, %c1, %c1)
                threads(...) in (%c256, %c1, %c1)
                workgroup(%staged : memref<272xi32, #gpu.address_space<workgroup>>) {
-      scf.for %i = %tx to %c68 step %c256 {   // 16-byte loads of the chunk
-        %v = vector.load %flat[...] : memref<278528xi8>, vector<16xi8>
-        vector.store (vector.bitcast %v to vector<4xi32>), %staged[...]
-      }
+      // 68 16-byte loads of the chunk: threads 0-67 load one each (every
+      // thread issues all its loads before its first store).
+      %w:4 = scf.if (%tx < 68) { vector.load %flat[...] : memref<278528xi8>,
+          vector<16xi8>, bitcast to vector<4xi32>, extracted } else { zeros }
+      scf.if (%tx < 68) { memref.store %w#0..3, %staged[...] }
       gpu.barrier
       scf.for %item = %tx to %c128 step %c256 { // 8 values per thread
         ... decode from %staged ...
