@@ -82,6 +82,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
     addPipeline(pm, "cachet-raise-attention,cachet-dequant-once-kv,"
                     "cachet-pad-weight-rows,canonicalize");
 
+  // Flash-attention kernels, on tensors (the same with rewrites on and off).
+  if (options.attentionKernel != "reference")
+    addPipeline(pm, llvm::formatv("cachet-lower-attention{{variant={0}}",
+                                  options.attentionKernel.getValue())
+                        .str());
+
   // Reference implementations of the cachet ops, ggml bytes for block types.
   addPipeline(pm, "cachet-lower-to-linalg");
 
@@ -114,14 +120,16 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
     addPrefetch(pm, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
-    addPipeline(pm, "cachet-emulate-bf16-storage,"
-                    "gpu.module(cachet-set-spirv-entry-point-abi,"
-                    "arith-emulate-unsupported-floats{source-types=bf16 "
-                    "target-type=f32},arith-expand{include-bf16=true},"
-                    "canonicalize,convert-math-to-spirv),"
-                    "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
-                    "gpu.module(spirv.module(spirv-lower-abi-attrs,"
-                    "spirv-update-vce))");
+    addPipeline(
+        pm,
+        "cachet-emulate-bf16-storage,"
+        "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
+        "arith-emulate-unsupported-floats{source-types=bf16 "
+        "target-type=f32},arith-expand{include-bf16=true},"
+        "canonicalize,convert-math-to-spirv),"
+        "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
+        "gpu.module(spirv.module(spirv-lower-abi-attrs,"
+        "spirv-update-vce))");
     break;
   case Target::NVVM:
     addPipeline(

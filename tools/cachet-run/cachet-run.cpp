@@ -56,6 +56,10 @@ static cl::opt<std::string>
     matvecKernel("matvec-kernel",
                  cl::desc("generic (default) or subgroup mat-vec kernels"),
                  cl::init("generic"));
+static cl::opt<std::string> attentionKernel(
+    "attention-kernel",
+    cl::desc("auto (default), scalar or reference attention kernels"),
+    cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),
                                    cl::init("random:1"));
@@ -106,7 +110,8 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream errorStream(error);
   if (failed(options.compile.parseFromString(
           "target=" + target + " chip=" + chip + " profile=" + profile +
-              " prefetch=" + prefetch + " matvec-kernel=" + matvecKernel,
+              " prefetch=" + prefetch + " matvec-kernel=" + matvecKernel +
+              " attention-kernel=" + attentionKernel,
           errorStream))) {
     std::cerr << "cachet-run: " << error << "\n";
     return 2;

@@ -40,6 +40,38 @@ def SetSPIRVEntryPointABI
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }
 
+def WorkgroupAllocs
+    : Pass<"cachet-workgroup-allocs", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Turn gpu.func workgroup attributions into memref.alloc (SPIR-V)";
+  let description = [{
+    `convert-gpu-to-spirv` lowers workgroup memory allocated with
+    `memref.alloc` in the workgroup address space (to a Workgroup-class
+    `spirv.GlobalVariable`) but leaves the workgroup attributions of a
+    `gpu.func` unconverted. Kernels built as `gpu.launch` with
+    `workgroup(...)` attributions (cachet-lower-attention) get their
+    attributions replaced by allocations at the start of the kernel before
+    the SPIR-V conversion.
+
+    Before:
+
+    ```mlir
+    gpu.func @k(%a: memref<64xf16>) workgroup(%t: memref<32x64xf16, #gpu.address_space<workgroup>>) kernel {
+      ... %t ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k(%a: memref<64xf16>) kernel {
+      %t = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
+      ... %t ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
@@ -324,6 +356,85 @@ def LowerLaunchAttributes
     ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
+  let summary = "Flash-attention kernels for cachet.attention";
+  let description = [{
+    Replaces each `cachet.attention` (static shapes, f16/f32 operands, f32
+    accumulator; token-major or head-major K/V, GQA, causal offset, additive
+    mask) by a flash-attention kernel: a `gpu.launch` over buffers, one
+    workgroup per (query tile, query head), query head `h` reading KV head
+    `h floordiv (Hq / Hkv)`. The KV range is walked in key tiles staged
+    through workgroup memory (up to the causal bound of the tile's last
+    row); each row keeps a running max and sum in f32 (online softmax),
+    the probabilities `exp(s - max)` are rounded to V's element type before
+    `P V` (as the reference does), the accumulator is rescaled by
+    `exp(old max - new max)` per tile, and the row is divided by its sum at
+    the end. Token-major and head-major K/V run the same arithmetic in the
+    same order, so an attention over a dequantized cache and the same
+    attention over its head-major dequant-once scratch give identical bytes.
+
+    The pass runs on tensors, before bufferization: the operands become
+    `bufferization.to_buffer`, the result a `memref.alloc` wrapped in
+    `bufferization.to_tensor restrict writable`.
+
+    Kernels (`variant`):
+
+    * `scalar`: one thread per query row, scores and `P V` in f32 in
+      private memory; runs on every target (lavapipe included).
+    * `auto`: the best kernel the device profile allows.
+
+    Tile sizes come from the `#cachet.device` profile (subgroup size,
+    workgroup memory bytes) unless the options set them; every decision is a
+    remark on the op. An attention the kernel does not take (dynamic shapes,
+    an f16 accumulator, other element types, tiles that do not fit) keeps
+    the reference lowering of `cachet-lower-to-linalg`, with a remark.
+
+    Before:
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
+        : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+        -> tensor<8x16x64xf16>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb = bufferization.to_buffer %q read_only : tensor<8x16x64xf16> to memref<8x16x64xf16, strided<[?, ?, ?], offset: ?>>
+    ...
+    %ob = memref.alloc() : memref<8x16x64xf16>
+    gpu.launch blocks(%bx, %by, %bz) in (%c1, %c8, %c1)
+               threads(%tx, %ty, %tz) in (%c32, %c1, %c1)
+               workgroup(%kt : memref<32x64xf16, #gpu.address_space<workgroup>>,
+                         %vt : memref<32x64xf16, #gpu.address_space<workgroup>>)
+               private(...) {
+      %r:2 = scf.for %t = %c0 to %tiles step %c1 iter_args(%max = %ninf, %sum = %zero) -> (f32, f32) {
+        gpu.barrier
+        ... K and V tiles to workgroup memory ...
+        gpu.barrier
+        ... scores, new max, exp, P V ...
+      }
+      ...
+    }
+    %o = bufferization.to_tensor %ob restrict writable : memref<8x16x64xf16> to tensor<8x16x64xf16>
+    ```
+  }];
+  let options = [
+    Option<"variant", "variant", "std::string", /*default=*/"\"auto\"",
+           "Kernel: auto (from the profile) or scalar">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "Query rows per workgroup (0: from the profile's subgroup size)">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "KV positions per workgroup-memory tile (0: from the profile's "
+           "workgroup memory)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
 }
 
 def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {

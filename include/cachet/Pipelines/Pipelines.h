@@ -61,6 +61,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "per row) or subgroup (cachet-lower-matvec: a 32-lane "
                      "subgroup per row with 16-byte loads; NVVM)"),
       llvm::cl::init("generic")};
+  Option<std::string> attentionKernel{
+      *this, "attention-kernel",
+      llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
+                     "(from the device profile), scalar (one thread per "
+                     "query row, every target), or reference (the linalg "
+                     "lowering of cachet-lower-to-linalg)"),
+      llvm::cl::init("auto")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
