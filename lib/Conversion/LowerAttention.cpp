@@ -23,6 +23,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <limits>
 
 namespace cachet {
@@ -45,12 +46,21 @@ struct AttentionShape {
   int64_t maskRank = 0;
 };
 
+/// The kernels cachet-lower-attention builds.
+enum class Variant { Scalar, Mma };
+
 /// The kernel chosen for one attention.
 struct KernelConfig {
-  /// Query rows per workgroup (one thread per row in the scalar kernel).
+  Variant variant;
+  /// Query rows per workgroup (one thread per row in the scalar kernel, 16
+  /// per subgroup in the mma kernel).
   int64_t queryTile;
   /// KV positions staged in workgroup memory at a time.
   int64_t keyTile;
+  /// Threads per workgroup.
+  int64_t threads;
+  /// Lanes per subgroup (mma kernel).
+  int64_t subgroup;
 };
 
 /// Returns the static shape of `op`, or a reason why the kernel cannot take
@@ -103,17 +113,22 @@ Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
   return arith::TruncFOp::create(b, loc, type, value);
 }
 
-/// Builds the scalar flash-attention kernel of one attention.
-class ScalarKernelBuilder {
+/// Builds the flash-attention kernel of one attention.
+class KernelBuilder {
 public:
-  ScalarKernelBuilder(OpBuilder &b, Location loc, const AttentionShape &s,
-                      const KernelConfig &c)
+  KernelBuilder(OpBuilder &b, Location loc, const AttentionShape &s,
+                const KernelConfig &c)
       : b(b), loc(loc), s(s), c(c) {}
 
-  /// Emits the launch reading `query`, `key`, `value` and `mask` (memrefs;
-  /// mask may be null) and writing `out`.
-  void build(Value query, Value key, Value value, Value mask, Value out,
-             double scale, std::optional<int64_t> causal);
+  /// Emits the scalar kernel reading `query`, `key`, `value` and `mask`
+  /// (memrefs; mask may be null) and writing `out`.
+  void buildScalar(Value query, Value key, Value value, Value mask, Value out,
+                   double scale, std::optional<int64_t> causal);
+
+  /// Emits the same computation with `Q K^T` and `P V` on 16x16x16 f16
+  /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*).
+  void buildMma(Value query, Value key, Value value, Value mask, Value out,
+                double scale, std::optional<int64_t> causal);
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -137,6 +152,21 @@ private:
   /// `start` into workgroup memory `tile`, zeros past the last position.
   void loadTile(Value source, Value tile, int64_t dim, Value kvHead,
                 Value start, Value thread);
+  /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
+  /// the queries) and position `pos` from the dot product `dot`: -inf for
+  /// positions past the end or after the causal bound.
+  Value maskedScore(Value dot, double scale, Value mask, Value head, Value row,
+                    Value loadRow, Value pos, std::optional<int64_t> causal);
+  /// Returns the end of the KV positions the query tile starting at
+  /// `tileStart` sees.
+  Value keyEnd(Value tileStart, std::optional<int64_t> causal) {
+    Value end = index(s.positions);
+    if (!causal)
+      return end;
+    Value last =
+        arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
+    return arith::MinUIOp::create(b, loc, last, end);
+  }
 
   OpBuilder &b;
   Location loc;
@@ -144,10 +174,10 @@ private:
   const KernelConfig &c;
 };
 
-void ScalarKernelBuilder::loadTile(Value source, Value tile, int64_t dim,
-                                   Value kvHead, Value start, Value thread) {
+void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
+                             Value kvHead, Value start, Value thread) {
   Type element = cast<MemRefType>(tile.getType()).getElementType();
-  forLoop(thread, index(c.keyTile * dim), index(c.queryTile), [&](Value i) {
+  forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
     Value j = arith::DivUIOp::create(b, loc, i, index(dim));
     Value x = arith::RemUIOp::create(b, loc, i, index(dim));
     Value pos = arith::AddIOp::create(b, loc, start, j);
@@ -171,7 +201,32 @@ void ScalarKernelBuilder::loadTile(Value source, Value tile, int64_t dim,
   });
 }
 
-void ScalarKernelBuilder::build(Value query, Value key, Value value, Value mask,
+Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
+                                 Value head, Value row, Value loadRow,
+                                 Value pos, std::optional<int64_t> causal) {
+  Type f32Type = b.getF32Type();
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value score = arith::MulFOp::create(b, loc, dot, f32(scale));
+  Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos,
+                                        index(s.positions));
+  if (mask) {
+    Value maskPos = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    SmallVector<Value> indices = {loadRow, maskPos};
+    if (s.maskRank == 3)
+      indices.insert(indices.begin(), head);
+    Value m = memref::LoadOp::create(b, loc, mask, indices);
+    score = arith::AddFOp::create(b, loc, score, castFloat(b, loc, m, f32Type));
+  }
+  if (causal) {
+    Value last = arith::AddIOp::create(b, loc, row, index(*causal));
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos, last));
+  }
+  return arith::SelectOp::create(b, loc, visible, score, minusInf);
+}
+
+void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
                                 Value out, double scale,
                                 std::optional<int64_t> causal) {
   MLIRContext *ctx = b.getContext();
@@ -213,13 +268,8 @@ void ScalarKernelBuilder::build(Value query, Value key, Value value, Value mask,
 
   // KV positions any row of the tile sees: all, or up to the causal bound
   // of its last row.
-  Value end = index(s.positions);
-  if (causal) {
-    Value last =
-        arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
-    end = arith::MinUIOp::create(b, loc, last, end);
-  }
-  Value keyTiles = arith::CeilDivUIOp::create(b, loc, end, index(c.keyTile));
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
+                                              index(c.keyTile));
 
   Value zero = index(0);
   Value f32Zero = f32(0);
@@ -266,28 +316,9 @@ void ScalarKernelBuilder::build(Value query, Value key, Value value, Value mask,
                                           arith::MulFOp::create(b, loc, q, k));
         scf::YieldOp::create(b, loc, sum);
       }
-      Value score = arith::MulFOp::create(b, loc, dot.getResult(0), f32(scale));
       Value pos = arith::AddIOp::create(b, loc, start, j);
-      Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            pos, index(s.positions));
-      if (mask) {
-        Value maskPos =
-            arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-        SmallVector<Value> indices = {loadRow, maskPos};
-        if (s.maskRank == 3)
-          indices.insert(indices.begin(), head);
-        Value m = memref::LoadOp::create(b, loc, mask, indices);
-        score =
-            arith::AddFOp::create(b, loc, score, castFloat(b, loc, m, f32Type));
-      }
-      if (causal) {
-        Value last = arith::AddIOp::create(b, loc, row, index(*causal));
-        visible = arith::AndIOp::create(
-            b, loc, visible,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos,
-                                  last));
-      }
-      score = arith::SelectOp::create(b, loc, visible, score, minusInf);
+      Value score = maskedScore(dot.getResult(0), scale, mask, head, row,
+                                loadRow, pos, causal);
       memref::StoreOp::create(b, loc, score, probs, ValueRange{thread, j});
       scf::YieldOp::create(b, loc,
                            arith::MaximumFOp::create(
@@ -369,6 +400,228 @@ void ScalarKernelBuilder::build(Value query, Value key, Value value, Value mask,
   gpu::TerminatorOp::create(b, loc);
 }
 
+void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
+                             Value out, double scale,
+                             std::optional<int64_t> causal) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type f16Type = b.getF16Type();
+  Type f32Type = b.getF32Type();
+  auto sharedType = [&](int64_t rows, int64_t cols, Type element) -> Type {
+    return MemRefType::get({rows, cols}, element, nullptr, workgroup);
+  };
+  // Q, K and V tiles (f16), the tile's scores (f32) and probabilities (f16),
+  // and the f32 output accumulator.
+  SmallVector<Type> shared = {sharedType(c.queryTile, s.headDim, f16Type),
+                              sharedType(c.keyTile, s.headDim, f16Type),
+                              sharedType(c.keyTile, s.valueDim, f16Type),
+                              sharedType(c.queryTile, c.keyTile, f32Type),
+                              sharedType(c.queryTile, c.keyTile, f16Type),
+                              sharedType(c.queryTile, s.valueDim, f32Type)};
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
+      index(s.queryHeads), one, index(c.threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  ArrayRef<BlockArgument> tilesIn = launch.getWorkgroupAttributions();
+  Value qTile = tilesIn[0], kTile = tilesIn[1], vTile = tilesIn[2];
+  Value sTile = tilesIn[3], pTile = tilesIn[4], oTile = tilesIn[5];
+
+  Value thread = launch.getThreadIds().x;
+  Value head = launch.getBlockIds().y;
+  Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
+  Value tileStart =
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
+  // Subgroup `w` multiplies the 16 rows from 16 w; thread r < queryTile
+  // runs the softmax of row r.
+  Value rowBlock = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, thread, index(c.subgroup)),
+      index(16));
+  Value softmaxThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              thread, index(c.queryTile));
+  Value row = arith::AddIOp::create(b, loc, tileStart, thread);
+  Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
+  Value zero = index(0);
+  Value f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+
+  // Q tile (zeros past the last query) and a zero accumulator.
+  forLoop(
+      thread, index(c.queryTile * s.headDim), index(c.threads), [&](Value i) {
+        Value r = arith::DivUIOp::create(b, loc, i, index(s.headDim));
+        Value x = arith::RemUIOp::create(b, loc, i, index(s.headDim));
+        Value qRow = arith::AddIOp::create(b, loc, tileStart, r);
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              qRow, index(s.queries));
+        Value clamped =
+            arith::MinUIOp::create(b, loc, qRow, index(s.queries - 1));
+        Value q = castFloat(
+            b, loc,
+            memref::LoadOp::create(b, loc, query, ValueRange{head, clamped, x}),
+            f16Type);
+        Value zeroHalf =
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(f16Type));
+        memref::StoreOp::create(
+            b, loc, arith::SelectOp::create(b, loc, inRange, q, zeroHalf),
+            qTile, ValueRange{r, x});
+      });
+  forLoop(thread, index(c.queryTile * s.valueDim), index(c.threads),
+          [&](Value i) {
+            Value r = arith::DivUIOp::create(b, loc, i, index(s.valueDim));
+            Value d = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
+            memref::StoreOp::create(b, loc, f32Zero, oTile, ValueRange{r, d});
+          });
+
+  auto aType = gpu::MMAMatrixType::get({16, 16}, f16Type, "AOp");
+  auto bType = gpu::MMAMatrixType::get({16, 16}, f16Type, "BOp");
+  auto cType = gpu::MMAMatrixType::get({16, 16}, f32Type, "COp");
+  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
+                                              index(c.keyTile));
+  auto tiles = scf::ForOp::create(b, loc, zero, keyTiles, one,
+                                  ValueRange{minusInf, f32Zero});
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value runningMax = tiles.getRegionIterArgs()[0];
+    Value runningSum = tiles.getRegionIterArgs()[1];
+    Value start = arith::MulIOp::create(b, loc, tiles.getInductionVar(),
+                                        index(c.keyTile));
+    gpu::BarrierOp::create(b, loc);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread);
+    loadTile(value, vTile, s.valueDim, kvHead, start, thread);
+    gpu::BarrierOp::create(b, loc);
+
+    // S = Q K^T, 16x16 blocks: K's rows read transposed as the B operand.
+    for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
+      Value acc =
+          gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
+      for (int64_t kb = 0; kb < s.headDim; kb += 16) {
+        Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, qTile, ValueRange{rowBlock, index(kb)},
+            lead(s.headDim), /*transpose=*/nullptr);
+        Value k = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, kTile, ValueRange{index(jb), index(kb)},
+            lead(s.headDim), b.getUnitAttr());
+        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, a, k, acc,
+                                                nullptr, b.getUnitAttr());
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, sTile,
+                                            ValueRange{rowBlock, index(jb)},
+                                            lead(c.keyTile), nullptr);
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // Online softmax of row `thread`: P (f16) to workgroup memory, the
+    // accumulator row rescaled by exp(old max - new max).
+    auto softmax = scf::IfOp::create(b, loc, TypeRange{f32Type, f32Type},
+                                     softmaxThread, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(softmax.elseBlock());
+      scf::YieldOp::create(b, loc, ValueRange{runningMax, runningSum});
+      b.setInsertionPointToStart(softmax.thenBlock());
+      auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                       ValueRange{minusInf});
+      {
+        OpBuilder::InsertionGuard scoreGuard(b);
+        b.setInsertionPointToStart(scores.getBody());
+        Value j = scores.getInductionVar();
+        Value dot =
+            memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
+        Value pos = arith::AddIOp::create(b, loc, start, j);
+        Value score =
+            maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+        memref::StoreOp::create(b, loc, score, sTile, ValueRange{thread, j});
+        scf::YieldOp::create(b, loc,
+                             arith::MaximumFOp::create(
+                                 b, loc, scores.getRegionIterArgs()[0], score)
+                                 .getResult());
+      }
+      Value newMax =
+          arith::MaximumFOp::create(b, loc, runningMax, scores.getResult(0));
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         newMax, minusInf);
+      Value alpha = arith::SelectOp::create(
+          b, loc, none, f32(1),
+          math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, runningMax, newMax)));
+      auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                     ValueRange{f32Zero});
+      {
+        OpBuilder::InsertionGuard expGuard(b);
+        b.setInsertionPointToStart(exps.getBody());
+        Value j = exps.getInductionVar();
+        Value score =
+            memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
+        Value p = arith::SelectOp::create(
+            b, loc, none, f32Zero,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, score, newMax)));
+        memref::StoreOp::create(b, loc, castFloat(b, loc, p, f16Type), pTile,
+                                ValueRange{thread, j});
+        scf::YieldOp::create(
+            b, loc,
+            arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
+                .getResult());
+      }
+      forLoop(zero, index(s.valueDim), one, [&](Value d) {
+        Value o = memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d});
+        memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, o, alpha),
+                                oTile, ValueRange{thread, d});
+      });
+      Value newSum = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
+          exps.getResult(0));
+      scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // O += P V, 16x16 blocks of the accumulator.
+    for (int64_t db = 0; db < s.valueDim; db += 16) {
+      Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, cType, oTile, ValueRange{rowBlock, index(db)},
+          lead(s.valueDim), nullptr);
+      for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
+        Value p = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, pTile, ValueRange{rowBlock, index(jb)},
+            lead(c.keyTile), nullptr);
+        Value v = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, vTile, ValueRange{index(jb), index(db)},
+            lead(s.valueDim), nullptr);
+        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p, v, acc,
+                                                nullptr, nullptr);
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, oTile,
+                                            ValueRange{rowBlock, index(db)},
+                                            lead(s.valueDim), nullptr);
+    }
+    scf::YieldOp::create(b, loc, softmax.getResults());
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value rowValid = arith::AndIOp::create(
+      b, loc, softmaxThread,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                            index(s.queries)));
+  Value sum = tiles.getResult(1);
+  auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(store.thenBlock());
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    Value o = arith::DivFOp::create(
+        b, loc, memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d}),
+        sum);
+    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
+                            ValueRange{head, row, d});
+  });
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
 /// Returns the largest power of two `t <= limit` with `fits(t)`, or 0.
 int64_t largestPowerOfTwo(int64_t limit, function_ref<bool(int64_t)> fits) {
   int64_t t = 1;
@@ -401,6 +654,24 @@ struct LowerAttentionPass final
   LogicalResult lower(AttentionOp op, DeviceProfileAttr profile);
 };
 
+/// Returns why the mma kernel cannot run `s` on `profile`, or "".
+std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile) {
+  if (!profile)
+    return "no device profile";
+  bool has = llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
+    auto str = dyn_cast<StringAttr>(shape);
+    return str && str.getValue() == "16x16x16:f16->f32";
+  });
+  if (!has)
+    return "the profile has no 16x16x16:f16->f32 cooperative matrix";
+  if (!s.queryElement.isF16() || !s.keyElement.isF16() ||
+      !s.valueElement.isF16())
+    return "Q, K and V are not all f16";
+  if (s.headDim % 16 != 0 || s.valueDim % 16 != 0)
+    return "the head dimensions are not multiples of 16";
+  return "";
+}
+
 FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                                                    const AttentionShape &s,
                                                    DeviceProfileAttr profile) {
@@ -408,8 +679,8 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     op.emitRemark("cachet-lower-attention: reference lowering kept: ") << why;
     return failure();
   };
-  if (variant != "auto" && variant != "scalar")
-    return keep("unknown variant '" + variant + "' (auto or scalar)");
+  if (variant != "auto" && variant != "scalar" && variant != "mma")
+    return keep("unknown variant '" + variant + "' (auto, scalar or mma)");
   uint64_t subgroup = profile ? profile.getSubgroupSize() : 0;
   uint64_t sharedBytes = profile ? profile.getSharedMemoryBytes() : 0;
   std::string from = profile ? ("profile " + profile.getName()).str()
@@ -418,23 +689,51 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     subgroup = 32;
   if (sharedBytes == 0)
     sharedBytes = 16384;
-  KernelConfig c;
-  // One thread per query row: two subgroups, at least 32 rows.
-  c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile)
-                              : std::max<int64_t>(32, 2 * subgroup);
   // Static workgroup memory: at most the profile's, and at most 48 KiB
   // (the most a CUDA kernel gets without a dynamic opt-in).
   uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
-  int64_t bytesPerPosition =
-      s.headDim * (s.keyElement.getIntOrFloatBitWidth() / 8) +
-      s.valueDim * (s.valueElement.getIntOrFloatBitWidth() / 8);
-  // K and V tiles, the f32 accumulator rows and the f32 score rows.
-  auto sharedUse = [&](int64_t t) -> uint64_t {
-    return t * bytesPerPosition + 4 * c.queryTile * (s.valueDim + t);
-  };
+  std::string noMma = variant == "scalar" ? std::string("variant=scalar")
+                                          : whyNotMma(s, profile);
+  if (noMma.empty() && variant == "auto" && !allowMma)
+    noMma = "allow-mma is off: the target does not run the mma kernel";
+  if (noMma.empty() && subgroup < 16)
+    noMma = "subgroups of fewer than 16 lanes";
+
+  KernelConfig c;
+  c.subgroup = subgroup;
+  std::function<uint64_t(int64_t)> sharedUse;
+  if (noMma.empty()) {
+    c.variant = Variant::Mma;
+    // Two subgroups of 16 rows each unless the option says otherwise.
+    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile) : 32;
+    if (c.queryTile % 16 != 0)
+      return keep(llvm::formatv("query-tile {0} is not a multiple of 16 (the "
+                                "mma kernel's row block)",
+                                c.queryTile));
+    c.threads = c.queryTile / 16 * subgroup;
+    // Q, K, V tiles (f16), scores (f32), P (f16), accumulator (f32).
+    sharedUse = [&](int64_t t) -> uint64_t {
+      return 2 * (c.queryTile * s.headDim + t * (s.headDim + s.valueDim)) +
+             6 * c.queryTile * t + 4 * c.queryTile * s.valueDim;
+    };
+  } else {
+    c.variant = Variant::Scalar;
+    // One thread per query row: two subgroups, at least 32 rows.
+    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile)
+                                : std::max<int64_t>(32, 2 * subgroup);
+    c.threads = c.queryTile;
+    int64_t bytesPerPosition =
+        s.headDim * (s.keyElement.getIntOrFloatBitWidth() / 8) +
+        s.valueDim * (s.valueElement.getIntOrFloatBitWidth() / 8);
+    // K and V tiles, the f32 accumulator rows and the f32 score rows.
+    sharedUse = [&, bytesPerPosition](int64_t t) -> uint64_t {
+      return t * bytesPerPosition + 4 * c.queryTile * (s.valueDim + t);
+    };
+  }
   c.keyTile = keyTile > 0 ? static_cast<int64_t>(keyTile)
                           : largestPowerOfTwo(64, [&](int64_t t) {
-                              return sharedUse(t) <= budget;
+                              return sharedUse(t) <= budget &&
+                                     (c.variant == Variant::Scalar || t >= 16);
                             });
   if (c.keyTile == 0 || sharedUse(c.keyTile) > budget)
     return keep(llvm::formatv(
@@ -442,14 +741,27 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
         "the budget is {3}",
         c.queryTile, std::max<int64_t>(c.keyTile, 1),
         sharedUse(std::max<int64_t>(c.keyTile, 1)), budget));
-  op.emitRemark("cachet-lower-attention: scalar flash-attention kernel: ")
-      << llvm::formatv("query tile {0} (one thread per row), key tile {1} "
-                       "({2} bytes of workgroup memory), {3}x{4} "
-                       "workgroups, GQA {5}:1 ({6}; subgroup {7}, {8} bytes "
-                       "of workgroup memory)",
-                       c.queryTile, c.keyTile, sharedUse(c.keyTile),
-                       llvm::divideCeil(s.queries, c.queryTile), s.queryHeads,
-                       s.group, from, subgroup, sharedBytes);
+  if (c.variant == Variant::Mma && c.keyTile % 16 != 0)
+    return keep(llvm::formatv("key-tile {0} is not a multiple of 16 (the mma "
+                              "kernel's column block)",
+                              c.keyTile));
+  std::string common = llvm::formatv(
+      "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
+      "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
+      "memory)",
+      c.keyTile, sharedUse(c.keyTile), llvm::divideCeil(s.queries, c.queryTile),
+      s.queryHeads, c.threads, s.group, from, subgroup, sharedBytes);
+  if (c.variant == Variant::Mma)
+    op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
+                  "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
+        << llvm::formatv("query tile {0} ({1} subgroups of 16 rows), ",
+                         c.queryTile, c.queryTile / 16)
+        << common;
+  else
+    op.emitRemark("cachet-lower-attention: scalar flash-attention kernel (")
+        << noMma << "): "
+        << llvm::formatv("query tile {0} (one thread per row), ", c.queryTile)
+        << common;
   return c;
 }
 
@@ -488,9 +800,13 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
   Value out = memref::AllocOp::create(
       b, loc,
       MemRefType::get(resultType.getShape(), resultType.getElementType()));
-  ScalarKernelBuilder(b, loc, *shape, *config)
-      .build(query, key, value, mask, out, op.getScale().convertToDouble(),
-             op.getCausalOffset());
+  KernelBuilder builder(b, loc, *shape, *config);
+  if (config->variant == Variant::Mma)
+    builder.buildMma(query, key, value, mask, out,
+                     op.getScale().convertToDouble(), op.getCausalOffset());
+  else
+    builder.buildScalar(query, key, value, mask, out,
+                        op.getScale().convertToDouble(), op.getCausalOffset());
   Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
                                                    /*restrict=*/true,
                                                    /*writable=*/true);

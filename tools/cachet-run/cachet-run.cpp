@@ -58,7 +58,7 @@ static cl::opt<std::string>
                  cl::init("generic"));
 static cl::opt<std::string> attentionKernel(
     "attention-kernel",
-    cl::desc("auto (default), scalar or reference attention kernels"),
+    cl::desc("auto (default), scalar, mma or reference attention kernels"),
     cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),

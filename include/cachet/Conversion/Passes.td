@@ -72,6 +72,37 @@ def WorkgroupAllocs
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AlignWorkgroupMemory
+    : Pass<"cachet-align-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Align the workgroup attributions of every gpu.func";
+  let description = [{
+    The NVVM and ROCDL lowerings turn a workgroup attribution into a
+    shared-memory global aligned to its `llvm.align` attribute, or only to its
+    element type without one. Matrix loads from workgroup memory (`wmma.load`
+    of gpu.subgroup_mma_load_matrix needs 32-byte aligned rows) need more.
+    This pass sets `llvm.align = alignment` on every workgroup attribution
+    that has no alignment yet; an alignment that is not a positive power of
+    two is an error.
+
+    Before:
+
+    ```mlir
+    gpu.func @k() workgroup(%t : memref<32x128xf16, #gpu.address_space<workgroup>>) kernel
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k() workgroup(%t : memref<32x128xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"128",
+           "Alignment in bytes (a power of two)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
@@ -381,12 +412,25 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 
     Kernels (`variant`):
 
-    * `scalar`: one thread per query row, scores and `P V` in f32 in
-      private memory; runs on every target (lavapipe included).
-    * `auto`: the best kernel the device profile allows.
+    * `scalar`: one thread per query row; the scores and the f32 output
+      accumulator rows live in workgroup memory. Runs on every target
+      (lavapipe included). Query tile: two subgroups of rows, at least 32.
+    * `mma`: `Q K^T` and `P V` as 16x16x16 f16 matrix multiply-accumulates
+      with f32 accumulators (`gpu.subgroup_mma_load_matrix / compute /
+      store_matrix`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on SPIR-V).
+      Each subgroup owns 16 query rows; Q, K, V, the scores, P (f16) and the
+      f32 accumulator are staged in workgroup memory; one thread per row
+      runs the online softmax on the staged scores and rescales its
+      accumulator row between the two products. Needs f16 Q/K/V, head
+      dimensions that are multiples of 16, and a profile whose
+      `coop_matrix` lists `16x16x16:f16->f32`.
+    * `auto`: `mma` where the profile has that cooperative matrix and
+      `allow-mma` is set, `scalar` otherwise (the remark says why).
 
     Tile sizes come from the `#cachet.device` profile (subgroup size,
-    workgroup memory bytes) unless the options set them; every decision is a
+    workgroup memory bytes, capped at the 48 KiB of static workgroup memory
+    a CUDA kernel gets) unless the options set them: the key tile is the
+    largest power of two up to 64 whose tiles fit. Every decision is a
     remark on the op. An attention the kernel does not take (dynamic shapes,
     an f16 accumulator, other element types, tiles that do not fit) keeps
     the reference lowering of `cachet-lower-to-linalg`, with a remark.
@@ -407,9 +451,10 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     %ob = memref.alloc() : memref<8x16x64xf16>
     gpu.launch blocks(%bx, %by, %bz) in (%c1, %c8, %c1)
                threads(%tx, %ty, %tz) in (%c32, %c1, %c1)
-               workgroup(%kt : memref<32x64xf16, #gpu.address_space<workgroup>>,
-                         %vt : memref<32x64xf16, #gpu.address_space<workgroup>>)
-               private(...) {
+               workgroup(%kt : memref<64x64xf16, #gpu.address_space<workgroup>>,
+                         %vt : memref<64x64xf16, #gpu.address_space<workgroup>>,
+                         %acc : memref<32x64xf32, #gpu.address_space<workgroup>>,
+                         %sc : memref<32x64xf32, #gpu.address_space<workgroup>>) {
       %r:2 = scf.for %t = %c0 to %tiles step %c1 iter_args(%max = %ninf, %sum = %zero) -> (f32, f32) {
         gpu.barrier
         ... K and V tiles to workgroup memory ...
@@ -423,7 +468,10 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"variant", "variant", "std::string", /*default=*/"\"auto\"",
-           "Kernel: auto (from the profile) or scalar">,
+           "Kernel: auto (from the profile), scalar or mma">,
+    Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
+           "Whether auto may choose the mma kernel (the target lowers "
+           "gpu.subgroup_mma and the runtime runs it)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "Query rows per workgroup (0: from the profile's subgroup size)">,
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",

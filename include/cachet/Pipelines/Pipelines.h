@@ -64,9 +64,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
-                     "(from the device profile), scalar (one thread per "
-                     "query row, every target), or reference (the linalg "
-                     "lowering of cachet-lower-to-linalg)"),
+                     "(mma on NVVM where the profile has 16x16x16 f16 "
+                     "cooperative matrices, scalar otherwise), scalar (one "
+                     "thread per query row, every target), mma (subgroup "
+                     "matrices: wmma on NVVM, KHR cooperative matrix on "
+                     "SPIR-V) or reference (the linalg lowering of "
+                     "cachet-lower-to-linalg)"),
       llvm::cl::init("auto")};
   Option<bool> rewrites{
       *this, "rewrites",
