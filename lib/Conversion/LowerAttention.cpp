@@ -183,21 +183,18 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
     Value pos = arith::AddIOp::create(b, loc, start, j);
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           pos, index(s.positions));
-    auto ifOp = scf::IfOp::create(b, loc, element, inRange,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value v =
-          memref::LoadOp::create(b, loc, source, kvIndices(kvHead, pos, x));
-      scf::YieldOp::create(b, loc, castFloat(b, loc, v, element));
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(
-          b, loc,
-          arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
-              .getResult());
-    }
-    memref::StoreOp::create(b, loc, ifOp.getResult(0), tile, ValueRange{j, x});
+    // A clamped load and a select, not an scf.if with a result: on SPIR-V
+    // that becomes a Function variable inside the loop, which lavapipe
+    // allocates anew on every iteration.
+    Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    Value v = castFloat(
+        b, loc,
+        memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
+        element);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    memref::StoreOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, inRange, v, zero),
+                            tile, ValueRange{j, x});
   });
 }
 
@@ -255,81 +252,72 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   Value probs = launch.getWorkgroupAttributions()[3];
 
   Value thread = launch.getThreadIds().x;
-  Value queryTile = launch.getBlockIds().x;
   Value head = launch.getBlockIds().y;
   Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
   Value tileStart =
-      arith::MulIOp::create(b, loc, queryTile, index(c.queryTile));
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
   Value row = arith::AddIOp::create(b, loc, tileStart, thread);
   Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
                                          index(s.queries));
   // Rows past the end compute on the last row and store nothing.
   Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
-
-  // KV positions any row of the tile sees: all, or up to the causal bound
-  // of its last row.
   Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                               index(c.keyTile));
-
   Value zero = index(0);
   Value f32Zero = f32(0);
-  forLoop(zero, index(s.valueDim), one, [&](Value d) {
-    memref::StoreOp::create(b, loc, f32Zero, acc, ValueRange{thread, d});
-  });
-
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
-  auto tiles = scf::ForOp::create(b, loc, zero, keyTiles, one,
+
+  // Scores of KV tile `t` (staged in kTile) into the thread's row of
+  // `probs`; returns their max. The dot product is unrolled: llvmpipe stops
+  // a loop nest after 65535 iterations in all.
+  auto scoreTile = [&](Value start) -> Value {
+    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                     ValueRange{minusInf});
+    OpBuilder::InsertionGuard scoreGuard(b);
+    b.setInsertionPointToStart(scores.getBody());
+    Value j = scores.getInductionVar();
+    Value dot = f32Zero;
+    for (int64_t x = 0; x < s.headDim; ++x) {
+      Value q =
+          castFloat(b, loc,
+                    memref::LoadOp::create(b, loc, query,
+                                           ValueRange{head, loadRow, index(x)}),
+                    f32Type);
+      Value k = castFloat(
+          b, loc,
+          memref::LoadOp::create(b, loc, kTile, ValueRange{j, index(x)}),
+          f32Type);
+      dot = arith::AddFOp::create(b, loc, dot,
+                                  arith::MulFOp::create(b, loc, q, k));
+    }
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value score =
+        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+    memref::StoreOp::create(b, loc, score, probs, ValueRange{thread, j});
+    scf::YieldOp::create(
+        b, loc,
+        arith::MaximumFOp::create(b, loc, scores.getRegionIterArgs()[0], score)
+            .getResult());
+    return scores.getResult(0);
+  };
+
+  // Pass 1: the row's max and sum of exp(score - max), online over the KV
+  // tiles.
+  auto stats = scf::ForOp::create(b, loc, zero, keyTiles, one,
                                   ValueRange{minusInf, f32Zero});
   {
     OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(tiles.getBody());
-    Value runningMax = tiles.getRegionIterArgs()[0];
-    Value runningSum = tiles.getRegionIterArgs()[1];
-    Value start = arith::MulIOp::create(b, loc, tiles.getInductionVar(),
+    b.setInsertionPointToStart(stats.getBody());
+    Value runningMax = stats.getRegionIterArgs()[0];
+    Value runningSum = stats.getRegionIterArgs()[1];
+    Value start = arith::MulIOp::create(b, loc, stats.getInductionVar(),
                                         index(c.keyTile));
     gpu::BarrierOp::create(b, loc);
     loadTile(key, kTile, s.headDim, kvHead, start, thread);
-    loadTile(value, vTile, s.valueDim, kvHead, start, thread);
     gpu::BarrierOp::create(b, loc);
-
-    // Scores of the tile, masked, and their max.
-    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                     ValueRange{minusInf});
-    {
-      OpBuilder::InsertionGuard scoreGuard(b);
-      b.setInsertionPointToStart(scores.getBody());
-      Value j = scores.getInductionVar();
-      auto dot = scf::ForOp::create(b, loc, zero, index(s.headDim), one,
-                                    ValueRange{f32Zero});
-      {
-        OpBuilder::InsertionGuard dotGuard(b);
-        b.setInsertionPointToStart(dot.getBody());
-        Value x = dot.getInductionVar();
-        Value q = castFloat(
-            b, loc,
-            memref::LoadOp::create(b, loc, query, ValueRange{head, loadRow, x}),
-            f32Type);
-        Value k = castFloat(
-            b, loc, memref::LoadOp::create(b, loc, kTile, ValueRange{j, x}),
-            f32Type);
-        Value sum = arith::AddFOp::create(b, loc, dot.getRegionIterArgs()[0],
-                                          arith::MulFOp::create(b, loc, q, k));
-        scf::YieldOp::create(b, loc, sum);
-      }
-      Value pos = arith::AddIOp::create(b, loc, start, j);
-      Value score = maskedScore(dot.getResult(0), scale, mask, head, row,
-                                loadRow, pos, causal);
-      memref::StoreOp::create(b, loc, score, probs, ValueRange{thread, j});
-      scf::YieldOp::create(b, loc,
-                           arith::MaximumFOp::create(
-                               b, loc, scores.getRegionIterArgs()[0], score)
-                               .getResult());
-    }
-
-    // Online softmax: rescale by exp(old max - new max); while no key is
-    // visible (max -inf) nothing accumulates.
     Value newMax =
-        arith::MaximumFOp::create(b, loc, runningMax, scores.getResult(0));
+        arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
+    // While no key is visible (max -inf) nothing is summed.
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                        newMax, minusInf);
     Value alpha = arith::SelectOp::create(
@@ -341,17 +329,12 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     {
       OpBuilder::InsertionGuard expGuard(b);
       b.setInsertionPointToStart(exps.getBody());
-      Value j = exps.getInductionVar();
-      Value score =
-          memref::LoadOp::create(b, loc, probs, ValueRange{thread, j});
+      Value score = memref::LoadOp::create(
+          b, loc, probs, ValueRange{thread, exps.getInductionVar()});
       Value p = arith::SelectOp::create(
           b, loc, none, f32Zero,
           math::ExpOp::create(b, loc,
                               arith::SubFOp::create(b, loc, score, newMax)));
-      // P as V's element type, the operand of P V.
-      Value rounded =
-          castFloat(b, loc, castFloat(b, loc, p, s.valueElement), f32Type);
-      memref::StoreOp::create(b, loc, rounded, probs, ValueRange{thread, j});
       scf::YieldOp::create(
           b, loc,
           arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
@@ -360,39 +343,55 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     Value newSum = arith::AddFOp::create(
         b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
         exps.getResult(0));
-
-    forLoop(zero, index(s.valueDim), one, [&](Value d) {
-      Value old = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
-      auto pv = scf::ForOp::create(
-          b, loc, zero, index(c.keyTile), one,
-          ValueRange{arith::MulFOp::create(b, loc, old, alpha).getResult()});
-      {
-        OpBuilder::InsertionGuard pvGuard(b);
-        b.setInsertionPointToStart(pv.getBody());
-        Value j = pv.getInductionVar();
-        Value p = memref::LoadOp::create(b, loc, probs, ValueRange{thread, j});
-        Value v = castFloat(
-            b, loc, memref::LoadOp::create(b, loc, vTile, ValueRange{j, d}),
-            f32Type);
-        scf::YieldOp::create(
-            b, loc,
-            arith::AddFOp::create(b, loc, pv.getRegionIterArgs()[0],
-                                  arith::MulFOp::create(b, loc, p, v))
-                .getResult());
-      }
-      memref::StoreOp::create(b, loc, pv.getResult(0), acc,
-                              ValueRange{thread, d});
-    });
     scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
   }
+  Value rowMax = stats.getResult(0);
+  Value rowSum = stats.getResult(1);
 
-  Value sum = tiles.getResult(1);
+  // Pass 2: P = exp(score - max) / sum rounded to V's element type (the
+  // reference's softmax and rounding), O += P V.
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    memref::StoreOp::create(b, loc, f32Zero, acc, ValueRange{thread, d});
+  });
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    gpu::BarrierOp::create(b, loc);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread);
+    loadTile(value, vTile, s.valueDim, kvHead, start, thread);
+    gpu::BarrierOp::create(b, loc);
+    scoreTile(start);
+    forLoop(zero, index(c.keyTile), one, [&](Value j) {
+      Value score =
+          memref::LoadOp::create(b, loc, probs, ValueRange{thread, j});
+      Value p = arith::DivFOp::create(
+          b, loc,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, rowMax)),
+          rowSum);
+      Value rounded =
+          castFloat(b, loc, castFloat(b, loc, p, s.valueElement), f32Type);
+      memref::StoreOp::create(b, loc, rounded, probs, ValueRange{thread, j});
+    });
+    forLoop(zero, index(s.valueDim), one, [&](Value d) {
+      Value sum = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
+      for (int64_t j = 0; j < c.keyTile; ++j) {
+        Value p =
+            memref::LoadOp::create(b, loc, probs, ValueRange{thread, index(j)});
+        Value v = castFloat(
+            b, loc,
+            memref::LoadOp::create(b, loc, vTile, ValueRange{index(j), d}),
+            f32Type);
+        sum = arith::AddFOp::create(b, loc, sum,
+                                    arith::MulFOp::create(b, loc, p, v));
+      }
+      memref::StoreOp::create(b, loc, sum, acc, ValueRange{thread, d});
+    });
+  });
+
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(store.thenBlock());
   forLoop(zero, index(s.valueDim), one, [&](Value d) {
-    Value o = arith::DivFOp::create(
-        b, loc, memref::LoadOp::create(b, loc, acc, ValueRange{thread, d}),
-        sum);
+    Value o = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
     memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
                             ValueRange{head, row, d});
   });
@@ -413,12 +412,15 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   };
   // Q, K and V tiles (f16), the tile's scores (f32) and probabilities (f16),
   // and the f32 output accumulator.
-  SmallVector<Type> shared = {sharedType(c.queryTile, s.headDim, f16Type),
-                              sharedType(c.keyTile, s.headDim, f16Type),
-                              sharedType(c.keyTile, s.valueDim, f16Type),
-                              sharedType(c.queryTile, c.keyTile, f32Type),
-                              sharedType(c.queryTile, c.keyTile, f16Type),
-                              sharedType(c.queryTile, s.valueDim, f32Type)};
+  SmallVector<Type> shared = {
+      sharedType(c.queryTile, s.headDim, f16Type),
+      sharedType(c.keyTile, s.headDim, f16Type),
+      sharedType(c.keyTile, s.valueDim, f16Type),
+      sharedType(c.queryTile, c.keyTile, f32Type),
+      sharedType(c.queryTile, c.keyTile, f16Type),
+      sharedType(c.queryTile, s.valueDim, f32Type),
+      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup),
+      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup)};
   Value one = index(1);
   auto launch = gpu::LaunchOp::create(
       b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
@@ -430,6 +432,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   ArrayRef<BlockArgument> tilesIn = launch.getWorkgroupAttributions();
   Value qTile = tilesIn[0], kTile = tilesIn[1], vTile = tilesIn[2];
   Value sTile = tilesIn[3], pTile = tilesIn[4], oTile = tilesIn[5];
+  // Each row's running max and sum (kept in workgroup memory: an scf.if
+  // with results would become a Function variable inside the tile loop on
+  // SPIR-V).
+  Value rowMax = tilesIn[6], rowSum = tilesIn[7];
 
   Value thread = launch.getThreadIds().x;
   Value head = launch.getBlockIds().y;
@@ -475,6 +481,14 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
             Value d = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
             memref::StoreOp::create(b, loc, f32Zero, oTile, ValueRange{r, d});
           });
+  {
+    auto init = scf::IfOp::create(b, loc, softmaxThread,
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard initGuard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    memref::StoreOp::create(b, loc, minusInf, rowMax, ValueRange{thread});
+    memref::StoreOp::create(b, loc, f32Zero, rowSum, ValueRange{thread});
+  }
 
   auto aType = gpu::MMAMatrixType::get({16, 16}, f16Type, "AOp");
   auto bType = gpu::MMAMatrixType::get({16, 16}, f16Type, "BOp");
@@ -482,21 +496,17 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
   Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                               index(c.keyTile));
-  auto tiles = scf::ForOp::create(b, loc, zero, keyTiles, one,
-                                  ValueRange{minusInf, f32Zero});
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(tiles.getBody());
-    Value runningMax = tiles.getRegionIterArgs()[0];
-    Value runningSum = tiles.getRegionIterArgs()[1];
-    Value start = arith::MulIOp::create(b, loc, tiles.getInductionVar(),
-                                        index(c.keyTile));
+
+  // Loads the KV tile at `start` (V too if `withValue`), computes S = Q K^T
+  // into sTile in 16x16 blocks (K's rows read transposed as the B operand),
+  // and lets thread r < queryTile mask and scale row r of S in place;
+  // returns nothing, all threads meet at the barriers.
+  auto scoreTile = [&](Value start, bool withValue) {
     gpu::BarrierOp::create(b, loc);
     loadTile(key, kTile, s.headDim, kvHead, start, thread);
-    loadTile(value, vTile, s.valueDim, kvHead, start, thread);
+    if (withValue)
+      loadTile(value, vTile, s.valueDim, kvHead, start, thread);
     gpu::BarrierOp::create(b, loc);
-
-    // S = Q K^T, 16x16 blocks: K's rows read transposed as the B operand.
     for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
       Value acc =
           gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
@@ -515,73 +525,97 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                                             lead(c.keyTile), nullptr);
     }
     gpu::BarrierOp::create(b, loc);
+  };
+  // In thread r's softmax region: masks and scales row r of sTile in place
+  // and returns its max.
+  auto maskRow = [&](Value start) -> Value {
+    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                     ValueRange{minusInf});
+    OpBuilder::InsertionGuard scoreGuard(b);
+    b.setInsertionPointToStart(scores.getBody());
+    Value j = scores.getInductionVar();
+    Value dot = memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value score =
+        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+    memref::StoreOp::create(b, loc, score, sTile, ValueRange{thread, j});
+    scf::YieldOp::create(
+        b, loc,
+        arith::MaximumFOp::create(b, loc, scores.getRegionIterArgs()[0], score)
+            .getResult());
+    return scores.getResult(0);
+  };
 
-    // Online softmax of row `thread`: P (f16) to workgroup memory, the
-    // accumulator row rescaled by exp(old max - new max).
-    auto softmax = scf::IfOp::create(b, loc, TypeRange{f32Type, f32Type},
-                                     softmaxThread, /*withElseRegion=*/true);
+  // Pass 1: each row's max and sum of exp(score - max), online.
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    scoreTile(start, /*withValue=*/false);
+    auto softmax = scf::IfOp::create(b, loc, softmaxThread,
+                                     /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(softmax.thenBlock());
+    Value runningMax =
+        memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
+    Value runningSum =
+        memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
+    Value newMax =
+        arith::MaximumFOp::create(b, loc, runningMax, maskRow(start));
+    // While no key is visible (max -inf) nothing is summed.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       newMax, minusInf);
+    Value alpha = arith::SelectOp::create(
+        b, loc, none, f32(1),
+        math::ExpOp::create(b, loc,
+                            arith::SubFOp::create(b, loc, runningMax, newMax)));
+    auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                   ValueRange{f32Zero});
     {
+      OpBuilder::InsertionGuard expGuard(b);
+      b.setInsertionPointToStart(exps.getBody());
+      Value score = memref::LoadOp::create(
+          b, loc, sTile, ValueRange{thread, exps.getInductionVar()});
+      Value p = arith::SelectOp::create(
+          b, loc, none, f32Zero,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, newMax)));
+      scf::YieldOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
+              .getResult());
+    }
+    Value newSum = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
+        exps.getResult(0));
+    memref::StoreOp::create(b, loc, newMax, rowMax, ValueRange{thread});
+    memref::StoreOp::create(b, loc, newSum, rowSum, ValueRange{thread});
+  });
+
+  // Pass 2: P = exp(score - max) / sum as f16 (the reference's softmax and
+  // rounding) into pTile, O += P V in 16x16 blocks of the accumulator.
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    scoreTile(start, /*withValue=*/true);
+    {
+      auto softmax = scf::IfOp::create(b, loc, softmaxThread,
+                                       /*withElseRegion=*/false);
       OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(softmax.elseBlock());
-      scf::YieldOp::create(b, loc, ValueRange{runningMax, runningSum});
       b.setInsertionPointToStart(softmax.thenBlock());
-      auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                       ValueRange{minusInf});
-      {
-        OpBuilder::InsertionGuard scoreGuard(b);
-        b.setInsertionPointToStart(scores.getBody());
-        Value j = scores.getInductionVar();
-        Value dot =
-            memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
-        Value pos = arith::AddIOp::create(b, loc, start, j);
-        Value score =
-            maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
-        memref::StoreOp::create(b, loc, score, sTile, ValueRange{thread, j});
-        scf::YieldOp::create(b, loc,
-                             arith::MaximumFOp::create(
-                                 b, loc, scores.getRegionIterArgs()[0], score)
-                                 .getResult());
-      }
-      Value newMax =
-          arith::MaximumFOp::create(b, loc, runningMax, scores.getResult(0));
-      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         newMax, minusInf);
-      Value alpha = arith::SelectOp::create(
-          b, loc, none, f32(1),
-          math::ExpOp::create(
-              b, loc, arith::SubFOp::create(b, loc, runningMax, newMax)));
-      auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                     ValueRange{f32Zero});
-      {
-        OpBuilder::InsertionGuard expGuard(b);
-        b.setInsertionPointToStart(exps.getBody());
-        Value j = exps.getInductionVar();
+      Value max = memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
+      Value sum = memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
+      maskRow(start);
+      forLoop(zero, index(c.keyTile), one, [&](Value j) {
         Value score =
             memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
-        Value p = arith::SelectOp::create(
-            b, loc, none, f32Zero,
+        Value p = arith::DivFOp::create(
+            b, loc,
             math::ExpOp::create(b, loc,
-                                arith::SubFOp::create(b, loc, score, newMax)));
+                                arith::SubFOp::create(b, loc, score, max)),
+            sum);
         memref::StoreOp::create(b, loc, castFloat(b, loc, p, f16Type), pTile,
                                 ValueRange{thread, j});
-        scf::YieldOp::create(
-            b, loc,
-            arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
-                .getResult());
-      }
-      forLoop(zero, index(s.valueDim), one, [&](Value d) {
-        Value o = memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d});
-        memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, o, alpha),
-                                oTile, ValueRange{thread, d});
       });
-      Value newSum = arith::AddFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
-          exps.getResult(0));
-      scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
     }
     gpu::BarrierOp::create(b, loc);
-
-    // O += P V, 16x16 blocks of the accumulator.
     for (int64_t db = 0; db < s.valueDim; db += 16) {
       Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
           b, loc, cType, oTile, ValueRange{rowBlock, index(db)},
@@ -600,27 +634,27 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                                             ValueRange{rowBlock, index(db)},
                                             lead(s.valueDim), nullptr);
     }
-    scf::YieldOp::create(b, loc, softmax.getResults());
-  }
+  });
   gpu::BarrierOp::create(b, loc);
 
   Value rowValid = arith::AndIOp::create(
       b, loc, softmaxThread,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
                             index(s.queries)));
-  Value sum = tiles.getResult(1);
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(store.thenBlock());
   forLoop(zero, index(s.valueDim), one, [&](Value d) {
-    Value o = arith::DivFOp::create(
-        b, loc, memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d}),
-        sum);
+    Value o = memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d});
     memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
                             ValueRange{head, row, d});
   });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
+
+/// Iterations of one loop nest after which Mesa's llvmpipe (lavapipe) stops
+/// the nest (its LP_MAX_TGSI_LOOP_ITERATIONS hang guard).
+constexpr int64_t kLlvmpipeLoopIterations = 65535;
 
 /// Returns the largest power of two `t <= limit` with `fits(t)`, or 0.
 int64_t largestPowerOfTwo(int64_t limit, function_ref<bool(int64_t)> fits) {
@@ -711,10 +745,11 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                                 "mma kernel's row block)",
                                 c.queryTile));
     c.threads = c.queryTile / 16 * subgroup;
-    // Q, K, V tiles (f16), scores (f32), P (f16), accumulator (f32).
+    // Q, K, V tiles (f16), scores (f32), P (f16), accumulator (f32), row
+    // max and sum (f32).
     sharedUse = [&](int64_t t) -> uint64_t {
       return 2 * (c.queryTile * s.headDim + t * (s.headDim + s.valueDim)) +
-             6 * c.queryTile * t + 4 * c.queryTile * s.valueDim;
+             6 * c.queryTile * t + 4 * c.queryTile * (s.valueDim + 2);
     };
   } else {
     c.variant = Variant::Scalar;
@@ -745,6 +780,20 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     return keep(llvm::formatv("key-tile {0} is not a multiple of 16 (the mma "
                               "kernel's column block)",
                               c.keyTile));
+  if (profile && profile.getVendor() == "mesa" &&
+      c.variant == Variant::Scalar) {
+    // llvmpipe (lavapipe) ends a loop nest after kLlvmpipeLoopIterations
+    // iterations in all, silently; the KV-tile loop nests every other loop.
+    int64_t perTile =
+        llvm::divideCeil(c.keyTile * (s.headDim + s.valueDim), c.threads) +
+        2 * c.keyTile + s.valueDim + 1;
+    int64_t iterations = llvm::divideCeil(s.positions, c.keyTile) * perTile;
+    if (iterations > kLlvmpipeLoopIterations)
+      return keep(llvm::formatv(
+          "the scalar kernel's KV-tile loop nest runs {0} iterations, more "
+          "than the {1} llvmpipe executes (profile vendor mesa)",
+          iterations, kLlvmpipeLoopIterations));
+  }
   std::string common = llvm::formatv(
       "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
       "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "

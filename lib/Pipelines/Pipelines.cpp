@@ -143,7 +143,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
         "target-type=f32},arith-expand{include-bf16=true},"
         "canonicalize,convert-math-to-spirv),"
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
-        "gpu.module(spirv.module(spirv-lower-abi-attrs,"
+        "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
+        "spirv-lower-abi-attrs,"
         "spirv-update-vce))");
     break;
   case Target::NVVM:

@@ -1,11 +1,12 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=MMA
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>&1 | FileCheck %s --check-prefix=FORCED
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma=false" 2>&1 | FileCheck %s --check-prefix=NOMMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma=false" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
 // thread per query row, 32 rows, a key tile of 64 positions; K and V read
-// head-major at (h floordiv 4); the causal bound stops the tile loop.
+// head-major at (h floordiv 4); the causal bound stops the tile loops.
 // CHECK-LABEL: func.func @head_major_causal
 // CHECK-DAG: bufferization.to_buffer %arg0 read_only : tensor<8x48x64xf16> to memref<8x48x64xf16, strided<[?, ?, ?], offset: ?>>
 // CHECK-DAG: %[[OUT:.*]] = memref.alloc() : memref<8x48x64xf16>
@@ -13,11 +14,16 @@
 // CHECK: arith.divui %{{.*}}, %c4
 // CHECK: arith.minui
 // CHECK: arith.ceildivui
+// Pass 1: the row's max and sum, online.
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.barrier
 // CHECK: math.exp
-// CHECK: arith.truncf %{{.*}} : f32 to f16
+// Pass 2: P = exp(s - max) / sum rounded to f16, then P V.
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: math.exp
 // CHECK: arith.divf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: cachet.attention
 // MMA-LABEL: func.func @head_major_causal
@@ -27,11 +33,15 @@
 // MMA: gpu.subgroup_mma_compute {{.*}} {b_transpose}
 // MMA: gpu.subgroup_mma_store_matrix {{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
 // MMA: math.exp
+// MMA: gpu.subgroup_mma_compute {{.*}} {b_transpose}
+// MMA: math.exp
+// MMA: arith.divf
 // MMA: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
 // MMA: gpu.subgroup_mma_compute
-// FORCED-LABEL: func.func @head_major_causal
 // FORCED: remark: cachet-lower-attention: scalar flash-attention kernel (variant=scalar): query tile 16 (one thread per row), key tile 8
-// FORCED-NOT: gpu.subgroup_mma
+// FORCED-IR-LABEL: func.func @head_major_causal
+// FORCED-IR-NOT: gpu.subgroup_mma
+// FORCED-IR: return
 // NOMMA: remark: cachet-lower-attention: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
 func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %v: tensor<2x96x64xf16>) -> tensor<8x48x64xf16> {
   // expected-remark @+1 {{cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
@@ -95,4 +105,17 @@ func.func @too_wide(%q: tensor<1x4x4096xf32>, %k: tensor<8x1x4096xf32>, %v: tens
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
       : tensor<1x4x4096xf32>, tensor<8x1x4096xf32>, tensor<8x1x4096xf32> -> tensor<1x4x4096xf32>
   return %o : tensor<1x4x4096xf32>
+}
+
+// -----
+
+// llvmpipe (profile vendor mesa) stops a loop nest after 65535 iterations:
+// a KV range whose tile loop would run longer keeps the reference lowering.
+// CHECK-LABEL: func.func @llvmpipe_long
+// CHECK: cachet.attention
+func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v: tensor<1x8192x128xf16>) -> tensor<1x4x128xf16> {
+  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: the scalar kernel's KV-tile loop nest runs 147968 iterations, more than the 65535 llvmpipe executes (profile vendor mesa)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.088
+      : tensor<1x4x128xf16>, tensor<1x8192x128xf16>, tensor<1x8192x128xf16> -> tensor<1x4x128xf16>
+  return %o : tensor<1x4x128xf16>
 }

@@ -18,7 +18,7 @@
 // PTX-DAG: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
 // PTX-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 32 (2 subgroups of 16 rows), key tile 32 (47104 bytes of workgroup memory), 2x8 workgroups of 64 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory)
+// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 32 (2 subgroups of 16 rows), key tile 32 (47360 bytes of workgroup memory), 2x8 workgroups of 64 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory)
 //
 // SPIR-V with the same profile: the default is the scalar kernel (the
 // Vulkan runtime does not enable cooperative matrices yet); asking for mma

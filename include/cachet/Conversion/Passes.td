@@ -103,6 +103,46 @@ def AlignWorkgroupMemory
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def HoistSPIRVVariables
+    : Pass<"cachet-hoist-spirv-variables", "mlir::spirv::ModuleOp"> {
+  let summary = "Move Function-storage spirv.Variable ops to the entry block";
+  let description = [{
+    SPIR-V requires every `OpVariable` of the Function storage class to be
+    among the first instructions of the first block of its function. The
+    SCF to SPIR-V conversion puts the variables that carry an `scf.for`'s
+    results right before the loop, so a loop with results inside another
+    loop (the flash-attention kernels' dot products and row sums inside the
+    KV-tile loop) gets a variable in the loop body, which lavapipe allocates
+    anew on every iteration until its stack overflows. This pass moves every
+    variable without an initializer to the start of the entry block; a
+    variable has no operands then, and every use sees the same storage.
+
+    Before:
+
+    ```mlir
+    spirv.func @k() "None" {
+      spirv.mlir.loop {
+        ...
+        %v = spirv.Variable : !spirv.ptr<f32, Function>
+        spirv.mlir.loop { ... }
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    spirv.func @k() "None" {
+      %v = spirv.Variable : !spirv.ptr<f32, Function>
+      spirv.mlir.loop {
+        ...
+        spirv.mlir.loop { ... }
+      }
+    }
+    ```
+  }];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
@@ -396,15 +436,17 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     accumulator; token-major or head-major K/V, GQA, causal offset, additive
     mask) by a flash-attention kernel: a `gpu.launch` over buffers, one
     workgroup per (query tile, query head), query head `h` reading KV head
-    `h floordiv (Hq / Hkv)`. The KV range is walked in key tiles staged
-    through workgroup memory (up to the causal bound of the tile's last
-    row); each row keeps a running max and sum in f32 (online softmax),
-    the probabilities `exp(s - max)` are rounded to V's element type before
-    `P V` (as the reference does), the accumulator is rescaled by
-    `exp(old max - new max)` per tile, and the row is divided by its sum at
-    the end. Token-major and head-major K/V run the same arithmetic in the
-    same order, so an attention over a dequantized cache and the same
-    attention over its head-major dequant-once scratch give identical bytes.
+    `h floordiv (Hq / Hkv)`. The KV range (up to the causal bound of the
+    tile's last row) is walked in key tiles staged through workgroup memory,
+    twice: the first pass keeps each row's running max and sum of
+    `exp(score - max)` in f32 (online softmax); the second recomputes the
+    scores, rounds `P = exp(score - max) / sum` to V's element type, as the
+    reference lowering does before `P V`, and accumulates `P V` in f32. So
+    the probabilities are the reference's, not rescaled partial ones, and a
+    result matches the CPU reference to the accumulation order. Token-major
+    and head-major K/V run the same arithmetic in the same order, so an
+    attention over a dequantized cache and the same attention over its
+    head-major dequant-once scratch give identical bytes.
 
     The pass runs on tensors, before bufferization: the operands become
     `bufferization.to_buffer`, the result a `memref.alloc` wrapped in
@@ -418,20 +460,22 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     * `mma`: `Q K^T` and `P V` as 16x16x16 f16 matrix multiply-accumulates
       with f32 accumulators (`gpu.subgroup_mma_load_matrix / compute /
       store_matrix`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on SPIR-V).
-      Each subgroup owns 16 query rows; Q, K, V, the scores, P (f16) and the
-      f32 accumulator are staged in workgroup memory; one thread per row
-      runs the online softmax on the staged scores and rescales its
-      accumulator row between the two products. Needs f16 Q/K/V, head
-      dimensions that are multiples of 16, and a profile whose
-      `coop_matrix` lists `16x16x16:f16->f32`.
+      Each subgroup owns 16 query rows; Q, K, V, the scores, P (f16), the
+      f32 accumulator and the row statistics are staged in workgroup
+      memory; one thread per row runs the softmax on the staged scores.
+      Needs f16 Q/K/V, head dimensions that are multiples of 16, and a
+      profile whose `coop_matrix` lists `16x16x16:f16->f32`.
     * `auto`: `mma` where the profile has that cooperative matrix and
       `allow-mma` is set, `scalar` otherwise (the remark says why).
 
     Tile sizes come from the `#cachet.device` profile (subgroup size,
     workgroup memory bytes, capped at the 48 KiB of static workgroup memory
     a CUDA kernel gets) unless the options set them: the key tile is the
-    largest power of two up to 64 whose tiles fit. Every decision is a
-    remark on the op. An attention the kernel does not take (dynamic shapes,
+    largest power of two up to 64 whose tiles fit. The scalar kernel's dot
+    products and `P V` sums are unrolled; on a `mesa` profile (llvmpipe,
+    which silently ends a loop nest after 65535 iterations) an attention
+    whose tile loop would run longer keeps the reference lowering. Every
+    decision is a remark on the op. An attention the kernel does not take (dynamic shapes,
     an f16 accumulator, other element types, tiles that do not fit) keeps
     the reference lowering of `cachet-lower-to-linalg`, with a remark.
 
@@ -457,9 +501,12 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
                          %sc : memref<32x64xf32, #gpu.address_space<workgroup>>) {
       %r:2 = scf.for %t = %c0 to %tiles step %c1 iter_args(%max = %ninf, %sum = %zero) -> (f32, f32) {
         gpu.barrier
-        ... K and V tiles to workgroup memory ...
+        ... K tile to workgroup memory ...
         gpu.barrier
-        ... scores, new max, exp, P V ...
+        ... scores, new max, rescaled sum ...
+      }
+      scf.for %t = %c0 to %tiles step %c1 {
+        ... K and V tiles, scores, P = exp(s - max) / sum as f16, O += P V ...
       }
       ...
     }
