@@ -23,7 +23,7 @@ struct AlignWorkgroupMemoryPass final
   void runOnOperation() override {
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
       getOperation().emitError("cachet-align-workgroup-memory: alignment ")
-          << alignment << " is not a positive power of two";
+          << alignment.getValue() << " is not a positive power of two";
       return signalPassFailure();
     }
     StringRef name = LLVM::LLVMDialect::getAlignAttrName();

@@ -29,12 +29,12 @@ struct HoistSPIRVVariablesPass final
       if (func.isExternal())
         return;
       Block &entry = func.front();
-      SmallVector<spirv::VariableOp> nested;
+      SmallVector<spirv::VariableOp> variables;
       func.walk([&](spirv::VariableOp variable) {
-        if (variable->getBlock() != &entry && !variable.getInitializer())
-          nested.push_back(variable);
+        if (!variable.getInitializer())
+          variables.push_back(variable);
       });
-      for (spirv::VariableOp variable : nested)
+      for (spirv::VariableOp variable : llvm::reverse(variables))
         variable->moveBefore(&entry, entry.begin());
     });
   }

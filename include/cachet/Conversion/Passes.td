@@ -45,12 +45,13 @@ def WorkgroupAllocs
   let summary = "Turn gpu.func workgroup attributions into memref.alloc (SPIR-V)";
   let description = [{
     `convert-gpu-to-spirv` lowers workgroup memory allocated with
-    `memref.alloc` in the workgroup address space (to a Workgroup-class
+    `memref.alloc` in the Workgroup storage class (to a Workgroup-class
     `spirv.GlobalVariable`) but leaves the workgroup attributions of a
-    `gpu.func` unconverted. Kernels built as `gpu.launch` with
+    `gpu.func` unconverted, and its memory-space map does not know
+    `#gpu.address_space<workgroup>`. Kernels built as `gpu.launch` with
     `workgroup(...)` attributions (cachet-lower-attention) get their
-    attributions replaced by allocations at the start of the kernel before
-    the SPIR-V conversion.
+    attributions replaced by allocations in `#spirv.storage_class<Workgroup>`
+    at the start of the kernel before the SPIR-V conversion.
 
     Before:
 
@@ -64,12 +65,13 @@ def WorkgroupAllocs
 
     ```mlir
     gpu.func @k(%a: memref<64xf16>) kernel {
-      %t = memref.alloc() : memref<32x64xf16, #gpu.address_space<workgroup>>
+      %t = memref.alloc() : memref<32x64xf16, #spirv.storage_class<Workgroup>>
       ... %t ...
     }
     ```
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::spirv::SPIRVDialect"];
 }
 
 def AlignWorkgroupMemory
