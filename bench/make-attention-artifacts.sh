@@ -19,15 +19,18 @@
 # there). Inputs are generated on the device (--inputs=random:SEED), so each
 # artifact holds only code.
 #
-# Usage: bench/make-attention-artifacts.sh OUT [CACHET_RUN]
-#   OUT        folder to create; gets OUT/art/<name>/ per artifact
-#   CACHET_RUN the cachet-run binary (default build/bin/cachet-run)
+# Usage (from the repository root): bench/make-attention-artifacts.sh OUT
+#   OUT gets art/<name>/ per artifact, the MLIR inputs under mlir/, and
+#   bin/cachet-runner and lib/libcachet_runtime.so from build/, so that
+#   scripts/device/run-artifacts.sh OUT [runner options] runs them all.
 set -eu
-out=${1:?usage: make-attention-artifacts.sh OUT [CACHET_RUN]}
-run=${2:-build/bin/cachet-run}
+out=${1:?usage: make-attention-artifacts.sh OUT}
+run=build/bin/cachet-run
 # libdevice (expf) comes from the CUDA toolkit that gpu-module-to-binary finds.
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-mkdir -p "$out/art" "$out/mlir"
+mkdir -p "$out/art" "$out/mlir" "$out/bin" "$out/lib"
+cp build/bin/cachet-runner "$out/bin/"
+cp build/lib/libcachet_runtime.so "$out/lib/"
 
 # emit NAME TARGET QUERIES DEPTH KV
 emit() {
@@ -79,4 +82,4 @@ for target in nvvm spirv; do
     done
   done
 done
-du -sh "$out/art"
+du -sh "$out"
