@@ -765,11 +765,23 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
       return t * bytesPerPosition + 4 * c.queryTile * (s.valueDim + t);
     };
   }
-  c.keyTile = keyTile > 0 ? static_cast<int64_t>(keyTile)
-                          : largestPowerOfTwo(64, [&](int64_t t) {
-                              return sharedUse(t) <= budget &&
-                                     (c.variant == Variant::Scalar || t >= 16);
-                            });
+  auto chooseKeyTile = [&]() -> int64_t {
+    if (keyTile > 0)
+      return keyTile;
+    return largestPowerOfTwo(64, [&](int64_t t) {
+      return sharedUse(t) <= budget &&
+             (c.variant == Variant::Scalar || t >= 16);
+    });
+  };
+  c.keyTile = chooseKeyTile();
+  // Without a query-tile option, the scalar kernel halves its query tile
+  // (down to 32 rows) until its accumulator rows leave room for a key tile.
+  while (c.variant == Variant::Scalar && queryTile <= 0 && c.queryTile > 32 &&
+         (c.keyTile == 0 || sharedUse(c.keyTile) > budget)) {
+    c.queryTile /= 2;
+    c.threads = c.queryTile;
+    c.keyTile = chooseKeyTile();
+  }
   if (c.keyTile == 0 || sharedUse(c.keyTile) > budget)
     return keep(llvm::formatv(
         "query tile {0} and key tile {1} need {2} bytes of workgroup memory, "

@@ -34,6 +34,13 @@
 // SPIRV: spirv.KHR.CooperativeMatrixStore
 // SPIRV: spirv.KHR.CooperativeMatrixMulAdd
 //
+// ROCDL with a 64-lane profile: the scalar kernel (ROCDL does not lower
+// gpu.subgroup_mma), its query tile halved from 128 rows so that the
+// accumulator rows leave room for a key tile in 48 KiB.
+// RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROCDL
+// ROCDL: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel): query tile 64 (one thread per row), key tile 16 (45056 bytes of workgroup memory)
+// ROCDL-NOT: error
+//
 // Lavapipe (no cooperative matrix): the scalar kernel, through the whole
 // SPIR-V pipeline.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAVAPIPE
