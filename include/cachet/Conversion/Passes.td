@@ -458,7 +458,9 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 
     * `scalar`: one thread per query row; the scores and the f32 output
       accumulator rows live in workgroup memory. Runs on every target
-      (lavapipe included). Query tile: two subgroups of rows, at least 32.
+      (lavapipe included). Query tile: two subgroups of rows, at least 32,
+      halved (down to 32) until the accumulator rows leave room for a key
+      tile.
     * `mma`: `Q K^T` and `P V` as 16x16x16 f16 matrix multiply-accumulates
       with f32 accumulators (`gpu.subgroup_mma_load_matrix / compute /
       store_matrix`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on SPIR-V).
