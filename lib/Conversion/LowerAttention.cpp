@@ -2,10 +2,10 @@
 //
 // Replaces cachet.attention on tensors by a flash-attention kernel, a
 // gpu.launch over buffers: one workgroup per (query tile, query head), the
-// KV range walked in key tiles staged through workgroup memory, an online
-// softmax with a running max and sum in f32, P rounded to V's element type
-// before P V. The tile sizes and the variant come from the device profile.
-// See Passes.td.
+// KV range walked twice in key tiles staged through workgroup memory: a
+// running max and sum in f32 (online softmax), then P = exp(s - max) / sum
+// rounded to V's element type and P V. The tile sizes and the variant come
+// from the device profile. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -497,10 +497,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                               index(c.keyTile));
 
-  // Loads the KV tile at `start` (V too if `withValue`), computes S = Q K^T
-  // into sTile in 16x16 blocks (K's rows read transposed as the B operand),
-  // and lets thread r < queryTile mask and scale row r of S in place;
-  // returns nothing, all threads meet at the barriers.
+  // Loads the KV tile at `start` (V too if `withValue`) and computes
+  // S = Q K^T into sTile in 16x16 blocks (K's rows read transposed as the B
+  // operand); every thread of the workgroup runs it (barriers).
   auto scoreTile = [&](Value start, bool withValue) {
     gpu::BarrierOp::create(b, loc);
     loadTile(key, kTile, s.headDim, kvHead, start, thread);
