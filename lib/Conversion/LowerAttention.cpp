@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockDecoder.h"
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
@@ -44,6 +45,9 @@ struct AttentionShape {
   Type queryElement, keyElement, valueElement, resultElement;
   /// Rank of the mask (2 or 3), 0 without one.
   int64_t maskRank = 0;
+  /// The block formats K and V are decoded from inside the kernel (null
+  /// when the kernel reads them as floats).
+  BlockQuantizedType keyBlock, valueBlock;
 };
 
 /// The kernels cachet-lower-attention builds.
@@ -151,7 +155,7 @@ private:
   /// Copies the `[keyTile][dim]` tile of `source` (K or V) at position
   /// `start` into workgroup memory `tile`, zeros past the last position.
   void loadTile(Value source, Value tile, int64_t dim, Value kvHead,
-                Value start, Value thread);
+                Value start, Value thread, BlockQuantizedType block);
   /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
   /// the queries) and position `pos` from the dot product `dot`: -inf for
   /// positions past the end or after the causal bound.
@@ -175,7 +179,8 @@ private:
 };
 
 void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
-                             Value kvHead, Value start, Value thread) {
+                             Value kvHead, Value start, Value thread,
+                             BlockQuantizedType block) {
   Type element = cast<MemRefType>(tile.getType()).getElementType();
   forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
     Value j = arith::DivUIOp::create(b, loc, i, index(dim));
@@ -187,10 +192,20 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
     // that becomes a Function variable inside the loop, which lavapipe
     // allocates anew on every iteration.
     Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-    Value v = castFloat(
-        b, loc,
-        memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
-        element);
+    Value v;
+    if (block) {
+      // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
+      BlockDecoder decoder(b, loc, block, [&](Value offset) -> Value {
+        return memref::LoadOp::create(b, loc, source,
+                                      ValueRange{clamped, kvHead, offset});
+      });
+      v = castFloat(b, loc, decoder.decode(x), element);
+    } else {
+      v = castFloat(
+          b, loc,
+          memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
+          element);
+    }
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     memref::StoreOp::create(b, loc,
                             arith::SelectOp::create(b, loc, inRange, v, zero),
@@ -313,7 +328,7 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     Value start = arith::MulIOp::create(b, loc, stats.getInductionVar(),
                                         index(c.keyTile));
     gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
     gpu::BarrierOp::create(b, loc);
     Value newMax =
         arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
@@ -356,8 +371,8 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   forLoop(zero, keyTiles, one, [&](Value t) {
     Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
     gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread);
-    loadTile(value, vTile, s.valueDim, kvHead, start, thread);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+    loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
     gpu::BarrierOp::create(b, loc);
     scoreTile(start);
     forLoop(zero, index(c.keyTile), one, [&](Value j) {
@@ -502,9 +517,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // operand); every thread of the workgroup runs it (barriers).
   auto scoreTile = [&](Value start, bool withValue) {
     gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
     if (withValue)
-      loadTile(value, vTile, s.valueDim, kvHead, start, thread);
+      loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
     gpu::BarrierOp::create(b, loc);
     for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
       Value acc =
@@ -666,6 +681,21 @@ int64_t largestPowerOfTwo(int64_t limit, function_ref<bool(int64_t)> fits) {
   return 0;
 }
 
+/// Returns the cachet.dequantize producing `kv` when the kernel can decode
+/// its input itself: a packed block-quantized, token-major cache that is a
+/// function argument, dequantized without separate scales.
+DequantizeOp getPackedDequantize(Value kv, const AttentionShape &s) {
+  auto dequant = kv.getDefiningOp<DequantizeOp>();
+  if (!dequant || !s.tokenMajor || dequant.getScales() ||
+      !isa<BlockArgument>(dequant.getInput()))
+    return {};
+  auto input = cast<RankedTensorType>(dequant.getInput().getType());
+  if (!isa<BlockQuantizedType>(input.getElementType()) ||
+      input.getRank() != 3 || !input.hasStaticShape())
+    return {};
+  return dequant;
+}
+
 struct LowerAttentionPass final
     : public cachet::impl::LowerAttentionBase<LowerAttentionPass> {
   using Base::Base;
@@ -805,12 +835,21 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
           "than the {1} llvmpipe executes (profile vendor mesa)",
           iterations, kLlvmpipeLoopIterations));
   }
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
+                               what, block.getFormatName())
+                     .str();
   std::string common = llvm::formatv(
       "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
       "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
       "memory)",
       c.keyTile, sharedUse(c.keyTile), llvm::divideCeil(s.queries, c.queryTile),
       s.queryHeads, c.threads, s.group, from, subgroup, sharedBytes);
+  common += decoded;
   if (c.variant == Variant::Mma)
     op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
                   "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
@@ -834,6 +873,19 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
         << reason;
     return success();
   }
+  // K or V that is cachet.dequantize of a token-major packed cache passed
+  // as a function argument is decoded inside the kernel (the in-kernel
+  // dequantization that dequant-once is measured against).
+  DequantizeOp keyDequant = getPackedDequantize(op.getKey(), *shape);
+  DequantizeOp valueDequant = getPackedDequantize(op.getValue(), *shape);
+  if (keyDequant)
+    shape->keyBlock = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(keyDequant.getInput().getType())
+            .getElementType());
+  if (valueDequant)
+    shape->valueBlock = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(valueDequant.getInput().getType())
+            .getElementType());
   FailureOr<KernelConfig> config = choose(op, *shape, profile);
   if (failed(config))
     return success();
@@ -852,9 +904,20 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
     return bufferization::ToBufferOp::create(b, loc, memref, tensor,
                                              /*read_only=*/true);
   };
+  // The packed cache as its ggml bytes; cachet-lower-to-linalg folds this
+  // cast into the function argument it turns into bytes.
+  auto bytesOf = [&](DequantizeOp dequant) -> Value {
+    auto packed = cast<RankedTensorType>(dequant.getInput().getType());
+    auto block = cast<BlockQuantizedType>(packed.getElementType());
+    SmallVector<int64_t> shape(packed.getShape());
+    shape.back() *= block.getBlockBytes();
+    auto bytes = RankedTensorType::get(shape, b.getI8Type());
+    return UnrealizedConversionCastOp::create(b, loc, bytes, dequant.getInput())
+        .getResult(0);
+  };
   Value query = toBuffer(op.getQuery());
-  Value key = toBuffer(op.getKey());
-  Value value = toBuffer(op.getValue());
+  Value key = toBuffer(keyDequant ? bytesOf(keyDequant) : op.getKey());
+  Value value = toBuffer(valueDequant ? bytesOf(valueDequant) : op.getValue());
   Value mask = toBuffer(op.getMask());
   auto resultType = cast<RankedTensorType>(op.getType());
   Value out = memref::AllocOp::create(
@@ -872,6 +935,9 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
                                                    /*writable=*/true);
   op.replaceAllUsesWith(result);
   op.erase();
+  for (DequantizeOp dequant : {keyDequant, valueDequant})
+    if (dequant && dequant->use_empty())
+      dequant.erase();
   return success();
 }
 

@@ -602,6 +602,17 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
   for (Operation *cast : llvm::make_early_inc_range(blockCasts)) {
     if (cast->getParentOfType<func::FuncOp>() != func)
       continue;
+    // A cast back to the bytes (the flash-attention kernels' in-kernel
+    // dequantization reads them) is the bytes themselves.
+    Value bytes = cast->getOperand(0);
+    for (Operation *user : llvm::make_early_inc_range(cast->getUsers())) {
+      auto back = dyn_cast<UnrealizedConversionCastOp>(user);
+      if (back && back->getNumOperands() == 1 && back->getNumResults() == 1 &&
+          back->getResult(0).getType() == bytes.getType()) {
+        back->getResult(0).replaceAllUsesWith(bytes);
+        back->erase();
+      }
+    }
     if (!cast->use_empty()) {
       Operation *user = *cast->getUsers().begin();
       return user->emitError("cachet-lower-to-linalg: '")

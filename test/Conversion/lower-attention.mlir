@@ -2,6 +2,7 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma=false" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
@@ -118,4 +119,35 @@ func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.088
       : tensor<1x4x128xf16>, tensor<1x8192x128xf16>, tensor<1x8192x128xf16> -> tensor<1x4x128xf16>
   return %o : tensor<1x4x128xf16>
+}
+
+// -----
+
+// K and V dequantized from packed token-major caches (function arguments)
+// are decoded inside the kernel from their ggml bytes, with the reference's
+// arithmetic; the dequantizes go away. cachet-lower-to-linalg then turns the
+// arguments into the bytes the kernel reads.
+// CHECK-LABEL: func.func @in_kernel_dequant
+// CHECK: %[[KB:.*]] = builtin.unrealized_conversion_cast %arg1 : tensor<80x2x2x!cachet.q8_0> to tensor<80x2x68xi8>
+// CHECK: bufferization.to_buffer %[[KB]]
+// CHECK: builtin.unrealized_conversion_cast %arg2 : tensor<80x2x2x!cachet.q4_0> to tensor<80x2x36xi8>
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}} : memref<80x2x68xi8, strided<[?, ?, ?], offset: ?>>
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK-NOT: cachet.dequantize
+// LINALG-LABEL: func.func @in_kernel_dequant
+// LINALG-SAME: %[[K:arg[0-9]+]]: tensor<80x2x68xi8> {cachet.block_format = "q8_0"}, %[[V:arg[0-9]+]]: tensor<80x2x36xi8> {cachet.block_format = "q4_0"}
+// LINALG: bufferization.to_buffer %[[K]]
+// LINALG: bufferization.to_buffer %[[V]]
+// LINALG-NOT: unrealized_conversion_cast
+// LINALG-NOT: linalg.generic
+// LINALG: return
+func.func @in_kernel_dequant(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>, %vq: tensor<80x2x2x!cachet.q4_0>) -> tensor<4x40x64xf16> {
+  %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
+  %v = cachet.dequantize %vq : tensor<80x2x2x!cachet.q4_0> -> tensor<80x2x64xf16>
+  // expected-remark @+1 {{cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x4 workgroups of 32 threads, GQA 2:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory); K decoded from q8_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 40
+      : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16> -> tensor<4x40x64xf16>
+  return %o : tensor<4x40x64xf16>
 }
