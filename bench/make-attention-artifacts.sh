@@ -9,8 +9,8 @@
 #   f16    f16, token-major [pos][Hkv][D] (a llama.cpp cache)
 #   q8_0   q8_0 blocks, token-major: rewrites on dequantize K/V once into the
 #          head-major f16 scratch (where the profile's cost function says it
-#          pays), rewrites off dequantize with a separate kernel into a
-#          token-major f16 tensor
+#          pays), rewrites off decode the blocks inside the attention kernel
+#          (the in-kernel-dequantization baseline)
 #   q4_0   the same with q4_0 blocks
 #
 # for target nvvm (sm_90) and spirv, both with the h200 profile, at depth 448

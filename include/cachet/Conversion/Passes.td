@@ -450,9 +450,19 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     attention over a dequantized cache and the same attention over its
     head-major dequant-once scratch give identical bytes.
 
-    The pass runs on tensors, before bufferization: the operands become
-    `bufferization.to_buffer`, the result a `memref.alloc` wrapped in
-    `bufferization.to_tensor restrict writable`.
+    A K or V operand that is `cachet.dequantize` of a token-major packed
+    cache (a function argument of a ggml block type, no separate scales) is
+    decoded inside the kernel while its tiles load, from the ggml bytes,
+    with the reference's per-format arithmetic (computed in f32, rounded
+    once to the dequantized type); the dequantize goes away. This is the
+    in-kernel-dequantization baseline dequant-once is measured against, and
+    gives the same bytes as the kernel over the dequant-once scratch.
+
+    The pass runs on tensors, before bufferization and before
+    `cachet-lower-to-linalg`: the operands become `bufferization.to_buffer`
+    (a packed cache through an `unrealized_conversion_cast` to its bytes,
+    which cachet-lower-to-linalg folds into the byte argument), the result a
+    `memref.alloc` wrapped in `bufferization.to_tensor restrict writable`.
 
     Kernels (`variant`):
 
