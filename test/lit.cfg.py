@@ -77,3 +77,4 @@ ptxas = shutil.which("ptxas") or os.path.join(cuda_root, "bin", "ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_root", cuda_root))

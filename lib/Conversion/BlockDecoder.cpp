@@ -106,6 +106,14 @@ Value BlockDecoder::decode(Value blockOffset, Value lane) {
                                arith::SIToFPOp::create(b, loc, f32, centered));
 }
 
+Value BlockDecoder::decodeValue(Value valueIndex) {
+  Value c32 = indexConst(b, loc, 32);
+  Value blockOffset = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, valueIndex, c32),
+      indexConst(b, loc, type.getBlockBytes()));
+  return decode(blockOffset, arith::RemUIOp::create(b, loc, valueIndex, c32));
+}
+
 /// Unsigned byte at `base + offset`, as i32.
 Value BlockDecoder::readU8(int64_t offset) {
   Value byte = readByte(

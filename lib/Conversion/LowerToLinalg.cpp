@@ -254,21 +254,13 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
             indices.push_back(linalg::IndexOp::create(
                 nb, nloc, cast<AffineDimExpr>(expr).getPosition()));
           ArrayRef<Value> prefix = ArrayRef<Value>(indices).drop_back();
-          Value lastIndex = indices.back();
           BlockDecoder decoder(
               nb, nloc, block, [&](OpBuilder &rb, Location rl, Value offset) {
                 SmallVector<Value> at(prefix.begin(), prefix.end());
                 at.push_back(offset);
                 return tensor::ExtractOp::create(rb, rl, bytes, at).getResult();
               });
-          // Value v of the row: block v / 32, lane v % 32.
-          Value c32 = arith::ConstantIndexOp::create(nb, nloc, 32);
-          value = decoder.decode(
-              arith::MulIOp::create(
-                  nb, nloc, arith::DivUIOp::create(nb, nloc, lastIndex, c32),
-                  arith::ConstantIndexOp::create(nb, nloc,
-                                                 block.getBlockBytes())),
-              arith::RemUIOp::create(nb, nloc, lastIndex, c32));
+          value = decoder.decodeValue(indices.back());
         } else {
           Value q = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), args[0]);
           Value d = castFloat(nb, nloc, args[1], nb.getF32Type());
@@ -617,6 +609,17 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
   for (Operation *cast : llvm::make_early_inc_range(blockCasts)) {
     if (cast->getParentOfType<func::FuncOp>() != func)
       continue;
+    // A cast back to the bytes (the flash-attention kernels' in-kernel
+    // dequantization reads them) is the bytes themselves.
+    Value bytes = cast->getOperand(0);
+    for (Operation *user : llvm::make_early_inc_range(cast->getUsers())) {
+      auto back = dyn_cast<UnrealizedConversionCastOp>(user);
+      if (back && back->getNumOperands() == 1 && back->getNumResults() == 1 &&
+          back->getResult(0).getType() == bytes.getType()) {
+        back->getResult(0).replaceAllUsesWith(bytes);
+        back->erase();
+      }
+    }
     if (!cast->use_empty()) {
       Operation *user = *cast->getUsers().begin();
       return user->emitError("cachet-lower-to-linalg: '")

@@ -28,6 +28,15 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
+/// kSPIRVTarget plus KHR cooperative matrices (SPIR-V 1.6), for the mma
+/// attention kernel.
+static constexpr StringLiteral kSPIRVCoopMatrixTarget =
+    "spirv-attach-target{ver=v1.6 "
+    "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
+    "StorageBuffer8BitAccess,CooperativeMatrixKHR "
+    "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
+    "SPV_KHR_8bit_storage,SPV_KHR_cooperative_matrix}";
+
 /// Adds cachet-prefetch-matvec-chains: after outlining and the target
 /// attribute (which says what the chip supports), before the kernels are
 /// converted to the target.
@@ -82,6 +91,17 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
     addPipeline(pm, "cachet-raise-attention,cachet-dequant-once-kv,"
                     "cachet-pad-weight-rows,canonicalize");
 
+  // Flash-attention kernels, on tensors (the same with rewrites on and off).
+  // The mma kernel runs by default on NVVM only: ROCDL does not lower
+  // gpu.subgroup_mma, and the Vulkan runtime does not enable
+  // VK_KHR_cooperative_matrix yet (attention-kernel=mma compiles it).
+  if (options.attentionKernel != "reference")
+    addPipeline(
+        pm, llvm::formatv("cachet-lower-attention{{variant={0} allow-mma={1}}",
+                          options.attentionKernel.getValue(),
+                          options.target == Target::NVVM ? "true" : "false")
+                .str());
+
   // Reference implementations of the cachet ops, ggml bytes for block types.
   addPipeline(pm, "cachet-lower-to-linalg");
 
@@ -122,18 +142,22 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   std::string format = "bin";
   switch (options.target) {
   case Target::SPIRV:
-    addPipeline(pm, kSPIRVTarget);
+    addPipeline(pm, options.attentionKernel == "mma" ? kSPIRVCoopMatrixTarget
+                                                     : kSPIRVTarget);
     addPrefetch(pm, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
-    addPipeline(pm, "cachet-emulate-bf16-storage,"
-                    "gpu.module(cachet-set-spirv-entry-point-abi,"
-                    "arith-emulate-unsupported-floats{source-types=bf16 "
-                    "target-type=f32},arith-expand{include-bf16=true},"
-                    "canonicalize,convert-math-to-spirv),"
-                    "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
-                    "gpu.module(spirv.module(spirv-lower-abi-attrs,"
-                    "spirv-update-vce))");
+    addPipeline(
+        pm,
+        "cachet-emulate-bf16-storage,"
+        "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
+        "arith-emulate-unsupported-floats{source-types=bf16 "
+        "target-type=f32},arith-expand{include-bf16=true},"
+        "canonicalize,convert-math-to-spirv),"
+        "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
+        "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
+        "spirv-lower-abi-attrs,"
+        "spirv-update-vce))");
     break;
   case Target::NVVM:
     addPipeline(
@@ -143,7 +167,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       options.features.getValue())
             .str());
     addPrefetch(pm, options);
-    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),"
+    addPipeline(pm, "gpu.module(cachet-align-workgroup-memory,"
+                    "convert-scf-to-cf,convert-gpu-to-nvvm),"
                     "reconcile-unrealized-casts");
     format = options.format;
     break;
@@ -154,7 +179,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       options.chip.empty() ? "gfx942" : options.chip.getValue())
             .str());
     addPrefetch(pm, options);
-    addPipeline(pm, "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl),"
+    addPipeline(pm, "gpu.module(cachet-align-workgroup-memory,"
+                    "convert-scf-to-cf,convert-gpu-to-rocdl),"
                     "reconcile-unrealized-casts");
     format = options.format;
     break;

@@ -57,11 +57,15 @@ static cl::opt<std::string>
                  cl::desc("Mat-vec kernels: auto (default: subgroup on NVVM "
                           "and ROCDL, generic on SPIR-V), subgroup or generic"),
                  cl::init("auto"));
-static cl::opt<std::string> compileOptions(
-    "compile-options",
-    cl::desc("More cachet-compile options, e.g. "
-             "\"matvec-options={rows-per-block=8}\""),
-    cl::init(""));
+static cl::opt<std::string>
+    compileOptions("compile-options",
+                   cl::desc("More cachet-compile options, e.g. "
+                            "\"matvec-options={rows-per-block=8}\""),
+                   cl::init(""));
+static cl::opt<std::string> attentionKernel(
+    "attention-kernel",
+    cl::desc("auto (default), scalar, mma or reference attention kernels"),
+    cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),
                                    cl::init("random:1"));
@@ -113,7 +117,7 @@ int main(int argc, char **argv) {
   if (failed(options.compile.parseFromString(
           "target=" + target + " chip=" + chip + " profile=" + profile +
               " prefetch=" + prefetch + " matvec-kernel=" + matvecKernel +
-              " " + compileOptions,
+              " attention-kernel=" + attentionKernel + " " + compileOptions,
           errorStream))) {
     std::cerr << "cachet-run: " << error << "\n";
     return 2;

@@ -42,6 +42,11 @@ public:
   /// block are emitted once per call (CSE merges the rest).
   mlir::Value decode(mlir::Value blockOffset, mlir::Value lane);
 
+  /// Returns value `valueIndex` (an index) of a row of blocks that starts at
+  /// byte 0: lane `valueIndex % 32` of the block at byte
+  /// `valueIndex / 32 * block bytes`.
+  mlir::Value decodeValue(mlir::Value valueIndex);
+
 private:
   mlir::Value readU8(int64_t offset);
   mlir::Value readF16(int64_t offset);

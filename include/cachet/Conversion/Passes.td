@@ -40,6 +40,111 @@ def SetSPIRVEntryPointABI
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }
 
+def WorkgroupAllocs
+    : Pass<"cachet-workgroup-allocs", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Turn gpu.func workgroup attributions into memref.alloc (SPIR-V)";
+  let description = [{
+    `convert-gpu-to-spirv` lowers workgroup memory allocated with
+    `memref.alloc` in the Workgroup storage class (to a Workgroup-class
+    `spirv.GlobalVariable`) but leaves the workgroup attributions of a
+    `gpu.func` unconverted, and its memory-space map does not know
+    `#gpu.address_space<workgroup>`. Kernels built as `gpu.launch` with
+    `workgroup(...)` attributions (cachet-lower-attention) get their
+    attributions replaced by allocations in `#spirv.storage_class<Workgroup>`
+    at the start of the kernel before the SPIR-V conversion.
+
+    Before:
+
+    ```mlir
+    gpu.func @k(%a: memref<64xf16>) workgroup(%t: memref<32x64xf16, #gpu.address_space<workgroup>>) kernel {
+      ... %t ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k(%a: memref<64xf16>) kernel {
+      %t = memref.alloc() : memref<32x64xf16, #spirv.storage_class<Workgroup>>
+      ... %t ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+}
+
+def AlignWorkgroupMemory
+    : Pass<"cachet-align-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Align the workgroup attributions of every gpu.func";
+  let description = [{
+    The NVVM and ROCDL lowerings turn a workgroup attribution into a
+    shared-memory global aligned to its `llvm.align` attribute, or only to its
+    element type without one. Matrix loads from workgroup memory (`wmma.load`
+    of gpu.subgroup_mma_load_matrix needs 32-byte aligned rows) need more.
+    This pass sets `llvm.align = alignment` on every workgroup attribution
+    that has no alignment yet; an alignment that is not a positive power of
+    two is an error.
+
+    Before:
+
+    ```mlir
+    gpu.func @k() workgroup(%t : memref<32x128xf16, #gpu.address_space<workgroup>>) kernel
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k() workgroup(%t : memref<32x128xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"128",
+           "Alignment in bytes (a power of two)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def HoistSPIRVVariables
+    : Pass<"cachet-hoist-spirv-variables", "mlir::spirv::ModuleOp"> {
+  let summary = "Move Function-storage spirv.Variable ops to the entry block";
+  let description = [{
+    SPIR-V requires every `OpVariable` of the Function storage class to be
+    among the first instructions of the first block of its function. The
+    SCF to SPIR-V conversion puts the variables that carry an `scf.for`'s
+    results right before the loop, so a loop with results inside another
+    loop (the flash-attention kernels' dot products and row sums inside the
+    KV-tile loop) gets a variable in the loop body, which lavapipe allocates
+    anew on every iteration until its stack overflows. This pass moves every
+    variable without an initializer to the start of the entry block; a
+    variable has no operands then, and every use sees the same storage.
+
+    Before:
+
+    ```mlir
+    spirv.func @k() "None" {
+      spirv.mlir.loop {
+        ...
+        %v = spirv.Variable : !spirv.ptr<f32, Function>
+        spirv.mlir.loop { ... }
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    spirv.func @k() "None" {
+      %v = spirv.Variable : !spirv.ptr<f32, Function>
+      spirv.mlir.loop {
+        ...
+        spirv.mlir.loop { ... }
+      }
+    }
+    ```
+  }];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
@@ -324,6 +429,121 @@ def LowerLaunchAttributes
     ```
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
+  let summary = "Flash-attention kernels for cachet.attention";
+  let description = [{
+    Replaces each `cachet.attention` (static shapes, f16/f32 operands, f32
+    accumulator; token-major or head-major K/V, GQA, causal offset, additive
+    mask) by a flash-attention kernel: a `gpu.launch` over buffers, one
+    workgroup per (query tile, query head), query head `h` reading KV head
+    `h floordiv (Hq / Hkv)`. The KV range (up to the causal bound of the
+    tile's last row) is walked in key tiles staged through workgroup memory,
+    twice: the first pass keeps each row's running max and sum of
+    `exp(score - max)` in f32 (online softmax); the second recomputes the
+    scores, rounds `P = exp(score - max) / sum` to V's element type, as the
+    reference lowering does before `P V`, and accumulates `P V` in f32. So
+    the probabilities are the reference's, not rescaled partial ones, and a
+    result matches the CPU reference to the accumulation order. Token-major
+    and head-major K/V run the same arithmetic in the same order, so an
+    attention over a dequantized cache and the same attention over its
+    head-major dequant-once scratch give identical bytes.
+
+    A K or V operand that is `cachet.dequantize` of a token-major packed
+    cache (a function argument of a ggml block type, no separate scales) is
+    decoded inside the kernel while its tiles load, from the ggml bytes,
+    with the reference's per-format arithmetic (computed in f32, rounded
+    once to the dequantized type); the dequantize goes away. This is the
+    in-kernel-dequantization baseline dequant-once is measured against, and
+    gives the same bytes as the kernel over the dequant-once scratch.
+
+    The pass runs on tensors, before bufferization and before
+    `cachet-lower-to-linalg`: the operands become `bufferization.to_buffer`
+    (a packed cache through an `unrealized_conversion_cast` to its bytes,
+    which cachet-lower-to-linalg folds into the byte argument), the result a
+    `memref.alloc` wrapped in `bufferization.to_tensor restrict writable`.
+
+    Kernels (`variant`):
+
+    * `scalar`: one thread per query row; the scores and the f32 output
+      accumulator rows live in workgroup memory. Runs on every target
+      (lavapipe included). Query tile: two subgroups of rows, at least 32,
+      halved (down to 32) until the accumulator rows leave room for a key
+      tile.
+    * `mma`: `Q K^T` and `P V` as 16x16x16 f16 matrix multiply-accumulates
+      with f32 accumulators (`gpu.subgroup_mma_load_matrix / compute /
+      store_matrix`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on SPIR-V).
+      Each subgroup owns 16 query rows; Q, K, V, the scores, P (f16), the
+      f32 accumulator and the row statistics are staged in workgroup
+      memory; one thread per row runs the softmax on the staged scores.
+      Needs f16 Q/K/V, head dimensions that are multiples of 16, and a
+      profile whose `coop_matrix` lists `16x16x16:f16->f32`.
+    * `auto`: `mma` where the profile has that cooperative matrix and
+      `allow-mma` is set, `scalar` otherwise (the remark says why).
+
+    Tile sizes come from the `#cachet.device` profile (subgroup size,
+    workgroup memory bytes, capped at the 48 KiB of static workgroup memory
+    a CUDA kernel gets) unless the options set them: the key tile is the
+    largest power of two up to 64 whose tiles fit. The scalar kernel's dot
+    products and `P V` sums are unrolled; on a `mesa` profile (llvmpipe,
+    which silently ends a loop nest after 65535 iterations) an attention
+    whose tile loop would run longer keeps the reference lowering. Every
+    decision is a remark on the op. An attention the kernel does not take (dynamic shapes,
+    an f16 accumulator, other element types, tiles that do not fit) keeps
+    the reference lowering of `cachet-lower-to-linalg`, with a remark.
+
+    Before:
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
+        : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+        -> tensor<8x16x64xf16>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb = bufferization.to_buffer %q read_only : tensor<8x16x64xf16> to memref<8x16x64xf16, strided<[?, ?, ?], offset: ?>>
+    ...
+    %ob = memref.alloc() : memref<8x16x64xf16>
+    gpu.launch blocks(%bx, %by, %bz) in (%c1, %c8, %c1)
+               threads(%tx, %ty, %tz) in (%c32, %c1, %c1)
+               workgroup(%kt : memref<64x64xf16, #gpu.address_space<workgroup>>,
+                         %vt : memref<64x64xf16, #gpu.address_space<workgroup>>,
+                         %acc : memref<32x64xf32, #gpu.address_space<workgroup>>,
+                         %sc : memref<32x64xf32, #gpu.address_space<workgroup>>) {
+      %r:2 = scf.for %t = %c0 to %tiles step %c1 iter_args(%max = %ninf, %sum = %zero) -> (f32, f32) {
+        gpu.barrier
+        ... K tile to workgroup memory ...
+        gpu.barrier
+        ... scores, new max, rescaled sum ...
+      }
+      scf.for %t = %c0 to %tiles step %c1 {
+        ... K and V tiles, scores, P = exp(s - max) / sum as f16, O += P V ...
+      }
+      ...
+    }
+    %o = bufferization.to_tensor %ob restrict writable : memref<8x16x64xf16> to tensor<8x16x64xf16>
+    ```
+  }];
+  let options = [
+    Option<"variant", "variant", "std::string", /*default=*/"\"auto\"",
+           "Kernel: auto (from the profile), scalar or mma">,
+    Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
+           "Whether auto may choose the mma kernel (the target lowers "
+           "gpu.subgroup_mma and the runtime runs it)">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "Query rows per workgroup (0: from the profile's subgroup size)">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "KV positions per workgroup-memory tile (0: from the profile's "
+           "workgroup memory)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
 }
 
 def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {

@@ -74,6 +74,16 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Options of cachet-lower-dequant-transpose added to the "
                      "target's, e.g. \"positions-per-group=8\""),
       llvm::cl::init("")};
+  Option<std::string> attentionKernel{
+      *this, "attention-kernel",
+      llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
+                     "(mma on NVVM where the profile has 16x16x16 f16 "
+                     "cooperative matrices, scalar otherwise), scalar (one "
+                     "thread per query row, every target), mma (subgroup "
+                     "matrices: wmma on NVVM, KHR cooperative matrix on "
+                     "SPIR-V) or reference (the linalg lowering of "
+                     "cachet-lower-to-linalg)"),
+      llvm::cl::init("auto")};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Emits the AOT artifacts of the flash-attention kernels for a GPU server
+# (compile here, run there with cachet-runner; see scripts/device/
+# run-artifacts.sh). Prefill attention as llama-bench's "pp512 @ dN": 512 new
+# tokens after N cached positions (causal offset N, N + 512 KV positions),
+# Hq 32, Hkv 8, D 128, f16 queries and output, with K/V as
+#
+#   f16hm  f16, head-major [Hkv][pos][D] (what dequant-once's scratch gives)
+#   f16    f16, token-major [pos][Hkv][D] (a llama.cpp cache)
+#   q8_0   q8_0 blocks, token-major: rewrites on dequantize K/V once into the
+#          head-major f16 scratch (where the profile's cost function says it
+#          pays), rewrites off decode the blocks inside the attention kernel
+#          (the in-kernel-dequantization baseline)
+#   q4_0   the same with q4_0 blocks
+#
+# for target nvvm (sm_90) and spirv, both with the h200 profile, at depth 448
+# (pp64, small enough for the CPU reference: --check) and at depths 4096 and
+# 32768 (pp512, for timing with --repeat; the CPU reference is far too slow
+# there). Inputs are generated on the device (--inputs=random:SEED), so each
+# artifact holds only code.
+#
+# Usage (from the repository root): bench/make-attention-artifacts.sh OUT
+#   OUT gets art/<name>/ per artifact, the MLIR inputs under mlir/, and
+#   bin/cachet-runner and lib/libcachet_runtime.so from build/, so that
+#   scripts/device/run-artifacts.sh OUT [runner options] runs them all.
+set -eu
+out=${1:?usage: make-attention-artifacts.sh OUT}
+run=build/bin/cachet-run
+# libdevice (expf) comes from the CUDA toolkit that gpu-module-to-binary finds.
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+mkdir -p "$out/art" "$out/mlir" "$out/bin" "$out/lib"
+cp build/bin/cachet-runner "$out/bin/"
+cp build/lib/libcachet_runtime.so "$out/lib/"
+
+# emit NAME TARGET QUERIES DEPTH KV
+emit() {
+  local name=$1 target=$2 queries=$3 depth=$4 kv=$5
+  local positions=$((depth + queries)) file="$out/mlir/$name.mlir"
+  local q="tensor<32x${queries}x128xf16>"
+  local kt vt body
+  case $kv in
+  f16hm)
+    kt="tensor<8x${positions}x128xf16>"
+    body="  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.0883883461 causal $depth
+      : $q, $kt, $kt -> $q"
+    ;;
+  f16)
+    kt="tensor<${positions}x8x128xf16>"
+    body="  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal $depth
+      : $q, $kt, $kt -> $q"
+    ;;
+  q8_0 | q4_0)
+    kt="tensor<${positions}x8x4x!cachet.$kv>"
+    local ft="tensor<${positions}x8x128xf16>"
+    body="  %kf = cachet.dequantize %k : $kt -> $ft
+  %vf = cachet.dequantize %v : $kt -> $ft
+  %o = cachet.attention %q, %kf, %vf layout <token_major> scale 0.0883883461 causal $depth
+      : $q, $ft, $ft -> $q"
+    ;;
+  esac
+  vt=$kt
+  cat >"$file" <<MLIR
+func.func @attention(%q: $q, %k: $kt, %v: $vt) -> $q {
+$body
+  return %o : $q
+}
+MLIR
+  local chip=()
+  [ "$target" = nvvm ] && chip=(--chip=sm_90)
+  echo "== $name"
+  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" \
+    --profile=h200 --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
+  grep -h "cachet-dequant-once-kv: \|cachet-lower-attention: " \
+    "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
+}
+
+for target in nvvm spirv; do
+  for kv in f16hm f16 q8_0 q4_0; do
+    emit "$target-$kv-pp64-d448" "$target" 64 448 "$kv"
+    for depth in 4096 32768; do
+      emit "$target-$kv-pp512-d$depth" "$target" 512 "$depth" "$kv"
+    done
+  done
+done
+du -sh "$out"

@@ -1,0 +1,946 @@
+//===- LowerAttention.cpp - flash-attention kernels for cachet.attention --===//
+//
+// Replaces cachet.attention on tensors by a flash-attention kernel, a
+// gpu.launch over buffers: one workgroup per (query tile, query head), the
+// KV range walked twice in key tiles staged through workgroup memory: a
+// running max and sum in f32 (online softmax), then P = exp(s - max) / sum
+// rounded to V's element type and P V. The tile sizes and the variant come
+// from the device profile. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Conversion/Passes.h"
+#include "cachet/Device/DeviceProfile.h"
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
+#include <limits>
+
+namespace cachet {
+#define GEN_PASS_DEF_LOWERATTENTION
+#include "cachet/Conversion/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+/// The shapes and types of one attention, all static.
+struct AttentionShape {
+  int64_t queryHeads, queries, positions, kvHeads, headDim, valueDim;
+  int64_t group;
+  bool tokenMajor;
+  Type queryElement, keyElement, valueElement, resultElement;
+  /// Rank of the mask (2 or 3), 0 without one.
+  int64_t maskRank = 0;
+  /// The block formats K and V are decoded from inside the kernel (null
+  /// when the kernel reads them as floats).
+  BlockQuantizedType keyBlock, valueBlock;
+};
+
+/// The kernels cachet-lower-attention builds.
+enum class Variant { Scalar, Mma };
+
+/// The kernel chosen for one attention.
+struct KernelConfig {
+  Variant variant;
+  /// Query rows per workgroup (one thread per row in the scalar kernel, 16
+  /// per subgroup in the mma kernel).
+  int64_t queryTile;
+  /// KV positions staged in workgroup memory at a time.
+  int64_t keyTile;
+  /// Threads per workgroup.
+  int64_t threads;
+  /// Lanes per subgroup (mma kernel).
+  int64_t subgroup;
+};
+
+/// Returns the static shape of `op`, or a reason why the kernel cannot take
+/// it.
+FailureOr<AttentionShape> getShape(AttentionOp op, std::string &reason) {
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  auto key = cast<RankedTensorType>(op.getKey().getType());
+  auto value = cast<RankedTensorType>(op.getValue().getType());
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  if (!query.hasStaticShape() || !key.hasStaticShape() ||
+      !value.hasStaticShape()) {
+    reason = "dynamic shape";
+    return failure();
+  }
+  if (op.getAccumulator() && !op.getAccumulator()->isF32()) {
+    reason = "the accumulator is not f32";
+    return failure();
+  }
+  for (Type t : {query.getElementType(), key.getElementType(),
+                 value.getElementType(), result.getElementType()})
+    if (!t.isF16() && !t.isF32()) {
+      reason = "element types other than f16 and f32";
+      return failure();
+    }
+  AttentionShape s;
+  s.tokenMajor = op.getKvLayout() == KVLayout::TokenMajor;
+  s.queryHeads = query.getDimSize(0);
+  s.queries = query.getDimSize(1);
+  s.headDim = query.getDimSize(2);
+  s.positions = key.getDimSize(op.getKVPosDim());
+  s.kvHeads = key.getDimSize(op.getKVHeadDim());
+  s.valueDim = value.getDimSize(2);
+  s.group = s.queryHeads / s.kvHeads;
+  s.queryElement = query.getElementType();
+  s.keyElement = key.getElementType();
+  s.valueElement = value.getElementType();
+  s.resultElement = result.getElementType();
+  if (Value mask = op.getMask())
+    s.maskRank = cast<RankedTensorType>(mask.getType()).getRank();
+  return s;
+}
+
+/// Converts a float `value` to `type` (extf, truncf or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+/// Builds the flash-attention kernel of one attention.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const AttentionShape &s,
+                const KernelConfig &c)
+      : b(b), loc(loc), s(s), c(c) {}
+
+  /// Emits the scalar kernel reading `query`, `key`, `value` and `mask`
+  /// (memrefs; mask may be null) and writing `out`.
+  void buildScalar(Value query, Value key, Value value, Value mask, Value out,
+                   double scale, std::optional<int64_t> causal);
+
+  /// Emits the same computation with `Q K^T` and `P V` on 16x16x16 f16
+  /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*).
+  void buildMma(Value query, Value key, Value value, Value mask, Value out,
+                double scale, std::optional<int64_t> causal);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  /// Indices of position `pos`, dimension `dim` of K or V.
+  SmallVector<Value> kvIndices(Value kvHead, Value pos, Value dim) {
+    if (s.tokenMajor)
+      return {pos, kvHead, dim};
+    return {kvHead, pos, dim};
+  }
+  /// `for (iv = lb; iv < ub; iv += step)` with `body(iv)`.
+  void forLoop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  }
+  /// Copies the `[keyTile][dim]` tile of `source` (K or V) at position
+  /// `start` into workgroup memory `tile`, zeros past the last position.
+  void loadTile(Value source, Value tile, int64_t dim, Value kvHead,
+                Value start, Value thread, BlockQuantizedType block);
+  /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
+  /// the queries) and position `pos` from the dot product `dot`: -inf for
+  /// positions past the end or after the causal bound.
+  Value maskedScore(Value dot, double scale, Value mask, Value head, Value row,
+                    Value loadRow, Value pos, std::optional<int64_t> causal);
+  /// Returns the end of the KV positions the query tile starting at
+  /// `tileStart` sees.
+  Value keyEnd(Value tileStart, std::optional<int64_t> causal) {
+    Value end = index(s.positions);
+    if (!causal)
+      return end;
+    Value last =
+        arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
+    return arith::MinUIOp::create(b, loc, last, end);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const AttentionShape &s;
+  const KernelConfig &c;
+};
+
+void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
+                             Value kvHead, Value start, Value thread,
+                             BlockQuantizedType block) {
+  Type element = cast<MemRefType>(tile.getType()).getElementType();
+  forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
+    Value j = arith::DivUIOp::create(b, loc, i, index(dim));
+    Value x = arith::RemUIOp::create(b, loc, i, index(dim));
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          pos, index(s.positions));
+    // A clamped load and a select, not an scf.if with a result: on SPIR-V
+    // that becomes a Function variable inside the loop, which lavapipe
+    // allocates anew on every iteration.
+    Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    Value v;
+    if (block) {
+      // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
+      BlockDecoder decoder(
+          b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+            return memref::LoadOp::create(rb, rl, source,
+                                          ValueRange{clamped, kvHead, offset})
+                .getResult();
+          });
+      v = castFloat(b, loc, decoder.decodeValue(x), element);
+    } else {
+      v = castFloat(
+          b, loc,
+          memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
+          element);
+    }
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    memref::StoreOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, inRange, v, zero),
+                            tile, ValueRange{j, x});
+  });
+}
+
+Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
+                                 Value head, Value row, Value loadRow,
+                                 Value pos, std::optional<int64_t> causal) {
+  Type f32Type = b.getF32Type();
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value score = arith::MulFOp::create(b, loc, dot, f32(scale));
+  Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos,
+                                        index(s.positions));
+  if (mask) {
+    Value maskPos = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    SmallVector<Value> indices = {loadRow, maskPos};
+    if (s.maskRank == 3)
+      indices.insert(indices.begin(), head);
+    Value m = memref::LoadOp::create(b, loc, mask, indices);
+    score = arith::AddFOp::create(b, loc, score, castFloat(b, loc, m, f32Type));
+  }
+  if (causal) {
+    Value last = arith::AddIOp::create(b, loc, row, index(*causal));
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos, last));
+  }
+  return arith::SelectOp::create(b, loc, visible, score, minusInf);
+}
+
+void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
+                                Value out, double scale,
+                                std::optional<int64_t> causal) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type f32Type = b.getF32Type();
+  // K and V tiles; each thread's row of the f32 output accumulator and of
+  // the tile's scores / probabilities.
+  SmallVector<Type> shared = {
+      MemRefType::get({c.keyTile, s.headDim}, s.keyElement, nullptr, workgroup),
+      MemRefType::get({c.keyTile, s.valueDim}, s.valueElement, nullptr,
+                      workgroup),
+      MemRefType::get({c.queryTile, s.valueDim}, f32Type, nullptr, workgroup),
+      MemRefType::get({c.queryTile, c.keyTile}, f32Type, nullptr, workgroup)};
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
+      index(s.queryHeads), one, index(c.queryTile), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value kTile = launch.getWorkgroupAttributions()[0];
+  Value vTile = launch.getWorkgroupAttributions()[1];
+  Value acc = launch.getWorkgroupAttributions()[2];
+  Value probs = launch.getWorkgroupAttributions()[3];
+
+  Value thread = launch.getThreadIds().x;
+  Value head = launch.getBlockIds().y;
+  Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
+  Value tileStart =
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
+  Value row = arith::AddIOp::create(b, loc, tileStart, thread);
+  Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                         index(s.queries));
+  // Rows past the end compute on the last row and store nothing.
+  Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
+                                              index(c.keyTile));
+  Value zero = index(0);
+  Value f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+
+  // Scores of KV tile `t` (staged in kTile) into the thread's row of
+  // `probs`; returns their max. The dot product is unrolled: llvmpipe stops
+  // a loop nest after 65535 iterations in all.
+  auto scoreTile = [&](Value start) -> Value {
+    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                     ValueRange{minusInf});
+    OpBuilder::InsertionGuard scoreGuard(b);
+    b.setInsertionPointToStart(scores.getBody());
+    Value j = scores.getInductionVar();
+    Value dot = f32Zero;
+    for (int64_t x = 0; x < s.headDim; ++x) {
+      Value q =
+          castFloat(b, loc,
+                    memref::LoadOp::create(b, loc, query,
+                                           ValueRange{head, loadRow, index(x)}),
+                    f32Type);
+      Value k = castFloat(
+          b, loc,
+          memref::LoadOp::create(b, loc, kTile, ValueRange{j, index(x)}),
+          f32Type);
+      dot = arith::AddFOp::create(b, loc, dot,
+                                  arith::MulFOp::create(b, loc, q, k));
+    }
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value score =
+        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+    memref::StoreOp::create(b, loc, score, probs, ValueRange{thread, j});
+    scf::YieldOp::create(
+        b, loc,
+        arith::MaximumFOp::create(b, loc, scores.getRegionIterArgs()[0], score)
+            .getResult());
+    return scores.getResult(0);
+  };
+
+  // Pass 1: the row's max and sum of exp(score - max), online over the KV
+  // tiles.
+  auto stats = scf::ForOp::create(b, loc, zero, keyTiles, one,
+                                  ValueRange{minusInf, f32Zero});
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(stats.getBody());
+    Value runningMax = stats.getRegionIterArgs()[0];
+    Value runningSum = stats.getRegionIterArgs()[1];
+    Value start = arith::MulIOp::create(b, loc, stats.getInductionVar(),
+                                        index(c.keyTile));
+    gpu::BarrierOp::create(b, loc);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+    gpu::BarrierOp::create(b, loc);
+    Value newMax =
+        arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
+    // While no key is visible (max -inf) nothing is summed.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       newMax, minusInf);
+    Value alpha = arith::SelectOp::create(
+        b, loc, none, f32(1),
+        math::ExpOp::create(b, loc,
+                            arith::SubFOp::create(b, loc, runningMax, newMax)));
+    auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                   ValueRange{f32Zero});
+    {
+      OpBuilder::InsertionGuard expGuard(b);
+      b.setInsertionPointToStart(exps.getBody());
+      Value score = memref::LoadOp::create(
+          b, loc, probs, ValueRange{thread, exps.getInductionVar()});
+      Value p = arith::SelectOp::create(
+          b, loc, none, f32Zero,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, newMax)));
+      scf::YieldOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
+              .getResult());
+    }
+    Value newSum = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
+        exps.getResult(0));
+    scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
+  }
+  Value rowMax = stats.getResult(0);
+  Value rowSum = stats.getResult(1);
+
+  // Pass 2: P = exp(score - max) / sum rounded to V's element type (the
+  // reference's softmax and rounding), O += P V.
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    memref::StoreOp::create(b, loc, f32Zero, acc, ValueRange{thread, d});
+  });
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    gpu::BarrierOp::create(b, loc);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+    loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
+    gpu::BarrierOp::create(b, loc);
+    scoreTile(start);
+    forLoop(zero, index(c.keyTile), one, [&](Value j) {
+      Value score =
+          memref::LoadOp::create(b, loc, probs, ValueRange{thread, j});
+      Value p = arith::DivFOp::create(
+          b, loc,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, rowMax)),
+          rowSum);
+      Value rounded =
+          castFloat(b, loc, castFloat(b, loc, p, s.valueElement), f32Type);
+      memref::StoreOp::create(b, loc, rounded, probs, ValueRange{thread, j});
+    });
+    forLoop(zero, index(s.valueDim), one, [&](Value d) {
+      Value sum = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
+      for (int64_t j = 0; j < c.keyTile; ++j) {
+        Value p =
+            memref::LoadOp::create(b, loc, probs, ValueRange{thread, index(j)});
+        Value v = castFloat(
+            b, loc,
+            memref::LoadOp::create(b, loc, vTile, ValueRange{index(j), d}),
+            f32Type);
+        sum = arith::AddFOp::create(b, loc, sum,
+                                    arith::MulFOp::create(b, loc, p, v));
+      }
+      memref::StoreOp::create(b, loc, sum, acc, ValueRange{thread, d});
+    });
+  });
+
+  auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(store.thenBlock());
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    Value o = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
+    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
+                            ValueRange{head, row, d});
+  });
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
+                             Value out, double scale,
+                             std::optional<int64_t> causal) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type f16Type = b.getF16Type();
+  Type f32Type = b.getF32Type();
+  auto sharedType = [&](int64_t rows, int64_t cols, Type element) -> Type {
+    return MemRefType::get({rows, cols}, element, nullptr, workgroup);
+  };
+  // Q, K and V tiles (f16), the tile's scores (f32) and probabilities (f16),
+  // and the f32 output accumulator.
+  SmallVector<Type> shared = {
+      sharedType(c.queryTile, s.headDim, f16Type),
+      sharedType(c.keyTile, s.headDim, f16Type),
+      sharedType(c.keyTile, s.valueDim, f16Type),
+      sharedType(c.queryTile, c.keyTile, f32Type),
+      sharedType(c.queryTile, c.keyTile, f16Type),
+      sharedType(c.queryTile, s.valueDim, f32Type),
+      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup),
+      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup)};
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
+      index(s.queryHeads), one, index(c.threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  ArrayRef<BlockArgument> tilesIn = launch.getWorkgroupAttributions();
+  Value qTile = tilesIn[0], kTile = tilesIn[1], vTile = tilesIn[2];
+  Value sTile = tilesIn[3], pTile = tilesIn[4], oTile = tilesIn[5];
+  // Each row's running max and sum (kept in workgroup memory: an scf.if
+  // with results would become a Function variable inside the tile loop on
+  // SPIR-V).
+  Value rowMax = tilesIn[6], rowSum = tilesIn[7];
+
+  Value thread = launch.getThreadIds().x;
+  Value head = launch.getBlockIds().y;
+  Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
+  Value tileStart =
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
+  // Subgroup `w` multiplies the 16 rows from 16 w; thread r < queryTile
+  // runs the softmax of row r.
+  Value rowBlock = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, thread, index(c.subgroup)),
+      index(16));
+  Value softmaxThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              thread, index(c.queryTile));
+  Value row = arith::AddIOp::create(b, loc, tileStart, thread);
+  Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
+  Value zero = index(0);
+  Value f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+
+  // Q tile (zeros past the last query) and a zero accumulator.
+  forLoop(
+      thread, index(c.queryTile * s.headDim), index(c.threads), [&](Value i) {
+        Value r = arith::DivUIOp::create(b, loc, i, index(s.headDim));
+        Value x = arith::RemUIOp::create(b, loc, i, index(s.headDim));
+        Value qRow = arith::AddIOp::create(b, loc, tileStart, r);
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              qRow, index(s.queries));
+        Value clamped =
+            arith::MinUIOp::create(b, loc, qRow, index(s.queries - 1));
+        Value q = castFloat(
+            b, loc,
+            memref::LoadOp::create(b, loc, query, ValueRange{head, clamped, x}),
+            f16Type);
+        Value zeroHalf =
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(f16Type));
+        memref::StoreOp::create(
+            b, loc, arith::SelectOp::create(b, loc, inRange, q, zeroHalf),
+            qTile, ValueRange{r, x});
+      });
+  forLoop(thread, index(c.queryTile * s.valueDim), index(c.threads),
+          [&](Value i) {
+            Value r = arith::DivUIOp::create(b, loc, i, index(s.valueDim));
+            Value d = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
+            memref::StoreOp::create(b, loc, f32Zero, oTile, ValueRange{r, d});
+          });
+  {
+    auto init = scf::IfOp::create(b, loc, softmaxThread,
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard initGuard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    memref::StoreOp::create(b, loc, minusInf, rowMax, ValueRange{thread});
+    memref::StoreOp::create(b, loc, f32Zero, rowSum, ValueRange{thread});
+  }
+
+  auto aType = gpu::MMAMatrixType::get({16, 16}, f16Type, "AOp");
+  auto bType = gpu::MMAMatrixType::get({16, 16}, f16Type, "BOp");
+  auto cType = gpu::MMAMatrixType::get({16, 16}, f32Type, "COp");
+  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
+                                              index(c.keyTile));
+
+  // Loads the KV tile at `start` (V too if `withValue`) and computes
+  // S = Q K^T into sTile in 16x16 blocks (K's rows read transposed as the B
+  // operand); every thread of the workgroup runs it (barriers).
+  auto scoreTile = [&](Value start, bool withValue) {
+    gpu::BarrierOp::create(b, loc);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+    if (withValue)
+      loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
+      Value acc =
+          gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
+      for (int64_t kb = 0; kb < s.headDim; kb += 16) {
+        Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, qTile, ValueRange{rowBlock, index(kb)},
+            lead(s.headDim), /*transpose=*/nullptr);
+        Value k = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, kTile, ValueRange{index(jb), index(kb)},
+            lead(s.headDim), b.getUnitAttr());
+        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, a, k, acc,
+                                                nullptr, b.getUnitAttr());
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, sTile,
+                                            ValueRange{rowBlock, index(jb)},
+                                            lead(c.keyTile), nullptr);
+    }
+    gpu::BarrierOp::create(b, loc);
+  };
+  // In thread r's softmax region: masks and scales row r of sTile in place
+  // and returns its max.
+  auto maskRow = [&](Value start) -> Value {
+    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                     ValueRange{minusInf});
+    OpBuilder::InsertionGuard scoreGuard(b);
+    b.setInsertionPointToStart(scores.getBody());
+    Value j = scores.getInductionVar();
+    Value dot = memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value score =
+        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+    memref::StoreOp::create(b, loc, score, sTile, ValueRange{thread, j});
+    scf::YieldOp::create(
+        b, loc,
+        arith::MaximumFOp::create(b, loc, scores.getRegionIterArgs()[0], score)
+            .getResult());
+    return scores.getResult(0);
+  };
+
+  // Pass 1: each row's max and sum of exp(score - max), online.
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    scoreTile(start, /*withValue=*/false);
+    auto softmax = scf::IfOp::create(b, loc, softmaxThread,
+                                     /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(softmax.thenBlock());
+    Value runningMax =
+        memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
+    Value runningSum =
+        memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
+    Value newMax =
+        arith::MaximumFOp::create(b, loc, runningMax, maskRow(start));
+    // While no key is visible (max -inf) nothing is summed.
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       newMax, minusInf);
+    Value alpha = arith::SelectOp::create(
+        b, loc, none, f32(1),
+        math::ExpOp::create(b, loc,
+                            arith::SubFOp::create(b, loc, runningMax, newMax)));
+    auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                   ValueRange{f32Zero});
+    {
+      OpBuilder::InsertionGuard expGuard(b);
+      b.setInsertionPointToStart(exps.getBody());
+      Value score = memref::LoadOp::create(
+          b, loc, sTile, ValueRange{thread, exps.getInductionVar()});
+      Value p = arith::SelectOp::create(
+          b, loc, none, f32Zero,
+          math::ExpOp::create(b, loc,
+                              arith::SubFOp::create(b, loc, score, newMax)));
+      scf::YieldOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
+              .getResult());
+    }
+    Value newSum = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
+        exps.getResult(0));
+    memref::StoreOp::create(b, loc, newMax, rowMax, ValueRange{thread});
+    memref::StoreOp::create(b, loc, newSum, rowSum, ValueRange{thread});
+  });
+
+  // Pass 2: P = exp(score - max) / sum as f16 (the reference's softmax and
+  // rounding) into pTile, O += P V in 16x16 blocks of the accumulator.
+  forLoop(zero, keyTiles, one, [&](Value t) {
+    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
+    scoreTile(start, /*withValue=*/true);
+    {
+      auto softmax = scf::IfOp::create(b, loc, softmaxThread,
+                                       /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(softmax.thenBlock());
+      Value max = memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
+      Value sum = memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
+      maskRow(start);
+      forLoop(zero, index(c.keyTile), one, [&](Value j) {
+        Value score =
+            memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
+        Value p = arith::DivFOp::create(
+            b, loc,
+            math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, score, max)),
+            sum);
+        memref::StoreOp::create(b, loc, castFloat(b, loc, p, f16Type), pTile,
+                                ValueRange{thread, j});
+      });
+    }
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t db = 0; db < s.valueDim; db += 16) {
+      Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, cType, oTile, ValueRange{rowBlock, index(db)},
+          lead(s.valueDim), nullptr);
+      for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
+        Value p = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, pTile, ValueRange{rowBlock, index(jb)},
+            lead(c.keyTile), nullptr);
+        Value v = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, vTile, ValueRange{index(jb), index(db)},
+            lead(s.valueDim), nullptr);
+        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p, v, acc,
+                                                nullptr, nullptr);
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, oTile,
+                                            ValueRange{rowBlock, index(db)},
+                                            lead(s.valueDim), nullptr);
+    }
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  Value rowValid = arith::AndIOp::create(
+      b, loc, softmaxThread,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                            index(s.queries)));
+  auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(store.thenBlock());
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    Value o = memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d});
+    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
+                            ValueRange{head, row, d});
+  });
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// Iterations of one loop nest after which Mesa's llvmpipe (lavapipe) stops
+/// the nest (its LP_MAX_TGSI_LOOP_ITERATIONS hang guard).
+constexpr int64_t kLlvmpipeLoopIterations = 65535;
+
+/// Returns the largest power of two `t <= limit` with `fits(t)`, or 0.
+int64_t largestPowerOfTwo(int64_t limit, function_ref<bool(int64_t)> fits) {
+  int64_t t = 1;
+  while (t * 2 <= limit)
+    t *= 2;
+  for (; t >= 1; t /= 2)
+    if (fits(t))
+      return t;
+  return 0;
+}
+
+/// Returns the cachet.dequantize producing `kv` when the kernel can decode
+/// its input itself: a packed block-quantized, token-major cache that is a
+/// function argument, dequantized without separate scales.
+DequantizeOp getPackedDequantize(Value kv, const AttentionShape &s) {
+  auto dequant = kv.getDefiningOp<DequantizeOp>();
+  if (!dequant || !s.tokenMajor || dequant.getScales() ||
+      !isa<BlockArgument>(dequant.getInput()))
+    return {};
+  auto input = cast<RankedTensorType>(dequant.getInput().getType());
+  if (!isa<BlockQuantizedType>(input.getElementType()) ||
+      input.getRank() != 3 || !input.hasStaticShape())
+    return {};
+  return dequant;
+}
+
+struct LowerAttentionPass final
+    : public cachet::impl::LowerAttentionBase<LowerAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops)
+      if (failed(lower(op, profile)))
+        return signalPassFailure();
+  }
+
+  /// Chooses the kernel of `op` from the options and `profile`; returns
+  /// failure, after a remark, when the reference lowering keeps it.
+  FailureOr<KernelConfig> choose(AttentionOp op, const AttentionShape &s,
+                                 DeviceProfileAttr profile);
+
+  LogicalResult lower(AttentionOp op, DeviceProfileAttr profile);
+};
+
+/// Returns why the mma kernel cannot run `s` on `profile`, or "".
+std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile) {
+  if (!profile)
+    return "no device profile";
+  bool has = llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
+    auto str = dyn_cast<StringAttr>(shape);
+    return str && str.getValue() == "16x16x16:f16->f32";
+  });
+  if (!has)
+    return "the profile has no 16x16x16:f16->f32 cooperative matrix";
+  if (!s.queryElement.isF16() || !s.keyElement.isF16() ||
+      !s.valueElement.isF16())
+    return "Q, K and V are not all f16";
+  if (s.headDim % 16 != 0 || s.valueDim % 16 != 0)
+    return "the head dimensions are not multiples of 16";
+  return "";
+}
+
+FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
+                                                   const AttentionShape &s,
+                                                   DeviceProfileAttr profile) {
+  auto keep = [&](const Twine &why) -> FailureOr<KernelConfig> {
+    op.emitRemark("cachet-lower-attention: reference lowering kept: ") << why;
+    return failure();
+  };
+  if (variant != "auto" && variant != "scalar" && variant != "mma")
+    return keep("unknown variant '" + variant + "' (auto, scalar or mma)");
+  uint64_t subgroup = profile ? profile.getSubgroupSize() : 0;
+  uint64_t sharedBytes = profile ? profile.getSharedMemoryBytes() : 0;
+  std::string from = profile ? ("profile " + profile.getName()).str()
+                             : std::string("no profile: defaults");
+  if (subgroup == 0)
+    subgroup = 32;
+  if (sharedBytes == 0)
+    sharedBytes = 16384;
+  // Static workgroup memory: at most the profile's, and at most 48 KiB
+  // (the most a CUDA kernel gets without a dynamic opt-in).
+  uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
+  std::string noMma = variant == "scalar" ? std::string("variant=scalar")
+                                          : whyNotMma(s, profile);
+  if (noMma.empty() && variant == "auto" && !allowMma)
+    noMma = "allow-mma is off: the target does not run the mma kernel";
+  if (noMma.empty() && subgroup < 16)
+    noMma = "subgroups of fewer than 16 lanes";
+
+  KernelConfig c;
+  c.subgroup = subgroup;
+  std::function<uint64_t(int64_t)> sharedUse;
+  if (noMma.empty()) {
+    c.variant = Variant::Mma;
+    // Two subgroups of 16 rows each unless the option says otherwise.
+    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile) : 32;
+    if (c.queryTile % 16 != 0)
+      return keep(llvm::formatv("query-tile {0} is not a multiple of 16 (the "
+                                "mma kernel's row block)",
+                                c.queryTile));
+    c.threads = c.queryTile / 16 * subgroup;
+    // Q, K, V tiles (f16), scores (f32), P (f16), accumulator (f32), row
+    // max and sum (f32).
+    sharedUse = [&](int64_t t) -> uint64_t {
+      return 2 * (c.queryTile * s.headDim + t * (s.headDim + s.valueDim)) +
+             6 * c.queryTile * t + 4 * c.queryTile * (s.valueDim + 2);
+    };
+  } else {
+    c.variant = Variant::Scalar;
+    // One thread per query row: two subgroups, at least 32 rows.
+    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile)
+                                : std::max<int64_t>(32, 2 * subgroup);
+    c.threads = c.queryTile;
+    int64_t bytesPerPosition =
+        s.headDim * (s.keyElement.getIntOrFloatBitWidth() / 8) +
+        s.valueDim * (s.valueElement.getIntOrFloatBitWidth() / 8);
+    // K and V tiles, the f32 accumulator rows and the f32 score rows.
+    sharedUse = [&, bytesPerPosition](int64_t t) -> uint64_t {
+      return t * bytesPerPosition + 4 * c.queryTile * (s.valueDim + t);
+    };
+  }
+  auto chooseKeyTile = [&]() -> int64_t {
+    if (keyTile > 0)
+      return keyTile;
+    return largestPowerOfTwo(64, [&](int64_t t) {
+      return sharedUse(t) <= budget &&
+             (c.variant == Variant::Scalar || t >= 16);
+    });
+  };
+  c.keyTile = chooseKeyTile();
+  // Without a query-tile option, the scalar kernel halves its query tile
+  // (down to 32 rows) until its accumulator rows leave room for a key tile.
+  while (c.variant == Variant::Scalar && queryTile <= 0 && c.queryTile > 32 &&
+         (c.keyTile == 0 || sharedUse(c.keyTile) > budget)) {
+    c.queryTile /= 2;
+    c.threads = c.queryTile;
+    c.keyTile = chooseKeyTile();
+  }
+  if (c.keyTile == 0 || sharedUse(c.keyTile) > budget)
+    return keep(llvm::formatv(
+        "query tile {0} and key tile {1} need {2} bytes of workgroup memory, "
+        "the budget is {3}",
+        c.queryTile, std::max<int64_t>(c.keyTile, 1),
+        sharedUse(std::max<int64_t>(c.keyTile, 1)), budget));
+  if (c.variant == Variant::Mma && c.keyTile % 16 != 0)
+    return keep(llvm::formatv("key-tile {0} is not a multiple of 16 (the mma "
+                              "kernel's column block)",
+                              c.keyTile));
+  if (profile && profile.getVendor() == "mesa" &&
+      c.variant == Variant::Scalar) {
+    // llvmpipe (lavapipe) ends a loop nest after kLlvmpipeLoopIterations
+    // iterations in all, silently; the KV-tile loop nests every other loop.
+    int64_t perTile =
+        llvm::divideCeil(c.keyTile * (s.headDim + s.valueDim), c.threads) +
+        2 * c.keyTile + s.valueDim + 1;
+    int64_t iterations = llvm::divideCeil(s.positions, c.keyTile) * perTile;
+    if (iterations > kLlvmpipeLoopIterations)
+      return keep(llvm::formatv(
+          "the scalar kernel's KV-tile loop nest runs {0} iterations, more "
+          "than the {1} llvmpipe executes (profile vendor mesa)",
+          iterations, kLlvmpipeLoopIterations));
+  }
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
+                               what, block.getFormatName())
+                     .str();
+  std::string common = llvm::formatv(
+      "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
+      "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
+      "memory)",
+      c.keyTile, sharedUse(c.keyTile), llvm::divideCeil(s.queries, c.queryTile),
+      s.queryHeads, c.threads, s.group, from, subgroup, sharedBytes);
+  common += decoded;
+  if (c.variant == Variant::Mma)
+    op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
+                  "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
+        << llvm::formatv("query tile {0} ({1} subgroups of 16 rows), ",
+                         c.queryTile, c.queryTile / 16)
+        << common;
+  else
+    op.emitRemark("cachet-lower-attention: scalar flash-attention kernel (")
+        << noMma << "): "
+        << llvm::formatv("query tile {0} (one thread per row), ", c.queryTile)
+        << common;
+  return c;
+}
+
+LogicalResult LowerAttentionPass::lower(AttentionOp op,
+                                        DeviceProfileAttr profile) {
+  std::string reason;
+  FailureOr<AttentionShape> shape = getShape(op, reason);
+  if (failed(shape)) {
+    op.emitRemark("cachet-lower-attention: reference lowering kept: ")
+        << reason;
+    return success();
+  }
+  // K or V that is cachet.dequantize of a token-major packed cache passed
+  // as a function argument is decoded inside the kernel (the in-kernel
+  // dequantization that dequant-once is measured against).
+  DequantizeOp keyDequant = getPackedDequantize(op.getKey(), *shape);
+  DequantizeOp valueDequant = getPackedDequantize(op.getValue(), *shape);
+  if (keyDequant)
+    shape->keyBlock = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(keyDequant.getInput().getType())
+            .getElementType());
+  if (valueDequant)
+    shape->valueBlock = cast<BlockQuantizedType>(
+        cast<RankedTensorType>(valueDequant.getInput().getType())
+            .getElementType());
+  FailureOr<KernelConfig> config = choose(op, *shape, profile);
+  if (failed(config))
+    return success();
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto toBuffer = [&](Value tensor) -> Value {
+    if (!tensor)
+      return {};
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memref = MemRefType::get(
+        type.getShape(), type.getElementType(),
+        StridedLayoutAttr::get(
+            b.getContext(), ShapedType::kDynamic,
+            SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic)));
+    return bufferization::ToBufferOp::create(b, loc, memref, tensor,
+                                             /*read_only=*/true);
+  };
+  // The packed cache as its ggml bytes; cachet-lower-to-linalg folds this
+  // cast into the function argument it turns into bytes.
+  auto bytesOf = [&](DequantizeOp dequant) -> Value {
+    auto packed = cast<RankedTensorType>(dequant.getInput().getType());
+    auto block = cast<BlockQuantizedType>(packed.getElementType());
+    SmallVector<int64_t> shape(packed.getShape());
+    shape.back() *= block.getBlockBytes();
+    auto bytes = RankedTensorType::get(shape, b.getI8Type());
+    return UnrealizedConversionCastOp::create(b, loc, bytes, dequant.getInput())
+        .getResult(0);
+  };
+  Value query = toBuffer(op.getQuery());
+  Value key = toBuffer(keyDequant ? bytesOf(keyDequant) : op.getKey());
+  Value value = toBuffer(valueDequant ? bytesOf(valueDequant) : op.getValue());
+  Value mask = toBuffer(op.getMask());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  Value out = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(resultType.getShape(), resultType.getElementType()));
+  KernelBuilder builder(b, loc, *shape, *config);
+  if (config->variant == Variant::Mma)
+    builder.buildMma(query, key, value, mask, out,
+                     op.getScale().convertToDouble(), op.getCausalOffset());
+  else
+    builder.buildScalar(query, key, value, mask, out,
+                        op.getScale().convertToDouble(), op.getCausalOffset());
+  Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                                   /*restrict=*/true,
+                                                   /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  for (DequantizeOp dequant : {keyDequant, valueDequant})
+    if (dequant && dequant->use_empty())
+      dequant.erase();
+  return success();
+}
+
+} // namespace
