@@ -64,6 +64,16 @@ Value i32Const(OpBuilder &b, Location loc, int32_t value) {
 
 } // namespace
 
+/// Converts a float `value` to `type` (extf, truncf or nothing).
+Value cachet::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
 BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
                            ByteReader readByte)
     : b(b), loc(loc), type(type), readByte(readByte) {}

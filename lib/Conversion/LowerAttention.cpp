@@ -107,16 +107,6 @@ FailureOr<AttentionShape> getShape(AttentionOp op, std::string &reason) {
   return s;
 }
 
-/// Converts a float `value` to `type` (extf, truncf or nothing).
-Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
-  Type from = value.getType();
-  if (from == type)
-    return value;
-  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, type, value);
-  return arith::TruncFOp::create(b, loc, type, value);
-}
-
 /// Builds the flash-attention kernel of one attention.
 class KernelBuilder {
 public:

@@ -36,16 +36,6 @@ namespace {
 // Small IR helpers
 //===----------------------------------------------------------------------===//
 
-/// Converts a float `value` to `type` (extf, truncf or nothing).
-Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
-  Type from = value.getType();
-  if (from == type)
-    return value;
-  if (from.getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, type, value);
-  return arith::TruncFOp::create(b, loc, type, value);
-}
-
 Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }

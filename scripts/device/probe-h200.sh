@@ -31,14 +31,7 @@ set -u
 dir=${1:?usage: probe-h200.sh DIR}
 out=${OUT:-probe-out}
 mkdir -p "$out"
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/env.sh"
 probe="$dir/bin/cachet-probe"
 if command -v nvidia-smi >/dev/null; then
   {

@@ -11,14 +11,7 @@
 set -u
 dir=${1:?usage: run-artifacts.sh DIR [runner options...]}
 shift
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$(dirname "$0")/env.sh"
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 status=0
 for art in "$dir"/art/*/; do

@@ -27,6 +27,12 @@ constexpr llvm::StringLiteral getDequantTransposeAttrName() {
   return llvm::StringLiteral("cachet.dequant_transpose");
 }
 
+/// Converts a float `value` to `type` (extf, truncf or nothing): how every
+/// lowering turns decoded f32 values (and other floats) into the element
+/// type it stores, so that all of them round the same way.
+mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      mlir::Type type);
+
 /// Decodes values of blocks of one format.
 class BlockDecoder {
 public:

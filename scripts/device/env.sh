@@ -1,0 +1,12 @@
+# Sourced by the scripts of scripts/device/ with DIR set: unpacks the Vulkan
+# loader from .gl/ (Debian packages) where the server lacks one, points the
+# loader at the NVIDIA driver's ICD where it exists, and puts DIR/lib (with
+# libcachet_runtime) on the library path.
+if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
