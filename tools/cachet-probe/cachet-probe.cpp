@@ -990,6 +990,15 @@ std::string Probe::run() {
     CacheFit sFitSlowest = fitCacheSize(sBwMin, fitMin);
     CacheFit sFitFastest = fitCacheSize(sBwMax, fitMin);
     l2SliceBytes = static_cast<uint64_t>(sFit.bytes);
+    if (l2SliceBytes) {
+      // Each line read by one SM only: no copies in both L2 halves, so the
+      // fit sees the whole capacity (the whole-GPU sweep's figure stays in
+      // measurements.l2_bytes).
+      l2Bytes = l2SliceBytes;
+      sources["l2_bytes"] = "measured (slice sweep: each workgroup re-reads "
+                            "its own slice, " +
+                            sFit.model + " replacement fit)";
+    }
     log("L2 read one slice per workgroup " + std::to_string(l2SliceBytes) +
         " (fit " + number(sFit.bytes) + ", hit " + number(sFit.hitGbps) +
         " GB/s, miss " + number(sFit.missGbps) + " GB/s, rms " +
@@ -1008,7 +1017,9 @@ std::string Probe::run() {
                        "The same cache fit as l2_bytes, to the points with W "
                        ">= " +
                        std::to_string(fitMin) +
-                       ". Recorded beside l2_bytes, not used for it: see "
+                       ". Where the fit succeeds it is the profile's l2_bytes "
+                       "(the physical capacity); measurements.l2_bytes keeps "
+                       "what one whole-GPU streaming sweep can use: see "
                        "docs/device-profiles.md")
               .integer("fit_min_bytes", fitMin)
               .integer("compute_units", sliceUnits)

@@ -74,7 +74,12 @@ expect(len(points) >= 5 and
        all(stats_ok(p["gbps"]) and len(p["ns"]) == m["repetitions"] and
            p["stream_bytes"] >= p["working_set"] for p in points),
        "working-set sweep with its raw times")
+# l2_bytes is the slice sweep's fit where it ran and fitted (GPUs), else the
+# whole-GPU sweep's.
 fit = m["l2_bytes"]["fit"]
+slices = m.get("l2_slices", {}).get("fit", {"problem": "not run"})
+if slices["problem"] == "" and slices["cache_bytes"] > 0:
+    fit = slices
 expect(fit["problem"] != "" or
        abs(fit["cache_bytes"] - profile["l2_bytes"]) <=
        1e-3 * profile["l2_bytes"] and
