@@ -442,7 +442,12 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
 
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
 /// share of the kernel's own weight (`weightBytes`, a multiple of `line`;
-/// 0 for none), then `launch_dependents`, then the wait.
+/// 0 for none), then waits for the grid it depends on; and
+/// `launch_dependents` before every return. Triggering at the start let the
+/// next grid's CTAs take SM slots (waiting) while this grid still had CTAs
+/// to run: on the H200 that made a chain of cachet's mat-vec kernels 1.3-1.5x
+/// slower (docs/BENCHMARKS.md). At the end it hides the next launch's latency
+/// behind this grid's last CTAs.
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                      unsigned weightArg, int64_t weightBytes, PrefetchKind kind,
                      const TargetInfo &target, int64_t line) {
@@ -472,10 +477,15 @@ void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
     emitPrefetch(b, loc, kind, target, line, address, size, tid, threads,
                  getIndex(b, loc, 0), getIndex(b, loc, 1));
   }
-  NVVM::GriddepcontrolOp::create(
-      b, loc,
-      NVVM::GridDepActionKindAttr::get(
-          b.getContext(), NVVM::GridDepActionKind::launch_dependents));
+  SmallVector<gpu::ReturnOp> returns;
+  kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
+  for (gpu::ReturnOp ret : returns) {
+    OpBuilder rb(ret);
+    NVVM::GriddepcontrolOp::create(
+        rb, ret.getLoc(),
+        NVVM::GridDepActionKindAttr::get(
+            rb.getContext(), NVVM::GridDepActionKind::launch_dependents));
+  }
   // The wait as inline asm that may read and write memory: no load moves
   // above it (the LLVM intrinsic is memory(none)).
   LLVM::InlineAsmOp::create(
@@ -669,8 +679,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
                             own, target, line);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
             os << "; pdl: the first " << ownBytes
-               << " B of the own weight prefetched (max-bytes), "
-                  "launch_dependents, wait before the first read";
+               << " B of the own weight prefetched (max-bytes), wait before "
+                  "the first read, launch_dependents before returning";
           }
           remarkOn(launch) << text;
         }

@@ -360,14 +360,18 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       instruction.
     * `pdl` (sm_90+, PTX 7.8+): every launch of a chain gets the unit
       attribute `cachet.pdl`, and its kernel starts with: each CTA prefetches
-      its share (1/grid) of its own weight into L2; `nvvm.griddepcontrol
-      launch_dependents`; then the wait, `griddepcontrol.wait` as
+      its share (1/grid) of the first `max-bytes` of its own weight into L2
+      (a whole weight larger than the L2 would evict itself); then the wait,
+      `griddepcontrol.wait` as
       `llvm.inline_asm has_side_effects` (LLVM declares the
       `llvm.nvvm.griddepcontrol.wait` intrinsic `memory(none)`, which would let
       it move loads across; the inline asm call may read and write memory, so
       neither MLIR nor LLVM hoists a load above it). Every read of the kernel
       comes after the wait, so nothing produced by the previous launch is
       read early; only weight prefetches (which return no value) run before.
+      `nvvm.griddepcontrol launch_dependents` comes right before every
+      return: triggered at the start, the next grid's waiting CTAs took SM
+      slots this grid still needed (1.3-1.5x slower chains on the H200).
       `pdl+l2` and `pdl+bulk` combine both.
     * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
       uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
@@ -460,10 +464,11 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
 
     ```mlir
     scf.for ... { nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }
-    nvvm.griddepcontrol launch_dependents
     llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
         : () -> ()
     ```
+
+    and ends with `nvvm.griddepcontrol launch_dependents` before its return
 
     and the launch carries `{cachet.pdl}`.
   }];

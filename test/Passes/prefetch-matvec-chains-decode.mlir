@@ -26,7 +26,7 @@
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{max-bytes=100})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=TINY
 // The PDL prologue prefetches at most max-bytes of a kernel's own weight.
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl max-bytes=65536})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLCAP
-// PDLCAP: step 1 of 6, weight memref<1024x1024xbf16>; sm_90 with PTX 8.0: pdl; pdl: the first 65536 B of the own weight prefetched (max-bytes), launch_dependents, wait before the first read
+// PDLCAP: step 1 of 6, weight memref<1024x1024xbf16>; sm_90 with PTX 8.0: pdl; pdl: the first 65536 B of the own weight prefetched (max-bytes), wait before the first read, launch_dependents before returning
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=off})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{fraction=1.5})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BADFRAC
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
@@ -81,14 +81,14 @@
 // H200: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %{{[^:]*}}: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>, %[[NEXT:[^:]*]]: memref<256x1024xbf16>) kernel
 // H200: memref.extract_aligned_pointer_as_index %[[W]]
 // H200: nvvm.cp.async.bulk.prefetch
-// H200: nvvm.griddepcontrol launch_dependents
-// H200-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// H200: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 // H200: memref.load %[[W]]
 // H200: arith.minui %{{.*}}, %c132
 // H200: memref.extract_aligned_pointer_as_index %[[NEXT]]
 // H200: nvvm.cp.async.bulk.prefetch
-// H200: gpu.return
-// H200-REMARK: step 1 of 6, weight memref<1024x1024xbf16>; auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_90 with PTX 8.0: pdl + bulk; the last 132 CTAs prefetch (bulk) 262144 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 15728640); pdl: the first {{[0-9]+}} B of the own weight prefetched (max-bytes), launch_dependents, wait before the first read
+// H200: nvvm.griddepcontrol launch_dependents
+// H200-NEXT: gpu.return
+// H200-REMARK: step 1 of 6, weight memref<1024x1024xbf16>; auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_90 with PTX 8.0: pdl + bulk; the last 132 CTAs prefetch (bulk) 262144 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 15728640); pdl: the first {{[0-9]+}} B of the own weight prefetched (max-bytes), wait before the first read, launch_dependents before returning
 
 // DOWN: step 1 of 6, {{.*}}auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_89 with PTX 8.0 has no bulk prefetch, using l2; sm_89 with PTX 8.0 has no griddepcontrol; sm_89 with PTX 8.0: l2; the last 132 CTAs prefetch (l2)
 
@@ -125,10 +125,10 @@
 
 // HOIST: gpu.func @{{.*}}(%{{[^:]*}}: memref<1024x1024xbf16>, %{{[^:]*}}: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>) kernel
 // HOIST-NOT: memref.load
-// HOIST: nvvm.griddepcontrol launch_dependents
-// HOIST-NOT: memref.load
 // HOIST: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 // HOIST: memref.load
+// HOIST: nvvm.griddepcontrol launch_dependents
+// HOIST-NEXT: gpu.return
 
 #mv_w = affine_map<(i, j) -> (i, j)>
 #mv_x = affine_map<(i, j) -> (j)>

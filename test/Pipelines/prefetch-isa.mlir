@@ -9,7 +9,8 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP4070
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_75 features=+ptx63 profile=rtx2060s format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP2060
 //
-// sm_90 with pdl: launch_dependents, then the wait, then the first load.
+// sm_90 with pdl: the wait before the first load, launch_dependents at the
+// end.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
 // sm_90, auto on h200: pdl + cp.async.bulk.prefetch.L2, on the subgroup
 // mat-vec kernels (the default on NVVM, 16-byte weight loads) and on the
@@ -36,18 +37,18 @@
 // PDL: gpu.binary @decode_layer_kernel_2
 // PDL-SAME: .target sm_90
 // PDL-NOT: ld.global
-// PDL-SAME: griddepcontrol.launch_dependents;
-// PDL-NOT: ld.global
 // PDL-SAME: griddepcontrol.wait;
 // PDL-SAME: ld.global
+// PDL-SAME: griddepcontrol.launch_dependents;
+// PDL-SAME: ret;
 
 // H200: gpu.binary @decode_layer_kernel_2
 // H200-SAME: cp.async.bulk.prefetch.L2.global
-// H200-SAME: griddepcontrol.launch_dependents;
 // H200-SAME: griddepcontrol.wait;
 // SUBGROUP-SAME: ld.global.v4.b32
 // SUBGROUP-SAME: shfl.sync.bfly.b32
 // H200-SAME: cp.async.bulk.prefetch.L2.global
+// H200-SAME: griddepcontrol.launch_dependents;
 
 // L2SM90: gpu.binary @decode_layer_kernel_2
 // L2SM90-SAME: prefetch.global.L2 \09[
