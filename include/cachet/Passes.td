@@ -384,7 +384,11 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     * `auto`: from the profile: `pdl = true` adds PDL, `l2_prefetch` picks
       `l2` / `bulk` / the AMD prefetch (h200: pdl + bulk; rtx4070, rtx2060s:
       l2; none: nothing), each limited to what the target supports, with a
-      remark saying why.
+      remark saying why. Launches of cachet's subgroup mat-vec kernels
+      (weights read by loads marked `cachet.streaming_weight`) get nothing
+      from `auto`: they stream at full occupancy, and on the H200 no mode
+      paid for them (pdl 0.72x, bulk 0.95x, l2 0.99x; docs/BENCHMARKS.md).
+      An explicit mode still rewrites them.
     * `off`: nothing.
 
     Contract of `cachet.pdl` for the runtime: launch the kernel on the same

@@ -5,18 +5,24 @@
 //
 // sm_89 (rtx4070): prefetch.global.L2 as inline PTX (LLVM 22 selects the
 // intrinsic only on sm_90), by the mat-vec kernels but not the last one.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>/dev/null | FileCheck %s --check-prefix=SM89
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP4070
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_75 features=+ptx63 profile=rtx2060s format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP2060
+// (auto decides for the generic mat-vec kernels; cachet's subgroup kernels,
+// the default on NVVM, get nothing from auto: see AUTOSG below.)
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=SM89
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 matvec-kernel=generic format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP4070
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_75 features=+ptx63 profile=rtx2060s matvec-kernel=generic format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP2060
 //
 // sm_90 with pdl: the wait before the first load, launch_dependents at the
 // end.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
-// sm_90, auto on h200: pdl + cp.async.bulk.prefetch.L2, on the subgroup
-// mat-vec kernels (the default on NVVM, 16-byte weight loads) and on the
-// generic ones.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefixes=H200,SUBGROUP
+// sm_90, auto on h200 with the generic kernels, and pdl+bulk asked for on
+// the subgroup kernels (16-byte weight loads): pdl +
+// cp.async.bulk.prefetch.L2.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl+bulk format=isa" 2>/dev/null | FileCheck %s --check-prefixes=H200,SUBGROUP
+// auto on the subgroup kernels: nothing, with the reason.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG
+// AUTOSG: step 1 of 6, weight memref<1024x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; no prefetch or dependent launch paid for it on the H200 (pdl 0.72x, bulk 0.95x, l2 0.99x of none; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten
 // sm_90 with l2: the nvvm.prefetch intrinsic.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 format=isa" 2>/dev/null | FileCheck %s --check-prefix=L2SM90
 // rewrites=false or prefetch=off: no prefetch, no griddepcontrol.
