@@ -115,11 +115,15 @@ struct LowerDequantTransposePass final
     if (plan.dim % 32)
       return "the head dimension is not a whole number of blocks";
     // Positions per workgroup: the largest power of two up to the option
-    // that divides the positions, so every workgroup stages a whole chunk.
+    // that divides the positions (every workgroup stages a whole chunk) and
+    // keeps the chunk within max-workgroup-bytes.
     plan.perGroup = 1;
     while (plan.perGroup * 2 <= positionsPerGroup &&
-           plan.positions % (plan.perGroup * 2) == 0)
+           plan.positions % (plan.perGroup * 2) == 0 &&
+           plan.perGroup * 2 * plan.heads * plan.rowBytes <= maxWorkgroupBytes)
       plan.perGroup *= 2;
+    if (plan.heads * plan.rowBytes > maxWorkgroupBytes)
+      return "one position's blocks exceed max-workgroup-bytes";
     plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
     plan.loadBytes = loadBytes;
     while (plan.loadBytes > 4 && plan.chunkBytes % plan.loadBytes)

@@ -11,13 +11,22 @@
 // RUN:   func.func(cachet-lower-dequant-transpose{load-bytes=4 store-bytes=8 workgroup-alloc=true scalar-stores=true}))' 2>/dev/null | FileCheck %s --check-prefix=SPIRV
 // The reference lowering marks only the packed form.
 // RUN: cachet-opt %s -split-input-file -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=MARK
+// max-workgroup-bytes caps the positions a workgroup stages.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg, \
+// RUN:   one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, \
+// RUN:   func.func(cachet-lower-dequant-transpose{max-workgroup-bytes=2048}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP
+// CAP: remark: cachet-lower-dequant-transpose: 4 positions (1088 B) per workgroup
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg, \
+// RUN:   one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, \
+// RUN:   func.func(cachet-lower-dequant-transpose{max-workgroup-bytes=100}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=TINY
+// TINY: remark: cachet-lower-dequant-transpose: generic kernel: one position's blocks exceed max-workgroup-bytes
 
-// 1024 positions, 2 KV heads, D 128 of q8_0: rows of 4 blocks (136 B); 4
-// positions (1088 B) per workgroup, 68 16-byte loads, 8 f16 per store.
-// REMARK: remark: cachet-lower-dequant-transpose: 4 positions (1088 B) per workgroup of 256 threads, 16 B loads, 8 values per store
+// 1024 positions, 2 KV heads, D 128 of q8_0: rows of 4 blocks (136 B); 16
+// positions (4352 B) per workgroup, 272 16-byte loads, 8 f16 per store.
+// REMARK: remark: cachet-lower-dequant-transpose: 16 positions (4352 B) per workgroup of 256 threads, 16 B loads, 8 values per store
 // CHECK-LABEL: func.func @q8_0
 // CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1, 2]] : memref<1024x2x136xi8> into memref<278528xi8>
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c256, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%[[S:.*]] : memref<272xi32, 3>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c64, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) workgroup(%[[S:.*]] : memref<1088xi32, 3>)
 // CHECK: vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<278528xi8>, vector<16xi8>
 // CHECK: vector.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[S]]
@@ -28,7 +37,7 @@
 // SPIRV-LABEL: func.func @q8_0
 // SPIRV: gpu.launch
 // SPIRV-NOT: workgroup(
-// SPIRV: memref.alloc() : memref<272xi32, 3>
+// SPIRV: memref.alloc() : memref<1088xi32, 3>
 // SPIRV-COUNT-4: memref.load %{{.*}} : memref<278528xi8>
 // SPIRV: gpu.barrier
 // SPIRV-COUNT-4: memref.store %{{.*}} : memref<2x1024x128xf16>

@@ -627,7 +627,8 @@ def LowerDequantTranspose
     `cachet.dequant_transpose = <block type>`; this pass replaces it by a
     kernel that reads each block once and writes the head-major rows with
     wide stores. A workgroup takes `positions-per-group` consecutive
-    positions (fewer where that does not divide the positions): their
+    positions (fewer where that does not divide the positions or their
+    blocks would pass `max-workgroup-bytes`): their
     blocks are contiguous in the token-major cache, so the workgroup stages
     them into workgroup memory with coalesced `load-bytes` loads (each
     thread issues all of its loads before it stores any), then each
@@ -651,16 +652,16 @@ def LowerDequantTranspose
     ```mlir
     %flat = memref.collapse_shape %kq [[0, 1, 2]]
         : memref<1024x2x136xi8> into memref<278528xi8>
-    gpu.launch blocks(...) in (%c256, %c1, %c1)
+    gpu.launch blocks(...) in (%c64, %c1, %c1)
                threads(...) in (%c256, %c1, %c1)
-               workgroup(%staged : memref<272xi32, #gpu.address_space<workgroup>>) {
-      // 68 16-byte loads of the chunk: threads 0-67 load one each (every
-      // thread issues all its loads before its first store).
-      %w:4 = scf.if (%tx < 68) { vector.load %flat[...] : memref<278528xi8>,
-          vector<16xi8>, bitcast to vector<4xi32>, extracted } else { zeros }
-      scf.if (%tx < 68) { memref.store %w#0..3, %staged[...] }
+               workgroup(%staged : memref<1088xi32, 3>) {
+      // 16 positions, 272 16-byte loads of the chunk: every thread loads
+      // one, threads 0-15 a second, all before the first store.
+      %v = vector.load %flat[...] : memref<278528xi8>, vector<16xi8>
+      %w:4 = scf.if (%tx < 16) { the second load } else { zeros }
+      ... memref.store of the words to %staged ...
       gpu.barrier
-      scf.for %item = %tx to %c128 step %c256 { // 8 values per thread
+      scf.for %item = %tx to %c512 step %c256 { // 8 values per item
         ... decode from %staged ...
         vector.store %vals, %k[%h, %pos, %d] : memref<2x1024x128xf16>, vector<8xf16>
       }
@@ -669,7 +670,12 @@ def LowerDequantTranspose
   }];
   let options = [
     Option<"positionsPerGroup", "positions-per-group", "int64_t",
-           /*default=*/"4", "Positions one workgroup stages and writes">,
+           /*default=*/"16",
+           "Positions one workgroup stages and writes (16 measured best of "
+           "4, 8, 16, 32 on the H200: docs/BENCHMARKS.md)">,
+    Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t",
+           /*default=*/"32768",
+           "Most bytes of workgroup memory one workgroup stages">,
     Option<"threads", "threads", "int64_t", /*default=*/"256",
            "Threads per workgroup">,
     Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
