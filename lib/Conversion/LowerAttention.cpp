@@ -151,6 +151,13 @@ private:
   /// positions past the end or after the causal bound.
   Value maskedScore(Value dot, double scale, Value mask, Value head, Value row,
                     Value loadRow, Value pos, std::optional<int64_t> causal);
+  /// One online-softmax step of row `thread`: the key tile's scores are
+  /// `scores[thread, 0 .. keyTile)` and `newMax` is the running max with
+  /// theirs folded in. Returns the running sum rescaled to `newMax` plus
+  /// the tile's sum of exp(score - newMax); nothing is summed while no key is
+  /// visible (`newMax` -inf).
+  Value foldTileSum(Value runningMax, Value runningSum, Value newMax,
+                    Value scores, Value thread);
   /// Returns the end of the KV positions the query tile starting at
   /// `tileStart` sees.
   Value keyEnd(Value tileStart, std::optional<int64_t> causal) {
@@ -228,6 +235,37 @@ Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos, last));
   }
   return arith::SelectOp::create(b, loc, visible, score, minusInf);
+}
+
+Value KernelBuilder::foldTileSum(Value runningMax, Value runningSum,
+                                 Value newMax, Value scores, Value thread) {
+  Value f32Zero = f32(0);
+  Value none =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                            f32(-std::numeric_limits<double>::infinity()));
+  Value alpha = arith::SelectOp::create(
+      b, loc, none, f32(1),
+      math::ExpOp::create(b, loc,
+                          arith::SubFOp::create(b, loc, runningMax, newMax)));
+  auto exps = scf::ForOp::create(b, loc, index(0), index(c.keyTile), index(1),
+                                 ValueRange{f32Zero});
+  {
+    OpBuilder::InsertionGuard expGuard(b);
+    b.setInsertionPointToStart(exps.getBody());
+    Value score = memref::LoadOp::create(
+        b, loc, scores, ValueRange{thread, exps.getInductionVar()});
+    Value p = arith::SelectOp::create(
+        b, loc, none, f32Zero,
+        math::ExpOp::create(b, loc,
+                            arith::SubFOp::create(b, loc, score, newMax)));
+    scf::YieldOp::create(
+        b, loc,
+        arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
+            .getResult());
+  }
+  return arith::AddFOp::create(b, loc,
+                               arith::MulFOp::create(b, loc, runningSum, alpha),
+                               exps.getResult(0));
 }
 
 void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
@@ -324,32 +362,7 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     gpu::BarrierOp::create(b, loc);
     Value newMax =
         arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
-    // While no key is visible (max -inf) nothing is summed.
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       newMax, minusInf);
-    Value alpha = arith::SelectOp::create(
-        b, loc, none, f32(1),
-        math::ExpOp::create(b, loc,
-                            arith::SubFOp::create(b, loc, runningMax, newMax)));
-    auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                   ValueRange{f32Zero});
-    {
-      OpBuilder::InsertionGuard expGuard(b);
-      b.setInsertionPointToStart(exps.getBody());
-      Value score = memref::LoadOp::create(
-          b, loc, probs, ValueRange{thread, exps.getInductionVar()});
-      Value p = arith::SelectOp::create(
-          b, loc, none, f32Zero,
-          math::ExpOp::create(b, loc,
-                              arith::SubFOp::create(b, loc, score, newMax)));
-      scf::YieldOp::create(
-          b, loc,
-          arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
-              .getResult());
-    }
-    Value newSum = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
-        exps.getResult(0));
+    Value newSum = foldTileSum(runningMax, runningSum, newMax, probs, thread);
     scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
   }
   Value rowMax = stats.getResult(0);
@@ -566,32 +579,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
     Value newMax =
         arith::MaximumFOp::create(b, loc, runningMax, maskRow(start));
-    // While no key is visible (max -inf) nothing is summed.
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       newMax, minusInf);
-    Value alpha = arith::SelectOp::create(
-        b, loc, none, f32(1),
-        math::ExpOp::create(b, loc,
-                            arith::SubFOp::create(b, loc, runningMax, newMax)));
-    auto exps = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                   ValueRange{f32Zero});
-    {
-      OpBuilder::InsertionGuard expGuard(b);
-      b.setInsertionPointToStart(exps.getBody());
-      Value score = memref::LoadOp::create(
-          b, loc, sTile, ValueRange{thread, exps.getInductionVar()});
-      Value p = arith::SelectOp::create(
-          b, loc, none, f32Zero,
-          math::ExpOp::create(b, loc,
-                              arith::SubFOp::create(b, loc, score, newMax)));
-      scf::YieldOp::create(
-          b, loc,
-          arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
-              .getResult());
-    }
-    Value newSum = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
-        exps.getResult(0));
+    Value newSum = foldTileSum(runningMax, runningSum, newMax, sTile, thread);
     memref::StoreOp::create(b, loc, newMax, rowMax, ValueRange{thread});
     memref::StoreOp::create(b, loc, newSum, rowSum, ValueRange{thread});
   });
