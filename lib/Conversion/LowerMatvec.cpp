@@ -82,6 +82,17 @@ struct LowerMatvecPass final
         op.emitRemark("cachet-lower-matvec: generic kernel: ") << reason;
         continue;
       }
+      bool folded = getZeroFill(op) != nullptr;
+      int64_t rows =
+          cast<MemRefType>(op.getInputs()[0].getType()).getDimSize(0);
+      op.emitRemark("cachet-lower-matvec: subgroup kernel: ")
+          << lanes << " lanes per row, " << rowsPerBlock.getValue()
+          << " subgroups per block, " << loadsPerLane.getValue()
+          << " 16-byte loads per lane in flight, "
+          << (rows % rowsPerSubgroup == 0 ? rowsPerSubgroup.getValue() : 1)
+          << " rows per subgroup"
+          << (folded ? "; the zero fill of the result is done in the kernel"
+                     : "");
       lower(op, lanes);
     }
   }

@@ -17,6 +17,7 @@
 // PTX: ld.global.v4.b32
 // PTX: shfl.sync.bfly.b32
 func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16>, %y: memref<256xf32>) {
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<256x512xbf16, strided<[520, 1]>>, memref<512xbf16>) outs(%y : memref<256xf32>)
   return
 }
@@ -51,6 +52,7 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // CHECK-COUNT-4: vector.load %arg0{{.*}}cachet.streaming_weight
 // CHECK-NOT: scf.for
 func.func @unrolled(%w: memref<64x2048xf16>, %x: memref<2048xf16>, %y: memref<64xf32>) {
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<64x2048xf16>, memref<2048xf16>) outs(%y : memref<64xf32>)
   return
 }
@@ -61,6 +63,7 @@ func.func @unrolled(%w: memref<64x2048xf16>, %x: memref<2048xf16>, %y: memref<64
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}})
 // CHECK: vector.load {{.*}} vector<4xf32>
 func.func @f32_partial_block(%w: memref<10x64xf32>, %x: memref<64xf32>, %y: memref<10xf32>) {
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<10x64xf32>, memref<64xf32>) outs(%y : memref<10xf32>)
   return
 }
@@ -103,6 +106,7 @@ func.func @tensors(%w: tensor<8x64xf16>, %x: tensor<64xf16>, %y: tensor<8xf32>) 
 func.func @zero_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
   %z = arith.constant 0.0 : f32
   linalg.fill ins(%z : f32) outs(%y : memref<8xf32>)
+  // expected-remark @+1 {{16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel}}
   linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
   return
 }
@@ -116,6 +120,7 @@ func.func @zero_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>
 func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
   %one = arith.constant 1.0 : f32
   linalg.fill ins(%one : f32) outs(%y : memref<8xf32>)
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
   return
 }
