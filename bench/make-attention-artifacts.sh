@@ -19,6 +19,8 @@
 # there). Inputs are generated on the device (--inputs=random:SEED), so each
 # artifact holds only code.
 #
+# Also the integration test's odd shapes (nvvm-odd-*, CUDA), for --check.
+#
 # Usage (from the repository root): bench/make-attention-artifacts.sh OUT
 #   OUT gets art/<name>/ per artifact, the MLIR inputs under mlir/, and
 #   bin/cachet-runner and lib/libcachet_runtime.so from build/, so that
@@ -74,11 +76,29 @@ MLIR
     "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
 }
 
-for target in nvvm spirv; do
+# The integration test's inputs (GQA, causal, additive mask, lengths that
+# are not multiples of the tiles) for the CUDA kernels: emit_test NAME SED FILE
+emit_test() {
+  local file="$out/mlir/$1.mlir"
+  sed "$2" "test/Integration/Inputs/$3" >"$file"
+  echo "== $1"
+  "$run" "$file" --entry=attention --target=nvvm --chip=sm_90 --profile=h200 \
+    --emit="$out/art/$1" --no-run 2>"$out/art/$1.remarks"
+  grep -h "cachet-lower-attention: " "$out/art/$1.remarks" |
+    sed 's/^[^ ]* remark: /   /' | sort -u
+}
+emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir
+emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir
+emit_test nvvm-odd-f16-mask "" attention-f16.mlir
+
+# TARGETS (default "nvvm spirv") and DEPTHS (default "448 4096 32768";
+# 448 is pp64) narrow what is emitted.
+for target in ${TARGETS:-nvvm spirv}; do
   for kv in f16hm f16 q8_0 q4_0; do
-    emit "$target-$kv-pp64-d448" "$target" 64 448 "$kv"
-    for depth in 4096 32768; do
-      emit "$target-$kv-pp512-d$depth" "$target" 512 "$depth" "$kv"
+    for depth in ${DEPTHS:-448 4096 32768}; do
+      queries=512
+      [ "$depth" = 448 ] && queries=64
+      emit "$target-$kv-pp$queries-d$depth" "$target" $queries "$depth" "$kv"
     done
   done
 done

@@ -2,10 +2,11 @@
 //
 // Replaces cachet.attention on tensors by a flash-attention kernel, a
 // gpu.launch over buffers: one workgroup per (query tile, query head), the
-// KV range walked twice in key tiles staged through workgroup memory: a
-// running max and sum in f32 (online softmax), then P = exp(s - max) / sum
-// rounded to V's element type and P V. The tile sizes and the variant come
-// from the device profile. See Passes.td.
+// KV range walked in key tiles staged through workgroup memory with an
+// online softmax. The scalar kernel (every target) walks it twice and
+// rounds the reference's normalized P; the mma kernel walks it once with
+// gpu.subgroup_mma products and register accumulators. The tile sizes and
+// the variant come from the device profile. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +18,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -65,6 +68,48 @@ struct KernelConfig {
   int64_t threads;
   /// Lanes per subgroup (mma kernel).
   int64_t subgroup;
+  /// f16 elements per vector load and store of the Q, K and V tiles (mma
+  /// kernel).
+  int64_t vectorWidth = 1;
+  /// Bytes each row of a workgroup-memory tile is padded by (mma kernel).
+  int64_t padBytes = 0;
+  /// Whether the mma kernel's tiles are views of dynamic workgroup memory
+  /// (else static workgroup attributions).
+  bool dynamicShared = false;
+  /// Whether a subgroup synchronizes its private staging with
+  /// nvvm.bar.warp.sync (else gpu.barrier).
+  bool warpSync = false;
+};
+
+/// The workgroup-memory tiles of the mma kernel, in order: Q, K, V (f16),
+/// the scores (f32), P (f16) and a 16-column row broadcast (f32), each row
+/// padded by `padBytes`.
+struct MmaTiles {
+  struct Tile {
+    int64_t rows, cols, stride;
+    bool f32;
+    int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
+  };
+  SmallVector<Tile, 6> tiles;
+  /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
+  SmallVector<int64_t, 6> offsets;
+  int64_t totalBytes = 0;
+
+  MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
+           int64_t valueDim, int64_t padBytes) {
+    auto add = [&](int64_t rows, int64_t cols, bool f32) {
+      int64_t stride = cols + padBytes / (f32 ? 4 : 2);
+      tiles.push_back({rows, cols, stride, f32});
+      offsets.push_back(totalBytes);
+      totalBytes += llvm::alignTo(tiles.back().bytes(), 128);
+    };
+    add(queryTile, headDim, false);
+    add(keyTile, headDim, false);
+    add(keyTile, valueDim, false);
+    add(queryTile, keyTile, true);
+    add(queryTile, keyTile, false);
+    add(queryTile, 16, true);
+  }
 };
 
 /// Returns the static shape of `op`, or a reason why the kernel cannot take
@@ -119,12 +164,26 @@ public:
   void buildScalar(Value query, Value key, Value value, Value mask, Value out,
                    double scale, std::optional<int64_t> causal);
 
-  /// Emits the same computation with `Q K^T` and `P V` on 16x16x16 f16
-  /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*).
+  /// Emits the one-pass kernel with `Q K^T` and `P V` on 16x16x16 f16
+  /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*), the output
+  /// accumulated in registers and rescaled per key tile.
   void buildMma(Value query, Value key, Value value, Value mask, Value out,
                 double scale, std::optional<int64_t> causal);
 
 private:
+  /// Row, column and "inside the tile" of the `k`-th f16 vector that
+  /// `thread` copies of a `[rows][dim]` tile.
+  std::tuple<Value, Value, Value> vectorCoords(int64_t rows, int64_t dim,
+                                               Value thread, int64_t k);
+  /// Loads `thread`'s vectors of a `[rows][dim]` f16 tile from `source` at
+  /// the indices `at(row, column)`; zeros where `rowValid(row)` is false.
+  SmallVector<Value>
+  loadVectors(int64_t rows, int64_t dim, Value thread,
+              function_ref<Value(Value)> rowValid,
+              function_ref<SmallVector<Value>(Value, Value)> at, Value source);
+  /// Stores the vectors of loadVectors into the workgroup tile `tile`.
+  void storeVectors(ArrayRef<Value> vectors, int64_t rows, int64_t dim,
+                    Value thread, Value tile);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
@@ -419,6 +478,65 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   gpu::TerminatorOp::create(b, loc);
 }
 
+SmallVector<Value>
+KernelBuilder::loadVectors(int64_t rows, int64_t dim, Value thread,
+                           function_ref<Value(Value)> rowValid,
+                           function_ref<SmallVector<Value>(Value, Value)> at,
+                           Value source) {
+  auto vecType = VectorType::get({c.vectorWidth}, b.getF16Type());
+  Value zeros = arith::ConstantOp::create(
+      b, loc, vecType,
+      DenseElementsAttr::get(vecType, b.getZeroAttr(b.getF16Type())));
+  int64_t total = rows * dim;
+  int64_t perThread = llvm::divideCeil(total, c.vectorWidth * c.threads);
+  SmallVector<Value> vectors;
+  for (int64_t k = 0; k < perThread; ++k) {
+    auto [r, x, inTile] = vectorCoords(rows, dim, thread, k);
+    Value valid = arith::AndIOp::create(b, loc, inTile, rowValid(r));
+    auto v = vector::LoadOp::create(b, loc, vecType, source, at(r, x));
+    v.setAlignment(2 * c.vectorWidth);
+    vectors.push_back(arith::SelectOp::create(b, loc, valid, v, zeros));
+  }
+  return vectors;
+}
+
+void KernelBuilder::storeVectors(ArrayRef<Value> vectors, int64_t rows,
+                                 int64_t dim, Value thread, Value tile) {
+  for (auto [k, v] : llvm::enumerate(vectors)) {
+    auto [r, x, inTile] = vectorCoords(rows, dim, thread, k);
+    auto store = [&]() {
+      vector::StoreOp::create(b, loc, v, tile, ValueRange{r, x})
+          .setAlignment(2 * c.vectorWidth);
+    };
+    if (rows * dim % (c.vectorWidth * c.threads) == 0) {
+      store();
+      continue;
+    }
+    auto guard = scf::IfOp::create(b, loc, inTile, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    store();
+  }
+}
+
+std::tuple<Value, Value, Value> KernelBuilder::vectorCoords(int64_t rows,
+                                                            int64_t dim,
+                                                            Value thread,
+                                                            int64_t k) {
+  // Element i = (k threads + thread) width, clamped to the last vector.
+  int64_t total = rows * dim;
+  Value i = arith::MulIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, thread, index(k * c.threads)),
+      index(c.vectorWidth));
+  Value inTile =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, index(total));
+  Value clamped =
+      arith::MinUIOp::create(b, loc, i, index(total - c.vectorWidth));
+  Value r = arith::DivUIOp::create(b, loc, clamped, index(dim));
+  Value x = arith::RemUIOp::create(b, loc, clamped, index(dim));
+  return {r, x, inTile};
+}
+
 void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                              Value out, double scale,
                              std::optional<int64_t> causal) {
@@ -427,221 +545,306 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Type f16Type = b.getF16Type();
   Type f32Type = b.getF32Type();
-  auto sharedType = [&](int64_t rows, int64_t cols, Type element) -> Type {
-    return MemRefType::get({rows, cols}, element, nullptr, workgroup);
-  };
-  // Q, K and V tiles (f16), the tile's scores (f32) and probabilities (f16),
-  // and the f32 output accumulator.
-  SmallVector<Type> shared = {
-      sharedType(c.queryTile, s.headDim, f16Type),
-      sharedType(c.keyTile, s.headDim, f16Type),
-      sharedType(c.keyTile, s.valueDim, f16Type),
-      sharedType(c.queryTile, c.keyTile, f32Type),
-      sharedType(c.queryTile, c.keyTile, f16Type),
-      sharedType(c.queryTile, s.valueDim, f32Type),
-      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup),
-      MemRefType::get({c.queryTile}, f32Type, nullptr, workgroup)};
+  // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
+  // P (f16), and a 16-column row broadcast per row (f32); rows padded so
+  // that the rows of a 16x16 operand start in different banks.
+  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes);
+  SmallVector<Type> shared;
+  for (const MmaTiles::Tile &t : layout.tiles)
+    shared.push_back(MemRefType::get(
+        {t.rows, t.stride}, t.f32 ? f32Type : f16Type, nullptr, workgroup));
   Value one = index(1);
   auto launch = gpu::LaunchOp::create(
       b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
       index(s.queryHeads), one, index(c.threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, shared);
+      /*dynamicSharedMemorySize=*/
+      c.dynamicShared ? arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                     layout.totalBytes)
+                            .getResult()
+                      : Value(),
+      /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, c.dynamicShared ? SmallVector<Type>() : shared);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  ArrayRef<BlockArgument> tilesIn = launch.getWorkgroupAttributions();
-  Value qTile = tilesIn[0], kTile = tilesIn[1], vTile = tilesIn[2];
-  Value sTile = tilesIn[3], pTile = tilesIn[4], oTile = tilesIn[5];
-  // Each row's running max and sum (kept in workgroup memory: an scf.if
-  // with results would become a Function variable inside the tile loop on
-  // SPIR-V).
-  Value rowMax = tilesIn[6], rowSum = tilesIn[7];
+  SmallVector<Value> tiles;
+  if (c.dynamicShared) {
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                        workgroup));
+    for (auto [type, offset] : llvm::zip(shared, layout.offsets))
+      tiles.push_back(memref::ViewOp::create(
+          b, loc, cast<MemRefType>(type), base, index(offset), ValueRange{}));
+  } else {
+    tiles.assign(launch.getWorkgroupAttributions().begin(),
+                 launch.getWorkgroupAttributions().end());
+  }
+  Value qTile = tiles[0], kTile = tiles[1], vTile = tiles[2];
+  Value sTile = tiles[3], pTile = tiles[4], rowTile = tiles[5];
+  int64_t qLead = layout.tiles[0].stride, kLead = layout.tiles[1].stride;
+  int64_t vLead = layout.tiles[2].stride, sLead = layout.tiles[3].stride;
+  int64_t pLead = layout.tiles[4].stride, rowLead = layout.tiles[5].stride;
+  // Between a subgroup's writes to its own rows and its lanes' reads.
+  auto subgroupSync = [&]() {
+    if (c.warpSync)
+      NVVM::SyncWarpOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1));
+    else
+      gpu::BarrierOp::create(b, loc);
+  };
 
   Value thread = launch.getThreadIds().x;
   Value head = launch.getBlockIds().y;
   Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
   Value tileStart =
       arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
-  // Subgroup `w` multiplies the 16 rows from 16 w; thread r < queryTile
-  // runs the softmax of row r.
+  // Subgroup w multiplies rows [16 w, 16 w + 16) of the tile; in the
+  // softmax, `lanesPerRow` consecutive lanes share one of those rows, each
+  // taking `keyTile / lanesPerRow` of its scores.
+  int64_t lanesPerRow = c.subgroup / 16;
+  int64_t columnsPerLane = c.keyTile / lanesPerRow;
+  int64_t broadcastPerLane = 16 / lanesPerRow;
+  Value lane = arith::RemUIOp::create(b, loc, thread, index(c.subgroup));
   Value rowBlock = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, thread, index(c.subgroup)),
       index(16));
-  Value softmaxThread = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              thread, index(c.queryTile));
-  Value row = arith::AddIOp::create(b, loc, tileStart, thread);
+  Value tileRow = arith::AddIOp::create(
+      b, loc, rowBlock,
+      arith::DivUIOp::create(b, loc, lane, index(lanesPerRow)));
+  Value part = arith::RemUIOp::create(b, loc, lane, index(lanesPerRow));
+  Value row = arith::AddIOp::create(b, loc, tileStart, tileRow);
   Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
   Value zero = index(0);
   Value f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
-
-  // Q tile (zeros past the last query) and a zero accumulator.
-  forLoop(
-      thread, index(c.queryTile * s.headDim), index(c.threads), [&](Value i) {
-        Value r = arith::DivUIOp::create(b, loc, i, index(s.headDim));
-        Value x = arith::RemUIOp::create(b, loc, i, index(s.headDim));
-        Value qRow = arith::AddIOp::create(b, loc, tileStart, r);
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              qRow, index(s.queries));
-        Value clamped =
-            arith::MinUIOp::create(b, loc, qRow, index(s.queries - 1));
-        Value q = castFloat(
-            b, loc,
-            memref::LoadOp::create(b, loc, query, ValueRange{head, clamped, x}),
-            f16Type);
-        Value zeroHalf =
-            arith::ConstantOp::create(b, loc, b.getZeroAttr(f16Type));
-        memref::StoreOp::create(
-            b, loc, arith::SelectOp::create(b, loc, inRange, q, zeroHalf),
-            qTile, ValueRange{r, x});
-      });
-  forLoop(thread, index(c.queryTile * s.valueDim), index(c.threads),
-          [&](Value i) {
-            Value r = arith::DivUIOp::create(b, loc, i, index(s.valueDim));
-            Value d = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
-            memref::StoreOp::create(b, loc, f32Zero, oTile, ValueRange{r, d});
-          });
-  {
-    auto init = scf::IfOp::create(b, loc, softmaxThread,
-                                  /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard initGuard(b);
-    b.setInsertionPointToStart(init.thenBlock());
-    memref::StoreOp::create(b, loc, minusInf, rowMax, ValueRange{thread});
-    memref::StoreOp::create(b, loc, f32Zero, rowSum, ValueRange{thread});
-  }
-
+  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
   auto aType = gpu::MMAMatrixType::get({16, 16}, f16Type, "AOp");
   auto bType = gpu::MMAMatrixType::get({16, 16}, f16Type, "BOp");
   auto cType = gpu::MMAMatrixType::get({16, 16}, f32Type, "COp");
-  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
+
+  // Q tile (zeros past the last query), then each subgroup's A operands.
+  auto below = [&](Value base, int64_t limit) {
+    return [&, base, limit](Value r) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                   arith::AddIOp::create(b, loc, base, r),
+                                   index(limit));
+    };
+  };
+  SmallVector<Value> qVectors = loadVectors(
+      c.queryTile, s.headDim, thread, below(tileStart, s.queries),
+      [&](Value r, Value x) -> SmallVector<Value> {
+        Value qRow = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, tileStart, r),
+            index(s.queries - 1));
+        return {head, qRow, x};
+      },
+      query);
+  storeVectors(qVectors, c.queryTile, s.headDim, thread, qTile);
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> qOperands;
+  for (int64_t kb = 0; kb < s.headDim; kb += 16)
+    qOperands.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+        b, loc, aType, qTile, ValueRange{rowBlock, index(kb)}, lead(qLead),
+        /*transpose=*/nullptr));
+
+  // K and V tiles in registers: the global loads of tile t + 1 are issued
+  // before tile t is multiplied (packed caches decode in the tile loop).
+  auto kvVectors = [&](Value source, int64_t dim, Value start,
+                       BlockQuantizedType block) -> SmallVector<Value> {
+    if (block)
+      return {};
+    return loadVectors(
+        c.keyTile, dim, thread, below(start, s.positions),
+        [&](Value j, Value x) -> SmallVector<Value> {
+          Value pos = arith::MinUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, start, j),
+              index(s.positions - 1));
+          return kvIndices(kvHead, pos, x);
+        },
+        source);
+  };
+  SmallVector<Value> init;
+  int64_t outBlocks = s.valueDim / 16;
+  Value zeroAcc =
+      gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
+  init.append(outBlocks, zeroAcc);
+  init.push_back(minusInf);
+  init.push_back(f32Zero);
+  SmallVector<Value> kFirst = kvVectors(key, s.headDim, zero, s.keyBlock);
+  SmallVector<Value> vFirst = kvVectors(value, s.valueDim, zero, s.valueBlock);
+  init.append(kFirst);
+  init.append(vFirst);
+  int64_t kCount = kFirst.size(), vCount = vFirst.size();
+
   Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                               index(c.keyTile));
+  auto loop = scf::ForOp::create(b, loc, zero, keyTiles, one, init);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> acc(carried.begin(), carried.begin() + outBlocks);
+    Value runningMax = carried[outBlocks];
+    Value runningSum = carried[outBlocks + 1];
+    ValueRange kHeld = carried.slice(outBlocks + 2, kCount);
+    ValueRange vHeld = carried.slice(outBlocks + 2 + kCount, vCount);
+    Value start =
+        arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
 
-  // Loads the KV tile at `start` (V too if `withValue`) and computes
-  // S = Q K^T into sTile in 16x16 blocks (K's rows read transposed as the B
-  // operand); every thread of the workgroup runs it (barriers).
-  auto scoreTile = [&](Value start, bool withValue) {
     gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
-    if (withValue)
+    if (s.keyBlock)
+      loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+    else
+      storeVectors(SmallVector<Value>(kHeld), c.keyTile, s.headDim, thread,
+                   kTile);
+    if (s.valueBlock)
       loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
+    else
+      storeVectors(SmallVector<Value>(vHeld), c.keyTile, s.valueDim, thread,
+                   vTile);
     gpu::BarrierOp::create(b, loc);
+    Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
+    SmallVector<Value> next = kvVectors(key, s.headDim, nextStart, s.keyBlock);
+    next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock));
+
+    // S = Q K^T for the subgroup's 16 rows (K's rows read transposed as the
+    // B operand).
     for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
-      Value acc =
-          gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
+      Value scores = zeroAcc;
       for (int64_t kb = 0; kb < s.headDim; kb += 16) {
-        Value a = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, aType, qTile, ValueRange{rowBlock, index(kb)},
-            lead(s.headDim), /*transpose=*/nullptr);
         Value k = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, bType, kTile, ValueRange{index(jb), index(kb)},
-            lead(s.headDim), b.getUnitAttr());
-        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, a, k, acc,
-                                                nullptr, b.getUnitAttr());
+            b, loc, bType, kTile, ValueRange{index(jb), index(kb)}, lead(kLead),
+            b.getUnitAttr());
+        scores = gpu::SubgroupMmaComputeOp::create(
+            b, loc, cType, qOperands[kb / 16], k, scores, nullptr,
+            b.getUnitAttr());
       }
-      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, sTile,
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, scores, sTile,
                                             ValueRange{rowBlock, index(jb)},
-                                            lead(c.keyTile), nullptr);
+                                            lead(sLead), nullptr);
     }
-    gpu::BarrierOp::create(b, loc);
-  };
-  // In thread r's softmax region: masks and scales row r of sTile in place
-  // and returns its max.
-  auto maskRow = [&](Value start) -> Value {
-    auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
-                                     ValueRange{minusInf});
-    OpBuilder::InsertionGuard scoreGuard(b);
-    b.setInsertionPointToStart(scores.getBody());
-    Value j = scores.getInductionVar();
-    Value dot = memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
-    Value pos = arith::AddIOp::create(b, loc, start, j);
-    Value score =
-        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
-    memref::StoreOp::create(b, loc, score, sTile, ValueRange{thread, j});
-    scf::YieldOp::create(
-        b, loc,
-        arith::MaximumFOp::create(b, loc, scores.getRegionIterArgs()[0], score)
-            .getResult());
-    return scores.getResult(0);
-  };
+    subgroupSync();
 
-  // Pass 1: each row's max and sum of exp(score - max), online.
-  forLoop(zero, keyTiles, one, [&](Value t) {
-    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
-    scoreTile(start, /*withValue=*/false);
-    auto softmax = scf::IfOp::create(b, loc, softmaxThread,
-                                     /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard ifGuard(b);
-    b.setInsertionPointToStart(softmax.thenBlock());
-    Value runningMax =
-        memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
-    Value runningSum =
-        memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
-    Value newMax =
-        arith::MaximumFOp::create(b, loc, runningMax, maskRow(start));
-    Value newSum = foldTileSum(runningMax, runningSum, newMax, sTile, thread);
-    memref::StoreOp::create(b, loc, newMax, rowMax, ValueRange{thread});
-    memref::StoreOp::create(b, loc, newSum, rowSum, ValueRange{thread});
-  });
-
-  // Pass 2: P = exp(score - max) / sum as f16 (the reference's softmax and
-  // rounding) into pTile, O += P V in 16x16 blocks of the accumulator.
-  forLoop(zero, keyTiles, one, [&](Value t) {
-    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
-    scoreTile(start, /*withValue=*/true);
-    {
-      auto softmax = scf::IfOp::create(b, loc, softmaxThread,
-                                       /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(softmax.thenBlock());
-      Value max = memref::LoadOp::create(b, loc, rowMax, ValueRange{thread});
-      Value sum = memref::LoadOp::create(b, loc, rowSum, ValueRange{thread});
-      maskRow(start);
-      forLoop(zero, index(c.keyTile), one, [&](Value j) {
-        Value score =
-            memref::LoadOp::create(b, loc, sTile, ValueRange{thread, j});
-        Value p = arith::DivFOp::create(
-            b, loc,
-            math::ExpOp::create(b, loc,
-                                arith::SubFOp::create(b, loc, score, max)),
-            sum);
-        memref::StoreOp::create(b, loc, castFloat(b, loc, p, f16Type), pTile,
-                                ValueRange{thread, j});
-      });
+    // Online softmax in base 2: the lane's scores, the row's max over its
+    // lanes, P = exp2(s - max) as f16, alpha = exp2(oldMax - max).
+    Value log2e = f32(1.4426950408889634);
+    Value columnStart =
+        arith::MulIOp::create(b, loc, part, index(columnsPerLane));
+    // The scores go back to the lane's own entries of sTile (read again
+    // below: keeping them in registers spills).
+    Value tileMax = minusInf;
+    for (int64_t i = 0; i < columnsPerLane; ++i) {
+      Value column = arith::AddIOp::create(b, loc, columnStart, index(i));
+      Value dot =
+          memref::LoadOp::create(b, loc, sTile, ValueRange{tileRow, column});
+      Value pos = arith::AddIOp::create(b, loc, start, column);
+      Value score = arith::MulFOp::create(
+          b, loc,
+          maskedScore(dot, scale, mask, head, row, loadRow, pos, causal),
+          log2e);
+      memref::StoreOp::create(b, loc, score, sTile,
+                              ValueRange{tileRow, column});
+      tileMax = arith::MaximumFOp::create(b, loc, tileMax, score);
     }
-    gpu::BarrierOp::create(b, loc);
-    for (int64_t db = 0; db < s.valueDim; db += 16) {
-      Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, cType, oTile, ValueRange{rowBlock, index(db)},
-          lead(s.valueDim), nullptr);
-      for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
-        Value p = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, aType, pTile, ValueRange{rowBlock, index(jb)},
-            lead(c.keyTile), nullptr);
-        Value v = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, bType, vTile, ValueRange{index(jb), index(db)},
-            lead(s.valueDim), nullptr);
-        acc = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p, v, acc,
-                                                nullptr, nullptr);
+    auto acrossRow = [&](Value v, bool max) {
+      for (int64_t offset = 1; offset < lanesPerRow; offset *= 2) {
+        Value other = gpu::ShuffleOp::create(b, loc, v, offset, c.subgroup,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        v = max ? arith::MaximumFOp::create(b, loc, v, other).getResult()
+                : arith::AddFOp::create(b, loc, v, other).getResult();
       }
-      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, oTile,
-                                            ValueRange{rowBlock, index(db)},
-                                            lead(s.valueDim), nullptr);
+      return v;
+    };
+    Value newMax =
+        arith::MaximumFOp::create(b, loc, runningMax, acrossRow(tileMax, true));
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       newMax, minusInf);
+    Value alpha = arith::SelectOp::create(
+        b, loc, none, f32(1),
+        math::Exp2Op::create(
+            b, loc, arith::SubFOp::create(b, loc, runningMax, newMax)));
+    Value tileSum = f32Zero;
+    for (int64_t i = 0; i < columnsPerLane; ++i) {
+      Value column = arith::AddIOp::create(b, loc, columnStart, index(i));
+      Value score =
+          memref::LoadOp::create(b, loc, sTile, ValueRange{tileRow, column});
+      Value p = arith::SelectOp::create(
+          b, loc, none, f32Zero,
+          math::Exp2Op::create(b, loc,
+                               arith::SubFOp::create(b, loc, score, newMax)));
+      Value rounded = castFloat(b, loc, p, f16Type);
+      memref::StoreOp::create(b, loc, rounded, pTile,
+                              ValueRange{tileRow, column});
+      tileSum = arith::AddFOp::create(b, loc, tileSum,
+                                      castFloat(b, loc, rounded, f32Type));
     }
-  });
-  gpu::BarrierOp::create(b, loc);
+    Value newSum = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
+        acrossRow(tileSum, false));
+    Value broadcastStart =
+        arith::MulIOp::create(b, loc, part, index(broadcastPerLane));
+    for (int64_t i = 0; i < broadcastPerLane; ++i)
+      memref::StoreOp::create(
+          b, loc, alpha, rowTile,
+          ValueRange{tileRow,
+                     arith::AddIOp::create(b, loc, broadcastStart, index(i))});
+    subgroupSync();
 
-  Value rowValid = arith::AndIOp::create(
-      b, loc, softmaxThread,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                            index(s.queries)));
-  auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(store.thenBlock());
-  forLoop(zero, index(s.valueDim), one, [&](Value d) {
-    Value o = memref::LoadOp::create(b, loc, oTile, ValueRange{thread, d});
-    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
-                            ValueRange{head, row, d});
-  });
+    // O = alpha O + P V.
+    Value alphas = gpu::SubgroupMmaLoadMatrixOp::create(
+        b, loc, cType, rowTile, ValueRange{rowBlock, zero}, lead(rowLead),
+        nullptr);
+    for (Value &o : acc)
+      o = gpu::SubgroupMmaElementwiseOp::create(
+          b, loc, cType, ValueRange{o, alphas}, gpu::MMAElementwiseOp::MULF);
+    for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
+      Value p = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, aType, pTile, ValueRange{rowBlock, index(jb)}, lead(pLead),
+          nullptr);
+      for (int64_t db = 0; db < outBlocks; ++db) {
+        Value v = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, vTile, ValueRange{index(jb), index(db * 16)},
+            lead(vLead), nullptr);
+        acc[db] = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p, v,
+                                                    acc[db], nullptr, nullptr);
+      }
+    }
+    SmallVector<Value> yielded(acc);
+    yielded.push_back(newMax);
+    yielded.push_back(newSum);
+    yielded.append(next);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+
+  // O / sum, 16 columns at a time through the subgroup's score rows.
+  Value rowSum = loop.getResult(outBlocks + 1);
+  Value inverse = arith::DivFOp::create(b, loc, f32(1), rowSum);
+  Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                         index(s.queries));
+  Value broadcastStart =
+      arith::MulIOp::create(b, loc, part, index(broadcastPerLane));
+  for (int64_t db = 0; db < outBlocks; ++db) {
+    subgroupSync();
+    gpu::SubgroupMmaStoreMatrixOp::create(b, loc, loop.getResult(db), sTile,
+                                          ValueRange{rowBlock, zero},
+                                          lead(sLead), nullptr);
+    subgroupSync();
+    auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard storeGuard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    for (int64_t i = 0; i < broadcastPerLane; ++i) {
+      Value column = arith::AddIOp::create(b, loc, broadcastStart, index(i));
+      Value o = arith::MulFOp::create(
+          b, loc,
+          memref::LoadOp::create(b, loc, sTile, ValueRange{tileRow, column}),
+          inverse);
+      memref::StoreOp::create(
+          b, loc, castFloat(b, loc, o, s.resultElement), out,
+          ValueRange{head, row,
+                     arith::AddIOp::create(b, loc, column, index(db * 16))});
+    }
+  }
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
@@ -733,33 +936,56 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   if (sharedBytes == 0)
     sharedBytes = 16384;
   // Static workgroup memory: at most the profile's, and at most 48 KiB
-  // (the most a CUDA kernel gets without a dynamic opt-in).
+  // (the most a CUDA kernel gets without a dynamic opt-in). The mma
+  // kernel's dynamic workgroup memory: the profile's share of
+  // resident-workgroups workgroups.
   uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
   std::string noMma = variant == "scalar" ? std::string("variant=scalar")
                                           : whyNotMma(s, profile);
   if (noMma.empty() && variant == "auto" && !allowMma)
     noMma = "allow-mma is off: the target does not run the mma kernel";
-  if (noMma.empty() && subgroup < 16)
-    noMma = "subgroups of fewer than 16 lanes";
+  if (noMma.empty() &&
+      (subgroup < 16 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup)))
+    noMma = llvm::formatv("subgroups of {0} lanes (the mma kernel takes 16, "
+                          "32 or 64)",
+                          subgroup)
+                .str();
 
   KernelConfig c;
   c.subgroup = subgroup;
   std::function<uint64_t(int64_t)> sharedUse;
   if (noMma.empty()) {
     c.variant = Variant::Mma;
-    // Two subgroups of 16 rows each unless the option says otherwise.
-    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile) : 32;
+    // Four subgroups of 16 rows each unless the option says otherwise.
+    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile) : 64;
     if (c.queryTile % 16 != 0)
       return keep(llvm::formatv("query-tile {0} is not a multiple of 16 (the "
                                 "mma kernel's row block)",
                                 c.queryTile));
     c.threads = c.queryTile / 16 * subgroup;
-    // Q, K, V tiles (f16), scores (f32), P (f16), accumulator (f32), row
-    // max and sum (f32).
+    if (tilePadBytes < 0 || tilePadBytes % 16 != 0)
+      return keep(llvm::formatv("tile-pad-bytes {0} is not a non-negative "
+                                "multiple of 16",
+                                tilePadBytes));
+    c.padBytes = tilePadBytes;
+    c.dynamicShared = dynamicShared;
+    c.warpSync = warpSync;
+    if (dynamicShared) {
+      if (residentWorkgroups < 1)
+        return keep(llvm::formatv("resident-workgroups {0} is below 1",
+                                  residentWorkgroups));
+      budget = sharedBytes / residentWorkgroups;
+    }
+    // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&](int64_t t) -> uint64_t {
-      return 2 * (c.queryTile * s.headDim + t * (s.headDim + s.valueDim)) +
-             6 * c.queryTile * t + 4 * c.queryTile * (s.valueDim + 2);
+      return MmaTiles(c.queryTile, t, s.headDim, s.valueDim, c.padBytes)
+          .totalBytes;
     };
+    // The widest vector of at most vector-bytes that divides the rows.
+    c.vectorWidth = std::max<int64_t>(1, vectorBytes / 2);
+    while (c.vectorWidth > 1 &&
+           (s.headDim % c.vectorWidth != 0 || s.valueDim % c.vectorWidth != 0))
+      c.vectorWidth /= 2;
   } else {
     c.variant = Variant::Scalar;
     // One thread per query row: two subgroups, at least 32 rows.
@@ -835,7 +1061,19 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                   "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
         << llvm::formatv("query tile {0} ({1} subgroups of 16 rows), ",
                          c.queryTile, c.queryTile / 16)
-        << common;
+        << common
+        << llvm::formatv(
+               "; tile rows padded by {0} bytes, {1} workgroup "
+               "memory{2}, {3}-byte vector loads, subgroup staging "
+               "synchronized by {4}",
+               c.padBytes, c.dynamicShared ? "dynamic" : "static",
+               c.dynamicShared
+                   ? llvm::formatv(" (budget: 1/{0} of the profile's)",
+                                   residentWorkgroups.getValue())
+                         .str()
+                   : std::string(),
+               2 * c.vectorWidth,
+               c.warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier");
   else
     op.emitRemark("cachet-lower-attention: scalar flash-attention kernel (")
         << noMma << "): "
@@ -876,11 +1114,12 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
     if (!tensor)
       return {};
     auto type = cast<RankedTensorType>(tensor.getType());
+    // Any strides but a unit innermost one (the kernels' vector loads).
+    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+    strides.back() = 1;
     auto memref = MemRefType::get(
         type.getShape(), type.getElementType(),
-        StridedLayoutAttr::get(
-            b.getContext(), ShapedType::kDynamic,
-            SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic)));
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
     return bufferization::ToBufferOp::create(b, loc, memref, tensor,
                                              /*read_only=*/true);
   };

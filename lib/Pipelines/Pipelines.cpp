@@ -33,7 +33,8 @@ static constexpr StringLiteral kSPIRVTarget =
 static constexpr StringLiteral kSPIRVCoopMatrixTarget =
     "spirv-attach-target{ver=v1.6 "
     "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
-    "StorageBuffer8BitAccess,CooperativeMatrixKHR "
+    "StorageBuffer8BitAccess,CooperativeMatrixKHR,GroupNonUniform,"
+    "GroupNonUniformShuffle "
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage,SPV_KHR_cooperative_matrix}";
 
@@ -96,11 +97,17 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // gpu.subgroup_mma, and the Vulkan runtime does not enable
   // VK_KHR_cooperative_matrix yet (attention-kernel=mma compiles it).
   if (options.attentionKernel != "reference")
-    addPipeline(
-        pm, llvm::formatv("cachet-lower-attention{{variant={0} allow-mma={1}}",
-                          options.attentionKernel.getValue(),
-                          options.target == Target::NVVM ? "true" : "false")
-                .str());
+    addPipeline(pm,
+                llvm::formatv("cachet-lower-attention{{variant={0} {1} {2}}",
+                              options.attentionKernel.getValue(),
+                              options.target == Target::NVVM
+                                  ? "allow-mma=true dynamic-shared=true "
+                                    "warp-sync=true"
+                              : options.target == Target::SPIRV
+                                  ? "allow-mma=false vector-bytes=8"
+                                  : "allow-mma=false",
+                              options.attentionOptions.getValue())
+                    .str());
 
   // Reference implementations of the cachet ops, ggml bytes for block types.
   addPipeline(pm, "cachet-lower-to-linalg");
@@ -153,7 +160,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
         "arith-emulate-unsupported-floats{source-types=bf16 "
         "target-type=f32},arith-expand{include-bf16=true},"
-        "canonicalize,convert-math-to-spirv),"
+        "math-expand-ops{ops=exp2},canonicalize,convert-math-to-spirv),"
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
         "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
         "spirv-lower-abi-attrs,"
@@ -168,7 +175,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
             .str());
     addPrefetch(pm, options);
     addPipeline(pm, "gpu.module(cachet-align-workgroup-memory,"
-                    "convert-scf-to-cf,convert-gpu-to-nvvm),"
+                    "convert-scf-to-cf,convert-gpu-to-nvvm,"
+                    "cachet-extern-dynamic-shared-memory),"
                     "reconcile-unrealized-casts");
     format = options.format;
     break;

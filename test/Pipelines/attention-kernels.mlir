@@ -2,23 +2,38 @@
 // K/V as the dequant-once scratch gives them (pp64 over 256 positions, 8
 // query heads on 2 KV heads, D 128, causal).
 //
-// NVVM with the H200 profile: the mma kernel's Q K^T and P V are wmma
-// 16x16x16 loads, f32-accumulating multiply-adds and stores on shared
-// memory aligned to 128 bytes; K is loaded column-major (K^T) and the
-// multiply says so (the backend interleaves the two products, hence DAG).
+// NVVM with the H200 profile: the one-pass mma kernel. Q K^T and P V are
+// wmma 16x16x16 loads and f32-accumulating multiply-adds on tiles in dynamic
+// shared memory (an .extern .shared array aligned to 128 bytes, rows padded
+// by 16 bytes), K loaded
+// column-major (K^T); the output accumulators stay in registers, rescaled
+// by a row-broadcast matrix (wmma.load.c); K/V tiles arrive through 16-byte
+// global loads and shared stores; each subgroup syncs its own staging with
+// bar.warp.sync and reduces a row's max and sum with shuffles; exp2 is
+// ex2.approx (__nv_exp2f without the toolkit's libdevice).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa" -cachet-dump-kernel-objects=directory=%t/ptx -o /dev/null 2>%t/nvvm.remarks
 // RUN: FileCheck %s --check-prefix=PTX < %t/ptx/attention_kernel.ptx
 // RUN: FileCheck %s --check-prefix=REMARK < %t/nvvm.remarks
-// PTX-COUNT-6: .shared .align 128
+// PTX: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
+// PTX-NOT: .shared .align {{.*}} .b8 __dynamic_shmem__0;
+// PTX-DAG: ld.global.v4.b32
+// PTX-DAG: st.shared.v4.b32
 // PTX-DAG: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.load.b.sync.aligned.col.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32
 // PTX-DAG: wmma.store.d.sync.aligned.row.m16n16k16.shared.f32
+// PTX-DAG: bar.warp.sync {{.*}}-1;
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX-DAG: {{ex2.approx|__nv_exp2f}}
 // PTX-DAG: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
 // PTX-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 32 (2 subgroups of 16 rows), key tile 32 (47360 bytes of workgroup memory), 2x8 workgroups of 64 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory)
+// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 64 (4 subgroups of 16 rows), key tile 64 (83968 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/2 of the profile's), 16-byte vector loads, subgroup staging synchronized by nvvm.bar.warp.sync
+//
+// Static workgroup memory (48 KiB at most) and no padding: a key tile of 32.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={dynamic-shared=false tile-pad-bytes=0}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATIC
+// STATIC: key tile 32 (49152 bytes of workgroup memory), {{.*}}; tile rows padded by 0 bytes, static workgroup memory, 16-byte vector loads
 //
 // SPIR-V with the same profile: the default is the scalar kernel (the
 // Vulkan runtime does not enable cooperative matrices yet); asking for mma
@@ -32,6 +47,7 @@
 // SPIRV: spirv.KHR.CooperativeMatrixLoad {{.*}}, <ColumnMajor>
 // SPIRV: spirv.KHR.CooperativeMatrixMulAdd
 // SPIRV: spirv.KHR.CooperativeMatrixStore
+// SPIRV: spirv.GroupNonUniformShuffleXor
 // SPIRV: spirv.KHR.CooperativeMatrixMulAdd
 //
 // ROCDL with a 64-lane profile: the scalar kernel (ROCDL does not lower

@@ -105,6 +105,38 @@ def AlignWorkgroupMemory
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ExternDynamicSharedMemory
+    : Pass<"cachet-extern-dynamic-shared-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give the dynamic shared-memory global external linkage";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers `gpu.dynamic_shared_memory` to a zero-sized
+    `llvm.mlir.global internal` in address space 3. The NVPTX backend emits
+    an internal global as a static `.shared` variable of its (zero) size, so
+    every view of it aliases one byte: only an external global becomes the
+    `.extern .shared` array that the launch's dynamic shared memory backs.
+    This pass runs after the lowering, on the LLVM globals of a GPU module:
+    each zero-sized address-space-3 global that is not external becomes
+    external, aligned to at least `alignment` bytes (`wmma.load` needs 32).
+
+    Before:
+
+    ```mlir
+    llvm.mlir.global internal @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+    ```
+
+    After:
+
+    ```mlir
+    llvm.mlir.global external @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"128",
+           "Least alignment in bytes (a power of two)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def HoistSPIRVVariables
     : Pass<"cachet-hoist-spirv-variables", "mlir::spirv::ModuleOp"> {
   let summary = "Move Function-storage spirv.Variable ops to the entry block";
@@ -439,16 +471,11 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     mask) by a flash-attention kernel: a `gpu.launch` over buffers, one
     workgroup per (query tile, query head), query head `h` reading KV head
     `h floordiv (Hq / Hkv)`. The KV range (up to the causal bound of the
-    tile's last row) is walked in key tiles staged through workgroup memory,
-    twice: the first pass keeps each row's running max and sum of
-    `exp(score - max)` in f32 (online softmax); the second recomputes the
-    scores, rounds `P = exp(score - max) / sum` to V's element type, as the
-    reference lowering does before `P V`, and accumulates `P V` in f32. So
-    the probabilities are the reference's, not rescaled partial ones, and a
-    result matches the CPU reference to the accumulation order. Token-major
-    and head-major K/V run the same arithmetic in the same order, so an
-    attention over a dequantized cache and the same attention over its
-    head-major dequant-once scratch give identical bytes.
+    tile's last row) is walked in key tiles staged through workgroup memory
+    with an online softmax in f32. Token-major and head-major K/V run the
+    same arithmetic in the same order, so an attention over a dequantized
+    cache and the same attention over its head-major dequant-once scratch
+    give identical bytes.
 
     A K or V operand that is `cachet.dequantize` of a token-major packed
     cache (a function argument of a ggml block type, no separate scales) is
@@ -466,26 +493,47 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 
     Kernels (`variant`):
 
-    * `scalar`: one thread per query row; the scores and the f32 output
-      accumulator rows live in workgroup memory. Runs on every target
+    * `scalar`: one thread per query row, two passes over the key tiles:
+      the first keeps each row's running max and sum of `exp(score - max)`,
+      the second rounds `P = exp(score - max) / sum` to V's element type, as
+      the reference lowering does, and accumulates `P V` (so a result
+      matches the CPU reference to the accumulation order). The scores and
+      the f32 output rows live in workgroup memory. Runs on every target
       (lavapipe included). Query tile: two subgroups of rows, at least 32,
       halved (down to 32) until the accumulator rows leave room for a key
       tile.
-    * `mma`: `Q K^T` and `P V` as 16x16x16 f16 matrix multiply-accumulates
-      with f32 accumulators (`gpu.subgroup_mma_load_matrix / compute /
-      store_matrix`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on SPIR-V).
-      Each subgroup owns 16 query rows; Q, K, V, the scores, P (f16), the
-      f32 accumulator and the row statistics are staged in workgroup
-      memory; one thread per row runs the softmax on the staged scores.
-      Needs f16 Q/K/V, head dimensions that are multiples of 16, and a
-      profile whose `coop_matrix` lists `16x16x16:f16->f32`.
+    * `mma`: one pass (FlashAttention-2 style). `Q K^T` and `P V` are
+      16x16x16 f16 matrix multiply-accumulates with f32 accumulators
+      (`gpu.subgroup_mma_*`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on
+      SPIR-V). Each of four subgroups owns 16 query rows: its Q operands are
+      loaded once, its output accumulators stay in registers across the key
+      tiles. Per key tile the subgroup stores its scores to workgroup
+      memory; lanes that share a row (subgroup / 16 of them) scale and mask
+      them, take the row max with shuffles, write `P = exp2(s - max)` as
+      f16 and a 16-column broadcast of `alpha = exp2(oldMax - max)`, which
+      rescales the accumulators elementwise before `O += P V`; the row sum
+      adds the rounded P. The output is divided by the sum at the end. K
+      and V tiles travel through registers in `vector-bytes` vectors, the
+      next tile's loads issued before the current tile is multiplied (K/V
+      decoded in the kernel are written to the tile as they decode). Tile
+      rows are padded by `tile-pad-bytes` so that the 16 rows of an operand
+      fall in different banks (on the H200 this alone is 4x). With
+      `dynamic-shared` the tiles are views of one dynamic allocation, above
+      48 KiB where the profile allows (budget: the profile's workgroup
+      memory over `resident-workgroups`); with `warp-sync` a subgroup
+      orders its private staging with `nvvm.bar.warp.sync` instead of a
+      workgroup barrier. `cachet-compile` sets both on NVVM. Needs f16
+      Q/K/V, head dimensions that are multiples of 16, subgroups of 16, 32
+      or 64 lanes and a profile whose `coop_matrix` lists
+      `16x16x16:f16->f32`.
     * `auto`: `mma` where the profile has that cooperative matrix and
       `allow-mma` is set, `scalar` otherwise (the remark says why).
 
     Tile sizes come from the `#cachet.device` profile (subgroup size,
     workgroup memory bytes, capped at the 48 KiB of static workgroup memory
-    a CUDA kernel gets) unless the options set them: the key tile is the
-    largest power of two up to 64 whose tiles fit. The scalar kernel's dot
+    a CUDA kernel gets unless the mma kernel's memory is dynamic) unless the
+    options set them: the key tile is the largest power of two up to 64
+    whose tiles fit. The scalar kernel's dot
     products and `P V` sums are unrolled; on a `mesa` profile (llvmpipe,
     which silently ends a loop nest after 65535 iterations) an attention
     whose tile loop would run longer keeps the reference lowering. Every
@@ -501,7 +549,7 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
         -> tensor<8x16x64xf16>
     ```
 
-    After (abridged):
+    After (abridged; the scalar kernel, as on lavapipe):
 
     ```mlir
     %qb = bufferization.to_buffer %q read_only : tensor<8x16x64xf16> to memref<8x16x64xf16, strided<[?, ?, ?], offset: ?>>
@@ -538,11 +586,31 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
            "KV positions per workgroup-memory tile (0: from the profile's "
            "workgroup memory)">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "Bytes per vector load and store of the mma kernel's Q, K and V "
+           "tiles (SPIR-V takes at most 4 components: 8)">,
+    Option<"tilePadBytes", "tile-pad-bytes", "int64_t", /*default=*/"16",
+           "Bytes each row of the mma kernel's workgroup-memory tiles is "
+           "padded by, so the 16 rows of an operand start in different "
+           "banks (a multiple of 16; 0: none)">,
+    Option<"dynamicShared", "dynamic-shared", "bool", /*default=*/"false",
+           "Whether the mma kernel's tiles are views of dynamic workgroup "
+           "memory (gpu.dynamic_shared_memory), which may exceed 48 KiB "
+           "(NVVM: the runtime opts in above it)">,
+    Option<"residentWorkgroups", "resident-workgroups", "int64_t",
+           /*default=*/"2",
+           "With dynamic-shared: the mma kernel's tiles take at most the "
+           "profile's workgroup memory over this many workgroups">,
+    Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
+           "Whether a subgroup synchronizes its private staging (scores, P, "
+           "row broadcast) with nvvm.bar.warp.sync instead of gpu.barrier "
+           "(NVVM only)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 
@@ -647,7 +715,7 @@ def LowerDequantTranspose
         attrs = {cachet.dequant_transpose = !cachet.q8_0} {...}
     ```
 
-    After (abridged):
+    After (abridged; the scalar kernel, as on lavapipe):
 
     ```mlir
     %flat = memref.collapse_shape %kq [[0, 1, 2]]

@@ -74,6 +74,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Options of cachet-lower-dequant-transpose added to the "
                      "target's, e.g. \"positions-per-group=8\""),
       llvm::cl::init("")};
+  Option<std::string> attentionOptions{
+      *this, "attention-options",
+      llvm::cl::desc("Options of cachet-lower-attention added after the "
+                     "target's (a later one wins), e.g. \"key-tile=32 "
+                     "tile-pad-bytes=0\""),
+      llvm::cl::init("")};
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
