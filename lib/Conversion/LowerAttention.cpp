@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -79,36 +80,52 @@ struct KernelConfig {
   /// Whether a subgroup synchronizes its private staging with
   /// nvvm.bar.warp.sync (else gpu.barrier).
   bool warpSync = false;
+  /// Whether f16 K/V tiles are double buffered and filled by
+  /// nvgpu.device_async_copy (else through registers).
+  bool asyncCopy = false;
+  /// Whether a subgroup skips rescaling its accumulators while its rows'
+  /// maxima stay (needs warpSync: the branch is per subgroup).
+  bool lazyRescale = false;
 };
 
 /// The workgroup-memory tiles of the mma kernel, in order: Q, K, V (f16),
-/// the scores (f32), P (f16) and a 16-column row broadcast (f32), each row
-/// padded by `padBytes`.
+/// the scores (f32), P (f16), a 16-column row broadcast (f32) and, double
+/// buffered, a second K and V; each row padded by `padBytes`.
 struct MmaTiles {
   struct Tile {
     int64_t rows, cols, stride;
     bool f32;
     int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
   };
-  SmallVector<Tile, 6> tiles;
+  SmallVector<Tile, 8> tiles;
   /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
-  SmallVector<int64_t, 6> offsets;
+  SmallVector<int64_t, 8> offsets;
   int64_t totalBytes = 0;
 
   MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
-           int64_t valueDim, int64_t padBytes) {
-    auto add = [&](int64_t rows, int64_t cols, bool f32) {
+           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false) {
+    auto add = [&](int64_t rows, int64_t cols, bool f32, bool place = true) {
       int64_t stride = cols + padBytes / (f32 ? 4 : 2);
       tiles.push_back({rows, cols, stride, f32});
       offsets.push_back(totalBytes);
-      totalBytes += llvm::alignTo(tiles.back().bytes(), 128);
+      if (place)
+        totalBytes += llvm::alignTo(tiles.back().bytes(), 128);
     };
-    add(queryTile, headDim, false);
+    // Double buffered, Q (read once, before the first key tile) shares the
+    // second K tile's memory where it fits.
+    bool shareQ = doubleBuffer && queryTile <= keyTile;
+    add(queryTile, headDim, false, !shareQ);
     add(keyTile, headDim, false);
     add(keyTile, valueDim, false);
     add(queryTile, keyTile, true);
     add(queryTile, keyTile, false);
     add(queryTile, 16, true);
+    if (!doubleBuffer)
+      return;
+    add(keyTile, headDim, false);
+    add(keyTile, valueDim, false);
+    if (shareQ)
+      offsets[0] = offsets[6];
   }
 };
 
@@ -548,7 +565,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
   // P (f16), and a 16-column row broadcast per row (f32); rows padded so
   // that the rows of a 16x16 operand start in different banks.
-  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes);
+  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
+                  c.asyncCopy);
   SmallVector<Type> shared;
   for (const MmaTiles::Tile &t : layout.tiles)
     shared.push_back(MemRefType::get(
@@ -579,7 +597,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     tiles.assign(launch.getWorkgroupAttributions().begin(),
                  launch.getWorkgroupAttributions().end());
   }
-  Value qTile = tiles[0], kTile = tiles[1], vTile = tiles[2];
+  Value qTile = tiles[0];
   Value sTile = tiles[3], pTile = tiles[4], rowTile = tiles[5];
   int64_t qLead = layout.tiles[0].stride, kLead = layout.tiles[1].stride;
   int64_t vLead = layout.tiles[2].stride, sLead = layout.tiles[3].stride;
@@ -603,6 +621,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // taking `keyTile / lanesPerRow` of its scores.
   int64_t lanesPerRow = c.subgroup / 16;
   int64_t columnsPerLane = c.keyTile / lanesPerRow;
+  int64_t chunk = columnsPerLane % 4 == 0 ? 4 : columnsPerLane % 2 == 0 ? 2 : 1;
+  int64_t chunksPerLane = columnsPerLane / chunk;
   int64_t broadcastPerLane = 16 / lanesPerRow;
   Value lane = arith::RemUIOp::create(b, loc, thread, index(c.subgroup));
   Value rowBlock = arith::MulIOp::create(
@@ -663,6 +683,33 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
         },
         source);
   };
+  // Double buffered, the K and V tiles of tile t + 1 are copied
+  // asynchronously (zero-filled past the last position) while tile t is
+  // multiplied; returns the copies' group.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  auto copyTiles = [&](Value start, Value kDst, Value vDst) -> Value {
+    SmallVector<Value> tokens;
+    for (auto [source, dim, tile] :
+         {std::tuple<Value, int64_t, Value>{key, s.headDim, kDst},
+          {value, s.valueDim, vDst}}) {
+      int64_t perThread = c.keyTile * dim / (c.vectorWidth * c.threads);
+      for (int64_t k = 0; k < perThread; ++k) {
+        auto [j, x, inTile] = vectorCoords(c.keyTile, dim, thread, k);
+        Value pos = arith::AddIOp::create(b, loc, start, j);
+        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            pos, index(s.positions));
+        Value clamped =
+            arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+        Value elements = arith::SelectOp::create(
+            b, loc, valid, index(c.vectorWidth), index(0));
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, tile, ValueRange{j, x}, source,
+            kvIndices(kvHead, clamped, x), b.getIndexAttr(c.vectorWidth),
+            elements, c.vectorWidth == 8 ? b.getUnitAttr() : nullptr));
+      }
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
   SmallVector<Value> init;
   int64_t outBlocks = s.valueDim / 16;
   Value zeroAcc =
@@ -670,8 +717,13 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   init.append(outBlocks, zeroAcc);
   init.push_back(minusInf);
   init.push_back(f32Zero);
-  SmallVector<Value> kFirst = kvVectors(key, s.headDim, zero, s.keyBlock);
-  SmallVector<Value> vFirst = kvVectors(value, s.valueDim, zero, s.valueBlock);
+  SmallVector<Value> kFirst, vFirst;
+  if (c.asyncCopy) {
+    init.push_back(copyTiles(zero, tiles[1], tiles[2]));
+  } else {
+    kFirst = kvVectors(key, s.headDim, zero, s.keyBlock);
+    vFirst = kvVectors(value, s.valueDim, zero, s.valueBlock);
+  }
   init.append(kFirst);
   init.append(vFirst);
   int64_t kCount = kFirst.size(), vCount = vFirst.size();
@@ -690,22 +742,42 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     ValueRange vHeld = carried.slice(outBlocks + 2 + kCount, vCount);
     Value start =
         arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
-
-    gpu::BarrierOp::create(b, loc);
-    if (s.keyBlock)
-      loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
-    else
-      storeVectors(SmallVector<Value>(kHeld), c.keyTile, s.headDim, thread,
-                   kTile);
-    if (s.valueBlock)
-      loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
-    else
-      storeVectors(SmallVector<Value>(vHeld), c.keyTile, s.valueDim, thread,
-                   vTile);
-    gpu::BarrierOp::create(b, loc);
     Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
-    SmallVector<Value> next = kvVectors(key, s.headDim, nextStart, s.keyBlock);
-    next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock));
+    SmallVector<Value> next;
+    Value kTile = tiles[1], vTile = tiles[2];
+    if (c.asyncCopy) {
+      // Tile t is in buffer t mod 2: wait for its copies, then (after every
+      // subgroup is done with tile t - 1) start tile t + 1's into the other.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[outBlocks + 2],
+                                       b.getI32IntegerAttr(0));
+      gpu::BarrierOp::create(b, loc);
+      Value even = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, loop.getInductionVar(), index(2)),
+          zero);
+      auto pick = [&](Value first, Value second) -> Value {
+        return arith::SelectOp::create(b, loc, even, first, second);
+      };
+      kTile = pick(tiles[1], tiles[6]);
+      vTile = pick(tiles[2], tiles[7]);
+      next.push_back(copyTiles(nextStart, pick(tiles[6], tiles[1]),
+                               pick(tiles[7], tiles[2])));
+    } else {
+      gpu::BarrierOp::create(b, loc);
+      if (s.keyBlock)
+        loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
+      else
+        storeVectors(SmallVector<Value>(kHeld), c.keyTile, s.headDim, thread,
+                     kTile);
+      if (s.valueBlock)
+        loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
+      else
+        storeVectors(SmallVector<Value>(vHeld), c.keyTile, s.valueDim, thread,
+                     vTile);
+      gpu::BarrierOp::create(b, loc);
+      next = kvVectors(key, s.headDim, nextStart, s.keyBlock);
+      next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock));
+    }
 
     // S = Q K^T for the subgroup's 16 rows (K's rows read transposed as the
     // B operand).
@@ -726,25 +798,76 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     subgroupSync();
 
     // Online softmax in base 2: the lane's scores, the row's max over its
-    // lanes, P = exp2(s - max) as f16, alpha = exp2(oldMax - max).
+    // lanes, P = exp2(s - max) as f16, alpha = exp2(oldMax - max). A lane
+    // takes chunks of `chunk` consecutive scores, chunk i of the row at
+    // column (i lanesPerRow + part) chunk, read and written as vectors.
     Value log2e = f32(1.4426950408889634);
-    Value columnStart =
-        arith::MulIOp::create(b, loc, part, index(columnsPerLane));
-    // The scores go back to the lane's own entries of sTile (read again
-    // below: keeping them in registers spills).
-    Value tileMax = minusInf;
-    for (int64_t i = 0; i < columnsPerLane; ++i) {
-      Value column = arith::AddIOp::create(b, loc, columnStart, index(i));
-      Value dot =
-          memref::LoadOp::create(b, loc, sTile, ValueRange{tileRow, column});
-      Value pos = arith::AddIOp::create(b, loc, start, column);
-      Value score = arith::MulFOp::create(
-          b, loc,
-          maskedScore(dot, scale, mask, head, row, loadRow, pos, causal),
-          log2e);
-      memref::StoreOp::create(b, loc, score, sTile,
-                              ValueRange{tileRow, column});
-      tileMax = arith::MaximumFOp::create(b, loc, tileMax, score);
+    Value scaleLog2e = f32(scale * 1.4426950408889634);
+    auto chunkType = VectorType::get({chunk}, f32Type);
+    auto chunkColumn = [&](int64_t i) -> Value {
+      return arith::MulIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, part, index(i * lanesPerRow)),
+          index(chunk));
+    };
+    auto loadChunk = [&](Value column) -> SmallVector<Value> {
+      Value v = vector::LoadOp::create(b, loc, chunkType, sTile,
+                                       ValueRange{tileRow, column});
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < chunk; ++e)
+        elements.push_back(vector::ExtractOp::create(b, loc, v, e));
+      return elements;
+    };
+    // A tile every row of the subgroup sees whole (no mask operand, no
+    // position past the end or after the causal bound of the subgroup's
+    // first row) skips the masking: the scores stay unscaled in sTile and
+    // are scaled where they are used.
+    Value unmasked = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+    if (!mask) {
+      Value end = arith::AddIOp::create(b, loc, start, index(c.keyTile));
+      unmasked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                       index(s.positions));
+      if (causal) {
+        Value bound = arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, tileStart, rowBlock),
+            index(*causal + 1));
+        unmasked = arith::AndIOp::create(
+            b, loc, unmasked,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                  bound));
+      }
+    }
+    auto scoresMax = scf::IfOp::create(b, loc, TypeRange{f32Type}, unmasked,
+                                       /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(scoresMax.thenBlock());
+      Value tileMax = minusInf;
+      for (int64_t i = 0; i < chunksPerLane; ++i)
+        for (Value dot : loadChunk(chunkColumn(i)))
+          tileMax = arith::MaximumFOp::create(
+              b, loc, tileMax, arith::MulFOp::create(b, loc, dot, scaleLog2e));
+      scf::YieldOp::create(b, loc, tileMax);
+      // The masked path writes the masked base-2 scores back.
+      b.setInsertionPointToStart(scoresMax.elseBlock());
+      tileMax = minusInf;
+      for (int64_t i = 0; i < chunksPerLane; ++i) {
+        Value column = chunkColumn(i);
+        SmallVector<Value> scores;
+        for (auto [e, dot] : llvm::enumerate(loadChunk(column))) {
+          Value pos = arith::AddIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, start, column), index(e));
+          Value score = arith::MulFOp::create(
+              b, loc,
+              maskedScore(dot, scale, mask, head, row, loadRow, pos, causal),
+              log2e);
+          scores.push_back(score);
+          tileMax = arith::MaximumFOp::create(b, loc, tileMax, score);
+        }
+        vector::StoreOp::create(
+            b, loc, vector::FromElementsOp::create(b, loc, chunkType, scores),
+            sTile, ValueRange{tileRow, column});
+      }
+      scf::YieldOp::create(b, loc, tileMax);
     }
     auto acrossRow = [&](Value v, bool max) {
       for (int64_t offset = 1; offset < lanesPerRow; offset *= 2) {
@@ -756,48 +879,97 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       }
       return v;
     };
-    Value newMax =
-        arith::MaximumFOp::create(b, loc, runningMax, acrossRow(tileMax, true));
+    Value newMax = arith::MaximumFOp::create(
+        b, loc, runningMax, acrossRow(scoresMax.getResult(0), true));
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                        newMax, minusInf);
     Value alpha = arith::SelectOp::create(
         b, loc, none, f32(1),
         math::Exp2Op::create(
             b, loc, arith::SubFOp::create(b, loc, runningMax, newMax)));
-    Value tileSum = f32Zero;
-    for (int64_t i = 0; i < columnsPerLane; ++i) {
-      Value column = arith::AddIOp::create(b, loc, columnStart, index(i));
-      Value score =
-          memref::LoadOp::create(b, loc, sTile, ValueRange{tileRow, column});
-      Value p = arith::SelectOp::create(
-          b, loc, none, f32Zero,
-          math::Exp2Op::create(b, loc,
-                               arith::SubFOp::create(b, loc, score, newMax)));
-      Value rounded = castFloat(b, loc, p, f16Type);
-      memref::StoreOp::create(b, loc, rounded, pTile,
-                              ValueRange{tileRow, column});
-      tileSum = arith::AddFOp::create(b, loc, tileSum,
-                                      castFloat(b, loc, rounded, f32Type));
+    // P and the lane's sum of it (as rounded), from the unscaled scores
+    // (unmasked tile) or the masked base-2 ones.
+    auto probabilities = scf::IfOp::create(b, loc, TypeRange{f32Type}, unmasked,
+                                           /*withElseRegion=*/true);
+    for (bool scaled : {true, false}) {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(scaled ? probabilities.thenBlock()
+                                        : probabilities.elseBlock());
+      Value tileSum = f32Zero;
+      for (int64_t i = 0; i < chunksPerLane; ++i) {
+        Value column = chunkColumn(i);
+        SmallVector<Value> rounded;
+        for (Value score : loadChunk(column)) {
+          Value exponent =
+              scaled ? arith::SubFOp::create(
+                           b, loc,
+                           arith::MulFOp::create(b, loc, score, scaleLog2e),
+                           newMax)
+                           .getResult()
+                     : arith::SubFOp::create(b, loc, score, newMax).getResult();
+          Value p = arith::SelectOp::create(
+              b, loc, none, f32Zero, math::Exp2Op::create(b, loc, exponent));
+          rounded.push_back(castFloat(b, loc, p, f16Type));
+          tileSum = arith::AddFOp::create(
+              b, loc, tileSum, castFloat(b, loc, rounded.back(), f32Type));
+        }
+        vector::StoreOp::create(
+            b, loc,
+            vector::FromElementsOp::create(
+                b, loc, VectorType::get({chunk}, f16Type), rounded),
+            pTile, ValueRange{tileRow, column});
+      }
+      scf::YieldOp::create(b, loc, tileSum);
     }
     Value newSum = arith::AddFOp::create(
         b, loc, arith::MulFOp::create(b, loc, runningSum, alpha),
-        acrossRow(tileSum, false));
-    Value broadcastStart =
-        arith::MulIOp::create(b, loc, part, index(broadcastPerLane));
-    for (int64_t i = 0; i < broadcastPerLane; ++i)
-      memref::StoreOp::create(
-          b, loc, alpha, rowTile,
-          ValueRange{tileRow,
-                     arith::AddIOp::create(b, loc, broadcastStart, index(i))});
-    subgroupSync();
+        acrossRow(probabilities.getResult(0), false));
+    // O = alpha O: alpha to the row broadcast, multiplied elementwise. With
+    // lazy-rescale a subgroup skips it while no row's max moved (alpha 1 in
+    // all its rows), as in long contexts after the first tiles.
+    auto rescale = [&]() {
+      Value broadcastStart =
+          arith::MulIOp::create(b, loc, part, index(broadcastPerLane));
+      for (int64_t i = 0; i < broadcastPerLane; ++i)
+        memref::StoreOp::create(
+            b, loc, alpha, rowTile,
+            ValueRange{tileRow, arith::AddIOp::create(b, loc, broadcastStart,
+                                                      index(i))});
+      subgroupSync();
+      Value alphas = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, cType, rowTile, ValueRange{rowBlock, zero}, lead(rowLead),
+          nullptr);
+      for (Value &o : acc)
+        o = gpu::SubgroupMmaElementwiseOp::create(
+            b, loc, cType, ValueRange{o, alphas}, gpu::MMAElementwiseOp::MULF);
+    };
+    if (c.lazyRescale) {
+      Value lowest = alpha;
+      for (int64_t offset = 1; offset < c.subgroup; offset *= 2)
+        lowest = arith::MinimumFOp::create(
+            b, loc, lowest,
+            gpu::ShuffleOp::create(b, loc, lowest, offset, c.subgroup,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+      Value moved = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                          lowest, f32(1));
+      SmallVector<Type> accTypes(outBlocks, cType);
+      auto scaled = scf::IfOp::create(b, loc, accTypes, moved,
+                                      /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard ifGuard(b);
+        b.setInsertionPointToStart(scaled.elseBlock());
+        scf::YieldOp::create(b, loc, acc);
+        b.setInsertionPointToStart(scaled.thenBlock());
+        rescale();
+        scf::YieldOp::create(b, loc, acc);
+      }
+      acc.assign(scaled.getResults().begin(), scaled.getResults().end());
+    } else {
+      rescale();
+    }
 
-    // O = alpha O + P V.
-    Value alphas = gpu::SubgroupMmaLoadMatrixOp::create(
-        b, loc, cType, rowTile, ValueRange{rowBlock, zero}, lead(rowLead),
-        nullptr);
-    for (Value &o : acc)
-      o = gpu::SubgroupMmaElementwiseOp::create(
-          b, loc, cType, ValueRange{o, alphas}, gpu::MMAElementwiseOp::MULF);
+    // O += P V.
     for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
       Value p = gpu::SubgroupMmaLoadMatrixOp::create(
           b, loc, aType, pTile, ValueRange{rowBlock, index(jb)}, lead(pLead),
@@ -817,6 +989,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     scf::YieldOp::create(b, loc, yielded);
   }
 
+  if (c.asyncCopy)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(outBlocks + 2),
+                                     b.getI32IntegerAttr(0));
   // O / sum, 16 columns at a time through the subgroup's score rows.
   Value rowSum = loop.getResult(outBlocks + 1);
   Value inverse = arith::DivFOp::create(b, loc, f32(1), rowSum);
@@ -970,6 +1145,10 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     c.padBytes = tilePadBytes;
     c.dynamicShared = dynamicShared;
     c.warpSync = warpSync;
+    // Asynchronous copies: dynamic memory (the second K/V buffers), f16
+    // K/V (not decoded in the kernel) and whole vectors per thread.
+    c.asyncCopy = asyncCopy && dynamicShared && !s.keyBlock && !s.valueBlock;
+    c.lazyRescale = lazyRescale && warpSync;
     if (dynamicShared) {
       if (residentWorkgroups < 1)
         return keep(llvm::formatv("resident-workgroups {0} is below 1",
@@ -978,7 +1157,8 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     }
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&](int64_t t) -> uint64_t {
-      return MmaTiles(c.queryTile, t, s.headDim, s.valueDim, c.padBytes)
+      return MmaTiles(c.queryTile, t, s.headDim, s.valueDim, c.padBytes,
+                      c.asyncCopy)
           .totalBytes;
     };
     // The widest vector of at most vector-bytes that divides the rows.
@@ -1009,6 +1189,16 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     });
   };
   c.keyTile = chooseKeyTile();
+  // Asynchronous copies move 4, 8 or 16 bytes, the same number per thread.
+  auto copiesEvenly = [&](int64_t t) {
+    int64_t perCopy = c.vectorWidth * c.threads;
+    return c.vectorWidth >= 2 && t * s.headDim % perCopy == 0 &&
+           t * s.valueDim % perCopy == 0;
+  };
+  if (c.asyncCopy && !copiesEvenly(c.keyTile)) {
+    c.asyncCopy = false;
+    c.keyTile = chooseKeyTile();
+  }
   // Without a query-tile option, the scalar kernel halves its query tile
   // (down to 32 rows) until its accumulator rows leave room for a key tile.
   while (c.variant == Variant::Scalar && queryTile <= 0 && c.queryTile > 32 &&
@@ -1062,18 +1252,20 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
         << llvm::formatv("query tile {0} ({1} subgroups of 16 rows), ",
                          c.queryTile, c.queryTile / 16)
         << common
-        << llvm::formatv(
-               "; tile rows padded by {0} bytes, {1} workgroup "
-               "memory{2}, {3}-byte vector loads, subgroup staging "
-               "synchronized by {4}",
-               c.padBytes, c.dynamicShared ? "dynamic" : "static",
-               c.dynamicShared
-                   ? llvm::formatv(" (budget: 1/{0} of the profile's)",
-                                   residentWorkgroups.getValue())
-                         .str()
-                   : std::string(),
-               2 * c.vectorWidth,
-               c.warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier");
+        << llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup "
+                         "memory",
+                         c.padBytes, c.dynamicShared ? "dynamic" : "static")
+        << (c.dynamicShared ? llvm::formatv(" (budget: 1/{0} of the profile's)",
+                                            residentWorkgroups.getValue())
+                                  .str()
+                            : std::string())
+        << (c.asyncCopy ? ", K/V double-buffered by asynchronous copies"
+                        : ", K/V through registers")
+        << llvm::formatv(" ({0}-byte vectors), subgroup staging synchronized "
+                         "by {1}",
+                         2 * c.vectorWidth,
+                         c.warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier")
+        << (c.lazyRescale ? ", lazy rescaling" : "");
   else
     op.emitRemark("cachet-lower-attention: scalar flash-attention kernel (")
         << noMma << "): "

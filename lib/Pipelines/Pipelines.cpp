@@ -102,7 +102,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                               options.attentionKernel.getValue(),
                               options.target == Target::NVVM
                                   ? "allow-mma=true dynamic-shared=true "
-                                    "warp-sync=true"
+                                    "async-copy=true warp-sync=true"
                               : options.target == Target::SPIRV
                                   ? "allow-mma=false vector-bytes=8"
                                   : "allow-mma=false",
@@ -174,10 +174,11 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       options.features.getValue())
             .str());
     addPrefetch(pm, options);
-    addPipeline(pm, "gpu.module(cachet-align-workgroup-memory,"
-                    "convert-scf-to-cf,convert-gpu-to-nvvm,"
-                    "cachet-extern-dynamic-shared-memory),"
-                    "reconcile-unrealized-casts");
+    addPipeline(pm,
+                "gpu.module(cachet-align-workgroup-memory,"
+                "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
+                "cachet-extern-dynamic-shared-memory),"
+                "reconcile-unrealized-casts");
     format = options.format;
     break;
   case Target::ROCDL:

@@ -4,6 +4,7 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma=false" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="dynamic-shared=true async-copy=true warp-sync=true" 2>/dev/null | FileCheck %s --check-prefix=ASYNC
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
 // thread per query row, 32 rows, a key tile of 64 positions; K and V read
@@ -53,6 +54,25 @@
 // MMA: scf.yield
 // MMA: arith.divf
 // MMA: gpu.subgroup_mma_store_matrix
+// As cachet-compile sets it up on NVVM: the tiles are views of dynamic
+// workgroup memory (Q shares the second K buffer: both at offset 50176),
+// K/V double buffered and filled by asynchronous copies that zero-fill
+// past the last position, subgroup staging ordered by nvvm.bar.warp.sync.
+// ASYNC-LABEL: func.func @head_major_causal
+// ASYNC: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %c68608_i32
+// ASYNC: %[[BASE:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// ASYNC: memref.view %[[BASE]][%c50176{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC: memref.view %[[BASE]][%c50176{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+// ASYNC: nvgpu.device_async_create_group
+// ASYNC: scf.for {{.*}} -> ({{.*}}!nvgpu.device.async.token)
+// ASYNC: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// ASYNC: gpu.barrier
+// ASYNC: arith.select {{.*}} : memref<64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_copy
+// ASYNC: nvvm.bar.warp.sync
+// ASYNC: scf.yield
+// ASYNC: nvgpu.device_async_wait
 // FORCED: remark: cachet-lower-attention: scalar flash-attention kernel (variant=scalar): query tile 16 (one thread per row), key tile 8
 // FORCED-IR-LABEL: func.func @head_major_causal
 // FORCED-IR-NOT: gpu.subgroup_mma

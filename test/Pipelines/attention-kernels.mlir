@@ -7,8 +7,8 @@
 // shared memory (an .extern .shared array aligned to 128 bytes, rows padded
 // by 16 bytes), K loaded
 // column-major (K^T); the output accumulators stay in registers, rescaled
-// by a row-broadcast matrix (wmma.load.c); K/V tiles arrive through 16-byte
-// global loads and shared stores; each subgroup syncs its own staging with
+// by a row-broadcast matrix (wmma.load.c); K/V tiles arrive double buffered
+// through 16-byte cp.async copies; each subgroup syncs its own staging with
 // bar.warp.sync and reduces a row's max and sum with shuffles; exp2 is
 // ex2.approx (__nv_exp2f without the toolkit's libdevice).
 // RUN: rm -rf %t && mkdir -p %t
@@ -17,8 +17,9 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t/nvvm.remarks
 // PTX: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
 // PTX-NOT: .shared .align {{.*}} .b8 __dynamic_shmem__0;
-// PTX-DAG: ld.global.v4.b32
-// PTX-DAG: st.shared.v4.b32
+// PTX-DAG: cp.async.cg.shared.global
+// PTX-DAG: cp.async.commit_group
+// PTX-DAG: cp.async.wait_group 0
 // PTX-DAG: wmma.load.a.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.load.b.sync.aligned.col.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32
@@ -29,11 +30,21 @@
 // PTX-DAG: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
 // PTX-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 64 (4 subgroups of 16 rows), key tile 64 (83968 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/2 of the profile's), 16-byte vector loads, subgroup staging synchronized by nvvm.bar.warp.sync
+// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 64 (4 subgroups of 16 rows), key tile 32 (71680 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors), subgroup staging synchronized by nvvm.bar.warp.sync
 //
-// Static workgroup memory (48 KiB at most) and no padding: a key tile of 32.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={dynamic-shared=false tile-pad-bytes=0}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATIC
-// STATIC: key tile 32 (49152 bytes of workgroup memory), {{.*}}; tile rows padded by 0 bytes, static workgroup memory, 16-byte vector loads
+// Static workgroup memory (48 KiB at most) and no padding: a key tile of
+// 32, K/V through registers (16-byte global loads and shared stores).
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={dynamic-shared=false tile-pad-bytes=0}" -cachet-dump-kernel-objects=directory=%t/static -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: FileCheck %s --check-prefix=STATIC-PTX < %t/static/attention_kernel.ptx
+// STATIC: key tile 32 (49152 bytes of workgroup memory), {{.*}}; tile rows padded by 0 bytes, static workgroup memory, K/V through registers (16-byte vectors)
+// STATIC-PTX-NOT: cp.async
+// STATIC-PTX: ld.global.v4.b32
+// STATIC-PTX: st.shared.v4.b32
+//
+// Lazy rescaling: a subgroup-wide min of alpha (shuffles) guards the
+// rescale.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
+// LAZY: subgroup staging synchronized by nvvm.bar.warp.sync, lazy rescaling
 //
 // SPIR-V with the same profile: the default is the scalar kernel (the
 // Vulkan runtime does not enable cooperative matrices yet); asking for mma

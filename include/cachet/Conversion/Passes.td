@@ -515,14 +515,17 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       adds the rounded P. The output is divided by the sum at the end. K
       and V tiles travel through registers in `vector-bytes` vectors, the
       next tile's loads issued before the current tile is multiplied (K/V
-      decoded in the kernel are written to the tile as they decode). Tile
+      decoded in the kernel are written to the tile as they decode); with
+      `async-copy` (NVVM, dynamic memory, f16 K/V) they are double buffered
+      instead and filled by `nvgpu.device_async_copy` (cp.async, zero-filled
+      past the last position), one barrier per key tile. Tile
       rows are padded by `tile-pad-bytes` so that the 16 rows of an operand
       fall in different banks (on the H200 this alone is 4x). With
       `dynamic-shared` the tiles are views of one dynamic allocation, above
       48 KiB where the profile allows (budget: the profile's workgroup
       memory over `resident-workgroups`); with `warp-sync` a subgroup
       orders its private staging with `nvvm.bar.warp.sync` instead of a
-      workgroup barrier. `cachet-compile` sets both on NVVM. Needs f16
+      workgroup barrier. `cachet-compile` sets all three on NVVM. Needs f16
       Q/K/V, head dimensions that are multiples of 16, subgroups of 16, 32
       or 64 lanes and a profile whose `coop_matrix` lists
       `16x16x16:f16->f32`.
@@ -598,9 +601,17 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
            "memory (gpu.dynamic_shared_memory), which may exceed 48 KiB "
            "(NVVM: the runtime opts in above it)">,
     Option<"residentWorkgroups", "resident-workgroups", "int64_t",
-           /*default=*/"2",
+           /*default=*/"3",
            "With dynamic-shared: the mma kernel's tiles take at most the "
            "profile's workgroup memory over this many workgroups">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
+           "With dynamic-shared: the mma kernel double-buffers f16 K/V tiles "
+           "and fills them with nvgpu.device_async_copy (cp.async, NVVM "
+           "only), the next tile's copies in flight while one is multiplied">,
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+           "With warp-sync: a subgroup skips rescaling its output "
+           "accumulators for a key tile that moves none of its rows' maxima "
+           "(no gain measured on the H200: off)">,
     Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
            "Whether a subgroup synchronizes its private staging (scores, P, "
            "row broadcast) with nvvm.bar.warp.sync instead of gpu.barrier "
@@ -610,7 +621,8 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
