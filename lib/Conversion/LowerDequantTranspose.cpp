@@ -51,6 +51,74 @@ struct Plan {
   int64_t values = 0;
 };
 
+/// One store's worth of a dequant-transpose: item (h, p, c), c fastest,
+/// is values [c V, (c + 1) V) of position p (of `rows` rows) of head h;
+/// value c V + j is lane (c V + j) % 32 of block (c V + j) / 32 of row
+/// (p, h) of the bytes that `readByte` reads.
+struct DecodedItem {
+  Value position, head, first;
+  SmallVector<Value> values;
+};
+
+DecodedItem decodeItem(OpBuilder &b, Location loc, Value item, int64_t rows,
+                       const Plan &plan, Type element,
+                       const BlockDecoder::ByteReader &readByte) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t perRow = plan.dim / plan.values;
+  DecodedItem d;
+  Value c = arith::RemUIOp::create(b, loc, item, index(perRow));
+  Value rest = arith::DivUIOp::create(b, loc, item, index(perRow));
+  d.position = arith::RemUIOp::create(b, loc, rest, index(rows));
+  d.head = arith::DivUIOp::create(b, loc, rest, index(rows));
+  Value rowStart = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, d.position, index(plan.heads)),
+          d.head),
+      index(plan.rowBytes));
+  d.first = arith::MulIOp::create(b, loc, c, index(plan.values));
+  Value blockStart = arith::AddIOp::create(
+      b, loc, rowStart,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, d.first, index(32)),
+          index(plan.block.getBlockBytes())));
+  Value lane0 = arith::RemUIOp::create(b, loc, d.first, index(32));
+  BlockDecoder decoder(b, loc, plan.block, readByte);
+  for (int64_t j = 0; j < plan.values; ++j)
+    d.values.push_back(castFloat(
+        b, loc,
+        decoder.decode(blockStart,
+                       arith::AddIOp::create(b, loc, lane0, index(j))),
+        element));
+  return d;
+}
+
+/// Stores `values` at [head, position, first + j] of `out`: one vector
+/// store of `storeBytes`, or one store per value.
+void storeItem(OpBuilder &b, Location loc, Value out, Value head,
+               Value position, Value first, ArrayRef<Value> values,
+               bool scalarStores, int64_t storeBytes) {
+  if (scalarStores) {
+    for (auto [j, v] : llvm::enumerate(values))
+      memref::StoreOp::create(
+          b, loc, v, out,
+          ValueRange{head, position,
+                     arith::AddIOp::create(
+                         b, loc, first,
+                         arith::ConstantIndexOp::create(b, loc, j))});
+    return;
+  }
+  Type element = values.front().getType();
+  auto store = vector::StoreOp::create(
+      b, loc,
+      vector::FromElementsOp::create(
+          b, loc, VectorType::get({int64_t(values.size())}, element), values),
+      out, ValueRange{head, position, first});
+  store.setAlignment(storeBytes);
+}
+
 struct LowerDequantTransposePass final
     : public cachet::impl::LowerDequantTransposeBase<
           LowerDequantTransposePass> {
@@ -68,6 +136,14 @@ struct LowerDequantTransposePass final
       if (!reason.empty()) {
         op.emitRemark("cachet-lower-dequant-transpose: generic kernel: ")
             << reason;
+        continue;
+      }
+      if (kernel == "direct") {
+        op.emitRemark("cachet-lower-dequant-transpose: direct kernel: a "
+                      "thread per ")
+            << plan.values << " values (one store), bytes read from global "
+            << "memory, workgroups of " << threads.getValue() << " threads";
+        lowerDirect(op, plan);
         continue;
       }
       op.emitRemark("cachet-lower-dequant-transpose: ")
@@ -138,7 +214,50 @@ struct LowerDequantTransposePass final
       return "the result is not aligned to store-bytes";
     if (threads <= 0)
       return "threads must be positive";
+    if (kernel != "staged" && kernel != "direct")
+      return "unknown kernel '" + kernel + "' (staged or direct)";
     return "";
+  }
+
+  /// The direct kernel: thread i writes the `values` values of store i of
+  /// the head-major result (consecutive threads, consecutive stores), each
+  /// decoded from bytes read straight from global memory (the L1 cache
+  /// serves a block's neighbours); no workgroup memory, no barrier.
+  void lowerDirect(linalg::GenericOp op, const Plan &plan) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value bytes = getBytes(op), out = op.getDpsInits()[0];
+    Type element = cast<MemRefType>(out.getType()).getElementType();
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    auto flat = memref::CollapseShapeOp::create(
+        b, loc, bytes, SmallVector<ReassociationIndices>{{0, 1, 2}});
+    int64_t perRow = plan.dim / plan.values;
+    int64_t items = plan.heads * plan.positions * perRow;
+    Value one = index(b, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, llvm::divideCeil(items, threads.getValue())), one, one,
+        index(b, threads), one, one);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value item = arith::AddIOp::create(
+        kb, loc,
+        arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
+                              index(kb, threads)),
+        launch.getThreadIds().x);
+    Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                          item, index(kb, items));
+    auto guard = scf::IfOp::create(kb, loc, inRange, /*withElseRegion=*/false);
+    OpBuilder tb = OpBuilder::atBlockBegin(guard.thenBlock());
+    DecodedItem d = decodeItem(
+        tb, loc, item, plan.positions, plan, element,
+        [&](OpBuilder &rb, Location l, Value offset) -> Value {
+          return memref::LoadOp::create(rb, l, flat, offset);
+        });
+    storeItem(tb, loc, out, d.head, d.position, d.first, d.values,
+              scalarStores, storeBytes);
+    gpu::TerminatorOp::create(kb, loc);
+    op.erase();
   }
 
   /// The packed form reads the bytes in its body (the reference lowering
@@ -316,54 +435,14 @@ struct LowerDequantTransposePass final
     scf::ForOp::create(
         kb, loc, tid, index(kb, items), nThreads, ValueRange{},
         [&](OpBuilder &lb, Location l, Value item, ValueRange) {
-          Value c = arith::RemUIOp::create(lb, l, item, index(lb, perRow));
-          Value rest = arith::DivUIOp::create(lb, l, item, index(lb, perRow));
-          Value p =
-              arith::RemUIOp::create(lb, l, rest, index(lb, plan.perGroup));
-          Value h =
-              arith::DivUIOp::create(lb, l, rest, index(lb, plan.perGroup));
-          // Row (p, h) of the staged bytes; value c * V + j is lane
-          // (c * V + j) % 32 of block (c * V + j) / 32.
-          Value rowStart = arith::MulIOp::create(
-              lb, l,
-              arith::AddIOp::create(
-                  lb, l, arith::MulIOp::create(lb, l, p, index(lb, plan.heads)),
-                  h),
-              index(lb, plan.rowBytes));
-          Value first = arith::MulIOp::create(lb, l, c, index(lb, plan.values));
-          Value blockIndex =
-              arith::DivUIOp::create(lb, l, first, index(lb, 32));
-          Value blockStart = arith::AddIOp::create(
-              lb, l, rowStart,
-              arith::MulIOp::create(lb, l, blockIndex,
-                                    index(lb, plan.block.getBlockBytes())));
-          Value lane0 = arith::RemUIOp::create(lb, l, first, index(lb, 32));
-          BlockDecoder decoder(lb, l, plan.block, readByte);
-          SmallVector<Value> decoded;
-          for (int64_t j = 0; j < plan.values; ++j) {
-            Value lane = arith::AddIOp::create(lb, l, lane0, index(lb, j));
-            Value v = decoder.decode(blockStart, lane);
-            if (!element.isF32())
-              v = arith::TruncFOp::create(lb, l, element, v);
-            decoded.push_back(v);
-          }
+          DecodedItem d =
+              decodeItem(lb, l, item, plan.perGroup, plan, element, readByte);
           Value position = arith::AddIOp::create(
               lb, l,
-              arith::MulIOp::create(lb, l, group, index(lb, plan.perGroup)), p);
-          if (scalarStores) {
-            for (int64_t j = 0; j < plan.values; ++j)
-              memref::StoreOp::create(
-                  lb, l, decoded[j], out,
-                  ValueRange{
-                      h, position,
-                      arith::AddIOp::create(lb, l, first, index(lb, j))});
-          } else {
-            Value vec = vector::FromElementsOp::create(
-                lb, l, VectorType::get({plan.values}, element), decoded);
-            auto store = vector::StoreOp::create(
-                lb, l, vec, out, ValueRange{h, position, first});
-            store.setAlignment(storeBytes);
-          }
+              arith::MulIOp::create(lb, l, group, index(lb, plan.perGroup)),
+              d.position);
+          storeItem(lb, l, out, d.head, position, d.first, d.values,
+                    scalarStores, storeBytes);
           scf::YieldOp::create(lb, l);
         });
     gpu::TerminatorOp::create(kb, loc);

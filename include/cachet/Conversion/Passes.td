@@ -717,7 +717,11 @@ def LowerDequantTranspose
     and writes them with one vector store; consecutive threads write
     consecutive bytes of a head's rows. Anything else (the split q8_0 form,
     non-contiguous views, misalignment) keeps the generic kernel, with a
-    remark naming the reason.
+    remark naming the reason. `kernel=direct` instead gives each thread one
+    store's values, decoded from bytes read straight from global memory (no
+    workgroup memory, no barrier); on the H200 it ran 1.53-1.68 TB/s against
+    the staged kernel's 1.85-1.90 (docs/BENCHMARKS.md), so `staged` stays the
+    default.
 
     Before (after bufferization; 1024 positions, 2 KV heads, D 128, q8_0):
 
@@ -727,7 +731,7 @@ def LowerDequantTranspose
         attrs = {cachet.dequant_transpose = !cachet.q8_0} {...}
     ```
 
-    After (abridged; the scalar kernel, as on lavapipe):
+    After (abridged):
 
     ```mlir
     %flat = memref.collapse_shape %kq [[0, 1, 2]]
@@ -749,6 +753,10 @@ def LowerDequantTranspose
     ```
   }];
   let options = [
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"staged\"",
+           "staged (a workgroup stages its positions' bytes in workgroup "
+           "memory, then decodes) or direct (a thread per store decodes "
+           "bytes read from global memory)">,
     Option<"positionsPerGroup", "positions-per-group", "int64_t",
            /*default=*/"16",
            "Positions one workgroup stages and writes (16 measured best of "
