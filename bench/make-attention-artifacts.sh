@@ -70,7 +70,7 @@ MLIR
   local chip=()
   [ "$target" = nvvm ] && chip=(--chip=sm_90)
   echo "== $name"
-  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" \
+  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" ${EXTRA:+"$EXTRA"} \
     --profile=h200 --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
   grep -h "cachet-dequant-once-kv: \|cachet-lower-attention: " \
     "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
@@ -82,7 +82,7 @@ emit_test() {
   local file="$out/mlir/$1.mlir"
   sed "$2" "test/Integration/Inputs/$3" >"$file"
   echo "== $1"
-  "$run" "$file" --entry=attention --target=nvvm --chip=sm_90 --profile=h200 \
+  "$run" "$file" --entry=attention --target=nvvm --chip=sm_90 --profile=h200 ${EXTRA:+"$EXTRA"} \
     --emit="$out/art/$1" --no-run 2>"$out/art/$1.remarks"
   grep -h "cachet-lower-attention: " "$out/art/$1.remarks" |
     sed 's/^[^ ]* remark: /   /' | sort -u
@@ -92,7 +92,8 @@ emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir
 emit_test nvvm-odd-f16-mask "" attention-f16.mlir
 
 # TARGETS (default "nvvm spirv") and DEPTHS (default "448 4096 32768";
-# 448 is pp64) narrow what is emitted.
+# 448 is pp64) narrow what is emitted; EXTRA adds one cachet-run argument
+# (e.g. "--compile-options=attention-options={row-blocks=2}").
 for target in ${TARGETS:-nvvm spirv}; do
   for kv in f16hm f16 q8_0 q4_0; do
     for depth in ${DEPTHS:-448 4096 32768}; do

@@ -86,6 +86,10 @@ struct KernelConfig {
   /// Whether a subgroup skips rescaling its accumulators while its rows'
   /// maxima stay (needs warpSync: the branch is per subgroup).
   bool lazyRescale = false;
+  /// 16-row blocks per subgroup (mma kernel): with more than one, a K or V
+  /// operand loaded from workgroup memory serves all of them, and Q is read
+  /// from workgroup memory per key tile instead of held in registers.
+  int64_t rowBlocks = 1;
 };
 
 /// The workgroup-memory tiles of the mma kernel, in order: Q, K, V (f16),
@@ -103,7 +107,8 @@ struct MmaTiles {
   int64_t totalBytes = 0;
 
   MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
-           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false) {
+           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
+           bool qReadOnce = true) {
     auto add = [&](int64_t rows, int64_t cols, bool f32, bool place = true) {
       int64_t stride = cols + padBytes / (f32 ? 4 : 2);
       tiles.push_back({rows, cols, stride, f32});
@@ -113,7 +118,7 @@ struct MmaTiles {
     };
     // Double buffered, Q (read once, before the first key tile) shares the
     // second K tile's memory where it fits.
-    bool shareQ = doubleBuffer && queryTile <= keyTile;
+    bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
     add(queryTile, headDim, false, !shareQ);
     add(keyTile, headDim, false);
     add(keyTile, valueDim, false);
@@ -566,7 +571,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // P (f16), and a 16-column row broadcast per row (f32); rows padded so
   // that the rows of a 16x16 operand start in different banks.
   MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
-                  c.asyncCopy);
+                  c.asyncCopy, c.rowBlocks == 1);
   SmallVector<Type> shared;
   for (const MmaTiles::Tile &t : layout.tiles)
     shared.push_back(MemRefType::get(
@@ -616,10 +621,12 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
   Value tileStart =
       arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
-  // Subgroup w multiplies rows [16 w, 16 w + 16) of the tile; in the
-  // softmax, `lanesPerRow` consecutive lanes share one of those rows, each
-  // taking `keyTile / lanesPerRow` of its scores.
-  int64_t lanesPerRow = c.subgroup / 16;
+  // Subgroup w multiplies rows [16 R w, 16 R (w + 1)) of the tile, R =
+  // rowBlocks blocks of 16; in the softmax, `lanesPerRow` consecutive lanes
+  // share one of those rows, each taking `keyTile / lanesPerRow` of its
+  // scores.
+  int64_t blocks = c.rowBlocks;
+  int64_t lanesPerRow = c.subgroup / (16 * blocks);
   int64_t columnsPerLane = c.keyTile / lanesPerRow;
   int64_t chunk = columnsPerLane % 4 == 0 ? 4 : columnsPerLane % 2 == 0 ? 2 : 1;
   int64_t chunksPerLane = columnsPerLane / chunk;
@@ -627,7 +634,13 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Value lane = arith::RemUIOp::create(b, loc, thread, index(c.subgroup));
   Value rowBlock = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, thread, index(c.subgroup)),
-      index(16));
+      index(16 * blocks));
+  SmallVector<Value> rowBlockStarts;
+  for (int64_t r = 0; r < blocks; ++r)
+    rowBlockStarts.push_back(
+        r == 0 ? rowBlock
+               : arith::AddIOp::create(b, loc, rowBlock, index(16 * r))
+                     .getResult());
   Value tileRow = arith::AddIOp::create(
       b, loc, rowBlock,
       arith::DivUIOp::create(b, loc, lane, index(lanesPerRow)));
@@ -661,11 +674,17 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       query);
   storeVectors(qVectors, c.queryTile, s.headDim, thread, qTile);
   gpu::BarrierOp::create(b, loc);
+  // Q's A operand of row block r and column block kb: loaded once here with
+  // one row block, else where it is used.
+  auto loadQ = [&](int64_t r, int64_t kb) -> Value {
+    return gpu::SubgroupMmaLoadMatrixOp::create(
+        b, loc, aType, qTile, ValueRange{rowBlockStarts[r], index(kb)},
+        lead(qLead), /*transpose=*/nullptr);
+  };
   SmallVector<Value> qOperands;
-  for (int64_t kb = 0; kb < s.headDim; kb += 16)
-    qOperands.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-        b, loc, aType, qTile, ValueRange{rowBlock, index(kb)}, lead(qLead),
-        /*transpose=*/nullptr));
+  if (blocks == 1)
+    for (int64_t kb = 0; kb < s.headDim; kb += 16)
+      qOperands.push_back(loadQ(0, kb));
 
   // K and V tiles in registers: the global loads of tile t + 1 are issued
   // before tile t is multiplied (packed caches decode in the tile loop).
@@ -711,10 +730,12 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   SmallVector<Value> init;
+  // Accumulator r * outBlocks + db: row block r, columns [16 db, 16 db + 16).
   int64_t outBlocks = s.valueDim / 16;
+  int64_t accCount = blocks * outBlocks;
   Value zeroAcc =
       gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, f32Zero);
-  init.append(outBlocks, zeroAcc);
+  init.append(accCount, zeroAcc);
   init.push_back(minusInf);
   init.push_back(f32Zero);
   SmallVector<Value> kFirst, vFirst;
@@ -735,11 +756,11 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     OpBuilder::InsertionGuard loopGuard(b);
     b.setInsertionPointToStart(loop.getBody());
     ValueRange carried = loop.getRegionIterArgs();
-    SmallVector<Value> acc(carried.begin(), carried.begin() + outBlocks);
-    Value runningMax = carried[outBlocks];
-    Value runningSum = carried[outBlocks + 1];
-    ValueRange kHeld = carried.slice(outBlocks + 2, kCount);
-    ValueRange vHeld = carried.slice(outBlocks + 2 + kCount, vCount);
+    SmallVector<Value> acc(carried.begin(), carried.begin() + accCount);
+    Value runningMax = carried[accCount];
+    Value runningSum = carried[accCount + 1];
+    ValueRange kHeld = carried.slice(accCount + 2, kCount);
+    ValueRange vHeld = carried.slice(accCount + 2 + kCount, vCount);
     Value start =
         arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
     Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
@@ -748,7 +769,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     if (c.asyncCopy) {
       // Tile t is in buffer t mod 2: wait for its copies, then (after every
       // subgroup is done with tile t - 1) start tile t + 1's into the other.
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[outBlocks + 2],
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[accCount + 2],
                                        b.getI32IntegerAttr(0));
       gpu::BarrierOp::create(b, loc);
       Value even = arith::CmpIOp::create(
@@ -779,22 +800,30 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock));
     }
 
-    // S = Q K^T for the subgroup's 16 rows (K's rows read transposed as the
-    // B operand).
-    for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
-      Value scores = zeroAcc;
-      for (int64_t kb = 0; kb < s.headDim; kb += 16) {
+    // S = Q K^T for the subgroup's rows (K's rows read transposed as the B
+    // operand, each serving every row block).
+    int64_t keyBlocks = c.keyTile / 16;
+    SmallVector<Value> scores(blocks * keyBlocks, zeroAcc);
+    for (int64_t kb = 0; kb < s.headDim; kb += 16) {
+      SmallVector<Value> q;
+      for (int64_t r = 0; r < blocks; ++r)
+        q.push_back(blocks == 1 ? qOperands[kb / 16] : loadQ(r, kb));
+      for (int64_t jb = 0; jb < keyBlocks; ++jb) {
         Value k = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, bType, kTile, ValueRange{index(jb), index(kb)}, lead(kLead),
-            b.getUnitAttr());
-        scores = gpu::SubgroupMmaComputeOp::create(
-            b, loc, cType, qOperands[kb / 16], k, scores, nullptr,
-            b.getUnitAttr());
+            b, loc, bType, kTile, ValueRange{index(16 * jb), index(kb)},
+            lead(kLead), b.getUnitAttr());
+        for (int64_t r = 0; r < blocks; ++r)
+          scores[r * keyBlocks + jb] = gpu::SubgroupMmaComputeOp::create(
+              b, loc, cType, q[r], k, scores[r * keyBlocks + jb], nullptr,
+              b.getUnitAttr());
       }
-      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, scores, sTile,
-                                            ValueRange{rowBlock, index(jb)},
-                                            lead(sLead), nullptr);
     }
+    for (int64_t r = 0; r < blocks; ++r)
+      for (int64_t jb = 0; jb < keyBlocks; ++jb)
+        gpu::SubgroupMmaStoreMatrixOp::create(
+            b, loc, scores[r * keyBlocks + jb], sTile,
+            ValueRange{rowBlockStarts[r], index(16 * jb)}, lead(sLead),
+            nullptr);
     subgroupSync();
 
     // Online softmax in base 2: the lane's scores, the row's max over its
@@ -936,12 +965,17 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
             ValueRange{tileRow, arith::AddIOp::create(b, loc, broadcastStart,
                                                       index(i))});
       subgroupSync();
-      Value alphas = gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, cType, rowTile, ValueRange{rowBlock, zero}, lead(rowLead),
-          nullptr);
-      for (Value &o : acc)
-        o = gpu::SubgroupMmaElementwiseOp::create(
-            b, loc, cType, ValueRange{o, alphas}, gpu::MMAElementwiseOp::MULF);
+      for (int64_t r = 0; r < blocks; ++r) {
+        Value alphas = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, cType, rowTile, ValueRange{rowBlockStarts[r], zero},
+            lead(rowLead), nullptr);
+        for (int64_t db = 0; db < outBlocks; ++db) {
+          Value &o = acc[r * outBlocks + db];
+          o = gpu::SubgroupMmaElementwiseOp::create(
+              b, loc, cType, ValueRange{o, alphas},
+              gpu::MMAElementwiseOp::MULF);
+        }
+      }
     };
     if (c.lazyRescale) {
       Value lowest = alpha;
@@ -953,7 +987,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                 .getShuffleResult());
       Value moved = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
                                           lowest, f32(1));
-      SmallVector<Type> accTypes(outBlocks, cType);
+      SmallVector<Type> accTypes(accCount, cType);
       auto scaled = scf::IfOp::create(b, loc, accTypes, moved,
                                       /*withElseRegion=*/true);
       {
@@ -969,17 +1003,22 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       rescale();
     }
 
-    // O += P V.
+    // O += P V (each V operand serving every row block).
     for (int64_t jb = 0; jb < c.keyTile; jb += 16) {
-      Value p = gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, aType, pTile, ValueRange{rowBlock, index(jb)}, lead(pLead),
-          nullptr);
+      SmallVector<Value> p;
+      for (int64_t r = 0; r < blocks; ++r)
+        p.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, pTile, ValueRange{rowBlockStarts[r], index(jb)},
+            lead(pLead), nullptr));
       for (int64_t db = 0; db < outBlocks; ++db) {
         Value v = gpu::SubgroupMmaLoadMatrixOp::create(
             b, loc, bType, vTile, ValueRange{index(jb), index(db * 16)},
             lead(vLead), nullptr);
-        acc[db] = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p, v,
-                                                    acc[db], nullptr, nullptr);
+        for (int64_t r = 0; r < blocks; ++r) {
+          Value &o = acc[r * outBlocks + db];
+          o = gpu::SubgroupMmaComputeOp::create(b, loc, cType, p[r], v, o,
+                                                nullptr, nullptr);
+        }
       }
     }
     SmallVector<Value> yielded(acc);
@@ -990,10 +1029,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   }
 
   if (c.asyncCopy)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(outBlocks + 2),
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(accCount + 2),
                                      b.getI32IntegerAttr(0));
   // O / sum, 16 columns at a time through the subgroup's score rows.
-  Value rowSum = loop.getResult(outBlocks + 1);
+  Value rowSum = loop.getResult(accCount + 1);
   Value inverse = arith::DivFOp::create(b, loc, f32(1), rowSum);
   Value rowValid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
                                          index(s.queries));
@@ -1001,9 +1040,10 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       arith::MulIOp::create(b, loc, part, index(broadcastPerLane));
   for (int64_t db = 0; db < outBlocks; ++db) {
     subgroupSync();
-    gpu::SubgroupMmaStoreMatrixOp::create(b, loc, loop.getResult(db), sTile,
-                                          ValueRange{rowBlock, zero},
-                                          lead(sLead), nullptr);
+    for (int64_t r = 0; r < blocks; ++r)
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          b, loc, loop.getResult(r * outBlocks + db), sTile,
+          ValueRange{rowBlockStarts[r], zero}, lead(sLead), nullptr);
     subgroupSync();
     auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard storeGuard(b);
@@ -1128,16 +1168,26 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
 
   KernelConfig c;
   c.subgroup = subgroup;
+  bool doubleBuffered = false;
   std::function<uint64_t(int64_t)> sharedUse;
   if (noMma.empty()) {
     c.variant = Variant::Mma;
-    // Four subgroups of 16 rows each unless the option says otherwise.
-    c.queryTile = queryTile > 0 ? static_cast<int64_t>(queryTile) : 64;
-    if (c.queryTile % 16 != 0)
-      return keep(llvm::formatv("query-tile {0} is not a multiple of 16 (the "
-                                "mma kernel's row block)",
-                                c.queryTile));
-    c.threads = c.queryTile / 16 * subgroup;
+    // Four subgroups of 16 rows (row-blocks blocks of them) each unless the
+    // option says otherwise.
+    c.rowBlocks = rowBlocks;
+    if (c.rowBlocks < 1 || 16 * c.rowBlocks > int64_t(subgroup) ||
+        !llvm::isPowerOf2_64(c.rowBlocks))
+      return keep(llvm::formatv("row-blocks {0} is not a power of two from 1 "
+                                "to subgroup / 16 ({1})",
+                                c.rowBlocks, subgroup / 16));
+    int64_t subgroupRows = 16 * c.rowBlocks;
+    c.queryTile =
+        queryTile > 0 ? static_cast<int64_t>(queryTile) : 4 * subgroupRows;
+    if (c.queryTile % subgroupRows != 0)
+      return keep(llvm::formatv("query-tile {0} is not a multiple of {1} (the "
+                                "mma kernel's rows per subgroup)",
+                                c.queryTile, subgroupRows));
+    c.threads = c.queryTile / subgroupRows * subgroup;
     if (tilePadBytes < 0 || tilePadBytes % 16 != 0)
       return keep(llvm::formatv("tile-pad-bytes {0} is not a non-negative "
                                 "multiple of 16",
@@ -1145,9 +1195,11 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     c.padBytes = tilePadBytes;
     c.dynamicShared = dynamicShared;
     c.warpSync = warpSync;
-    // Asynchronous copies: dynamic memory (the second K/V buffers), f16
-    // K/V (not decoded in the kernel) and whole vectors per thread.
-    c.asyncCopy = asyncCopy && dynamicShared && !s.keyBlock && !s.valueBlock;
+    // Asynchronous copies need dynamic memory (the second K/V buffers). The
+    // tiles are sized for them whether or not this attention's K/V are
+    // decoded in the kernel (which copies nothing asynchronously): rewrites
+    // off and on must pick the same tiles to give the same bytes.
+    doubleBuffered = asyncCopy && dynamicShared;
     c.lazyRescale = lazyRescale && warpSync;
     if (dynamicShared) {
       if (residentWorkgroups < 1)
@@ -1158,7 +1210,7 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&](int64_t t) -> uint64_t {
       return MmaTiles(c.queryTile, t, s.headDim, s.valueDim, c.padBytes,
-                      c.asyncCopy)
+                      doubleBuffered, c.rowBlocks == 1)
           .totalBytes;
     };
     // The widest vector of at most vector-bytes that divides the rows.
@@ -1195,10 +1247,12 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     return c.vectorWidth >= 2 && t * s.headDim % perCopy == 0 &&
            t * s.valueDim % perCopy == 0;
   };
-  if (c.asyncCopy && !copiesEvenly(c.keyTile)) {
-    c.asyncCopy = false;
+  if (doubleBuffered && !copiesEvenly(c.keyTile)) {
+    doubleBuffered = false;
     c.keyTile = chooseKeyTile();
   }
+  // Asynchronous copies: f16 K/V, not decoded in the kernel.
+  c.asyncCopy = doubleBuffered && !s.keyBlock && !s.valueBlock;
   // Without a query-tile option, the scalar kernel halves its query tile
   // (down to 32 rows) until its accumulator rows leave room for a key tile.
   while (c.variant == Variant::Scalar && queryTile <= 0 && c.queryTile > 32 &&
@@ -1249,8 +1303,9 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   if (c.variant == Variant::Mma)
     op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
                   "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
-        << llvm::formatv("query tile {0} ({1} subgroups of 16 rows), ",
-                         c.queryTile, c.queryTile / 16)
+        << llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ",
+                         c.queryTile, c.queryTile / (16 * c.rowBlocks),
+                         16 * c.rowBlocks)
         << common
         << llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup "
                          "memory",

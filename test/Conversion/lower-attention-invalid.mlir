@@ -6,7 +6,7 @@
 // An unknown variant, a query tile the mma kernel cannot split, a row pad
 // that would misalign 16-byte rows and no resident workgroup keep the
 // reference lowering, with a remark that names the option.
-// ROWS: remark: cachet-lower-attention: reference lowering kept: query-tile 24 is not a multiple of 16
+// ROWS: remark: cachet-lower-attention: reference lowering kept: query-tile 24 is not a multiple of 16 (the mma kernel's rows per subgroup)
 // PAD: remark: cachet-lower-attention: reference lowering kept: tile-pad-bytes 8 is not a non-negative multiple of 16
 // RESIDENT: remark: cachet-lower-attention: reference lowering kept: resident-workgroups 0 is below 1
 func.func @attention(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {

@@ -608,6 +608,11 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
            "With dynamic-shared: the mma kernel double-buffers f16 K/V tiles "
            "and fills them with nvgpu.device_async_copy (cp.async, NVVM "
            "only), the next tile's copies in flight while one is multiplied">,
+    Option<"rowBlocks", "row-blocks", "int64_t", /*default=*/"1",
+           "16-row blocks per subgroup in the mma kernel (1, 2, ... up to "
+           "subgroup / 16): with more, each K and V operand read from "
+           "workgroup memory serves all of them and Q is read per key tile "
+           "instead of held in registers">,
     Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
            "With warp-sync: a subgroup skips rescaling its output "
            "accumulators for a key tile that moves none of its rows' maxima "
