@@ -1293,12 +1293,20 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
       decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
                                what, block.getFormatName())
                      .str();
+  // The workgroup memory the kernel allocates: the mma kernel's tiles were
+  // sized for double buffers, which K/V decoded in the kernel do not use.
+  uint64_t used =
+      c.variant == Variant::Mma
+          ? uint64_t(MmaTiles(c.queryTile, c.keyTile, s.headDim, s.valueDim,
+                              c.padBytes, c.asyncCopy, c.rowBlocks == 1)
+                         .totalBytes)
+          : sharedUse(c.keyTile);
   std::string common = llvm::formatv(
       "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
       "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
       "memory)",
-      c.keyTile, sharedUse(c.keyTile), llvm::divideCeil(s.queries, c.queryTile),
-      s.queryHeads, c.threads, s.group, from, subgroup, sharedBytes);
+      c.keyTile, used, llvm::divideCeil(s.queries, c.queryTile), s.queryHeads,
+      c.threads, s.group, from, subgroup, sharedBytes);
   common += decoded;
   if (c.variant == Variant::Mma)
     op.emitRemark("cachet-lower-attention: mma flash-attention kernel "

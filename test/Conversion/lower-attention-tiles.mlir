@@ -6,10 +6,12 @@
 // on: double-buffered asynchronous copies). The tiles are sized for the
 // double buffers in both: with the budget of two workgroups per SM (116224
 // bytes) the single-buffered layout would fit a key tile of 64 (100352
-// bytes), the double-buffered one only 32. (The integration test's shapes:
-// with different tiles they differed in 20480 bytes on the H200.)
-// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 ({{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers
-// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 ({{.*}}, K/V double-buffered by asynchronous copies
+// bytes), the double-buffered one only 32. Each remark gives the memory
+// its kernel allocates (the in-kernel decode path has no second K/V
+// buffers). (The integration test's shapes: with different tiles they
+// differed in 20480 bytes on the H200.)
+// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (66560 bytes of workgroup memory), {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers
+// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (75776 bytes of workgroup memory), {{.*}}, K/V double-buffered by asynchronous copies
 func.func @off_and_on(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>, %vq: tensor<80x2x2x!cachet.q8_0>,
                       %kh: tensor<2x80x64xf16>, %vh: tensor<2x80x64xf16>) -> (tensor<4x40x64xf16>, tensor<4x40x64xf16>) {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
