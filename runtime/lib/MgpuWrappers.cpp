@@ -91,6 +91,13 @@ CachetRuntime getRuntime(const char *function) {
   return s.runtime;
 }
 
+/// Returns true when the mgpu runtime is the CUDA one.
+bool usesCuda() {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.backend == "cuda";
+}
+
 /// Returns true when the mgpu runtime is a CUDA or HIP one (device
 /// addresses, the CUDA kernel convention).
 bool usesDeviceAddresses() {
@@ -246,6 +253,62 @@ KernelSpan &kernelSpan() {
   return *span;
 }
 
+/// A one-thread kernel that waits `ns` nanoseconds of the global timer.
+/// Queued before a kernel span's first mark on CUDA: the device is then
+/// busy while the host records the mark and launches the first kernel, so
+/// the mark completes when that kernel can start (on an idle device it
+/// would complete at once, and the span would hold the host's launch time:
+/// 20-30 us on the H200, docs/BENCHMARKS.md).
+constexpr char kSpanWaitPtx[] = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry cachet_span_wait(.param .u64 ns)
+{
+  .reg .pred %p;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [ns];
+  mov.u64 %rd2, %globaltimer;
+WAIT:
+  mov.u64 %rd3, %globaltimer;
+  sub.u64 %rd4, %rd3, %rd2;
+  setp.lt.u64 %p, %rd4, %rd1;
+  @%p bra WAIT;
+  ret;
+}
+)";
+
+/// How long the span's wait kernel keeps the device busy: longer than the
+/// host takes to record a mark and launch a kernel.
+constexpr uint64_t kSpanWaitNs = 200000;
+
+/// Queues the span's wait kernel (CUDA only; the PTX is loaded once).
+/// Returns false, after printing why, if it cannot.
+bool queueSpanWait(const char *caller, CachetRuntime runtime) {
+  static CachetKernel kernel = nullptr;
+  static bool failedOnce = false;
+  if (failedOnce)
+    return false;
+  if (!kernel) {
+    CachetModule module = nullptr;
+    if (failed(caller, cachetModuleLoad(runtime, kSpanWaitPtx,
+                                        sizeof(kSpanWaitPtx) - 1, &module)) ||
+        failed(caller, cachetKernelGet(runtime, module, "cachet_span_wait",
+                                       &kernel))) {
+      failedOnce = true;
+      return false;
+    }
+  }
+  uint64_t ns = kSpanWaitNs;
+  void *params[] = {&ns};
+  const uint32_t one[3] = {1, 1, 1};
+  if (failed(caller,
+             cachetLaunchKernel(runtime, kernel, one, one, 0, params, 1, 0))) {
+    failedOnce = true;
+    return false;
+  }
+  return true;
+}
+
 /// The launch of mgpuLaunchKernel and cachetMgpuLaunchKernelEx: adds the
 /// flags set for it and the kernel-span marks around it.
 void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
@@ -256,6 +319,8 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
   KernelSpan &span = kernelSpan();
   CachetRuntime runtime = span.active ? getRuntime(caller) : nullptr;
   if (runtime && !span.started) {
+    if (usesCuda())
+      queueSpanWait(caller, runtime);
     span.started = !failed(caller, cachetEventRecord(runtime, span.first));
   }
   launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,

@@ -458,7 +458,10 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
 /** Starts a kernel span: the device time from the first mgpu kernel launch
  *  after this call to the end of the latest one, read with
  *  cachetMgpuKernelSpanNs. Uploads before the first launch and downloads
- *  after the last are not in it; gaps between launches are. */
+ *  after the last are not in it; gaps between launches are. On CUDA a
+ *  one-thread kernel that waits 200 us is queued before the first launch's
+ *  start mark, so that the mark completes when that launch can start, not
+ *  while the device idles waiting for the host to launch it. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanBegin(void);
 
 /** Ends the span begun by cachetMgpuKernelSpanBegin and returns it in ns
