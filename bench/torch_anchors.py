@@ -3,7 +3,12 @@
 Runs on the GPU server, in the same lease as cachet-bench, so the two sets of
 figures share a device and a moment. The project does not depend on PyTorch.
 Every figure: CUDA events around one call (or one graph replay), median
-[min, max] of REPS calls after warm-up.
+[min, max] of REPS calls after warm-up. Before each start event a GPU-side
+sleep of about 200 us (torch.cuda._sleep) keeps the device busy while the
+host records the event and launches the call, so the start event completes
+when the call can start; on an idle device it would complete at once and
+the figure would hold the host's launch time (20-30 us on the H200), as
+cachet's kernel spans did before the runtime queued the same kind of wait.
 
   copy        device-to-device copy of 1 GiB: bytes read + written per second
   attention   F.scaled_dot_product_attention, f16, Hq 32, Hkv 8 (enable_gqa),
@@ -31,6 +36,10 @@ dev = "cuda"
 rows = []
 
 
+# GPU clock cycles of the sleep before each start event (about 200 us).
+SLEEP_CYCLES = 400_000
+
+
 def timed(fn, warmup=3):
     for _ in range(warmup):
         fn()
@@ -39,6 +48,7 @@ def timed(fn, warmup=3):
     for _ in range(reps):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
         fn()
         end.record()
