@@ -366,6 +366,72 @@ std::string joinArray(const std::vector<std::string> &items) {
   return out + "]";
 }
 
+/// A JSON array of `items`, one per line, each line indented by `indent`.
+std::string joinLines(const std::vector<std::string> &items, int indent) {
+  std::string separator = "\n" + std::string(indent, ' ');
+  std::string out = "[" + separator;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? "," + separator : "") + items[i];
+  return out + "]";
+}
+
+/// One working-set sweep: read bandwidth (GB/s) per working set, as the
+/// median and the slowest and fastest run of each point, their JSON
+/// records, and the cache fit to each of the three curves.
+struct Sweep {
+  std::vector<std::pair<uint64_t, double>> median, slowest, fastest;
+  std::vector<std::string> points;
+  CacheFit fit, fitSlowest, fitFastest;
+
+  /// Adds working set `w` at `gbps`; `point` (already holding the working
+  /// set, the rates and the point's own fields) gets the raw times.
+  void add(uint64_t w, const Stats &gbps, const std::vector<double> &raw,
+           ObjectWriter &point) {
+    median.push_back({w, gbps.median});
+    slowest.push_back({w, gbps.min});
+    fastest.push_back({w, gbps.max});
+    std::vector<std::string> rawText;
+    for (double t : raw)
+      rawText.push_back(number(t));
+    points.push_back(point.raw("ns", joinArray(rawText)).str(8));
+  }
+
+  /// Fits the cache size to the points with working sets of at least
+  /// `fitMin`, the median curve and, for the spread, the other two.
+  void fitCache(uint64_t fitMin) {
+    for (auto *curve : {&median, &slowest, &fastest})
+      std::sort(curve->begin(), curve->end());
+    fit = fitCacheSize(median, fitMin);
+    fitSlowest = fitCacheSize(slowest, fitMin);
+    fitFastest = fitCacheSize(fastest, fitMin);
+  }
+
+  /// " (fit C, hit H GB/s, miss M GB/s, rms R)" for the log.
+  std::string summary() const {
+    return " (fit " + number(fit.bytes) + ", hit " + number(fit.hitGbps) +
+           " GB/s, miss " + number(fit.missGbps) + " GB/s, rms " +
+           number(fit.rms) + ")";
+  }
+
+  /// The records of the points, one per line.
+  std::string pointsJson() const { return joinLines(points, 8); }
+
+  /// The fits, as the profile's measurements record them.
+  std::string fitJson() const {
+    return ObjectWriter()
+        .num("cache_bytes", fit.bytes)
+        .num("cache_bytes_from_slowest_runs", fitSlowest.bytes)
+        .num("cache_bytes_from_fastest_runs", fitFastest.bytes)
+        .str("model", fit.model)
+        .num("hit_gbps", fit.hitGbps)
+        .num("miss_gbps", fit.missGbps)
+        .num("rms_relative_error", fit.rms)
+        .integer("points", fit.points)
+        .str("problem", fit.problem)
+        .str(6);
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The probe
 //===----------------------------------------------------------------------===//
@@ -815,8 +881,7 @@ std::string Probe::run() {
       if (w <= bufferBytes)
         sets.push_back(w);
     }
-  std::vector<std::pair<uint64_t, double>> wsBw, wsBwMin, wsBwMax;
-  std::vector<std::string> wsPoints;
+  Sweep ws;
   uint64_t minStream =
       options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
   for (uint64_t w : sets) {
@@ -831,27 +896,19 @@ std::string Probe::run() {
     Stats ns = timeIt(
         [&] { launchRead(a, bufferBytes, p, stream, sweepChunk); }, &raw);
     Stats gbps = invert(ns, double(done) * elementBytes);
-    wsBw.push_back({w, gbps.median});
-    wsBwMin.push_back({w, gbps.min});
-    wsBwMax.push_back({w, gbps.max});
-    std::vector<std::string> rawText;
-    for (double t : raw)
-      rawText.push_back(number(t));
-    wsPoints.push_back(ObjectWriter()
-                           .integer("working_set", w)
-                           .stats("gbps", gbps)
-                           .integer("stream_bytes", done * elementBytes)
-                           .integer("workgroups", groups)
-                           .raw("ns", joinArray(rawText))
-                           .str(8));
+    ObjectWriter point;
+    point.integer("working_set", w)
+        .stats("gbps", gbps)
+        .integer("stream_bytes", done * elementBytes)
+        .integer("workgroups", groups);
+    ws.add(w, gbps, raw, point);
   }
   // Below fitMin, on a GPU, the per-SM L1s and the chunks in flight serve
   // reads faster than the L2: those points are not in the fit.
   uint64_t fitMin = isCpu ? smallest : (4ull << 20);
-  CacheFit l2Fit = fitCacheSize(wsBw, fitMin);
   // The spread: the same fit to every point's slowest and fastest run.
-  CacheFit l2FitSlowest = fitCacheSize(wsBwMin, fitMin);
-  CacheFit l2FitFastest = fitCacheSize(wsBwMax, fitMin);
+  ws.fitCache(fitMin);
+  const CacheFit &l2Fit = ws.fit;
   uint64_t l2Bytes = static_cast<uint64_t>(l2Fit.bytes);
   if (l2Bytes) {
     sources["l2_bytes"] =
@@ -861,14 +918,12 @@ std::string Probe::run() {
     sources["l2_bytes"] =
         "reported (driver; the sweep fit failed: " + l2Fit.problem + ")";
   } else {
-    l2Bytes = wsBw.front().first;
+    l2Bytes = ws.median.front().first;
     sources["l2_bytes"] = "defaulted (the smallest working set; the sweep fit "
                           "failed: " +
                           l2Fit.problem + ")";
   }
-  log("last-level cache " + std::to_string(l2Bytes) + " (fit " +
-      number(l2Fit.bytes) + ", hit " + number(l2Fit.hitGbps) + " GB/s, miss " +
-      number(l2Fit.missGbps) + " GB/s, rms " + number(l2Fit.rms) + ")");
+  log("last-level cache " + std::to_string(l2Bytes) + ws.summary());
   ObjectWriter l2Object;
   l2Object
       .str(
@@ -887,26 +942,8 @@ std::string Probe::run() {
               "residuals")
       .integer("fit_min_bytes", fitMin)
       .integer("bytes_per_workgroup", sweepChunkBytes)
-      .raw(
-          "points", "[\n        " +
-                        [&] {
-                          std::string s;
-                          for (size_t i = 0; i < wsPoints.size(); ++i)
-                            s += (i ? ",\n        " : "") + wsPoints[i];
-                          return s;
-                        }() +
-                        "]")
-      .raw("fit", ObjectWriter()
-                      .num("cache_bytes", l2Fit.bytes)
-                      .num("cache_bytes_from_slowest_runs", l2FitSlowest.bytes)
-                      .num("cache_bytes_from_fastest_runs", l2FitFastest.bytes)
-                      .str("model", l2Fit.model)
-                      .num("hit_gbps", l2Fit.hitGbps)
-                      .num("miss_gbps", l2Fit.missGbps)
-                      .num("rms_relative_error", l2Fit.rms)
-                      .integer("points", l2Fit.points)
-                      .str("problem", l2Fit.problem)
-                      .str(6));
+      .raw("points", ws.pointsJson())
+      .raw("fit", ws.fitJson());
   if (info.l2CacheBytes)
     l2Object.integer("driver_reports", info.l2CacheBytes);
   m.raw("l2_bytes", l2Object.integer("result", l2Bytes).str(4));
@@ -933,8 +970,7 @@ std::string Probe::run() {
   uint64_t l2SliceBytes = 0;
   if (sliceUnits && readL2Kernel) {
     const uint64_t perUnit[] = {8, 10, 11, 13};
-    std::vector<std::pair<uint64_t, double>> sBw, sBwMin, sBwMax;
-    std::vector<std::string> sPoints;
+    Sweep slices;
     for (uint64_t slice = 64;; slice *= 2) {
       bool any = false;
       for (uint64_t mPerUnit : perUnit) {
@@ -965,30 +1001,19 @@ std::string Probe::run() {
             },
             &raw);
         Stats gbps = invert(ns, double(passes * w));
-        sBw.push_back({w, gbps.median});
-        sBwMin.push_back({w, gbps.min});
-        sBwMax.push_back({w, gbps.max});
-        std::vector<std::string> rawText;
-        for (double t : raw)
-          rawText.push_back(number(t));
-        sPoints.push_back(ObjectWriter()
-                              .integer("working_set", w)
-                              .stats("gbps", gbps)
-                              .integer("workgroups", groups)
-                              .integer("slice_bytes", slice * elementBytes)
-                              .integer("passes", passes)
-                              .raw("ns", joinArray(rawText))
-                              .str(8));
+        ObjectWriter point;
+        point.integer("working_set", w)
+            .stats("gbps", gbps)
+            .integer("workgroups", groups)
+            .integer("slice_bytes", slice * elementBytes)
+            .integer("passes", passes);
+        slices.add(w, gbps, raw, point);
       }
       if (!any)
         break;
     }
-    std::sort(sBw.begin(), sBw.end());
-    std::sort(sBwMin.begin(), sBwMin.end());
-    std::sort(sBwMax.begin(), sBwMax.end());
-    CacheFit sFit = fitCacheSize(sBw, fitMin);
-    CacheFit sFitSlowest = fitCacheSize(sBwMin, fitMin);
-    CacheFit sFitFastest = fitCacheSize(sBwMax, fitMin);
+    slices.fitCache(fitMin);
+    const CacheFit &sFit = slices.fit;
     l2SliceBytes = static_cast<uint64_t>(sFit.bytes);
     if (l2SliceBytes) {
       // Each line read by one SM only: no copies in both L2 halves, so the
@@ -1000,9 +1025,7 @@ std::string Probe::run() {
                             sFit.model + " replacement fit)";
     }
     log("L2 read one slice per workgroup " + std::to_string(l2SliceBytes) +
-        " (fit " + number(sFit.bytes) + ", hit " + number(sFit.hitGbps) +
-        " GB/s, miss " + number(sFit.missGbps) + " GB/s, rms " +
-        number(sFit.rms) + ")");
+        slices.summary());
     m.raw("l2_slices",
           ObjectWriter()
               .str("method",
@@ -1023,27 +1046,8 @@ std::string Probe::run() {
                        "docs/device-profiles.md")
               .integer("fit_min_bytes", fitMin)
               .integer("compute_units", sliceUnits)
-              .raw(
-                  "points", "[\n        " +
-                                [&] {
-                                  std::string s;
-                                  for (size_t i = 0; i < sPoints.size(); ++i)
-                                    s += (i ? ",\n        " : "") + sPoints[i];
-                                  return s;
-                                }() +
-                                "]")
-              .raw("fit",
-                   ObjectWriter()
-                       .num("cache_bytes", sFit.bytes)
-                       .num("cache_bytes_from_slowest_runs", sFitSlowest.bytes)
-                       .num("cache_bytes_from_fastest_runs", sFitFastest.bytes)
-                       .str("model", sFit.model)
-                       .num("hit_gbps", sFit.hitGbps)
-                       .num("miss_gbps", sFit.missGbps)
-                       .num("rms_relative_error", sFit.rms)
-                       .integer("points", sFit.points)
-                       .str("problem", sFit.problem)
-                       .str(6))
+              .raw("points", slices.pointsJson())
+              .raw("fit", slices.fitJson())
               .integer("result", l2SliceBytes)
               .str(4));
   }
@@ -1207,15 +1211,7 @@ std::string Probe::run() {
   auto sweepJson = [&](const LineSweep &sweep) {
     return ObjectWriter()
         .integer("set_bytes", sweep.setBytes)
-        .raw(
-            "points", "[\n          " +
-                          [&] {
-                            std::string s;
-                            for (size_t i = 0; i < sweep.points.size(); ++i)
-                              s += (i ? ",\n          " : "") + sweep.points[i];
-                            return s;
-                          }() +
-                          "]")
+        .raw("points", joinLines(sweep.points, 10))
         .integer("fitted_line", sweep.line)
         .str(6);
   };
