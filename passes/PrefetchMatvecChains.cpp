@@ -441,19 +441,22 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
 }
 
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
-/// share of the kernel's own weight (`weightBytes`, a multiple of `line`;
-/// 0 for none), then waits for the grid it depends on; and
-/// `launch_dependents` before every return. Triggering at the start let the
-/// next grid's CTAs take SM slots (waiting) while this grid still had CTAs
-/// to run: on the H200 that made a chain of cachet's mat-vec kernels 1.3-1.5x
-/// slower (docs/BENCHMARKS.md). At the end it hides the next launch's latency
-/// behind this grid's last CTAs.
+/// share of each of the kernel's own weights (`ownWeights`: argument index
+/// and bytes, a multiple of `line`; 0 for none), then waits for the grid it
+/// depends on; and `launch_dependents` before every return. Triggering at the
+/// start let the next grid's CTAs take SM slots (waiting) while this grid still
+/// had CTAs to run: on the H200 that made a chain of cachet's mat-vec
+/// kernels 1.3-1.5x slower (docs/BENCHMARKS.md). At the end it hides the next
+/// launch's latency behind this grid's last CTAs.
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
-                     unsigned weightArg, int64_t weightBytes, PrefetchKind kind,
-                     const TargetInfo &target, int64_t line) {
+                     ArrayRef<std::pair<unsigned, int64_t>> ownWeights,
+                     PrefetchKind kind, const TargetInfo &target,
+                     int64_t line) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = kernel.getLoc();
-  if (weightBytes > 0 && kind != PrefetchKind::None) {
+  for (auto [weightArg, weightBytes] : ownWeights) {
+    if (weightBytes <= 0 || kind == PrefetchKind::None)
+      continue;
     Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value grid = geometry.getGrid(b, loc);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -579,8 +582,9 @@ void PrefetchMatvecChainsPass::runOnOperation() {
           // leaves them alone; an explicit mode still applies.
           if (mode->automatic &&
               (plan.pdl || plan.prefetch != PrefetchKind::None) &&
-              member.weight.load &&
-              member.weight.load->hasAttr(getStreamingWeightAttrName())) {
+              member.weights.front().load &&
+              member.weights.front().load->hasAttr(
+                  getStreamingWeightAttrName())) {
             plan = Plan();
             plan.why = "auto: cachet's subgroup mat-vec kernel streams at "
                        "full occupancy; no prefetch or dependent launch paid "
@@ -594,7 +598,11 @@ void PrefetchMatvecChainsPass::runOnOperation() {
           if (step.isGatePair())
             os << (position == 0 ? " (gate of a gate/up pair)"
                                  : " (up of a gate/up pair)");
-          os << ", weight " << member.weight.type << "; " << plan.why;
+          os << (member.weights.size() > 1 ? ", weights " : ", weight ");
+          llvm::interleave(
+              member.weights, os,
+              [&](const StreamingWeight &w) { os << w.type; }, " and ");
+          os << "; " << plan.why;
 
           // Next-weight prefetch, by the launch that ends the step.
           bool isLastOfStep = position + 1 == step.launches.size();
@@ -645,7 +653,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
           }
           gpu::GPUFuncOp kernel =
               getOwnKernel(module, launch, member.kernel, symbolTables);
-          Geometry geometry{member.weight.blockSize,
+          Geometry geometry{member.getBlockSize(),
                             getConstantIntValue(launch.getGridSizeX())};
           if (!nextWeights.empty()) {
             unsigned numArgs = kernel.getNumArguments();
@@ -685,16 +693,28 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             // for more than the L2 holds evicts what it fetched before the
             // kernel reads it (measured on the H200: a 117 MB weight
             // prefetched whole made the chain 1.5x slower).
-            int64_t ownBytes =
-                getStaticBytes(member.weight.type).value_or(0) / line * line;
-            if (cap >= 0)
-              ownBytes = std::min(ownBytes, cap / line * line);
-            emitPdlPrologue(kernel, geometry, member.weight.argIndex, ownBytes,
-                            own, target, line);
+            // A kernel of several mat-vecs shares the budget among its
+            // weights in proportion to their sizes.
+            int64_t total = 0;
+            for (const StreamingWeight &w : member.weights)
+              total += getStaticBytes(w.type).value_or(0);
+            SmallVector<std::pair<unsigned, int64_t>> ownWeights;
+            for (const StreamingWeight &w : member.weights) {
+              int64_t bytes = getStaticBytes(w.type).value_or(0);
+              if (cap >= 0)
+                bytes =
+                    std::min<int64_t>(bytes, static_cast<double>(cap) * bytes /
+                                                 std::max<int64_t>(total, 1));
+              ownWeights.push_back({w.argIndex, bytes / line * line});
+            }
+            emitPdlPrologue(kernel, geometry, ownWeights, own, target, line);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
-            os << "; pdl: the first " << ownBytes
-               << " B of the own weight prefetched (max-bytes), wait before "
-                  "the first read, launch_dependents before returning";
+            os << "; pdl: the first ";
+            llvm::interleave(
+                ownWeights, os, [&](auto pair) { os << pair.second; }, " and ");
+            os << " B of the own weight" << (ownWeights.size() > 1 ? "s" : "")
+               << " prefetched (max-bytes), wait before the first read, "
+                  "launch_dependents before returning";
           }
           remarkOn(launch) << text;
         }

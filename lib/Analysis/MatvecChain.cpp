@@ -109,7 +109,7 @@ static std::optional<int64_t> matchStreamingLoad(memref::LoadOp load,
   return blockSize;
 }
 
-/// The second form: every use of `weight` is a `vector.load` marked
+/// The second form: every use of `weight` is a load marked
 /// `cachet.streaming_weight`. Returns std::nullopt with `reason` empty when
 /// no use is marked (try the structural form), set when some are but the
 /// kernel does not qualify.
@@ -118,7 +118,7 @@ static std::optional<StreamingWeight> matchMarkedWeight(gpu::GPUFuncOp kernel,
                                                         MemRefType type,
                                                         std::string &reason) {
   auto isMarked = [](Operation *user) {
-    return isa<vector::LoadOp>(user) &&
+    return isa<vector::LoadOp, memref::LoadOp>(user) &&
            user->hasAttr(getStreamingWeightAttrName());
   };
   if (llvm::none_of(weight.getUsers(), isMarked))
@@ -137,28 +137,23 @@ static std::optional<StreamingWeight> matchMarkedWeight(gpu::GPUFuncOp kernel,
                          type, (*known)[0]};
 }
 
-std::optional<StreamingWeight>
-cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
+std::optional<SmallVector<StreamingWeight, 1>>
+cachet::matchStreamingWeights(gpu::GPUFuncOp kernel, std::string &reason) {
   if (!kernel.isKernel()) {
     reason = "@" + kernel.getName().str() + " is not a kernel";
     return std::nullopt;
   }
   std::optional<StreamingWeight> found;
+  SmallVector<StreamingWeight, 1> marked;
   std::string firstReason;
   for (BlockArgument arg : kernel.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type || type.getRank() != 2 || arg.use_empty())
       continue;
     std::string why;
-    if (std::optional<StreamingWeight> marked =
+    if (std::optional<StreamingWeight> weight =
             matchMarkedWeight(kernel, arg, type, why)) {
-      if (found) {
-        reason = "it streams two rank-2 arguments (#" +
-                 std::to_string(found->argIndex) + " and #" +
-                 std::to_string(arg.getArgNumber()) + ")";
-        return std::nullopt;
-      }
-      found = marked;
+      marked.push_back(*weight);
       continue;
     }
     if (!why.empty()) {
@@ -199,10 +194,19 @@ cachet::matchStreamingWeight(gpu::GPUFuncOp kernel, std::string &reason) {
     found =
         StreamingWeight{arg.getArgNumber(), loads.front(), type, *blockSize};
   }
-  if (!found)
-    reason = firstReason.empty() ? "it has no rank-2 memref argument it reads"
-                                 : firstReason;
-  return found;
+  if (found && !marked.empty()) {
+    reason = "it streams two rank-2 arguments (#" +
+             std::to_string(marked.front().argIndex) + " and #" +
+             std::to_string(found->argIndex) + ")";
+    return std::nullopt;
+  }
+  if (found)
+    return SmallVector<StreamingWeight, 1>{*found};
+  if (!marked.empty())
+    return marked;
+  reason = firstReason.empty() ? "it has no rank-2 memref argument it reads"
+                               : firstReason;
+  return std::nullopt;
 }
 
 bool cachet::isReadOnlyKernelArgument(gpu::GPUFuncOp kernel, unsigned index) {
@@ -224,8 +228,10 @@ bool cachet::isWrittenKernelArgument(gpu::GPUFuncOp kernel, unsigned index) {
 //===----------------------------------------------------------------------===//
 
 SmallVector<Value, 2> ChainStep::getWeights() const {
-  return llvm::to_vector<2>(llvm::map_range(
-      launches, [](const StreamingLaunch &l) { return l.getWeight(); }));
+  SmallVector<Value, 2> weights;
+  for (const StreamingLaunch &l : launches)
+    llvm::append_range(weights, l.getWeights());
+  return weights;
 }
 
 /// Returns true if `value` is the constant `expected`.
@@ -294,15 +300,17 @@ static SmallVector<Value> getWrittenOperands(const StreamingLaunch &l) {
 /// or null for the end of the block). See the file comment.
 static bool isGatePair(const StreamingLaunch &a, const StreamingLaunch &b,
                        Operation *end) {
-  if (a.weight.type != b.weight.type)
+  if (a.weights.size() != 1 || b.weights.size() != 1 ||
+      a.weights.front().type != b.weights.front().type)
     return false;
   bool sharesInput = false;
   gpu::LaunchFuncOp gateLaunch = a.launch, upLaunch = b.launch;
   for (auto [i, operand] : llvm::enumerate(gateLaunch.getKernelOperands())) {
-    if (i == a.weight.argIndex || !isReadOnlyKernelArgument(a.kernel, i))
+    if (i == a.weights.front().argIndex ||
+        !isReadOnlyKernelArgument(a.kernel, i))
       continue;
     for (auto [j, other] : llvm::enumerate(upLaunch.getKernelOperands()))
-      if (other == operand && j != b.weight.argIndex &&
+      if (other == operand && j != b.weights.front().argIndex &&
           isReadOnlyKernelArgument(b.kernel, j))
         sharesInput = true;
   }
@@ -332,9 +340,9 @@ MatvecChains cachet::findMatvecChains(Operation *func,
       return;
     }
     std::string reason;
-    std::optional<StreamingWeight> weight =
-        matchStreamingWeight(kernel, reason);
-    if (!weight) {
+    std::optional<SmallVector<StreamingWeight, 1>> weights =
+        matchStreamingWeights(kernel, reason);
+    if (!weights) {
       result.rejected.push_back(
           {launch, "kernel @" + kernel.getName().str() +
                        " does not stream a weight: " + reason});
@@ -342,22 +350,25 @@ MatvecChains cachet::findMatvecChains(Operation *func,
     }
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-    if (!isConstant(block.x, weight->blockSize) || !isConstant(block.y, 1) ||
+    int64_t blockSize = weights->front().blockSize;
+    if (!isConstant(block.x, blockSize) || !isConstant(block.y, 1) ||
         !isConstant(block.z, 1) || !isConstant(grid.y, 1) ||
         !isConstant(grid.z, 1)) {
       result.rejected.push_back(
           {launch, "the launch is not a 1-D grid of (" +
-                       std::to_string(weight->blockSize) +
+                       std::to_string(blockSize) +
                        ", 1, 1) blocks, which its row index assumes"});
       return;
     }
-    Value host = launch.getKernelOperands()[weight->argIndex];
-    if (!isReadOnlyOnHost(host, symbolTables, reason)) {
-      result.rejected.push_back(
-          {launch, "its weight is not read-only in host code: " + reason});
-      return;
+    StreamingLaunch streaming{launch, kernel, *weights};
+    for (Value host : streaming.getWeights()) {
+      if (!isReadOnlyOnHost(host, symbolTables, reason)) {
+        result.rejected.push_back(
+            {launch, "its weight is not read-only in host code: " + reason});
+        return;
+      }
     }
-    perBlock[launch->getBlock()].push_back({launch, kernel, *weight});
+    perBlock[launch->getBlock()].push_back(std::move(streaming));
   });
 
   DominanceInfo dominance(func);

@@ -5,6 +5,7 @@
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Device/DeviceProfile.h"
 
+#include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -12,6 +13,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace cachet {
 #define GEN_PASS_DEF_LOWERMATVEC
@@ -22,11 +25,8 @@ using namespace mlir;
 
 namespace {
 
-/// Bytes each lane loads at a time.
-constexpr int64_t kLoadBytes = 16;
-
 /// Returns why `op` cannot use the subgroup kernel, or an empty string.
-std::string whyNot(linalg::MatvecOp op, int64_t lanes) {
+std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes) {
   auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
   auto x = dyn_cast<MemRefType>(op.getInputs()[1].getType());
   auto y = dyn_cast<MemRefType>(op.getOutputs()[0].getType());
@@ -42,16 +42,154 @@ std::string whyNot(linalg::MatvecOp op, int64_t lanes) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(a.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
-      (strides[0] * elementBytes) % kLoadBytes != 0 ||
-      (offset * elementBytes) % kLoadBytes != 0)
-    return "the weight's rows are not unit-stride and 16-byte aligned";
+      (strides[0] * elementBytes) % loadBytes != 0 ||
+      (offset * elementBytes) % loadBytes != 0)
+    return "the weight's rows are not unit-stride and " +
+           std::to_string(loadBytes) + "-byte aligned";
   if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
     return "x or y is not contiguous";
-  if (a.getDimSize(1) % (kLoadBytes / elementBytes) != 0)
-    return "the row length is not a multiple of 16 bytes";
+  if (loadBytes < elementBytes ||
+      a.getDimSize(1) % (loadBytes / elementBytes) != 0)
+    return "the row length is not a multiple of " + std::to_string(loadBytes) +
+           " bytes";
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
     return "subgroup-size is not a power of two";
   return "";
+}
+
+/// Returns the `linalg.fill` of +0.0 that writes `op`'s result buffer right
+/// before it (nothing in between), or null. The kernel then stores
+/// `0.0 + sum` itself: the same value (also for a sum of -0.0) in one launch
+/// instead of two.
+linalg::FillOp getZeroFill(linalg::MatvecOp op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.getOutputs().size() != 1 ||
+      fill.getOutputs()[0] != op.getOutputs()[0])
+    return {};
+  auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantFloatOp>();
+  if (!zero || !zero.value().isPosZero())
+    return {};
+  return fill;
+}
+
+/// One mat-vec of a kernel.
+struct Member {
+  linalg::MatvecOp op;
+  /// The zero fill of y the kernel does, or null (it adds to y's value).
+  linalg::FillOp fill;
+
+  // Op handles are values whose accessors are not const.
+  Value getMatrix() const { return linalg::MatvecOp(op).getInputs()[0]; }
+  Value getOutput() const { return linalg::MatvecOp(op).getOutputs()[0]; }
+  int64_t getRows() const {
+    return cast<MemRefType>(getMatrix().getType()).getDimSize(0);
+  }
+};
+
+/// The mat-vecs of a kernel with one row count: subgroup s of the class
+/// computes the same rows of each, sharing its loads of x; `epilogues` are
+/// element-wise ops over their results done by the lane that stores them.
+struct RowClass {
+  SmallVector<Member> members;
+  SmallVector<linalg::GenericOp> epilogues;
+};
+
+/// The mat-vecs of one kernel, all over the same x. The kernel is launched
+/// where `anchor` (the last mat-vec or epilogue) is.
+struct Group {
+  Value x;
+  SmallVector<RowClass> classes;
+  Operation *anchor = nullptr;
+
+  size_t getNumMembers() const {
+    size_t n = 0;
+    for (const RowClass &c : classes)
+      n += c.members.size();
+    return n;
+  }
+};
+
+/// Returns why `op`, which runs between a group's mat-vecs (or before its
+/// epilogue) in program order, may not run before the kernel that computes
+/// `members`: it reads what they write, or writes what they read or write.
+/// Empty if it may.
+std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
+                        AliasAnalysis &aliases) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return "its memory effects are unknown";
+  auto mayAlias = [&](Value a, Value b) { return !aliases.alias(a, b).isNo(); };
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (!value)
+      return "it has a memory effect on no particular value";
+    bool write = !isa<MemoryEffects::Read>(effect.getEffect());
+    for (const Member &m : members) {
+      if (mayAlias(value, m.getOutput()))
+        return "it may access the result of the mat-vec it would precede";
+      if (write && (mayAlias(value, x) || mayAlias(value, m.getMatrix())))
+        return "it may write an input of the mat-vec it would precede";
+    }
+  }
+  return "";
+}
+
+/// Returns the class of `group` whose results `generic` reads element-wise
+/// (every input the result of one of the class's mat-vecs, identity maps),
+/// if it may be done in the kernel's epilogue: pure scalar body, result
+/// written to a buffer no mat-vec of the group uses. Else null, with
+/// `reason` set where it reads a result of the group.
+RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
+                        AliasAnalysis &aliases, std::string &reason) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumLoops() != 1 ||
+      generic.getNumParallelLoops() != 1 || generic.getNumDpsInits() != 1)
+    return nullptr;
+  RowClass *found = nullptr;
+  for (Value input : generic.getDpsInputs()) {
+    RowClass *owner = nullptr;
+    for (RowClass &c : group.classes)
+      for (const Member &m : c.members)
+        if (m.getOutput() == input)
+          owner = &c;
+    if (!owner || (found && owner != found)) {
+      if (found || owner)
+        reason = "it reads a value the group does not compute row by row";
+      return nullptr;
+    }
+    found = owner;
+  }
+  if (!found)
+    return nullptr;
+  if (!llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); })) {
+    reason = "its indexing maps are not identities";
+    return nullptr;
+  }
+  Value out = generic.getDpsInits()[0];
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !outType.getLayout().isIdentity() ||
+      outType.getDimSize(0) != found->members.front().getRows()) {
+    reason = "its result is not a contiguous buffer of the mat-vecs' rows";
+    return nullptr;
+  }
+  for (const RowClass &c : group.classes)
+    for (const Member &m : c.members)
+      for (Value v : {group.x, m.getMatrix(), m.getOutput()})
+        if (!aliases.alias(out, v).isNo()) {
+          reason = "its result may alias a buffer of the mat-vecs";
+          return nullptr;
+        }
+  for (Operation &op : generic.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+        isa<linalg::IndexOp>(op)) {
+      reason = "its body has '" + op.getName().getStringRef().str() +
+               "', which is not a pure scalar op";
+      return nullptr;
+    }
+  return found;
 }
 
 struct LowerMatvecPass final
@@ -59,8 +197,6 @@ struct LowerMatvecPass final
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::MatvecOp> ops;
-    getOperation().walk([&](linalg::MatvecOp op) { ops.push_back(op); });
     // The subgroup size: the option, else the profile's, else 32.
     int64_t lanes = subgroupSize;
     if (lanes == 0) {
@@ -70,77 +206,244 @@ struct LowerMatvecPass final
                   ? static_cast<int64_t>(profile.getSubgroupSize())
                   : 32;
     }
-    for (linalg::MatvecOp op : ops) {
-      std::string reason = whyNot(op, lanes);
-      if (rowsPerBlock <= 0)
-        reason = "rows-per-block must be positive";
-      if (loadsPerLane <= 0)
-        reason = "loads-per-lane must be positive";
-      if (rowsPerSubgroup <= 0)
-        reason = "rows-per-subgroup must be positive";
-      if (!reason.empty()) {
+    std::string optionProblem;
+    // cachet-emulate-bf16-storage rewrites scalar bf16 loads only.
+    auto whyNotHere = [&](linalg::MatvecOp op) -> std::string {
+      if (scalarLoads && cast<MemRefType>(op.getInputs()[0].getType())
+                             .getElementType()
+                             .isBF16())
+        return "bf16 with scalar-loads (SPIR-V) would need bf16 vectors";
+      return whyNot(op, lanes, loadBytes);
+    };
+    if (rowsPerBlock <= 0)
+      optionProblem = "rows-per-block must be positive";
+    if (loadsPerLane <= 0)
+      optionProblem = "loads-per-lane must be positive";
+    if (rowsPerSubgroup <= 0)
+      optionProblem = "rows-per-subgroup must be positive";
+    if (loadBytes <= 0 || !llvm::isPowerOf2_64(loadBytes))
+      optionProblem = "load-bytes must be a power of two";
+    llvm::DenseSet<Operation *> candidates;
+    getOperation().walk([&](linalg::MatvecOp op) {
+      std::string reason =
+          optionProblem.empty() ? whyNotHere(op) : optionProblem;
+      if (reason.empty())
+        candidates.insert(op);
+      else
         op.emitRemark("cachet-lower-matvec: generic kernel: ") << reason;
-        continue;
+    });
+    AliasAnalysis aliases(getOperation());
+    SmallVector<Group> groups;
+    llvm::DenseSet<Operation *> grouped;
+    getOperation().walk([&](linalg::MatvecOp op) {
+      if (candidates.contains(op) && !grouped.contains(op))
+        groups.push_back(formGroup(op, candidates, grouped, aliases));
+    });
+    for (Group &group : groups)
+      lower(group, lanes);
+  }
+
+  /// Starts a group at `first` and adds what follows it in its block: the
+  /// mat-vecs over the same x (fuse-siblings) and then an element-wise op
+  /// over their results (fuse-epilogues), as long as the ops in between may
+  /// run before the kernel.
+  Group formGroup(linalg::MatvecOp first,
+                  const llvm::DenseSet<Operation *> &candidates,
+                  llvm::DenseSet<Operation *> &grouped,
+                  AliasAnalysis &aliases) {
+    Group group;
+    group.x = first.getInputs()[1];
+    group.anchor = first;
+    SmallVector<Member> members;
+    auto add = [&](linalg::MatvecOp op) {
+      Member m{op, getZeroFill(op)};
+      members.push_back(m);
+      grouped.insert(op);
+      group.anchor = op;
+      for (RowClass &c : group.classes)
+        if (c.members.front().getRows() == m.getRows()) {
+          c.members.push_back(m);
+          return;
+        }
+      group.classes.push_back(RowClass{{m}, {}});
+    };
+    add(first);
+    Type element = cast<MemRefType>(group.x.getType()).getElementType();
+    for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
+      auto matvec = dyn_cast<linalg::MatvecOp>(op);
+      if (matvec && candidates.contains(op) && fuseSiblings &&
+          matvec.getInputs()[1] == group.x &&
+          cast<MemRefType>(matvec.getInputs()[0].getType()).getElementType() ==
+              element) {
+        // Blocks of one kernel run in any order: no mat-vec may write what
+        // another reads or writes.
+        Value out = matvec.getOutputs()[0], matrix = matvec.getInputs()[0];
+        auto mayAlias = [&](Value a, Value b) {
+          return !aliases.alias(a, b).isNo();
+        };
+        std::string conflict;
+        for (const Member &m : members)
+          if (mayAlias(out, group.x) || mayAlias(out, m.getOutput()) ||
+              mayAlias(out, m.getMatrix()) || mayAlias(matrix, m.getOutput()))
+            conflict = "its buffers may alias those of another mat-vec";
+        if (conflict.empty()) {
+          add(matvec);
+          continue;
+        }
+        matvec.emitRemark("cachet-lower-matvec: not in one kernel with the "
+                          "mat-vec before it over the same x: ")
+            << conflict;
+        break;
       }
-      bool folded = getZeroFill(op) != nullptr;
-      int64_t rows =
-          cast<MemRefType>(op.getInputs()[0].getType()).getDimSize(0);
-      op.emitRemark("cachet-lower-matvec: subgroup kernel: ")
-          << lanes << " lanes per row, " << rowsPerBlock.getValue()
-          << " subgroups per block, " << loadsPerLane.getValue()
-          << " 16-byte loads per lane in flight, "
-          << (rows % rowsPerSubgroup == 0 ? rowsPerSubgroup.getValue() : 1)
-          << " rows per subgroup"
-          << (folded ? "; the zero fill of the result is done in the kernel"
-                     : "");
-      lower(op, lanes);
+      if (auto generic = dyn_cast<linalg::GenericOp>(op);
+          generic && fuseEpilogues) {
+        std::string reason;
+        if (RowClass *c = matchEpilogue(generic, group, aliases, reason)) {
+          c->epilogues.push_back(generic);
+          group.anchor = generic;
+          break;
+        }
+        if (!reason.empty()) {
+          generic.emitRemark("cachet-lower-matvec: not in the epilogue of "
+                             "the mat-vec kernel before it: ")
+              << reason;
+          break;
+        }
+      }
+      // The zero fill of a later mat-vec of the group is done by the kernel.
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        auto next = dyn_cast_or_null<linalg::MatvecOp>(fill->getNextNode());
+        if (next && getZeroFill(next) == fill)
+          continue;
+      }
+      if (isa<linalg::MatvecOp>(op))
+        break;
+      std::string conflict = getConflict(op, group.x, members, aliases);
+      if (conflict.empty())
+        continue;
+      // Say why where a mat-vec over the same x follows.
+      for (Operation *later = op->getNextNode(); later;
+           later = later->getNextNode())
+        if (auto sibling = dyn_cast<linalg::MatvecOp>(later);
+            fuseSiblings && sibling && candidates.contains(sibling) &&
+            sibling.getInputs()[1] == group.x) {
+          op->emitRemark("cachet-lower-matvec: the mat-vec kernel before it "
+                         "is not joined with the mat-vec over the same x "
+                         "after it: ")
+              << conflict;
+          break;
+        }
+      break;
     }
+    return group;
   }
 
-  /// Returns the `linalg.fill` of +0.0 that writes `op`'s result buffer
-  /// right before it (nothing in between), or null. The kernel then stores
-  /// `0.0 + sum` itself: the same value (also for a sum of -0.0) in one
-  /// launch instead of two.
-  static linalg::FillOp getZeroFill(linalg::MatvecOp op) {
-    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-    if (!fill || fill.getOutputs().size() != 1 ||
-        fill.getOutputs()[0] != op.getOutputs()[0])
-      return {};
-    auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantFloatOp>();
-    if (!zero || !zero.value().isPosZero())
-      return {};
-    return fill;
-  }
-
-  void lower(linalg::MatvecOp op, int64_t lanes) {
-    linalg::FillOp fill = getZeroFill(op);
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    Value matrix = op.getInputs()[0], vec = op.getInputs()[1],
-          out = op.getOutputs()[0];
-    auto type = cast<MemRefType>(matrix.getType());
-    Type element = type.getElementType();
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    int64_t width = kLoadBytes / (element.getIntOrFloatBitWidth() / 8);
+  /// Emits the kernel of `group` where its anchor is and erases the ops it
+  /// replaces. Each row class takes consecutive blocks of a one-dimensional
+  /// grid; a block is `rowsPerBlock` subgroups of `lanes` consecutive
+  /// threads, and subgroup s of a class computes rows s * R to s * R + R - 1
+  /// of each mat-vec of the class (R = rows-per-subgroup where it divides the
+  /// rows, else 1), so each load of x serves every row of the subgroup.
+  void lower(Group &group, int64_t lanes) {
+    Location loc = group.anchor->getLoc();
+    OpBuilder b(group.anchor);
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
-    // A one-dimensional block of `rowsPerBlock` subgroups: thread t is lane
-    // t % lanes of subgroup t / lanes + block * rowsPerBlock, which computes
-    // the `rowsPerSubgroup` rows from subgroup * rowsPerSubgroup on.
-    int64_t perSubgroup = rows % rowsPerSubgroup == 0 ? rowsPerSubgroup : 1;
-    int64_t subgroups = rows / perSubgroup;
+    auto perSubgroupOf = [&](const RowClass &c) {
+      return c.members.front().getRows() % rowsPerSubgroup == 0
+                 ? static_cast<int64_t>(rowsPerSubgroup)
+                 : 1;
+    };
+    SmallVector<int64_t> firstBlock;
+    int64_t blocks = 0;
+    for (const RowClass &c : group.classes) {
+      firstBlock.push_back(blocks);
+      int64_t subgroups = c.members.front().getRows() / perSubgroupOf(c);
+      blocks += llvm::divideCeil(subgroups, rowsPerBlock);
+    }
+    remark(group, lanes, perSubgroupOf);
+
     Value one = index(b, 1);
-    Value grid = index(b, llvm::divideCeil(subgroups, rowsPerBlock));
-    auto launch = gpu::LaunchOp::create(
-        b, loc, grid, one, one, index(b, lanes * rowsPerBlock), one, one);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, index(b, blocks), one, one,
+                              index(b, lanes * rowsPerBlock), one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
+    Value block = launch.getBlockIds().x;
+    // Class c runs in blocks [firstBlock[c], firstBlock[c + 1]): an if/else
+    // chain on the block id.
+    OpBuilder cb = kb;
+    for (auto [c, rowClass] : llvm::enumerate(group.classes)) {
+      OpBuilder body = cb;
+      if (c + 1 < group.classes.size()) {
+        Value inClass =
+            arith::CmpIOp::create(cb, loc, arith::CmpIPredicate::ult, block,
+                                  index(cb, firstBlock[c + 1]));
+        auto ifOp = scf::IfOp::create(cb, loc, inClass, /*withElse=*/true);
+        body = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+        cb = OpBuilder::atBlockBegin(&ifOp.getElseRegion().front());
+      }
+      Value local =
+          arith::SubIOp::create(body, loc, block, index(body, firstBlock[c]));
+      emitClass(body, loc, group.x, rowClass, perSubgroupOf(rowClass), local,
+                tid, lanes);
+    }
+    kb.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(kb, loc);
+
+    for (RowClass &c : group.classes) {
+      for (linalg::GenericOp generic : c.epilogues)
+        generic.erase();
+      for (Member &m : c.members) {
+        if (m.fill)
+          m.fill.erase();
+        m.op.erase();
+      }
+    }
+  }
+
+  /// The remarks on the mat-vecs and epilogues of `group`.
+  void remark(const Group &group, int64_t lanes,
+              llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf) {
+    size_t total = group.getNumMembers();
+    for (const RowClass &c : group.classes) {
+      for (const Member &m : c.members) {
+        InFlightDiagnostic diag = linalg::MatvecOp(m.op).emitRemark(
+            "cachet-lower-matvec: subgroup kernel: ");
+        diag << lanes << " lanes per row, " << rowsPerBlock.getValue()
+             << " subgroups per block, " << loadsPerLane.getValue() << " "
+             << loadBytes.getValue() << "-byte loads per lane in flight, "
+             << perSubgroupOf(c) << " rows per subgroup";
+        if (m.fill)
+          diag << "; the zero fill of the result is done in the kernel";
+        if (total > 1)
+          diag << "; one kernel for " << total << " mat-vecs over the same x, "
+               << c.members.size() << " of them with " << m.getRows()
+               << " rows computed by the same subgroups";
+      }
+      for (linalg::GenericOp generic : c.epilogues)
+        generic.emitRemark("cachet-lower-matvec: done by the mat-vec kernel "
+                           "before it, in the lane that stores each row");
+    }
+  }
+
+  /// Emits the rows of `rowClass` for the block `local` of the class.
+  void emitClass(OpBuilder &kb, Location loc, Value vec,
+                 const RowClass &rowClass, int64_t perSubgroup, Value local,
+                 Value tid, int64_t lanes) {
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    auto type =
+        cast<MemRefType>(rowClass.members.front().getMatrix().getType());
+    Type element = type.getElementType();
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    int64_t width = loadBytes / (element.getIntOrFloatBitWidth() / 8);
+    int64_t subgroups = rows / perSubgroup;
     Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, lanes));
     Value subgroup = arith::AddIOp::create(
-        kb, loc,
-        arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
-                              index(kb, rowsPerBlock)),
+        kb, loc, arith::MulIOp::create(kb, loc, local, index(kb, rowsPerBlock)),
         arith::DivUIOp::create(kb, loc, tid, index(kb, lanes)));
     Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                           subgroup, index(kb, subgroups));
@@ -151,33 +454,60 @@ struct LowerMatvecPass final
         arith::MulIOp::create(ib, loc, subgroup, index(ib, perSubgroup));
     for (int64_t r = 0; r < perSubgroup; ++r)
       rowIds.push_back(arith::AddIOp::create(ib, loc, row0, index(ib, r)));
+    // One accumulator per (mat-vec, row) slot, mat-vec-major.
+    struct Slot {
+      Value matrix, row;
+    };
+    SmallVector<Slot> slots;
+    for (const Member &m : rowClass.members)
+      for (Value row : rowIds)
+        slots.push_back({m.getMatrix(), row});
     Type f32 = ib.getF32Type();
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
     Value zeros = arith::ConstantOp::create(
         ib, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
-    // Each lane accumulates `width` partial sums per row; `loadsPerLane`
-    // loads of x and of each row are issued before their products are added,
-    // so that many 16-byte loads per lane and row are in flight, and each
-    // load of x serves every row of the subgroup.
+    // Each lane accumulates `width` partial sums per slot; `loadsPerLane`
+    // loads of x and of each slot's row are issued before their products are
+    // added, so that many 16-byte loads per lane and row are in flight, and
+    // each load of x serves every slot.
     auto body = [&](OpBuilder &lb, Location l, Value k0, ValueRange accs,
                     int64_t loads) -> SmallVector<Value> {
-      auto load = [&](Value memref, ValueRange indices, bool weight) {
-        auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
-        v.setAlignment(kLoadBytes);
-        if (weight)
-          v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
-        return v.getResult();
+      auto load = [&](Value memref, ValueRange indices, bool weight) -> Value {
+        auto mark = [&](Operation *op) {
+          if (weight)
+            op->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
+        };
+        if (!scalarLoads) {
+          auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
+          v.setAlignment(loadBytes);
+          mark(v);
+          return v.getResult();
+        }
+        // One load per element: SPIR-V's logical addressing cannot cast a
+        // pointer to a scalar into one to a vector.
+        SmallVector<Value> elements;
+        SmallVector<Value> at(indices.begin(), indices.end());
+        Value last = at.back();
+        for (int64_t e = 0; e < width; ++e) {
+          at.back() = e == 0 ? last
+                             : arith::AddIOp::create(lb, l, last, index(lb, e))
+                                   .getResult();
+          auto v = memref::LoadOp::create(lb, l, memref, at);
+          mark(v);
+          elements.push_back(v);
+        }
+        return vector::FromElementsOp::create(lb, l, vecType, elements);
       };
       SmallVector<Value> x;
-      SmallVector<SmallVector<Value>> a(perSubgroup);
+      SmallVector<SmallVector<Value>> a(slots.size());
       for (int64_t u = 0; u < loads; ++u) {
         Value k =
             arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes));
         x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
-        for (int64_t r = 0; r < perSubgroup; ++r)
-          a[r].push_back(
-              load(matrix, ValueRange{rowIds[r], k}, /*weight=*/true));
+        for (auto [s, slot] : llvm::enumerate(slots))
+          a[s].push_back(
+              load(slot.matrix, ValueRange{slot.row, k}, /*weight=*/true));
       }
       auto toF32 = [&](Value v) {
         return element.isF32() ? v : arith::ExtFOp::create(lb, l, f32Vec, v);
@@ -185,10 +515,10 @@ struct LowerMatvecPass final
       SmallVector<Value> result(accs.begin(), accs.end());
       for (int64_t u = 0; u < loads; ++u) {
         Value xv = toF32(x[u]);
-        for (int64_t r = 0; r < perSubgroup; ++r)
-          result[r] = arith::AddFOp::create(
-              lb, l, result[r],
-              arith::MulFOp::create(lb, l, toF32(a[r][u]), xv));
+        for (size_t s = 0; s < slots.size(); ++s)
+          result[s] = arith::AddFOp::create(
+              lb, l, result[s],
+              arith::MulFOp::create(lb, l, toF32(a[s][u]), xv));
       }
       return result;
     };
@@ -196,7 +526,7 @@ struct LowerMatvecPass final
     int64_t unrolled = round * loadsPerLane;
     int64_t mainCols = cols / unrolled * unrolled;
     Value start = arith::MulIOp::create(ib, loc, lane, index(ib, width));
-    SmallVector<Value> accs(perSubgroup, zeros);
+    SmallVector<Value> accs(slots.size(), zeros);
     if (mainCols > 0)
       accs =
           scf::ForOp::create(
@@ -234,18 +564,46 @@ struct LowerMatvecPass final
                                         index(ib, 0));
     auto store = scf::IfOp::create(ib, loc, first, /*withElse=*/false);
     OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
-    for (auto [row, sum] : llvm::zip_equal(rowIds, sums)) {
-      Value old = fill ? zero
-                       : memref::LoadOp::create(sb, loc, out, ValueRange{row})
-                             .getResult();
-      memref::StoreOp::create(sb, loc, arith::AddFOp::create(sb, loc, old, sum),
-                              out, ValueRange{row});
+    for (auto [r, row] : llvm::enumerate(rowIds)) {
+      // y = old + sum for each mat-vec of the class, then the epilogues of
+      // the row over those values.
+      IRMapping results;
+      for (auto [m, member] : llvm::enumerate(rowClass.members)) {
+        Value out = member.getOutput();
+        Value old = member.fill
+                        ? zero
+                        : memref::LoadOp::create(sb, loc, out, ValueRange{row})
+                              .getResult();
+        Value y =
+            arith::AddFOp::create(sb, loc, old, sums[m * rowIds.size() + r]);
+        memref::StoreOp::create(sb, loc, y, out, ValueRange{row});
+        results.map(out, y);
+      }
+      for (linalg::GenericOp generic : rowClass.epilogues)
+        emitEpilogue(sb, loc, generic, results, row);
     }
-    if (fill)
-      fill.erase();
-    kb.setInsertionPointToEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(kb, loc);
-    op.erase();
+  }
+
+  /// Emits the body of the element-wise `generic` for `row`, its inputs the
+  /// values `results` maps their buffers to, and stores its result.
+  static void emitEpilogue(OpBuilder &b, Location loc,
+                           linalg::GenericOp generic, const IRMapping &results,
+                           Value row) {
+    Block *body = generic.getBody();
+    IRMapping mapping;
+    for (OpOperand *input : generic.getDpsInputOperands())
+      mapping.map(generic.getMatchingBlockArgument(input),
+                  results.lookup(input->get()));
+    OpOperand *init = generic.getDpsInitOperand(0);
+    BlockArgument outArg = generic.getMatchingBlockArgument(init);
+    if (!outArg.use_empty())
+      mapping.map(outArg,
+                  memref::LoadOp::create(b, loc, init->get(), ValueRange{row})
+                      .getResult());
+    for (Operation &op : body->without_terminator())
+      b.clone(op, mapping);
+    Value value = mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
+    memref::StoreOp::create(b, loc, value, init->get(), ValueRange{row});
   }
 };
 

@@ -2,6 +2,8 @@
 
 #include "cachet/Conversion/Passes.h"
 
+#include "cachet/Device/DeviceProfile.h"
+
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 
 namespace cachet {
@@ -22,12 +24,19 @@ struct SetSPIRVEntryPointABIPass final
     gpu::GPUModuleOp module = getOperation();
     // The SPIR-V dialect conversions look up the target in the
     // `spirv.target_env` attribute of an enclosing op.
-    if (ArrayAttr targets = module.getTargetsAttr())
-      for (Attribute target : targets)
+    // Its subgroup size is the device profile's, where there is one: the
+    // conversion of gpu.shuffle requires the shuffle width to match it.
+    // (in the module's targets too, which the conversions read first).
+    if (ArrayAttr targets = module.getTargetsAttr()) {
+      SmallVector<Attribute> updated(targets.begin(), targets.end());
+      for (Attribute &target : updated)
         if (auto env = dyn_cast<spirv::TargetEnvAttr>(target)) {
-          module->setAttr(spirv::getTargetEnvAttrName(), env);
+          target = withProfileSubgroupSize(env);
+          module->setAttr(spirv::getTargetEnvAttrName(), target);
           break;
         }
+      module.setTargetsAttr(ArrayAttr::get(&getContext(), updated));
+    }
     StringRef abiName = spirv::getEntryPointABIAttrName();
     WalkResult result = module.walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel() || func->hasAttr(abiName))
@@ -49,6 +58,26 @@ struct SetSPIRVEntryPointABIPass final
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+
+  spirv::TargetEnvAttr withProfileSubgroupSize(spirv::TargetEnvAttr env) {
+    cachet::DeviceProfileAttr profile =
+        cachet::lookupDeviceProfile(getOperation());
+    spirv::ResourceLimitsAttr limits = env.getResourceLimits();
+    if (!profile || profile.getSubgroupSize() == 0 ||
+        static_cast<int64_t>(profile.getSubgroupSize()) ==
+            limits.getSubgroupSize())
+      return env;
+    auto size = static_cast<int>(profile.getSubgroupSize());
+    limits = spirv::ResourceLimitsAttr::get(
+        &getContext(), limits.getMaxComputeSharedMemorySize(),
+        limits.getMaxComputeWorkgroupInvocations(),
+        limits.getMaxComputeWorkgroupSize(), size, limits.getMinSubgroupSize(),
+        limits.getMaxSubgroupSize(), limits.getCooperativeMatrixPropertiesKhr(),
+        limits.getCooperativeMatrixPropertiesNv());
+    return spirv::TargetEnvAttr::get(env.getTripleAttr(), limits,
+                                     env.getClientAPI(), env.getVendorID(),
+                                     env.getDeviceType(), env.getDeviceID());
   }
 };
 } // namespace

@@ -20,11 +20,12 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
 }
 
 /// SPIR-V capabilities and extensions of the Vulkan 1.2 devices cachet runs
-/// on (lavapipe included): 8/16-bit storage and arithmetic.
+/// on (lavapipe included): 8/16-bit storage and arithmetic, subgroup
+/// shuffles (the subgroup mat-vec kernels' reductions).
 static constexpr StringLiteral kSPIRVTarget =
     "spirv-attach-target{ver=v1.3 "
     "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
-    "StorageBuffer8BitAccess "
+    "StorageBuffer8BitAccess,GroupNonUniform,GroupNonUniformShuffle "
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
@@ -120,7 +121,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                   "canonicalize,cachet-pitched-weights");
   if (options.matvecKernel == "subgroup" ||
       (options.matvecKernel == "auto" && options.target != Target::SPIRV))
-    addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0}})",
+    addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0} {1}})",
+                                  // SPIR-V vectors have at most 4
+                                  // components; no pointer casts.
+                                  options.target == Target::SPIRV
+                                      ? "load-bytes=8 scalar-loads=true"
+                                      : "",
                                   options.matvecOptions.getValue())
                         .str());
   // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.

@@ -38,6 +38,7 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // Two rows per subgroup: each load of x serves both rows; 64 rows in 32
 // subgroups, 4 per block: 8 blocks.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{rows-per-subgroup=2}))' 2>/dev/null | FileCheck %s --check-prefix=R2
+// RUN: cachet-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(cachet-lower-matvec{fuse-siblings=false fuse-epilogues=false}))" 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
 // R2-LABEL: func.func @unrolled
 // R2: gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128
 // R2: scf.for {{.*}} iter_args({{.*}}, {{.*}}) -> (vector<8xf32>, vector<8xf32>)
@@ -122,5 +123,156 @@ func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>)
   linalg.fill ins(%one : f32) outs(%y : memref<8xf32>)
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// Q, K and V over one x: one kernel. K and V (16 rows each) are computed by
+// the same subgroups, one accumulator per weight; Q's 64 rows take blocks
+// 0-15, K/V's blocks 16-19.
+// CHECK-LABEL: func.func @qkv
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c20{{[_0-9]*}}, {{.*}}
+// CHECK: arith.cmpi ult, %{{.*}}, %c16
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
+// CHECK: memref.store {{.*}} : memref<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: memref.store {{.*}} : memref<16xf32>
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.
+// CHECK: return
+// NOFUSE-LABEL: func.func @qkv
+// NOFUSE-COUNT-3: gpu.launch
+func.func @qkv(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<16x256xf16>, %wv: memref<16x256xf16>) -> (memref<64xf32>, memref<16xf32>, memref<16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %q = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%z : f32) outs(%q : memref<64xf32>)
+  // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 1 of them with 64 rows computed by the same subgroups}}
+  linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
+  %k = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%z : f32) outs(%k : memref<16xf32>)
+  // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 2 of them with 16 rows computed by the same subgroups}}
+  linalg.matvec ins(%wk, %x : memref<16x256xf16>, memref<256xf16>) outs(%k : memref<16xf32>)
+  %v = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%z : f32) outs(%v : memref<16xf32>)
+  // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 2 of them with 16 rows computed by the same subgroups}}
+  linalg.matvec ins(%wv, %x : memref<16x256xf16>, memref<256xf16>) outs(%v : memref<16xf32>)
+  return %q, %k, %v : memref<64xf32>, memref<16xf32>, memref<16xf32>
+}
+
+// -----
+
+// Gate and up, then silu(gate) * up: one kernel; the lane that stores a row
+// of gate and up computes the row of h.
+// CHECK-LABEL: func.func @glu
+// CHECK: memref.alloc() : memref<64xbf16>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c16{{[_0-9]*}}, {{.*}}
+// CHECK: memref.store %[[G:.*]], %{{.*}} : memref<64xf32>
+// CHECK: memref.store %[[U:.*]], %{{.*}} : memref<64xf32>
+// CHECK: arith.negf %[[G]]
+// CHECK: math.exp
+// CHECK: arith.truncf
+// CHECK: memref.store {{.*}} : memref<64xbf16>
+// CHECK-NOT: linalg.
+// CHECK: return
+// NOFUSE-LABEL: func.func @glu
+// NOFUSE-COUNT-2: gpu.launch
+// NOFUSE: linalg.generic
+#id = affine_map<(i) -> (i)>
+func.func @glu(%x: memref<256xbf16>, %wg: memref<64x256xbf16>, %wu: memref<64x256xbf16>) -> memref<64xbf16> {
+  %z = arith.constant 0.0 : f32
+  %g = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%z : f32) outs(%g : memref<64xf32>)
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
+  linalg.matvec ins(%wg, %x : memref<64x256xbf16>, memref<256xbf16>) outs(%g : memref<64xf32>)
+  %u = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%z : f32) outs(%u : memref<64xf32>)
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
+  linalg.matvec ins(%wu, %x : memref<64x256xbf16>, memref<256xbf16>) outs(%u : memref<64xf32>)
+  %h = memref.alloc() : memref<64xbf16>
+  // expected-remark @+1 {{cachet-lower-matvec: done by the mat-vec kernel before it, in the lane that stores each row}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%g, %u : memref<64xf32>, memref<64xf32>) outs(%h : memref<64xbf16>) {
+  ^bb0(%gv: f32, %uv: f32, %d: bf16):
+    %one = arith.constant 1.0 : f32
+    %ng = arith.negf %gv : f32
+    %ex = math.exp %ng : f32
+    %den = arith.addf %one, %ex : f32
+    %sig = arith.divf %gv, %den : f32
+    %p = arith.mulf %sig, %uv : f32
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return %h : memref<64xbf16>
+}
+
+// -----
+
+// An op that reads Q's result sits between Q and K: Q's kernel stays before
+// it, K gets its own.
+// CHECK-LABEL: func.func @reads_between
+// CHECK: gpu.launch
+// CHECK: memref.copy
+// CHECK: gpu.launch
+func.func @reads_between(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<64x256xf16>, %copy: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>) {
+  %q = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
+  // expected-remark @+1 {{cachet-lower-matvec: the mat-vec kernel before it is not joined with the mat-vec over the same x after it: it may access the result of the mat-vec it would precede}}
+  memref.copy %q, %copy : memref<64xf32> to memref<64xf32>
+  %k = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wk, %x : memref<64x256xf16>, memref<256xf16>) outs(%k : memref<64xf32>)
+  return %q, %k : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+// Not epilogues: a generic over results with different row counts, and one
+// whose result is an argument (it may alias x or a weight).
+// CHECK-LABEL: func.func @not_epilogues
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+#id2 = affine_map<(i) -> (i)>
+#mod = affine_map<(i) -> (i mod 16)>
+func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<16x256xf16>, %wo: memref<64x256xf16>, %out: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>) {
+  %q = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
+  %k = memref.alloc() : memref<16xf32>
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wk, %x : memref<16x256xf16>, memref<256xf16>) outs(%k : memref<16xf32>)
+  %a = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: it reads a value the group does not compute row by row}}
+  linalg.generic {indexing_maps = [#id2, #mod, #id2], iterator_types = ["parallel"]}
+      ins(%q, %k : memref<64xf32>, memref<16xf32>) outs(%a : memref<64xf32>) {
+  ^bb0(%qv: f32, %kv: f32, %d: f32):
+    %s = arith.addf %qv, %kv : f32
+    linalg.yield %s : f32
+  }
+  %o = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wo, %x : memref<64x256xf16>, memref<256xf16>) outs(%o : memref<64xf32>)
+  // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: its result may alias a buffer of the mat-vecs}}
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel"]}
+      ins(%o : memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%ov: f32, %d: f32):
+    %n = arith.negf %ov : f32
+    linalg.yield %n : f32
+  }
+  return %a, %o : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+// An invalid load-bytes leaves every mat-vec to the generic kernel.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{load-bytes=12}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=BADLB
+// BADLB: remark: cachet-lower-matvec: generic kernel: load-bytes must be a power of two
+func.func @bad_load_bytes(%w: memref<64x256xf16>, %x: memref<256xf16>, %y: memref<64xf32>) {
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%w, %x : memref<64x256xf16>, memref<256xf16>) outs(%y : memref<64xf32>)
   return
 }

@@ -22,7 +22,9 @@
 // auto on the subgroup kernels: nothing, with the reason.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG
-// AUTOSG: step 1 of 6, weight memref<1024x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; no prefetch or dependent launch paid for it on the H200 (pdl 0.72x, bulk 0.95x, l2 0.99x of none; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten
+// (cachet-lower-matvec puts Q/K/V, and gate/up, in one kernel each: four
+// steps, two of several weights.)
+// AUTOSG: step 1 of 4, weights memref<1024x1024xbf16> and memref<256x1024xbf16> and memref<256x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; no prefetch or dependent launch paid for it on the H200 (pdl 0.72x, bulk 0.95x, l2 0.99x of none; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten
 // sm_90 with l2: the nvvm.prefetch intrinsic.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 format=isa" 2>/dev/null | FileCheck %s --check-prefix=L2SM90
 // rewrites=false or prefetch=off: no prefetch, no griddepcontrol.

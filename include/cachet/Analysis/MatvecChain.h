@@ -18,9 +18,12 @@
 // Then each thread of a one-dimensional grid reads a row of its own, each
 // element of it once: the read is streaming. cachet's lowered `linalg.matvec`
 // has this form; a hand-written `gpu.func` that has it is accepted as well.
-// A weight whose every use is a `vector.load` marked
+// A weight whose every use is a load (`vector.load` or `memref.load`) marked
 // `cachet.streaming_weight` (cachet-lower-matvec's subgroup kernels) streams
 // too; its block size S is the kernel's known block size in x (y = z = 1).
+// A kernel may stream several marked weights (cachet-lower-matvec puts
+// mat-vecs over one input in one kernel); a kernel whose weight has the
+// structural form streams that one only.
 //
 // A step is one streaming launch, or a gate/up pair: two consecutive
 // streaming launches whose weights have the same type, that share a
@@ -73,10 +76,11 @@ struct StreamingWeight {
   int64_t blockSize = 0;
 };
 
-/// Returns the weight `kernel` streams (see the file comment), or
-/// std::nullopt with `reason` saying which condition failed.
-std::optional<StreamingWeight> matchStreamingWeight(mlir::gpu::GPUFuncOp kernel,
-                                                    std::string &reason);
+/// Returns the weights `kernel` streams (see the file comment; one, or
+/// several marked ones, in argument order), or std::nullopt with `reason`
+/// saying which condition failed.
+std::optional<llvm::SmallVector<StreamingWeight, 1>>
+matchStreamingWeights(mlir::gpu::GPUFuncOp kernel, std::string &reason);
 
 /// Returns true if `kernel` never writes its argument `index` (it is only
 /// read by loads, or not used at all).
@@ -89,16 +93,23 @@ bool isWrittenKernelArgument(mlir::gpu::GPUFuncOp kernel, unsigned index);
 struct StreamingLaunch {
   mlir::gpu::LaunchFuncOp launch;
   mlir::gpu::GPUFuncOp kernel;
-  StreamingWeight weight;
+  /// The weights the kernel streams, all with one block size.
+  llvm::SmallVector<StreamingWeight, 1> weights;
 
-  /// Returns the host value of the weight.
-  mlir::Value getWeight() const {
+  /// Returns the host values of the weights.
+  llvm::SmallVector<mlir::Value, 2> getWeights() const {
     mlir::gpu::LaunchFuncOp op = launch;
-    return op.getKernelOperands()[weight.argIndex];
+    llvm::SmallVector<mlir::Value, 2> values;
+    for (const StreamingWeight &w : weights)
+      values.push_back(op.getKernelOperands()[w.argIndex]);
+    return values;
   }
+  /// Returns the block size the row index of the weights assumes.
+  int64_t getBlockSize() const { return weights.front().blockSize; }
 };
 
-/// One step of a chain: a streaming launch or a gate/up pair.
+/// One step of a chain: a streaming launch (of one or several weights) or a
+/// gate/up pair of launches.
 struct ChainStep {
   llvm::SmallVector<StreamingLaunch, 2> launches;
 

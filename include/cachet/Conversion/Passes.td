@@ -15,7 +15,9 @@ def SetSPIRVEntryPointABI
     from the `workgroup-size` option for kernels that have none. A kernel
     that already has the attribute keeps it. The module's SPIR-V target (from
     `spirv-attach-target`) is mirrored into `spirv.target_env`, where the
-    SPIR-V dialect conversions that run inside the gpu.module look for it.
+    SPIR-V dialect conversions that run inside the gpu.module look for it,
+    with the subgroup size of the device profile (`#cachet.device`) where
+    there is one: `gpu.shuffle` converts only at the target's subgroup size.
 
     Before:
 
@@ -632,57 +634,95 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 }
 
 def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
-  let summary = "Mat-vec kernels with a subgroup per row and 16-byte loads";
+  let summary = "Mat-vec kernels with a subgroup per row and wide loads, "
+                "siblings and element-wise epilogues fused";
   let description = [{
     Runs after bufferization. Replaces each `linalg.matvec` on memrefs
     (`y += A x`, A `[M, K]` of f16, bf16 or f32 with unit inner stride and
-    16-byte aligned rows, which padded row pitches keep; x contiguous, y f32)
-    by a `gpu.launch` in which one subgroup of `subgroup-size` lanes computes
-    a row. Blocks are one-dimensional: `rows-per-block` subgroups of
-    consecutive threads. Each lane loads 16 bytes of the row and of x at a
-    time (`vector.load` with 16-byte alignment), issues `loads-per-lane` such
-    loads before it adds their products (so that many are in flight), keeps
-    16 bytes' worth of f32 partial sums, and reduces them at the end; the
-    lanes' sums are added with a `gpu.shuffle xor` butterfly and lane 0 adds
-    the row's sum to y (a `linalg.fill` of +0.0 into y right before the
-    mat-vec is done by the kernel, which stores `0.0 + sum`: the same value,
-    one launch fewer). With `rows-per-subgroup` R > 1 a subgroup computes R
-    consecutive rows and each load of x serves all R. The weight's loads
-    carry `cachet.streaming_weight`,
-    which cachet-prefetch-matvec-chains recognizes. The summation order is
-    fixed by the shape and the options, not by the schedule: the same inputs
-    give the same bits on every run. A mat-vec that does not qualify is left
-    to the generic lowering, with a remark naming the failed condition.
+    rows aligned to `load-bytes` (16 by default), which padded row pitches
+    keep; x contiguous, y f32) by a `gpu.launch` in which one subgroup of
+    `subgroup-size` lanes computes a row. Blocks are one-dimensional:
+    `rows-per-block` subgroups of consecutive threads. Each lane loads
+    `load-bytes` of the row and of x at a time (`vector.load` with that
+    alignment), issues `loads-per-lane` such loads before it adds their
+    products (so that many are in flight), keeps a vector of f32 partial
+    sums, and reduces them at the end; the lanes' sums are added with a
+    `gpu.shuffle xor` butterfly and lane 0 adds the row's sum to y (a
+    `linalg.fill` of +0.0 into y right before the mat-vec is done by the
+    kernel, which stores `0.0 + sum`: the same value, one launch fewer).
+    With `rows-per-subgroup` R > 1 a subgroup computes R consecutive rows
+    and each load of x serves all R. The weight's loads carry
+    `cachet.streaming_weight`, which cachet-prefetch-matvec-chains
+    recognizes. The summation order is fixed by the shape and the options,
+    not by the schedule: the same inputs give the same bits on every run. A
+    mat-vec that does not qualify is left to the generic lowering, with a
+    remark naming the failed condition.
 
-    `subgroup-size=0` (the default) takes the subgroup size of the module's
-    device profile (`#cachet.device`), or 32 without one.
+    Fewer launches (`fuse-siblings`, `fuse-epilogues`; a decode step's
+    launch boundaries cost as much as its small mat-vecs):
+    - Consecutive mat-vecs over the same x (the Q/K/V projections, gate and
+      up) become one kernel. Mat-vecs with the same row count are computed
+      by the same subgroups, one accumulator per weight row, so each load of
+      x serves all of them; each row count takes its own range of blocks.
+      Ops between the mat-vecs stay where they are when they may run before
+      the kernel: no op between reads a result of an earlier mat-vec or
+      writes what it reads (memory effects and local alias analysis).
+    - An element-wise `linalg.generic` right after them (ops in between as
+      above) whose inputs are all results of mat-vecs with one row count,
+      read through identity maps, and whose body is pure scalar code (a
+      conversion to bf16, `silu(gate) * up`) is computed by the lane that
+      stores the row: with the same ops on the same values, so the same
+      bits. The mat-vecs' results are still stored. Its result must not
+      alias the mat-vecs' buffers.
 
-    Before:
+    Each decision is a remark: the kernel of each mat-vec, which mat-vecs
+    share a kernel, which generic is an epilogue, and why a mat-vec or
+    generic that reads the group's values was not fused.
+
+    Before (one decoder layer's projections and GLU, abridged):
 
     ```mlir
-    linalg.matvec ins(%A, %x : memref<4096x4096xbf16>, memref<4096xbf16>)
-                  outs(%y : memref<4096xf32>)
+    linalg.matvec ins(%Wg, %x : memref<14336x4096xbf16>, memref<4096xbf16>)
+                  outs(%g : memref<14336xf32>)
+    linalg.matvec ins(%Wu, %x : memref<14336x4096xbf16>, memref<4096xbf16>)
+                  outs(%u : memref<14336xf32>)
+    %h = memref.alloc() : memref<14336xbf16>
+    linalg.generic {indexing_maps = [#id, #id, #id], ...}
+        ins(%g, %u : memref<14336xf32>, memref<14336xf32>)
+        outs(%h : memref<14336xbf16>) { ... silu(gate) * up, truncf ... }
     ```
 
     After (abridged; 32 lanes, 4 rows per block, 4 loads per lane):
 
     ```mlir
-    gpu.launch blocks(%bx, %by, %bz) in (%c1024, %c1, %c1)
+    %h = memref.alloc() : memref<14336xbf16>
+    gpu.launch blocks(%bx, %by, %bz) in (%c3584, %c1, %c1)
                threads(%tx, %ty, %tz) in (%c128, %c1, %c1) {
       %lane = arith.remui %tx, %c32 : index
       %row = ... %bx * 4 + %tx / 32
-      %acc = scf.for %k = ... to %c4096 step %c1024
-          iter_args(%a = %zeros) -> vector<8xf32> {
-        %w0 = vector.load %A[%row, %k] {alignment = 16, cachet.streaming_weight}
-            : memref<4096x4096xbf16>, vector<8xbf16>
-        ... three more weight loads 256 columns apart, four loads of x ...
-        ... extf, mulf, addf into %a ...
+      %acc:2 = scf.for %k = ... to %c4096 step %c1024
+          iter_args(%a = %zeros, %b = %zeros) -> (vector<8xf32>, vector<8xf32>) {
+        %x0 = vector.load %x[%k] {alignment = 16} : memref<4096xbf16>, vector<8xbf16>
+        %g0 = vector.load %Wg[%row, %k] {alignment = 16, cachet.streaming_weight}
+            : memref<14336x4096xbf16>, vector<8xbf16>
+        %u0 = vector.load %Wu[%row, %k] {alignment = 16, cachet.streaming_weight}
+            : memref<14336x4096xbf16>, vector<8xbf16>
+        ... three more of each, 256 columns apart; extf, mulf, addf ...
       }
-      %sum = vector.reduction <add>, %acc, %zero : vector<8xf32> into f32
-      %s, %v = gpu.shuffle xor %sum, %c16, %c32 : f32
-      ...
+      %sg = vector.reduction <add>, %acc#0, %zero : vector<8xf32> into f32
+      %s, %v = gpu.shuffle xor %sg, %c16, %c32 : f32
+      ... the same for %acc#1 ...
+      scf.if %lane_is_0 {
+        memref.store %gate, %g[%row] : memref<14336xf32>
+        memref.store %up, %u[%row] : memref<14336xf32>
+        ... the generic's body on %gate, %up ...
+        memref.store %hv, %h[%row] : memref<14336xbf16>
+      }
     }
     ```
+
+    `subgroup-size=0` (the default) takes the subgroup size of the module's
+    device profile (`#cachet.device`), or 32 without one.
   }];
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
@@ -691,10 +731,21 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"4",
            "Rows (subgroups) per block">,
     Option<"loadsPerLane", "loads-per-lane", "int64_t", /*default=*/"4",
-           "16-byte weight loads each lane issues before using them">,
+           "Weight loads (of load-bytes) each lane issues before using them">,
     Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
            "Rows each subgroup computes, sharing its loads of x (1 where it "
            "does not divide the rows)">,
+    Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
+           "Bytes of a row each lane loads at a time (a power of two; "
+           "SPIR-V vectors have at most 4 components)">,
+    Option<"scalarLoads", "scalar-loads", "bool", /*default=*/"false",
+           "Load a lane's load-bytes element by element (memref.load), for "
+           "SPIR-V, whose logical addressing has no pointer casts">,
+    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
+           "One kernel for consecutive mat-vecs over the same x">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Do an element-wise op over the results of a kernel's mat-vecs in "
+           "the kernel">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
