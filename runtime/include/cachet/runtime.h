@@ -497,6 +497,16 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns);
  *  first use; it lives until the process exits: do not destroy it). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime);
 
+/** Returns the kind of the first mgpu* failure since the previous call
+ *  (CACHET_SUCCESS when none) and forgets it. The mgpu* functions return no
+ *  status: they print each failure to stderr, and keep the first one here
+ *  (a module that needs what the device lacks, for instance, fails its
+ *  mgpuModuleLoad with CACHET_ERROR_UNSUPPORTED when a compiled program's
+ *  constructors load its kernels). `message` (`capacity` bytes; NULL when
+ *  0) receives "<mgpu function>: <reason>", truncated to fit, or "". */
+CACHET_RT_EXPORT CachetStatus cachetMgpuTakeError(char *message,
+                                                  size_t capacity);
+
 /** Returns the buffer and offset behind `ptr`, a pointer into memory from
  *  mgpuMemAlloc (CACHET_ERROR_NOT_FOUND for any other pointer). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuLookup(const void *ptr,
