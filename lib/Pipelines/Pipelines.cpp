@@ -164,7 +164,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
         "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
         "spirv-lower-abi-attrs,"
-        "spirv-update-vce))");
+        "spirv-update-vce,cachet-spirv-interface-version))");
     break;
   case Target::NVVM:
     addPipeline(

@@ -177,6 +177,44 @@ def HoistSPIRVVariables
   }];
 }
 
+def SPIRVInterfaceVersion
+    : Pass<"cachet-spirv-interface-version", "mlir::spirv::ModuleOp"> {
+  let summary = "Raise a spirv.module to SPIR-V 1.4 where its entry points "
+                "list global variables other than inputs and outputs";
+  let description = [{
+    Up to SPIR-V 1.3 an entry point's interface lists its Input and Output
+    variables only; from 1.4 on it lists every global variable the entry
+    point uses. `spirv-lower-abi-attrs` follows the target environment's
+    version, so under a 1.4-or-later target (the SPIR-V 1.6 target of the
+    mma attention kernel) every entry point lists its storage buffers and
+    workgroup variables, while `spirv-update-vce`, which deduces the version
+    from the ops alone, may then lower the module to 1.0: an interface a
+    validator or driver rejects ("OpEntryPoint interfaces must be
+    OpVariables with Storage Class of Input(1) or Output(3)"). This pass,
+    run after `spirv-update-vce`, raises such a module's version to 1.4 and
+    keeps its capabilities and extensions; other modules are left as they
+    are.
+
+    Before:
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.0, [Shader], [...]> {
+      spirv.GlobalVariable @arg bind(0, 0) : !spirv.ptr<..., StorageBuffer>
+      ...
+      spirv.EntryPoint "GLCompute" @k, @arg
+    }
+    ```
+
+    After:
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.4, [Shader], [...]> {
+      ...
+    }
+    ```
+  }];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
