@@ -158,6 +158,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
         pm,
         "cachet-emulate-bf16-storage,"
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
+        "cachet-scalarize-vector-memory,"
         "arith-emulate-unsupported-floats{source-types=bf16 "
         "target-type=f32},arith-expand{include-bf16=true},"
         "math-expand-ops{ops=exp2},canonicalize,convert-math-to-spirv),"

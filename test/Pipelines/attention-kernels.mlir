@@ -60,6 +60,16 @@
 // SPIRV: spirv.KHR.CooperativeMatrixStore
 // SPIRV: spirv.GroupNonUniformShuffleXor
 // SPIRV: spirv.KHR.CooperativeMatrixMulAdd
+// Its tiles fit the 48 KiB of static workgroup memory (key tile 16 at D 128
+// with rows padded by 16 bytes), and its vector loads
+// and stores are split into scalar ones (cachet-scalarize-vector-memory): no
+// pointer casts, which SPIR-V's Logical addressing does not allow.
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 attention-kernel=mma stop-before-binary" 2>&1 | FileCheck %s --check-prefix=SPIRV-MMA
+// SPIRV-MMA: mma flash-attention kernel {{.*}} key tile 16 (39424 bytes of workgroup memory){{.*}}static workgroup memory
+// SPIRV-MMA: spirv.module @__spv__attention_kernel
+// SPIRV-MMA-NOT: spirv.Bitcast {{.*}} : !spirv.ptr
+// SPIRV-MMA: spirv.KHR.CooperativeMatrixMulAdd
+// SPIRV-MMA-NOT: spirv.Bitcast {{.*}} : !spirv.ptr
 //
 // ROCDL with a 64-lane profile: the scalar kernel (ROCDL does not lower
 // gpu.subgroup_mma), its query tile halved from 128 rows so that the

@@ -177,6 +177,45 @@ def HoistSPIRVVariables
   }];
 }
 
+def ScalarizeVectorMemory
+    : Pass<"cachet-scalarize-vector-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Split vector loads and stores on memrefs of their element "
+                "type into scalar ones";
+  let description = [{
+    SPIR-V's Logical addressing has no pointer casts: a load or store must
+    reach its value through a variable or an access chain. Upstream's
+    vector-to-SPIR-V lowering reaches a `vector<4xf16>` in a
+    `memref<...xf16>` through an `OpBitcast` of the element's pointer, which
+    validators reject ("OpLoad Pointer ... is not a logical pointer") and a
+    driver need not accept. Run before `convert-gpu-to-spirv`, this pass
+    turns each `vector.load` / `vector.store` of a 1-D vector of more than
+    one element, on a memref of the vector's element type, into one
+    `memref.load` / `memref.store` per element along the innermost index
+    (the same elements; the driver may merge them again). Other vector
+    memory ops are left alone.
+
+    Before:
+
+    ```mlir
+    %v = vector.load %m[%i, %j] : memref<64x128xf16, 3>, vector<4xf16>
+    ```
+
+    After:
+
+    ```mlir
+    %j1 = arith.addi %j, %c1 : index
+    ...
+    %e0 = memref.load %m[%i, %j] : memref<64x128xf16, 3>
+    %e1 = memref.load %m[%i, %j1] : memref<64x128xf16, 3>
+    ...
+    %v = vector.from_elements %e0, %e1, %e2, %e3 : vector<4xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def SPIRVInterfaceVersion
     : Pass<"cachet-spirv-interface-version", "mlir::spirv::ModuleOp"> {
   let summary = "Raise a spirv.module to SPIR-V 1.4 where its entry points "
