@@ -46,10 +46,11 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
 // LAZY: subgroup staging synchronized by nvvm.bar.warp.sync, lazy rescaling
 //
-// SPIR-V with the same profile: the default is the scalar kernel (the
-// Vulkan runtime does not enable cooperative matrices yet); asking for mma
-// gives KHR cooperative-matrix loads, multiply-adds and stores in a SPIR-V
-// 1.6 module that declares the capability and the extension.
+// SPIR-V with the same profile: the default is the scalar kernel (a Vulkan
+// driver need not have VK_KHR_cooperative_matrix where the GPU has tensor
+// cores); asking for mma gives KHR cooperative-matrix loads, multiply-adds
+// and stores in a SPIR-V 1.6 module that declares the capability and the
+// extension.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPIRV-AUTO
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 attention-kernel=mma stop-before-binary" 2>/dev/null | FileCheck %s --check-prefix=SPIRV
 // SPIRV-AUTO: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
