@@ -13,7 +13,10 @@
 #          (the in-kernel-dequantization baseline)
 #   q4_0   the same with q4_0 blocks
 #
-# for target nvvm (sm_90) and spirv, both with the h200 profile, at depth 448
+# for target nvvm (sm_90) and spirv, both with the h200 profile (and, asked
+# for with TARGETS, spirv-mma: SPIR-V with the mma kernel's KHR cooperative
+# matrices, which needs a Vulkan device with VK_KHR_cooperative_matrix), at
+# depth 448
 # (pp64, small enough for the CPU reference: --check) and at depths 4096 and
 # 32768 (pp512, for timing with --repeat; the CPU reference is far too slow
 # there). Inputs are generated on the device (--inputs=random:SEED), so each
@@ -36,7 +39,11 @@ cp build/lib/libcachet_runtime.so "$out/lib/"
 
 # emit NAME TARGET QUERIES DEPTH KV
 emit() {
-  local name=$1 target=$2 queries=$3 depth=$4 kv=$5
+  local name=$1 target=$2 queries=$3 depth=$4 kv=$5 kernel=()
+  if [ "$target" = spirv-mma ]; then
+    target=spirv
+    kernel=(--attention-kernel=mma)
+  fi
   local positions=$((depth + queries)) file="$out/mlir/$name.mlir"
   local q="tensor<32x${queries}x128xf16>"
   local kt vt body
@@ -70,7 +77,7 @@ MLIR
   local chip=()
   [ "$target" = nvvm ] && chip=(--chip=sm_90)
   echo "== $name"
-  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" ${EXTRA:+"$EXTRA"} \
+  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" "${kernel[@]}" ${EXTRA:+"$EXTRA"} \
     --profile=h200 --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
   grep -h "cachet-dequant-once-kv: \|cachet-lower-attention: " \
     "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
@@ -91,9 +98,9 @@ emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir
 emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir
 emit_test nvvm-odd-f16-mask "" attention-f16.mlir
 
-# TARGETS (default "nvvm spirv") and DEPTHS (default "448 4096 32768";
-# 448 is pp64) narrow what is emitted; EXTRA adds one cachet-run argument
-# (e.g. "--compile-options=attention-options={row-blocks=2}").
+# TARGETS (default "nvvm spirv"; also "spirv-mma") and DEPTHS (default
+# "448 4096 32768"; 448 is pp64) choose what is emitted; EXTRA adds one
+# cachet-run argument (e.g. "--compile-options=attention-options={row-blocks=2}").
 for target in ${TARGETS:-nvvm spirv}; do
   for kv in f16hm f16 q8_0 q4_0; do
     for depth in ${DEPTHS:-448 4096 32768}; do
