@@ -707,11 +707,22 @@ void testMgpu() {
   check(out == std::vector<float>(n, 1.0f), "mgpuMemset32");
 
   // Errors are reported, not fatal.
+  cachetMgpuTakeError(nullptr, 0);
   check(mgpuModuleGetFunction(module, "nope") == nullptr,
         "mgpuModuleGetFunction of an unknown name returns null");
   const uint32_t bad[4] = {0, 1, 2, 3};
   check(mgpuModuleLoad(const_cast<uint32_t *>(bad), sizeof(bad)) == nullptr,
         "mgpuModuleLoad of a bad blob returns null");
+  // The first failure is kept, with its status, until it is taken.
+  char first[256];
+  CachetStatus firstStatus = cachetMgpuTakeError(first, sizeof(first));
+  check(firstStatus == CACHET_ERROR_NOT_FOUND &&
+            std::strncmp(first,
+                         "mgpuModuleGetFunction: cachetKernelGet: ", 40) == 0 &&
+            cachetMgpuTakeError(first, sizeof(first)) == CACHET_SUCCESS &&
+            first[0] == '\0',
+        "cachetMgpuTakeError returns the first mgpu failure once",
+        std::string(cachetStatusString(firstStatus)) + " \"" + first + "\"");
   char ptx[] = ".version 7.0\n.target sm_52\n";
   check(mgpuModuleLoadJIT(ptx, 3) == nullptr,
         "mgpuModuleLoadJIT (PTX) on Vulkan returns null");
