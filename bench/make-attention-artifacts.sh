@@ -22,7 +22,8 @@
 # there). Inputs are generated on the device (--inputs=random:SEED), so each
 # artifact holds only code.
 #
-# Also the integration test's odd shapes (nvvm-odd-*, CUDA), for --check.
+# Also the integration tests' odd shapes (nvvm-odd-*, CUDA; spirv-mma-odd-*
+# with TARGETS spirv-mma), for --check.
 #
 # Usage (from the repository root): bench/make-attention-artifacts.sh OUT
 #   OUT gets art/<name>/ per artifact, the MLIR inputs under mlir/, and
@@ -83,20 +84,32 @@ MLIR
     "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
 }
 
-# The integration test's inputs (GQA, causal, additive mask, lengths that
-# are not multiples of the tiles) for the CUDA kernels: emit_test NAME SED FILE
+# The integration tests' inputs (GQA, causal, additive mask, lengths that
+# are not multiples of the tiles) for the CUDA kernels, and with TARGETS
+# spirv-mma for the SPIR-V mma kernel (test/Integration/
+# attention-mma-vulkan.test): emit_test NAME SED FILE CACHET-RUN-ARGS...
 emit_test() {
-  local file="$out/mlir/$1.mlir"
-  sed "$2" "test/Integration/Inputs/$3" >"$file"
-  echo "== $1"
-  "$run" "$file" --entry=attention --target=nvvm --chip=sm_90 --profile=h200 ${EXTRA:+"$EXTRA"} \
-    --emit="$out/art/$1" --no-run 2>"$out/art/$1.remarks"
-  grep -h "cachet-lower-attention: " "$out/art/$1.remarks" |
+  local name=$1 expr=$2 input=$3
+  shift 3
+  local file="$out/mlir/$name.mlir"
+  sed "$expr" "test/Integration/Inputs/$input" >"$file"
+  echo "== $name"
+  "$run" "$file" --entry=attention --profile=h200 "$@" ${EXTRA:+"$EXTRA"} \
+    --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
+  grep -h "cachet-lower-attention: " "$out/art/$name.remarks" |
     sed 's/^[^ ]* remark: /   /' | sort -u
 }
-emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir
-emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir
-emit_test nvvm-odd-f16-mask "" attention-f16.mlir
+nvvm=(--target=nvvm --chip=sm_90)
+emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir "${nvvm[@]}"
+emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir "${nvvm[@]}"
+emit_test nvvm-odd-f16-mask "" attention-f16.mlir "${nvvm[@]}"
+case " ${TARGETS:-} " in
+*" spirv-mma "*)
+  mma=(--target=spirv --attention-kernel=mma)
+  emit_test spirv-mma-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir "${mma[@]}"
+  emit_test spirv-mma-odd-f16-mask "" attention-f16.mlir "${mma[@]}"
+  ;;
+esac
 
 # TARGETS (default "nvvm spirv"; also "spirv-mma") and DEPTHS (default
 # "448 4096 32768"; 448 is pp64) choose what is emitted; EXTRA adds one
