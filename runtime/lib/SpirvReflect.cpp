@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
 #ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
 #include <spirv-tools/libspirv.h>
@@ -320,10 +321,13 @@ Status SpirvModuleInfo::checkVersionForVulkan(unsigned vulkanMinor,
 #ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
 namespace {
 /// Returns the first of `capabilities` that the linked SPIRV-Tools does not
-/// know, or 0: its binary parser checks an OpCapability operand against the
-/// grammar it was built with, so a module of one OpCapability tells.
-uint32_t unknownCapability(spv_const_context context,
-                           const std::vector<uint32_t> &capabilities) {
+/// know: its binary parser checks an OpCapability operand against the
+/// grammar it was built with (for the newest SPIR-V it knows, so that only
+/// unknown names fail), so a module of one OpCapability tells.
+std::optional<uint32_t>
+unknownCapability(const std::vector<uint32_t> &capabilities) {
+  spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
+  std::optional<uint32_t> unknown;
   for (uint32_t capability : capabilities) {
     const uint32_t probe[] = {
         spirvMagic, 0x00010000, 0, 1, 0, (2u << 16) | OpCapability, capability};
@@ -332,10 +336,13 @@ uint32_t unknownCapability(spv_const_context context,
         spvBinaryParse(context, nullptr, probe, sizeof(probe) / 4, nullptr,
                        nullptr, &diagnostic);
     spvDiagnosticDestroy(diagnostic);
-    if (result != SPV_SUCCESS)
-      return capability;
+    if (result != SPV_SUCCESS) {
+      unknown = capability;
+      break;
+    }
   }
-  return 0;
+  spvContextDestroy(context);
+  return unknown;
 }
 } // namespace
 #endif
@@ -350,17 +357,16 @@ Status cachet::runtime::validateForVulkan(
                        : vulkanMinor == 2 ? SPV_ENV_VULKAN_1_2
                        : vulkanMinor == 1 ? SPV_ENV_VULKAN_1_1
                                           : SPV_ENV_VULKAN_1_0;
-  spv_context context = spvContextCreate(env);
   // The validator rejects a capability it does not know as an invalid
   // operand, whatever the module's merits: such a module is not validated
   // (the structural checks of SpirvModuleInfo::parse() and the runtime's
   // capability checks remain), rather than refused.
-  if (uint32_t unknown = unknownCapability(context, capabilities)) {
-    spvContextDestroy(context);
+  if (std::optional<uint32_t> unknown = unknownCapability(capabilities)) {
     skipped = "the linked SPIRV-Tools does not know capability " +
-              std::to_string(unknown);
+              std::to_string(*unknown);
     return Status::success();
   }
+  spv_context context = spvContextCreate(env);
   spv_validator_options options = spvValidatorOptionsCreate();
   // Vulkan 1.1 made relaxed block layout core.
   spvValidatorOptionsSetRelaxBlockLayout(options, vulkanMinor >= 1);

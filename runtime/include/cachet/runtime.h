@@ -126,10 +126,11 @@ typedef struct CachetCooperativeMatrixInfo {
   /** The subgroup-scope shapes the driver lists, comma-separated, in the
    *  notation of device profiles' coop_matrix ("MxNxK:A->C", A and B of one
    *  element type, C the result's): "16x16x16:f16->f32,16x16x16:f16->f16".
-   *  Element types f16, bf16, f32, f64, i8..i64 and u8..u64; shapes with
-   *  saturating accumulation, mixed A and B types or other types are left
-   *  out. "" when `enabled` is 0, and on CUDA and HIP, whose matrix shapes
-   *  follow from the compute capability. */
+   *  Element types f16, f32, f64, i8..i64 and u8..u64; shapes with
+   *  saturating accumulation, mixed A and B types or other types (bf16 and
+   *  fp8 need extensions the runtime does not enable) are left out. ""
+   *  when `enabled` is 0, and on CUDA and HIP, whose matrix shapes follow
+   *  from the compute capability. */
   char shapes[1024];
 } CachetCooperativeMatrixInfo;
 
