@@ -30,7 +30,10 @@ static constexpr StringLiteral kSPIRVTarget =
 
 /// kSPIRVTarget plus KHR cooperative matrices (SPIR-V 1.6, so Vulkan 1.3),
 /// for the mma attention kernel. The runtime enables VK_KHR_cooperative_matrix
-/// where the device has it and refuses such a module elsewhere.
+/// where the device has it and refuses such a module elsewhere. The modules
+/// keep the GLSL450 memory model that convert-gpu-to-spirv gives shaders,
+/// though SPV_KHR_cooperative_matrix now asks for the Vulkan memory model
+/// (which would also need non-private workgroup accesses).
 static constexpr StringLiteral kSPIRVCoopMatrixTarget =
     "spirv-attach-target{ver=v1.6 "
     "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
