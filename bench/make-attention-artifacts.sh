@@ -13,13 +13,17 @@
 #          (the in-kernel-dequantization baseline)
 #   q4_0   the same with q4_0 blocks
 #
-# for target nvvm (sm_90) and spirv, both with the h200 profile, at depth 448
+# for target nvvm (sm_90) and spirv, both with the h200 profile (and, asked
+# for with TARGETS, spirv-mma: SPIR-V with the mma kernel's KHR cooperative
+# matrices, which needs a Vulkan device with VK_KHR_cooperative_matrix), at
+# depth 448
 # (pp64, small enough for the CPU reference: --check) and at depths 4096 and
 # 32768 (pp512, for timing with --repeat; the CPU reference is far too slow
 # there). Inputs are generated on the device (--inputs=random:SEED), so each
 # artifact holds only code.
 #
-# Also the integration test's odd shapes (nvvm-odd-*, CUDA), for --check.
+# Also the integration tests' odd shapes (nvvm-odd-*, CUDA; spirv-mma-odd-*
+# with TARGETS spirv-mma), for --check.
 #
 # Usage (from the repository root): bench/make-attention-artifacts.sh OUT
 #   OUT gets art/<name>/ per artifact, the MLIR inputs under mlir/, and
@@ -36,7 +40,11 @@ cp build/lib/libcachet_runtime.so "$out/lib/"
 
 # emit NAME TARGET QUERIES DEPTH KV
 emit() {
-  local name=$1 target=$2 queries=$3 depth=$4 kv=$5
+  local name=$1 target=$2 queries=$3 depth=$4 kv=$5 kernel=()
+  if [ "$target" = spirv-mma ]; then
+    target=spirv
+    kernel=(--attention-kernel=mma)
+  fi
   local positions=$((depth + queries)) file="$out/mlir/$name.mlir"
   local q="tensor<32x${queries}x128xf16>"
   local kt vt body
@@ -70,30 +78,42 @@ MLIR
   local chip=()
   [ "$target" = nvvm ] && chip=(--chip=sm_90)
   echo "== $name"
-  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" ${EXTRA:+"$EXTRA"} \
+  "$run" "$file" --entry=attention --target="$target" "${chip[@]}" "${kernel[@]}" ${EXTRA:+"$EXTRA"} \
     --profile=h200 --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
   grep -h "cachet-dequant-once-kv: \|cachet-lower-attention: " \
     "$out/art/$name.remarks" | sed 's/^[^ ]* remark: /   /' | sort -u
 }
 
-# The integration test's inputs (GQA, causal, additive mask, lengths that
-# are not multiples of the tiles) for the CUDA kernels: emit_test NAME SED FILE
+# The integration tests' inputs (GQA, causal, additive mask, lengths that
+# are not multiples of the tiles) for the CUDA kernels, and with TARGETS
+# spirv-mma for the SPIR-V mma kernel (test/Integration/
+# attention-mma-vulkan.test): emit_test NAME SED FILE CACHET-RUN-ARGS...
 emit_test() {
-  local file="$out/mlir/$1.mlir"
-  sed "$2" "test/Integration/Inputs/$3" >"$file"
-  echo "== $1"
-  "$run" "$file" --entry=attention --target=nvvm --chip=sm_90 --profile=h200 ${EXTRA:+"$EXTRA"} \
-    --emit="$out/art/$1" --no-run 2>"$out/art/$1.remarks"
-  grep -h "cachet-lower-attention: " "$out/art/$1.remarks" |
+  local name=$1 expr=$2 input=$3
+  shift 3
+  local file="$out/mlir/$name.mlir"
+  sed "$expr" "test/Integration/Inputs/$input" >"$file"
+  echo "== $name"
+  "$run" "$file" --entry=attention --profile=h200 "$@" ${EXTRA:+"$EXTRA"} \
+    --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
+  grep -h "cachet-lower-attention: " "$out/art/$name.remarks" |
     sed 's/^[^ ]* remark: /   /' | sort -u
 }
-emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir
-emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir
-emit_test nvvm-odd-f16-mask "" attention-f16.mlir
+nvvm=(--target=nvvm --chip=sm_90)
+emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir "${nvvm[@]}"
+emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir "${nvvm[@]}"
+emit_test nvvm-odd-f16-mask "" attention-f16.mlir "${nvvm[@]}"
+case " ${TARGETS:-} " in
+*" spirv-mma "*)
+  mma=(--target=spirv --attention-kernel=mma)
+  emit_test spirv-mma-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir "${mma[@]}"
+  emit_test spirv-mma-odd-f16-mask "" attention-f16.mlir "${mma[@]}"
+  ;;
+esac
 
-# TARGETS (default "nvvm spirv") and DEPTHS (default "448 4096 32768";
-# 448 is pp64) narrow what is emitted; EXTRA adds one cachet-run argument
-# (e.g. "--compile-options=attention-options={row-blocks=2}").
+# TARGETS (default "nvvm spirv"; also "spirv-mma") and DEPTHS (default
+# "448 4096 32768"; 448 is pp64) choose what is emitted; EXTRA adds one
+# cachet-run argument (e.g. "--compile-options=attention-options={row-blocks=2}").
 for target in ${TARGETS:-nvvm spirv}; do
   for kv in f16hm f16 q8_0 q4_0; do
     for depth in ${DEPTHS:-448 4096 32768}; do

@@ -16,11 +16,16 @@ runtime alone. Cases:
 Usage:
   bench/make-suite.py -o DIR [--preset=h200|small] [--target=nvvm|spirv|rocdl]
                       [--chip=sm_90] [--profile=h200] [--prefetch=auto]
-                      [--matvec-kernel=...] [--compile-options=...]
-                      [--only=TEXT] [--cachet-run=PATH]
+                      [--matvec-kernel=...] [--attention-kernel=...]
+                      [--compile-options=...] [--only=TEXT]
+                      [--cachet-run=PATH]
 
 `small` has shapes a CPU (lavapipe) runs in seconds; `h200` has the shapes of
 docs/BENCHMARKS.md (Hq 32, Hkv 8, D 128; Llama-3-8B mat-vecs).
+`--target=spirv --attention-kernel=mma` builds the attention cases with the
+mma kernel's KHR cooperative matrices (a Vulkan device with
+VK_KHR_cooperative_matrix runs them; elsewhere cachet-bench reports them
+unsupported).
 """
 import argparse
 import json
@@ -118,6 +123,9 @@ def main():
     parser.add_argument("--profile", default="h200")
     parser.add_argument("--prefetch", default="auto")
     parser.add_argument("--matvec-kernel", default="")
+    parser.add_argument("--attention-kernel", default="",
+                        help="auto (cachet-run's default), scalar, mma or "
+                             "reference")
     parser.add_argument("--compile-options", default="",
                         help="more cachet-compile options, e.g. "
                              "'matvec-options={rows-per-subgroup=2}'")
@@ -148,6 +156,8 @@ def main():
             command.append(f"--chip={args.chip}")
         if args.matvec_kernel:
             command.append(f"--matvec-kernel={args.matvec_kernel}")
+        if args.attention_kernel:
+            command.append(f"--attention-kernel={args.attention_kernel}")
         if args.compile_options:
             command.append(f"--compile-options={args.compile_options}")
         print(" ".join(command), file=sys.stderr)
@@ -189,6 +199,8 @@ def main():
     with open(os.path.join(args.output, "suite.json"), "w") as f:
         extra = "".join(f" {o}" for o in [
             f"prefetch={args.prefetch}" if args.prefetch != "auto" else "",
+            f"attention-kernel={args.attention_kernel}"
+            if args.attention_kernel else "",
             args.compile_options] if o)
         json.dump(dict(name=f"{args.preset} {args.target} profile={args.profile}{extra}",
                        cases=cases), f, indent=1)

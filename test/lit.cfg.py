@@ -35,6 +35,7 @@ tools = [
     "cachet-probe",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
+    "cachet-spirv-reflect",
     # Debian's own mlir-opt, to load the plugin.
     ToolSubst("mlir-opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
     ToolSubst("mlir-runner", os.path.join(config.llvm_tools_dir, "mlir-runner")),
@@ -43,12 +44,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # `vulkan`: a Vulkan device (lavapipe counts) that libcachet_runtime can use.
+# `vulkan-coop-matrix`: one on which the runtime enabled
+# VK_KHR_cooperative_matrix (the H200 through NVIDIA's driver; not lavapipe).
 runtime_test = os.path.join(config.cachet_tools_dir, "cachet-runtime-test")
 try:
-    probe = subprocess.run([runtime_test, "--probe"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=120)
+    probe = subprocess.run([runtime_test, "--probe"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=120, text=True)
     if probe.returncode == 0:
         config.available_features.add("vulkan")
+        if "cooperative matrix: off" not in probe.stdout:
+            config.available_features.add("vulkan-coop-matrix")
 except (OSError, subprocess.TimeoutExpired):
     pass
 

@@ -29,8 +29,12 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
-/// kSPIRVTarget plus KHR cooperative matrices (SPIR-V 1.6), for the mma
-/// attention kernel.
+/// kSPIRVTarget plus KHR cooperative matrices (SPIR-V 1.6, so Vulkan 1.3),
+/// for the mma attention kernel. The runtime enables VK_KHR_cooperative_matrix
+/// where the device has it and refuses such a module elsewhere. The modules
+/// keep the GLSL450 memory model that convert-gpu-to-spirv gives shaders,
+/// though SPV_KHR_cooperative_matrix now asks for the Vulkan memory model
+/// (which would also need non-private workgroup accesses).
 static constexpr StringLiteral kSPIRVCoopMatrixTarget =
     "spirv-attach-target{ver=v1.6 "
     "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
@@ -95,8 +99,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
   // The mma kernel runs by default on NVVM only: ROCDL does not lower
-  // gpu.subgroup_mma, and the Vulkan runtime does not enable
-  // VK_KHR_cooperative_matrix yet (attention-kernel=mma compiles it).
+  // gpu.subgroup_mma, and on SPIR-V it is opt-in (attention-kernel=mma):
+  // it needs a Vulkan device with VK_KHR_cooperative_matrix, which a
+  // profile's coop_matrix (tensor cores) does not promise.
   if (options.attentionKernel != "reference")
     addPipeline(pm,
                 llvm::formatv("cachet-lower-attention{{variant={0} {1} {2}}",
@@ -164,13 +169,14 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
         pm,
         "cachet-emulate-bf16-storage,"
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
+        "cachet-scalarize-vector-memory,"
         "arith-emulate-unsupported-floats{source-types=bf16 "
         "target-type=f32},arith-expand{include-bf16=true},"
         "math-expand-ops{ops=exp2},canonicalize,convert-math-to-spirv),"
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
         "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
         "spirv-lower-abi-attrs,"
-        "spirv-update-vce))");
+        "spirv-update-vce,cachet-spirv-interface-version))");
     break;
   case Target::NVVM:
     addPipeline(

@@ -128,6 +128,9 @@ public:
 
   /// Describes the device.
   virtual const CachetDeviceInfo &getDeviceInfo() const = 0;
+  /// Describes the device's cooperative matrices (none unless a backend says
+  /// otherwise).
+  virtual const CachetCooperativeMatrixInfo &getCooperativeMatrixInfo() const;
 
   /// Allocates `bytes` (CACHET_BUFFER_* `flags`).
   virtual Status allocate(uint64_t bytes, uint32_t flags,

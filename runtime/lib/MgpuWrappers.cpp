@@ -21,7 +21,8 @@
 // device addresses from mgpuMemAlloc and host pointers.
 //
 // Streams are the runtime's single in-order queue. Errors are printed to
-// stderr with the name of the call; nothing aborts.
+// stderr with the name of the call, and the first one is kept for
+// cachetMgpuTakeError; nothing aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,8 +63,28 @@ MgpuState &state() {
   return *instance;
 }
 
-void reportError(const char *function, const char *what) {
+/// The first failure since the last cachetMgpuTakeError.
+struct FirstError {
+  std::mutex mutex;
+  CachetStatus status = CACHET_SUCCESS;
+  std::string message;
+};
+
+FirstError &firstError() {
+  static FirstError *instance = new FirstError();
+  return *instance;
+}
+
+/// Prints a failure of `function` (of kind `status`) and keeps it if it is
+/// the first since the last cachetMgpuTakeError.
+void reportError(const char *function, const char *what, CachetStatus status) {
   std::fprintf(stderr, "libcachet_runtime: %s: %s\n", function, what);
+  FirstError &first = firstError();
+  std::lock_guard<std::mutex> lock(first.mutex);
+  if (first.status == CACHET_SUCCESS) {
+    first.status = status;
+    first.message = std::string(function) + ": " + what;
+  }
 }
 
 /// Returns the runtime (creating it on first use), or null after printing
@@ -77,16 +98,19 @@ CachetRuntime getRuntime(const char *function) {
                        : fromEnv && *fromEnv ? fromEnv
                                              : "vulkan";
     CachetDeviceInfo info;
-    if (cachetRuntimeCreate(name.c_str(), 0, &s.runtime) != CACHET_SUCCESS ||
-        cachetGetDeviceInfo(s.runtime, &info) != CACHET_SUCCESS) {
+    CachetStatus status = cachetRuntimeCreate(name.c_str(), 0, &s.runtime);
+    if (status == CACHET_SUCCESS)
+      status = cachetGetDeviceInfo(s.runtime, &info);
+    if (status != CACHET_SUCCESS) {
       s.failed = true;
       s.runtime = nullptr;
-      reportError(function, cachetGetLastError());
+      reportError(function, cachetGetLastError(), status);
     } else {
       s.backend = info.backend;
     }
   } else if (s.failed) {
-    reportError(function, "no runtime (its creation failed)");
+    reportError(function, "no runtime (its creation failed)",
+                CACHET_ERROR_NO_DEVICE);
   }
   return s.runtime;
 }
@@ -121,7 +145,7 @@ uint64_t maxBindingBytes(CachetRuntime runtime) {
 bool failed(const char *function, CachetStatus status) {
   if (status == CACHET_SUCCESS)
     return false;
-  reportError(function, cachetGetLastError());
+  reportError(function, cachetGetLastError(), status);
   return true;
 }
 
@@ -163,8 +187,9 @@ void launchNow(const char *caller, void *function, intptr_t gridX,
                              static_cast<uint32_t>(blockZ)};
   if (usesDeviceAddresses()) {
     if (extra) {
-      reportError(caller, "'extra' kernel arguments are not supported; pass "
-                          "params");
+      reportError(caller,
+                  "'extra' kernel arguments are not supported; pass params",
+                  CACHET_ERROR_UNSUPPORTED);
       return;
     }
     failed(caller,
@@ -175,15 +200,18 @@ void launchNow(const char *caller, void *function, intptr_t gridX,
   }
   // Vulkan: PDL is a hint the single in-order queue does not need.
   if (smem != 0) {
-    reportError(caller, "dynamic shared memory is not supported on Vulkan; "
-                        "the shader declares its workgroup memory");
+    reportError(caller,
+                "dynamic shared memory is not supported on Vulkan; the "
+                "shader declares its workgroup memory",
+                CACHET_ERROR_UNSUPPORTED);
     return;
   }
   if (paramsCount % 2 != 0 || (paramsCount && !params)) {
     reportError(caller,
                 "kernel parameters are not (pointer, size) pairs: lower with "
                 "gpu-to-llvm{use-bare-pointers-for-kernels=1 "
-                "intersperse-sizes-for-kernels=1}");
+                "intersperse-sizes-for-kernels=1}",
+                CACHET_ERROR_ARGUMENT_MISMATCH);
     return;
   }
 
@@ -357,17 +385,19 @@ CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
   if (!runtime)
     return nullptr;
   if (!data) {
-    reportError(__func__, "null module");
+    reportError(__func__, "null module", CACHET_ERROR_INVALID_ARGUMENT);
     return nullptr;
   }
   CachetDeviceInfo info;
   if (failed(__func__, cachetGetDeviceInfo(runtime, &info)))
     return nullptr;
   if (std::strcmp(info.backend, "cuda") != 0) {
-    reportError(__func__, (std::string("PTX modules need the cuda backend, "
-                                       "not ") +
-                           info.backend)
-                              .c_str());
+    reportError(__func__,
+                (std::string("PTX modules need the cuda backend, "
+                             "not ") +
+                 info.backend)
+                    .c_str(),
+                CACHET_ERROR_UNSUPPORTED);
     return nullptr;
   }
   CachetModule module = nullptr;
@@ -486,8 +516,10 @@ CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   uint64_t bytes = sizeBytes ? sizeBytes : 4;
   if (usesDeviceAddresses()) {
     if (isHostShared) {
-      reportError(__func__, "host-shared (managed) memory is not supported "
-                            "on CUDA and HIP");
+      reportError(__func__,
+                  "host-shared (managed) memory is not supported on CUDA "
+                  "and HIP",
+                  CACHET_ERROR_UNSUPPORTED);
       return nullptr;
     }
     uint64_t address = 0;
@@ -526,7 +558,8 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.allocations.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == s.allocations.end()) {
-      reportError(__func__, "pointer was not returned by mgpuMemAlloc");
+      reportError(__func__, "pointer was not returned by mgpuMemAlloc",
+                  CACHET_ERROR_NOT_FOUND);
       return;
     }
     buffer = it->second.buffer;
@@ -608,21 +641,25 @@ CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
 /// picks another).
 CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
   if (device != 0)
-    reportError(__func__, "only device 0 is supported; set "
-                          "CACHET_VULKAN_DEVICE, CACHET_CUDA_DEVICE or "
-                          "CACHET_HIP_DEVICE to pick another device");
+    reportError(__func__,
+                "only device 0 is supported; set "
+                "CACHET_VULKAN_DEVICE, CACHET_CUDA_DEVICE or "
+                "CACHET_HIP_DEVICE to pick another device",
+                CACHET_ERROR_UNSUPPORTED);
 }
 
 CachetStatus cachetMgpuSetBackend(const char *backend) {
   if (!backend) {
-    reportError(__func__, "null backend name");
+    reportError(__func__, "null backend name", CACHET_ERROR_INVALID_ARGUMENT);
     return CACHET_ERROR_INVALID_ARGUMENT;
   }
   std::string name = backend;
   if (name != "vulkan" && name != "cuda" && name != "hip" && name != "auto") {
-    reportError(__func__, ("unknown backend '" + name +
-                           "' (known: vulkan, cuda, hip, auto)")
-                              .c_str());
+    reportError(
+        __func__,
+        ("unknown backend '" + name + "' (known: vulkan, cuda, hip, auto)")
+            .c_str(),
+        CACHET_ERROR_INVALID_ARGUMENT);
     return CACHET_ERROR_INVALID_ARGUMENT;
   }
   MgpuState &s = state();
@@ -630,10 +667,12 @@ CachetStatus cachetMgpuSetBackend(const char *backend) {
   if (s.runtime || s.failed) {
     if (name == s.backend || name == s.requested)
       return CACHET_SUCCESS;
-    reportError(__func__, ("the mgpu runtime already uses '" +
-                           (s.backend.empty() ? s.requested : s.backend) +
-                           "'; name the backend before the first mgpu call")
-                              .c_str());
+    reportError(__func__,
+                ("the mgpu runtime already uses '" +
+                 (s.backend.empty() ? s.requested : s.backend) +
+                 "'; name the backend before the first mgpu call")
+                    .c_str(),
+                CACHET_ERROR_INVALID_ARGUMENT);
     return CACHET_ERROR_INVALID_ARGUMENT;
   }
   s.requested = name;
@@ -645,6 +684,17 @@ CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime) {
     return CACHET_ERROR_INVALID_ARGUMENT;
   *runtime = getRuntime(__func__);
   return *runtime ? CACHET_SUCCESS : CACHET_ERROR_NO_DEVICE;
+}
+
+CachetStatus cachetMgpuTakeError(char *message, size_t capacity) {
+  FirstError &first = firstError();
+  std::lock_guard<std::mutex> lock(first.mutex);
+  CachetStatus status = first.status;
+  if (message && capacity)
+    std::snprintf(message, capacity, "%s", first.message.c_str());
+  first.status = CACHET_SUCCESS;
+  first.message.clear();
+  return status;
 }
 
 CachetStatus cachetMgpuLookup(const void *ptr, CachetBuffer *buffer,
@@ -664,7 +714,8 @@ CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
   if (!rows)
     return CACHET_SUCCESS;
   if (!dst || !src || rowBytes > dstPitch || rowBytes > srcPitch) {
-    reportError(__func__, "null pointer, or a pitch below the row size");
+    reportError(__func__, "null pointer, or a pitch below the row size",
+                CACHET_ERROR_INVALID_ARGUMENT);
     return CACHET_ERROR_INVALID_ARGUMENT;
   }
   CachetBuffer buffer = nullptr;

@@ -69,6 +69,11 @@ Status Backend::eventElapsedNs(Event &start, Event &end, uint64_t *ns) {
   return Status::success();
 }
 
+const CachetCooperativeMatrixInfo &Backend::getCooperativeMatrixInfo() const {
+  static const CachetCooperativeMatrixInfo none = {};
+  return none;
+}
+
 namespace {
 
 thread_local std::string lastError;
@@ -323,6 +328,14 @@ CachetStatus cachetGetDeviceInfo(CachetRuntime runtime,
   CACHET_LOCK(runtime);
   CACHET_CHECK_ARG(info, "null result pointer");
   *info = runtime->backend->getDeviceInfo();
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetGetCooperativeMatrixInfo(CachetRuntime runtime,
+                                            CachetCooperativeMatrixInfo *info) {
+  CACHET_LOCK(runtime);
+  CACHET_CHECK_ARG(info, "null result pointer");
+  *info = runtime->backend->getCooperativeMatrixInfo();
   return CACHET_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
 #ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
 #include <spirv-tools/libspirv.h>
@@ -17,6 +18,7 @@ namespace {
 enum : uint32_t {
   OpEntryPoint = 15,
   OpExecutionMode = 16,
+  OpCapability = 17,
   OpTypeInt = 21,
   OpTypeFloat = 22,
   OpTypeVector = 23,
@@ -27,6 +29,9 @@ enum : uint32_t {
   OpVariable = 59,
   OpDecorate = 71,
   OpMemberDecorate = 72,
+  // SPV_KHR_cooperative_matrix: a matrix held by a subgroup; it has no size
+  // in a block, so a push-constant block that holds one cannot be sized.
+  OpTypeCooperativeMatrixKHR = 4456,
 };
 enum : uint32_t {
   DecorationBlock = 2,
@@ -121,6 +126,11 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
       info.entryPoints.push_back(std::move(entry));
       break;
     }
+    case OpCapability:
+      if (count < 2)
+        return invalid("truncated OpCapability");
+      info.capabilities.push_back(op[1]);
+      break;
     case OpExecutionMode:
       if (count >= 6 && op[2] == executionModeLocalSize) {
         for (EntryPoint &entry : info.entryPoints)
@@ -134,6 +144,7 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
     case OpTypeArray:
     case OpTypeStruct:
     case OpTypePointer:
+    case OpTypeCooperativeMatrixKHR:
       if (count < 2 || !checkId(op[1]))
         return invalid("type id out of bounds");
       info.typeWords[op[1]].assign(op, op + count);
@@ -289,14 +300,72 @@ Status SpirvModuleInfo::describeEntryPoint(const std::string &name,
   return Status::success();
 }
 
-Status cachet::runtime::validateForVulkan(const std::vector<uint32_t> &words,
-                                          unsigned vulkanMinor,
-                                          const SpirvLayoutRules &rules) {
+Status SpirvModuleInfo::checkVersionForVulkan(unsigned vulkanMinor,
+                                              const std::string &device) const {
+  uint32_t highest = vulkanMinor >= 3   ? 0x00010600
+                     : vulkanMinor == 2 ? 0x00010500
+                     : vulkanMinor == 1 ? 0x00010300
+                                        : 0x00010000;
+  if (version <= highest)
+    return Status::success();
+  auto name = [](uint32_t v) {
+    return std::to_string((v >> 16) & 0xff) + "." +
+           std::to_string((v >> 8) & 0xff);
+  };
+  return Status(CACHET_ERROR_UNSUPPORTED,
+                "the module is SPIR-V " + name(version) + "; " + device +
+                    " runs Vulkan 1." + std::to_string(vulkanMinor) +
+                    ", which accepts SPIR-V up to " + name(highest));
+}
+
+#ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
+namespace {
+/// Returns the first of `capabilities` that the linked SPIRV-Tools does not
+/// know: its binary parser checks an OpCapability operand against the
+/// grammar it was built with (for the newest SPIR-V it knows, so that only
+/// unknown names fail), so a module of one OpCapability tells.
+std::optional<uint32_t>
+unknownCapability(const std::vector<uint32_t> &capabilities) {
+  spv_context context = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
+  std::optional<uint32_t> unknown;
+  for (uint32_t capability : capabilities) {
+    const uint32_t probe[] = {
+        spirvMagic, 0x00010000, 0, 1, 0, (2u << 16) | OpCapability, capability};
+    spv_diagnostic diagnostic = nullptr;
+    spv_result_t result =
+        spvBinaryParse(context, nullptr, probe, sizeof(probe) / 4, nullptr,
+                       nullptr, &diagnostic);
+    spvDiagnosticDestroy(diagnostic);
+    if (result != SPV_SUCCESS) {
+      unknown = capability;
+      break;
+    }
+  }
+  spvContextDestroy(context);
+  return unknown;
+}
+} // namespace
+#endif
+
+Status cachet::runtime::validateForVulkan(
+    const std::vector<uint32_t> &words,
+    const std::vector<uint32_t> &capabilities, unsigned vulkanMinor,
+    const SpirvLayoutRules &rules, std::string &skipped) {
+  skipped.clear();
 #ifdef CACHET_RUNTIME_HAVE_SPIRV_TOOLS
   spv_target_env env = vulkanMinor >= 3   ? SPV_ENV_VULKAN_1_3
                        : vulkanMinor == 2 ? SPV_ENV_VULKAN_1_2
                        : vulkanMinor == 1 ? SPV_ENV_VULKAN_1_1
                                           : SPV_ENV_VULKAN_1_0;
+  // The validator rejects a capability it does not know as an invalid
+  // operand, whatever the module's merits: such a module is not validated
+  // (the structural checks of SpirvModuleInfo::parse() and the runtime's
+  // capability checks remain), rather than refused.
+  if (std::optional<uint32_t> unknown = unknownCapability(capabilities)) {
+    skipped = "the linked SPIRV-Tools does not know capability " +
+              std::to_string(*unknown);
+    return Status::success();
+  }
   spv_context context = spvContextCreate(env);
   spv_validator_options options = spvValidatorOptionsCreate();
   // Vulkan 1.1 made relaxed block layout core.
@@ -331,8 +400,10 @@ Status cachet::runtime::validateForVulkan(const std::vector<uint32_t> &words,
                       std::to_string(vulkanMinor) + ": " + message);
 #else
   (void)words;
+  (void)capabilities;
   (void)vulkanMinor;
   (void)rules;
+  skipped = "the runtime was built without SPIRV-Tools";
 #endif
   return Status::success();
 }

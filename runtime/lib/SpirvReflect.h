@@ -19,6 +19,9 @@
 namespace cachet {
 namespace runtime {
 
+/// SPIR-V capability CooperativeMatrixKHR (SPV_KHR_cooperative_matrix).
+constexpr uint32_t spirvCapabilityCooperativeMatrixKHR = 6022;
+
 /// How a Vulkan device lays out blocks, for the validator.
 struct SpirvLayoutRules {
   bool scalarBlockLayout = false;
@@ -27,10 +30,15 @@ struct SpirvLayoutRules {
 
 /// Runs the SPIR-V validator (SPIRV-Tools, linked statically when the build
 /// found it) for a Vulkan 1.`vulkanMinor` device; fails with
-/// CACHET_ERROR_INVALID_BINARY and the validator's message. Without
-/// SPIRV-Tools it succeeds (the structural checks of parse() remain).
+/// CACHET_ERROR_INVALID_BINARY and the validator's message. It succeeds
+/// without validating, and says why in `skipped`, where there is no
+/// SPIRV-Tools or where the module declares one of `capabilities` that the
+/// linked SPIRV-Tools does not know (e.g. CooperativeMatrixKHR before
+/// SPIRV-Tools 2023.4): the structural checks of SpirvModuleInfo remain.
 Status validateForVulkan(const std::vector<uint32_t> &words,
-                         unsigned vulkanMinor, const SpirvLayoutRules &rules);
+                         const std::vector<uint32_t> &capabilities,
+                         unsigned vulkanMinor, const SpirvLayoutRules &rules,
+                         std::string &skipped);
 
 /// The parsed facts of one SPIR-V module.
 class SpirvModuleInfo {
@@ -45,6 +53,16 @@ public:
   /// push constants, or a descriptor set other than 0).
   Status describeEntryPoint(const std::string &name,
                             CachetKernelInfo &info) const;
+
+  /// The version word of the header (0x00010600 for SPIR-V 1.6).
+  uint32_t getVersion() const { return version; }
+  /// The capabilities the module declares (OpCapability), in order.
+  const std::vector<uint32_t> &getCapabilities() const { return capabilities; }
+  /// Fails with CACHET_ERROR_UNSUPPORTED when the module's SPIR-V version is
+  /// above the highest one Vulkan 1.`vulkanMinor` accepts (1.0: 1.0, 1.1:
+  /// 1.3, 1.2: 1.5, 1.3: 1.6); `device` describes the device for the message.
+  Status checkVersionForVulkan(unsigned vulkanMinor,
+                               const std::string &device) const;
 
 private:
   struct EntryPoint {
@@ -66,6 +84,7 @@ private:
   uint64_t typeSize(uint32_t id, unsigned depth) const;
 
   uint32_t version = 0;
+  std::vector<uint32_t> capabilities;
   std::vector<EntryPoint> entryPoints;
   std::vector<Variable> variables;
   // Indexed by result id.

@@ -23,6 +23,76 @@
 
 using namespace cachet::runtime;
 
+#ifndef VK_KHR_cooperative_matrix
+// VK_KHR_cooperative_matrix (registry extension 507), which Vulkan headers
+// before 1.3.255 (Debian 12 has 1.3.239) do not declare: the names, values and
+// layouts of the Vulkan registry.
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+constexpr VkStructureType
+    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR =
+        static_cast<VkStructureType>(1000506000);
+constexpr VkStructureType VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR =
+    static_cast<VkStructureType>(1000506001);
+constexpr VkStructureType
+    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR =
+        static_cast<VkStructureType>(1000506002);
+
+typedef enum VkComponentTypeKHR {
+  VK_COMPONENT_TYPE_FLOAT16_KHR = 0,
+  VK_COMPONENT_TYPE_FLOAT32_KHR = 1,
+  VK_COMPONENT_TYPE_FLOAT64_KHR = 2,
+  VK_COMPONENT_TYPE_SINT8_KHR = 3,
+  VK_COMPONENT_TYPE_SINT16_KHR = 4,
+  VK_COMPONENT_TYPE_SINT32_KHR = 5,
+  VK_COMPONENT_TYPE_SINT64_KHR = 6,
+  VK_COMPONENT_TYPE_UINT8_KHR = 7,
+  VK_COMPONENT_TYPE_UINT16_KHR = 8,
+  VK_COMPONENT_TYPE_UINT32_KHR = 9,
+  VK_COMPONENT_TYPE_UINT64_KHR = 10,
+  VK_COMPONENT_TYPE_MAX_ENUM_KHR = 0x7FFFFFFF
+} VkComponentTypeKHR;
+
+typedef enum VkScopeKHR {
+  VK_SCOPE_DEVICE_KHR = 1,
+  VK_SCOPE_WORKGROUP_KHR = 2,
+  VK_SCOPE_SUBGROUP_KHR = 3,
+  VK_SCOPE_QUEUE_FAMILY_KHR = 5,
+  VK_SCOPE_MAX_ENUM_KHR = 0x7FFFFFFF
+} VkScopeKHR;
+
+typedef struct VkCooperativeMatrixPropertiesKHR {
+  VkStructureType sType;
+  void *pNext;
+  uint32_t MSize;
+  uint32_t NSize;
+  uint32_t KSize;
+  VkComponentTypeKHR AType;
+  VkComponentTypeKHR BType;
+  VkComponentTypeKHR CType;
+  VkComponentTypeKHR ResultType;
+  VkBool32 saturatingAccumulation;
+  VkScopeKHR scope;
+} VkCooperativeMatrixPropertiesKHR;
+
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+
+typedef struct VkPhysicalDeviceCooperativeMatrixPropertiesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkShaderStageFlags cooperativeMatrixSupportedStages;
+} VkPhysicalDeviceCooperativeMatrixPropertiesKHR;
+
+typedef VkResult(
+    VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount,
+    VkCooperativeMatrixPropertiesKHR *pProperties);
+#endif // VK_KHR_cooperative_matrix
+
 namespace {
 
 const char *resultName(VkResult result) {
@@ -72,6 +142,63 @@ template <typename T> T makeStruct(VkStructureType type) {
   T value{};
   value.sType = type;
   return value;
+}
+
+/// Returns the device-profile name of a component type of
+/// VK_KHR_cooperative_matrix itself, or null (types of later extensions, such
+/// as bf16 and fp8, which the runtime does not enable).
+const char *componentName(VkComponentTypeKHR type) {
+  switch (type) {
+  case VK_COMPONENT_TYPE_FLOAT16_KHR:
+    return "f16";
+  case VK_COMPONENT_TYPE_FLOAT32_KHR:
+    return "f32";
+  case VK_COMPONENT_TYPE_FLOAT64_KHR:
+    return "f64";
+  case VK_COMPONENT_TYPE_SINT8_KHR:
+    return "i8";
+  case VK_COMPONENT_TYPE_SINT16_KHR:
+    return "i16";
+  case VK_COMPONENT_TYPE_SINT32_KHR:
+    return "i32";
+  case VK_COMPONENT_TYPE_SINT64_KHR:
+    return "i64";
+  case VK_COMPONENT_TYPE_UINT8_KHR:
+    return "u8";
+  case VK_COMPONENT_TYPE_UINT16_KHR:
+    return "u16";
+  case VK_COMPONENT_TYPE_UINT32_KHR:
+    return "u32";
+  case VK_COMPONENT_TYPE_UINT64_KHR:
+    return "u64";
+  default:
+    return nullptr;
+  }
+}
+
+/// Writes the subgroup-scope entries of `shapes` into `out` (`capacity`
+/// bytes, NUL included) as device profiles write coop_matrix entries,
+/// "MxNxK:A->C", comma-separated, each once; entries that do not fit are
+/// left out.
+void formatShapes(const std::vector<VkCooperativeMatrixPropertiesKHR> &shapes,
+                  char *out, size_t capacity) {
+  std::string list;
+  for (const VkCooperativeMatrixPropertiesKHR &shape : shapes) {
+    const char *a = componentName(shape.AType);
+    const char *c = componentName(shape.ResultType);
+    if (shape.scope != VK_SCOPE_SUBGROUP_KHR || shape.saturatingAccumulation ||
+        shape.AType != shape.BType || shape.CType != shape.ResultType || !a ||
+        !c)
+      continue;
+    std::string entry = std::to_string(shape.MSize) + "x" +
+                        std::to_string(shape.NSize) + "x" +
+                        std::to_string(shape.KSize) + ":" + a + "->" + c;
+    if (("," + list + ",").find("," + entry + ",") != std::string::npos ||
+        list.size() + entry.size() + 1 >= capacity)
+      continue;
+    list += (list.empty() ? "" : ",") + entry;
+  }
+  std::snprintf(out, capacity, "%s", list.c_str());
 }
 
 /// Bytes a staging buffer holds at most; larger copies go in pieces.
@@ -162,6 +289,9 @@ public:
   Status init(uint32_t flags);
 
   const CachetDeviceInfo &getDeviceInfo() const override { return info; }
+  const CachetCooperativeMatrixInfo &getCooperativeMatrixInfo() const override {
+    return coopMatrix;
+  }
   Status allocate(uint64_t bytes, uint32_t flags,
                   std::unique_ptr<Buffer> &result) override;
   void release(std::unique_ptr<Buffer> buffer) override;
@@ -194,6 +324,9 @@ public:
 private:
   Status pickDevice();
   Status createDevice();
+  void describeCooperativeMatrix(bool exposed, bool feature);
+  /// "device 'NAME'", for messages.
+  std::string deviceName() const;
   int findMemoryType(uint32_t allowed, VkMemoryPropertyFlags required,
                      VkMemoryPropertyFlags preferred) const;
   Status createBuffer(uint64_t bytes, bool hostVisible, bool mapForHost,
@@ -209,6 +342,12 @@ private:
                   const HostAccess &consume);
 
   CachetDeviceInfo info = {};
+  CachetCooperativeMatrixInfo coopMatrix = {};
+  /// Why cooperative matrices are off ("" when coopMatrix.enabled).
+  std::string noCoopMatrix;
+  /// The Vulkan version the runtime uses on the device: the lower of the
+  /// instance's (the loader's, at most 1.3) and the device's.
+  uint32_t apiVersion = VK_API_VERSION_1_0;
   bool forceStaging = false;
   bool bufferDeviceAddressEnabled = false;
   SpirvLayoutRules layoutRules;
@@ -253,10 +392,24 @@ VulkanBackend::~VulkanBackend() {
 
 Status VulkanBackend::init(uint32_t flags) {
   forceStaging = flags & CACHET_RUNTIME_FORCE_STAGING;
+  // The loader's version up to 1.3, so that a Vulkan 1.3 device accepts
+  // SPIR-V 1.6 (KHR cooperative matrices). A 1.0 loader has no
+  // vkEnumerateInstanceVersion.
+  uint32_t loaderVersion = VK_API_VERSION_1_0;
+  auto enumerateVersion = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
+      vkGetInstanceProcAddr(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
+  if (enumerateVersion && enumerateVersion(&loaderVersion) != VK_SUCCESS)
+    loaderVersion = VK_API_VERSION_1_0;
+  if (loaderVersion < VK_API_VERSION_1_1)
+    return Status(CACHET_ERROR_NO_DEVICE,
+                  "the Vulkan loader is 1.0; the runtime needs 1.1");
   auto app = makeStruct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "cachet";
   app.pEngineName = "libcachet_runtime";
-  app.apiVersion = VK_API_VERSION_1_2;
+  app.apiVersion =
+      std::min(VK_API_VERSION_1_3,
+               VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(loaderVersion),
+                                   VK_API_VERSION_MINOR(loaderVersion), 0));
   auto instanceInfo =
       makeStruct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
   instanceInfo.pApplicationInfo = &app;
@@ -270,7 +423,15 @@ Status VulkanBackend::init(uint32_t flags) {
     return vulkanFailure("vkCreateInstance", result);
   }
   CACHET_RETURN_IF_ERROR(pickDevice());
+  apiVersion = std::min(
+      app.apiVersion,
+      VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(properties.apiVersion),
+                          VK_API_VERSION_MINOR(properties.apiVersion), 0));
   return createDevice();
+}
+
+std::string VulkanBackend::deviceName() const {
+  return std::string("device '") + properties.deviceName + "'";
 }
 
 Status VulkanBackend::pickDevice() {
@@ -369,21 +530,63 @@ Status VulkanBackend::createDevice() {
   }
   timestampValidBits = familyProps[queueFamily].timestampValidBits;
 
+  uint32_t extensionCount = 0;
+  CACHET_VK_CHECK("vkEnumerateDeviceExtensionProperties",
+                  vkEnumerateDeviceExtensionProperties(
+                      physicalDevice, nullptr, &extensionCount, nullptr));
+  std::vector<VkExtensionProperties> extensions(extensionCount);
+  CACHET_VK_CHECK("vkEnumerateDeviceExtensionProperties",
+                  vkEnumerateDeviceExtensionProperties(physicalDevice, nullptr,
+                                                       &extensionCount,
+                                                       extensions.data()));
+  extensions.resize(extensionCount);
+  bool coopMatrixExposed = std::any_of(
+      extensions.begin(), extensions.end(),
+      [](const VkExtensionProperties &extension) {
+        return std::strcmp(extension.extensionName,
+                           VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+      });
+
   // Enable every supported feature (f16, int8, 8/16-bit storage, buffer
-  // device address, ...) except robust buffer access, which costs speed.
-  bool vulkan12 = properties.apiVersion >= VK_API_VERSION_1_2;
+  // device address, cooperative matrices, ...) except robustness, which
+  // costs speed.
+  bool vulkan12 = apiVersion >= VK_API_VERSION_1_2;
+  bool vulkan13 = apiVersion >= VK_API_VERSION_1_3;
+  auto coopFeatures = makeStruct<VkPhysicalDeviceCooperativeMatrixFeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
+  auto features13 = makeStruct<VkPhysicalDeviceVulkan13Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
   auto features12 = makeStruct<VkPhysicalDeviceVulkan12Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
   auto features11 = makeStruct<VkPhysicalDeviceVulkan11Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
   auto features = makeStruct<VkPhysicalDeviceFeatures2>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  void **chainEnd = &features.pNext;
+  auto chain = [&](auto &next) {
+    *chainEnd = &next;
+    chainEnd = &next.pNext;
+  };
   if (vulkan12) {
-    features.pNext = &features11;
-    features11.pNext = &features12;
+    chain(features11);
+    chain(features12);
   }
+  if (vulkan13)
+    chain(features13);
+  // Last in the chain, so that it can be unlinked.
+  void **coopLink = chainEnd;
+  if (coopMatrixExposed)
+    chain(coopFeatures);
   vkGetPhysicalDeviceFeatures2(physicalDevice, &features);
   features.features.robustBufferAccess = VK_FALSE;
+  features13.robustImageAccess = VK_FALSE;
+  coopFeatures.cooperativeMatrixRobustBufferAccess = VK_FALSE;
+  describeCooperativeMatrix(coopMatrixExposed, coopFeatures.cooperativeMatrix);
+  std::vector<const char *> enabledExtensions;
+  if (coopMatrix.enabled)
+    enabledExtensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  else
+    *coopLink = nullptr;
   bufferDeviceAddressEnabled = vulkan12 && features12.bufferDeviceAddress;
   layoutRules.scalarBlockLayout = vulkan12 && features12.scalarBlockLayout;
   layoutRules.uniformBufferStandardLayout =
@@ -403,6 +606,9 @@ Status VulkanBackend::createDevice() {
   deviceInfo.pNext = &features;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
+  deviceInfo.enabledExtensionCount =
+      static_cast<uint32_t>(enabledExtensions.size());
+  deviceInfo.ppEnabledExtensionNames = enabledExtensions.data();
   CACHET_VK_CHECK("vkCreateDevice", vkCreateDevice(physicalDevice, &deviceInfo,
                                                    nullptr, &device));
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
@@ -470,6 +676,57 @@ Status VulkanBackend::createDevice() {
   info.timestamps = timestampValidBits != 0;
   info.timestampPeriodNs = limits.timestampPeriod;
   return Status::success();
+}
+
+void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
+  if (!exposed) {
+    noCoopMatrix = "it does not expose VK_KHR_cooperative_matrix";
+    return;
+  }
+  if (!feature) {
+    noCoopMatrix = "its VK_KHR_cooperative_matrix lacks the cooperativeMatrix "
+                   "feature";
+    return;
+  }
+  auto coopProperties =
+      makeStruct<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
+  auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  props2.pNext = &coopProperties;
+  vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
+  if (!(coopProperties.cooperativeMatrixSupportedStages &
+        VK_SHADER_STAGE_COMPUTE_BIT)) {
+    noCoopMatrix = "its cooperative matrices are not supported in compute "
+                   "shaders";
+    return;
+  }
+  auto listShapes =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+          vkGetInstanceProcAddr(
+              instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (!listShapes) {
+    noCoopMatrix = "the Vulkan loader has no "
+                   "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR";
+    return;
+  }
+  uint32_t count = 0;
+  VkResult result = listShapes(physicalDevice, &count, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesKHR> shapes(
+      count, makeStruct<VkCooperativeMatrixPropertiesKHR>(
+                 VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR));
+  if (result == VK_SUCCESS)
+    result = listShapes(physicalDevice, &count, shapes.data());
+  if (result != VK_SUCCESS && result != VK_INCOMPLETE) {
+    noCoopMatrix =
+        vulkanFailure("vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+                      result)
+            .getMessage();
+    return;
+  }
+  shapes.resize(std::min<size_t>(count, shapes.size()));
+  coopMatrix.enabled = 1;
+  formatShapes(shapes, coopMatrix.shapes, sizeof(coopMatrix.shapes));
 }
 
 int VulkanBackend::findMemoryType(uint32_t allowed,
@@ -827,9 +1084,27 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
     std::memcpy(words.data(), data, bytes);
   auto module = std::make_unique<VulkanModule>(device);
   CACHET_RETURN_IF_ERROR(SpirvModuleInfo::parse(words, module->spirv));
-  // A driver may crash on invalid SPIR-V; reject it here instead.
-  CACHET_RETURN_IF_ERROR(validateForVulkan(
-      words, VK_API_VERSION_MINOR(properties.apiVersion), layoutRules));
+  // A driver may crash on SPIR-V it cannot run, or on invalid SPIR-V;
+  // reject it here instead.
+  unsigned vulkanMinor = VK_API_VERSION_MINOR(apiVersion);
+  CACHET_RETURN_IF_ERROR(
+      module->spirv.checkVersionForVulkan(vulkanMinor, deviceName()));
+  const std::vector<uint32_t> &capabilities = module->spirv.getCapabilities();
+  if (!coopMatrix.enabled &&
+      std::find(capabilities.begin(), capabilities.end(),
+                spirvCapabilityCooperativeMatrixKHR) != capabilities.end())
+    return Status(CACHET_ERROR_UNSUPPORTED,
+                  "the module declares capability CooperativeMatrixKHR, "
+                  "which needs VK_KHR_cooperative_matrix; " +
+                      deviceName() + " cannot run it: " + noCoopMatrix);
+  // Where the linked SPIRV-Tools does not know one of the module's
+  // capabilities (CooperativeMatrixKHR before SPIRV-Tools 2023.4), it cannot
+  // validate the module and is skipped (`skipped` says why; the runtime has
+  // no verbose mode to print it): the checks above and the structural ones
+  // of SpirvModuleInfo::parse() remain.
+  std::string skipped;
+  CACHET_RETURN_IF_ERROR(validateForVulkan(words, capabilities, vulkanMinor,
+                                           layoutRules, skipped));
   auto shaderInfo = makeStruct<VkShaderModuleCreateInfo>(
       VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
   shaderInfo.codeSize = bytes;

@@ -10,8 +10,14 @@
 //                        device of backend B (vulkan, cuda, hip; default
 //                        vulkan)
 //   cachet-runtime-test [--backend=B] --probe
-//                        exit 0 iff a device exists; prints it (an empty B
-//                        lets the runtime read $CACHET_BACKEND)
+//                        exit 0 iff a device exists; prints it and its
+//                        cooperative matrices (an empty B lets the runtime
+//                        read $CACHET_BACKEND)
+//   cachet-runtime-test --coop-module=FILE.spv
+//                        the cooperative-matrix module of
+//                        test/Runtime/Inputs/coop-matmul.mlir: run and
+//                        checked where the Vulkan device has
+//                        VK_KHR_cooperative_matrix, rejected elsewhere
 //   cachet-runtime-test [--backend=B] --expect-no-device
 //                        checks the no-device errors of B (also "auto")
 //   cachet-runtime-test --dump-ptx=vadd|pdl
@@ -701,11 +707,22 @@ void testMgpu() {
   check(out == std::vector<float>(n, 1.0f), "mgpuMemset32");
 
   // Errors are reported, not fatal.
+  cachetMgpuTakeError(nullptr, 0);
   check(mgpuModuleGetFunction(module, "nope") == nullptr,
         "mgpuModuleGetFunction of an unknown name returns null");
   const uint32_t bad[4] = {0, 1, 2, 3};
   check(mgpuModuleLoad(const_cast<uint32_t *>(bad), sizeof(bad)) == nullptr,
         "mgpuModuleLoad of a bad blob returns null");
+  // The first failure is kept, with its status, until it is taken.
+  char first[256];
+  CachetStatus firstStatus = cachetMgpuTakeError(first, sizeof(first));
+  check(firstStatus == CACHET_ERROR_NOT_FOUND &&
+            std::strncmp(first,
+                         "mgpuModuleGetFunction: cachetKernelGet: ", 40) == 0 &&
+            cachetMgpuTakeError(first, sizeof(first)) == CACHET_SUCCESS &&
+            first[0] == '\0',
+        "cachetMgpuTakeError returns the first mgpu failure once",
+        std::string(cachetStatusString(firstStatus)) + " \"" + first + "\"");
   char ptx[] = ".version 7.0\n.target sm_52\n";
   check(mgpuModuleLoadJIT(ptx, 3) == nullptr,
         "mgpuModuleLoadJIT (PTX) on Vulkan returns null");
@@ -754,6 +771,113 @@ void testMgpu() {
   mgpuStreamDestroy(stream);
   mgpuModuleUnload(module);
   check(true, "mgpu calls with bad arguments returned");
+}
+
+/// The f16 bits of a small integer (|v| < 2048, exact in f16).
+uint16_t halfOf(int v) {
+  if (v == 0)
+    return 0;
+  uint32_t a = static_cast<uint32_t>(std::abs(v));
+  int exponent = 0;
+  while ((a >> (exponent + 1)) != 0)
+    ++exponent;
+  uint32_t mantissa = (a << (10 - exponent)) & 0x3ff;
+  return static_cast<uint16_t>((v < 0 ? 0x8000u : 0u) |
+                               ((exponent + 15u) << 10) | mantissa);
+}
+
+/// Runs coop_matmul (c = a * b, 16x16 f16 to f32, one subgroup of 32) and
+/// compares with the CPU; the products are small integers, exact in f32.
+void testCoopMatmul(CachetRuntime rt, CachetModule module) {
+  CachetKernel kernel = nullptr;
+  CachetKernelInfo info;
+  if (!ok(cachetKernelGet(rt, module, "coop_matmul", &kernel),
+          "get coop_matmul") ||
+      !ok(cachetKernelGetInfo(kernel, &info), "coop_matmul info"))
+    return;
+  check(info.numBindings == 3 && info.pushConstantBytes == 4 &&
+            info.workgroupSize[0] == 32,
+        "reflect coop_matmul",
+        std::to_string(info.numBindings) + " bindings, " +
+            std::to_string(info.pushConstantBytes) + " push bytes, wg " +
+            std::to_string(info.workgroupSize[0]));
+  const uint32_t n = 16;
+  std::vector<uint16_t> a(n * n), b(n * n);
+  std::vector<float> c(n * n), expected(n * n, 0.0f);
+  auto aValue = [](uint32_t i) { return static_cast<int>(i % 7) - 3; };
+  auto bValue = [](uint32_t i) { return static_cast<int>(i * 5 % 9) - 4; };
+  for (uint32_t i = 0; i < n * n; ++i) {
+    a[i] = halfOf(aValue(i));
+    b[i] = halfOf(bValue(i));
+  }
+  for (uint32_t row = 0; row < n; ++row)
+    for (uint32_t col = 0; col < n; ++col)
+      for (uint32_t k = 0; k < n; ++k)
+        expected[row * n + col] +=
+            static_cast<float>(aValue(row * n + k) * bValue(k * n + col));
+  CachetBuffer da, db, dc;
+  if (!ok(cachetBufferAlloc(rt, n * n * 2, &da), "alloc a") ||
+      !ok(cachetBufferAlloc(rt, n * n * 2, &db), "alloc b") ||
+      !ok(cachetBufferAlloc(rt, n * n * 4, &dc), "alloc c"))
+    return;
+  ok(cachetBufferUpload(rt, da, 0, a.data(), n * n * 2), "upload a");
+  ok(cachetBufferUpload(rt, db, 0, b.data(), n * n * 2), "upload b");
+  const uint32_t grid[3] = {1, 1, 1};
+  CachetBinding args[3] = {{da, 0, 0}, {db, 0, 0}, {dc, 0, 0}};
+  ok(cachetLaunch(rt, kernel, grid, args, 3, &n, 4), "launch coop_matmul");
+  ok(cachetBufferDownload(rt, dc, 0, c.data(), n * n * 4), "download c");
+  check(c == expected, "16x16x16 f16 -> f32 cooperative-matrix product "
+                       "matches the CPU");
+  cachetBufferFree(rt, da);
+  cachetBufferFree(rt, db);
+  cachetBufferFree(rt, dc);
+}
+
+/// Loads the cooperative-matrix module at `path`: where the Vulkan device
+/// has VK_KHR_cooperative_matrix (16x16x16 f16 -> f32 in 32-lane subgroups)
+/// it runs it, elsewhere the load must fail with CACHET_ERROR_UNSUPPORTED
+/// and say why instead of reaching the driver.
+int runCoopModule(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  CachetRuntime rt = nullptr;
+  CachetStatus status = cachetRuntimeCreate("vulkan", 0, &rt);
+  if (status == CACHET_ERROR_NO_DEVICE) {
+    std::printf("SKIPPED: no Vulkan device (%s)\n", cachetGetLastError());
+    return 0;
+  }
+  if (bytes.empty()) {
+    check(false, "read " + path);
+    return 1;
+  }
+  CachetDeviceInfo info;
+  CachetCooperativeMatrixInfo coop;
+  if (!ok(status, "cachetRuntimeCreate") ||
+      !ok(cachetGetDeviceInfo(rt, &info), "device info") ||
+      !ok(cachetGetCooperativeMatrixInfo(rt, &coop), "coop matrix info"))
+    return 1;
+  std::printf("device: %s, subgroup %u, cooperative matrix: %s\n", info.name,
+              info.subgroupSize, coop.enabled ? coop.shapes : "off");
+  CachetModule module = nullptr;
+  status = cachetModuleLoad(rt, bytes.data(), bytes.size(), &module);
+  if (!coop.enabled) {
+    expectError(status, CACHET_ERROR_UNSUPPORTED, "cachetModuleLoad",
+                "VK_KHR_cooperative_matrix",
+                "a cooperative-matrix module is rejected without "
+                "VK_KHR_cooperative_matrix");
+  } else if (ok(status, "load the cooperative-matrix module")) {
+    std::string shapes = std::string(",") + coop.shapes + ",";
+    if (info.subgroupSize == 32 &&
+        shapes.find(",16x16x16:f16->f32,") != std::string::npos)
+      testCoopMatmul(rt, module);
+    else
+      std::printf("coop_matmul not run: it needs 16x16x16:f16->f32 in "
+                  "32-lane subgroups\n");
+  }
+  ok(cachetRuntimeDestroy(rt), "cachetRuntimeDestroy");
+  std::printf("%d failure(s)\n", failures);
+  return failures ? 1 : 0;
 }
 
 int runAll(uint32_t flags) {
@@ -819,10 +943,16 @@ int main(int argc, char **argv) {
       std::printf("no device: %s\n", cachetGetLastError());
       return 1;
     }
-    std::printf("device: %s (%s)\n", info.name, info.backend);
+    CachetCooperativeMatrixInfo coop = {};
+    cachetGetCooperativeMatrixInfo(rt, &coop);
+    std::printf("device: %s (%s), subgroup %u, cooperative matrix: %s\n",
+                info.name, info.backend, info.subgroupSize,
+                coop.enabled ? coop.shapes : "off");
     cachetRuntimeDestroy(rt);
     return 0;
   }
+  if (mode.rfind("--coop-module=", 0) == 0 && backend == "vulkan")
+    return runCoopModule(mode.substr(14));
   if (mode == "--expect-no-device")
     return expectNoDevice(backend.c_str());
   if (device && mode.empty())

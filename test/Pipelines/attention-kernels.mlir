@@ -46,10 +46,11 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
 // LAZY: subgroup staging synchronized by nvvm.bar.warp.sync, lazy rescaling
 //
-// SPIR-V with the same profile: the default is the scalar kernel (the
-// Vulkan runtime does not enable cooperative matrices yet); asking for mma
-// gives KHR cooperative-matrix loads, multiply-adds and stores in a SPIR-V
-// 1.6 module that declares the capability and the extension.
+// SPIR-V with the same profile: the default is the scalar kernel (a Vulkan
+// driver need not have VK_KHR_cooperative_matrix where the GPU has tensor
+// cores); asking for mma gives KHR cooperative-matrix loads, multiply-adds
+// and stores in a SPIR-V 1.6 module that declares the capability and the
+// extension.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPIRV-AUTO
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 attention-kernel=mma stop-before-binary" 2>/dev/null | FileCheck %s --check-prefix=SPIRV
 // SPIRV-AUTO: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
@@ -60,6 +61,16 @@
 // SPIRV: spirv.KHR.CooperativeMatrixStore
 // SPIRV: spirv.GroupNonUniformShuffleXor
 // SPIRV: spirv.KHR.CooperativeMatrixMulAdd
+// Its tiles fit the 48 KiB of static workgroup memory (key tile 16 at D 128
+// with rows padded by 16 bytes), and its vector loads
+// and stores are split into scalar ones (cachet-scalarize-vector-memory): no
+// pointer casts, which SPIR-V's Logical addressing does not allow.
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 attention-kernel=mma stop-before-binary" 2>&1 | FileCheck %s --check-prefix=SPIRV-MMA
+// SPIRV-MMA: mma flash-attention kernel {{.*}} key tile 16 (39424 bytes of workgroup memory){{.*}}static workgroup memory
+// SPIRV-MMA: spirv.module @__spv__attention_kernel
+// SPIRV-MMA-NOT: spirv.Bitcast {{.*}} : !spirv.ptr
+// SPIRV-MMA: spirv.KHR.CooperativeMatrixMulAdd
+// SPIRV-MMA-NOT: spirv.Bitcast {{.*}} : !spirv.ptr
 //
 // ROCDL with a 64-lane profile: the scalar kernel (ROCDL does not lower
 // gpu.subgroup_mma), its query tile halved from 128 rows so that the

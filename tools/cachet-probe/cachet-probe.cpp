@@ -1621,6 +1621,28 @@ std::string Probe::run() {
     coopMatrix = {quote("16x16x16:f16->f32"), quote("16x16x16:f16->f16")};
     sources["coop_matrix"] = "reported (compute capability " + cc +
                              ": WMMA f16 16x16x16 from sm_70)";
+  } else if (std::string(info.backend) == "vulkan") {
+    CachetCooperativeMatrixInfo coop{};
+    check(cachetGetCooperativeMatrixInfo(runtime, &coop),
+          "cachetGetCooperativeMatrixInfo");
+    // The driver's subgroup-scope shapes whose element types profiles name.
+    std::stringstream shapes(coop.shapes);
+    for (std::string shape; std::getline(shapes, shape, ',');) {
+      std::string types = shape.substr(shape.find(':') + 1);
+      std::string a = types.substr(0, types.find("->"));
+      std::string c = types.substr(types.find("->") + 2);
+      auto known = [](const std::string &type) {
+        return type == "f16" || type == "f32" || type == "i8" || type == "i32";
+      };
+      if (known(a) && known(c))
+        coopMatrix.push_back(quote(shape));
+    }
+    sources["coop_matrix"] =
+        coop.enabled
+            ? "reported (VK_KHR_cooperative_matrix: the subgroup-scope "
+              "shapes the driver lists, f16/f32/i8/i32 ones)"
+            : "reported (none: the device has no "
+              "VK_KHR_cooperative_matrix the runtime could enable)";
   } else {
     sources["coop_matrix"] = "defaulted (none: the runtime does not report "
                              "cooperative-matrix shapes on " +

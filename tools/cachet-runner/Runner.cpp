@@ -339,17 +339,34 @@ bool callTable(Fn fn, void **args, size_t count, std::index_sequence<N...>) {
   return called;
 }
 
+/// Returns false, with `error` and `failure` set, when an mgpu* call failed
+/// since the last check (the mgpu* functions return no status).
+bool mgpuSucceeded(const std::string &what, CachetStatus &failure,
+                   std::string &error) {
+  char message[1024];
+  failure = cachetMgpuTakeError(message, sizeof(message));
+  if (failure == CACHET_SUCCESS)
+    return true;
+  error = what + ": " + message;
+  return false;
+}
+
 /// A loaded variant of the entry.
 class Variant {
 public:
   bool load(const std::string &path, const std::string &entry,
             std::string &error) {
-    // RTLD_LOCAL: the variants define the same symbols.
+    // Failures of earlier calls are not this variant's.
+    cachetMgpuTakeError(nullptr, 0);
+    // RTLD_LOCAL: the variants define the same symbols. Their constructors
+    // load the kernels.
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       error = "cannot load " + path + ": " + dlerror();
       return false;
     }
+    if (!mgpuSucceeded("loading " + path, failure, error))
+      return false;
     fn = dlsym(handle, ("_mlir_ciface_" + entry).c_str());
     if (!fn) {
       error = path + " has no _mlir_ciface_" + entry;
@@ -357,6 +374,10 @@ public:
     }
     return true;
   }
+
+  /// The kind of the GPU runtime's failure that made load() or call() fail
+  /// (CACHET_SUCCESS: none, or another error).
+  CachetStatus getFailure() const { return failure; }
   ~Variant() {
     if (handle)
       dlclose(handle);
@@ -383,6 +404,8 @@ public:
       error = "entry has too many arguments for the runner (at most 32)";
       return false;
     }
+    if (!mgpuSucceeded("calling @" + manifest.entry, failure, error))
+      return false;
     results.clear();
     size_t word = 0;
     for (const Tensor &r : manifest.results) {
@@ -410,7 +433,25 @@ public:
 private:
   void *handle = nullptr;
   Fn fn = nullptr;
+  CachetStatus failure = CACHET_SUCCESS;
 };
+
+/// The exit code of a run the device cannot do (a kernel needs a feature it
+/// lacks): 77, "skipped", as cachet-probe's without a device.
+constexpr int exitSkipped = 77;
+
+/// Reports the failure of `variant` and returns the exit code: skipped when
+/// the device lacks what the kernels need, 2 otherwise.
+int reportFailure(const Variant &variant, const std::string &error,
+                  std::ostream &err) {
+  if (variant.getFailure() == CACHET_ERROR_UNSUPPORTED) {
+    err << "cachet-runner: skipped, unsupported on this device: " << error
+        << "\n";
+    return exitSkipped;
+  }
+  err << "cachet-runner: " << error << "\n";
+  return 2;
+}
 
 /// Times `warmup` + `repeat` calls of each variant, interleaved (off, on,
 /// off, on, ...), keeping the last `repeat` of each. Kernels: device time
@@ -623,15 +664,10 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   out << "device: " << info.name << " (" << info.backend << ")\n";
 
   Variant gpu, gpuNoRewrite, reference;
-  if (!gpu.load(manifest.gpu, manifest.entry, error)) {
-    err << "cachet-runner: " << error << "\n";
-    return 2;
-  }
   std::vector<std::vector<uint8_t>> gpuResults;
-  if (!gpu.call(manifest, inputs, gpuResults, error)) {
-    err << "cachet-runner: " << error << "\n";
-    return 2;
-  }
+  if (!gpu.load(manifest.gpu, manifest.entry, error) ||
+      !gpu.call(manifest, inputs, gpuResults, error))
+    return reportFailure(gpu, error, err);
   int status = 0;
   for (size_t r = 0; r < gpuResults.size(); ++r) {
     const Tensor &t = manifest.results[r];
@@ -694,10 +730,8 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   if (options.compareRewrites) {
     std::vector<std::vector<uint8_t>> offResults;
     if (!gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error) ||
-        !gpuNoRewrite.call(manifest, inputs, offResults, error)) {
-      err << "cachet-runner: rewrites off: " << error << "\n";
-      return 2;
-    }
+        !gpuNoRewrite.call(manifest, inputs, offResults, error))
+      return reportFailure(gpuNoRewrite, "rewrites off: " + error, err);
     for (size_t r = 0; r < gpuResults.size(); ++r) {
       bool same = offResults[r] == gpuResults[r];
       out << "rewrites off vs on, result " << r << ": "
@@ -710,10 +744,8 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
 
   if (options.repeat > 0) {
     if (!options.compareRewrites &&
-        !gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error)) {
-      err << "cachet-runner: " << error << "\n";
-      return 2;
-    }
+        !gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error))
+      return reportFailure(gpuNoRewrite, error, err);
     VariantTimes times[2];
     Variant *variants[2] = {&gpuNoRewrite, &gpu};
     if (!timeInterleaved(manifest, inputs, variants, 0, options.repeat, runtime,

@@ -68,7 +68,10 @@ bool benchArtifact(const std::string &artifact, unsigned seed, int warmup,
 
 /// Runs the artifact as `options` say, reporting to `out` (results) and
 /// `err` (errors). Returns the process exit code: 0 on success, 1 when a
-/// check or comparison fails, 2 on a usage or load error.
+/// check or comparison fails, 2 on a usage, load or device error, 77
+/// ("skipped") when the device lacks what the kernels need (the GPU runtime
+/// reported CACHET_ERROR_UNSUPPORTED, e.g. cooperative-matrix kernels on a
+/// Vulkan device without VK_KHR_cooperative_matrix): nothing was checked.
 int runArtifact(const RunOptions &options, std::ostream &out,
                 std::ostream &err);
 

@@ -179,6 +179,83 @@ def HoistSPIRVVariables
   }];
 }
 
+def ScalarizeVectorMemory
+    : Pass<"cachet-scalarize-vector-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Split vector loads and stores on memrefs of their element "
+                "type into scalar ones";
+  let description = [{
+    SPIR-V's Logical addressing has no pointer casts: a load or store must
+    reach its value through a variable or an access chain. Upstream's
+    vector-to-SPIR-V lowering reaches a `vector<4xf16>` in a
+    `memref<...xf16>` through an `OpBitcast` of the element's pointer, which
+    validators reject ("OpLoad Pointer ... is not a logical pointer") and a
+    driver need not accept. Run before `convert-gpu-to-spirv`, this pass
+    turns each `vector.load` / `vector.store` of a 1-D vector of more than
+    one element, on a memref of the vector's element type, into one
+    `memref.load` / `memref.store` per element along the innermost index
+    (the same elements; the driver may merge them again). Other vector
+    memory ops are left alone.
+
+    Before:
+
+    ```mlir
+    %v = vector.load %m[%i, %j] : memref<64x128xf16, 3>, vector<4xf16>
+    ```
+
+    After:
+
+    ```mlir
+    %j1 = arith.addi %j, %c1 : index
+    ...
+    %e0 = memref.load %m[%i, %j] : memref<64x128xf16, 3>
+    %e1 = memref.load %m[%i, %j1] : memref<64x128xf16, 3>
+    ...
+    %v = vector.from_elements %e0, %e1, %e2, %e3 : vector<4xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def SPIRVInterfaceVersion
+    : Pass<"cachet-spirv-interface-version", "mlir::spirv::ModuleOp"> {
+  let summary = "Raise a spirv.module to SPIR-V 1.4 where its entry points "
+                "list global variables other than inputs and outputs";
+  let description = [{
+    Up to SPIR-V 1.3 an entry point's interface lists its Input and Output
+    variables only; from 1.4 on it lists every global variable the entry
+    point uses. `spirv-lower-abi-attrs` follows the target environment's
+    version, so under a 1.4-or-later target (the SPIR-V 1.6 target of the
+    mma attention kernel) every entry point lists its storage buffers and
+    workgroup variables, while `spirv-update-vce`, which deduces the version
+    from the ops alone, may then lower the module to 1.0: an interface a
+    validator or driver rejects ("OpEntryPoint interfaces must be
+    OpVariables with Storage Class of Input(1) or Output(3)"). This pass,
+    run after `spirv-update-vce`, raises such a module's version to 1.4 and
+    keeps its capabilities and extensions; other modules are left as they
+    are.
+
+    Before:
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.0, [Shader], [...]> {
+      spirv.GlobalVariable @arg bind(0, 0) : !spirv.ptr<..., StorageBuffer>
+      ...
+      spirv.EntryPoint "GLCompute" @k, @arg
+    }
+    ```
+
+    After:
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.4, [Shader], [...]> {
+      ...
+    }
+    ```
+  }];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{

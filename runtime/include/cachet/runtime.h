@@ -115,6 +115,25 @@ typedef struct CachetDeviceInfo {
   uint64_t l2CacheBytes;
 } CachetDeviceInfo;
 
+/** The cooperative matrices (tensor cores) kernels may use on a device, from
+ *  cachetGetCooperativeMatrixInfo. A struct of its own, so that
+ *  CachetDeviceInfo keeps its size. */
+typedef struct CachetCooperativeMatrixInfo {
+  /** Non-zero when kernels may use cooperative matrices. Vulkan: the device
+   *  has VK_KHR_cooperative_matrix, its cooperativeMatrix feature and compute
+   *  shaders among its supported stages, and the runtime enabled it. */
+  int32_t enabled;
+  /** The subgroup-scope shapes the driver lists, comma-separated, in the
+   *  notation of device profiles' coop_matrix ("MxNxK:A->C", A and B of one
+   *  element type, C the result's): "16x16x16:f16->f32,16x16x16:f16->f16".
+   *  Element types f16, f32, f64, i8..i64 and u8..u64; shapes with
+   *  saturating accumulation, mixed A and B types or other types (bf16 and
+   *  fp8 need extensions the runtime does not enable) are left out. ""
+   *  when `enabled` is 0, and on CUDA and HIP, whose matrix shapes follow
+   *  from the compute capability. */
+  char shapes[1024];
+} CachetCooperativeMatrixInfo;
+
 /** Flags of cachetLaunchKernel and cachetMgpuLaunchKernelEx. */
 enum {
   /** Programmatic dependent launch: the kernel may start while the previous
@@ -188,6 +207,10 @@ CACHET_RT_EXPORT CachetStatus cachetRuntimeDestroy(CachetRuntime runtime);
 /** Fills `info` with the device's name and limits. */
 CACHET_RT_EXPORT CachetStatus cachetGetDeviceInfo(CachetRuntime runtime,
                                                   CachetDeviceInfo *info);
+
+/** Fills `info` with the device's cooperative-matrix support. */
+CACHET_RT_EXPORT CachetStatus cachetGetCooperativeMatrixInfo(
+    CachetRuntime runtime, CachetCooperativeMatrixInfo *info);
 
 /** Waits until every launch, copy and event recorded so far has completed. */
 CACHET_RT_EXPORT CachetStatus cachetSynchronize(CachetRuntime runtime);
@@ -329,7 +352,10 @@ CACHET_RT_EXPORT CachetStatus cachetArenaDestroy(CachetRuntime runtime,
  *===--------------------------------------------------------------------===*/
 
 /** Loads a SPIR-V module (`bytes` bytes, a multiple of 4). The blob is
- *  validated and copied; it may be freed after the call. */
+ *  validated and copied; it may be freed after the call. A module that needs
+ *  what the device lacks (a SPIR-V version above what its Vulkan version
+ *  allows, capability CooperativeMatrixKHR without an enabled
+ *  VK_KHR_cooperative_matrix) fails with CACHET_ERROR_UNSUPPORTED. */
 CACHET_RT_EXPORT CachetStatus cachetModuleLoad(CachetRuntime runtime,
                                                const void *data, size_t bytes,
                                                CachetModule *module);
@@ -471,6 +497,16 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns);
 /** Returns the process-wide runtime behind the mgpu* functions (created on
  *  first use; it lives until the process exits: do not destroy it). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime);
+
+/** Returns the kind of the first mgpu* failure since the previous call
+ *  (CACHET_SUCCESS when none) and forgets it. The mgpu* functions return no
+ *  status: they print each failure to stderr, and keep the first one here
+ *  (a module that needs what the device lacks, for instance, fails its
+ *  mgpuModuleLoad with CACHET_ERROR_UNSUPPORTED when a compiled program's
+ *  constructors load its kernels). `message` (`capacity` bytes; NULL when
+ *  0) receives "<mgpu function>: <reason>", truncated to fit, or "". */
+CACHET_RT_EXPORT CachetStatus cachetMgpuTakeError(char *message,
+                                                  size_t capacity);
 
 /** Returns the buffer and offset behind `ptr`, a pointer into memory from
  *  mgpuMemAlloc (CACHET_ERROR_NOT_FOUND for any other pointer). */
