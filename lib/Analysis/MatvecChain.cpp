@@ -109,7 +109,7 @@ static std::optional<int64_t> matchStreamingLoad(memref::LoadOp load,
   return blockSize;
 }
 
-/// The second form: every use of `weight` is a load marked
+/// The second form: every use of `weight` is a `vector.load` marked
 /// `cachet.streaming_weight`. Returns std::nullopt with `reason` empty when
 /// no use is marked (try the structural form), set when some are but the
 /// kernel does not qualify.
@@ -118,7 +118,7 @@ static std::optional<StreamingWeight> matchMarkedWeight(gpu::GPUFuncOp kernel,
                                                         MemRefType type,
                                                         std::string &reason) {
   auto isMarked = [](Operation *user) {
-    return isa<vector::LoadOp, memref::LoadOp>(user) &&
+    return isa<vector::LoadOp>(user) &&
            user->hasAttr(getStreamingWeightAttrName());
   };
   if (llvm::none_of(weight.getUsers(), isMarked))

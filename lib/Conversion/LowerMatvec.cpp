@@ -207,12 +207,11 @@ struct LowerMatvecPass final
                   : 32;
     }
     std::string optionProblem;
-    // cachet-emulate-bf16-storage rewrites scalar bf16 loads only.
     auto whyNotHere = [&](linalg::MatvecOp op) -> std::string {
-      if (scalarLoads && cast<MemRefType>(op.getInputs()[0].getType())
-                             .getElementType()
-                             .isBF16())
-        return "bf16 with scalar-loads (SPIR-V) would need bf16 vectors";
+      if (!bf16Vectors && cast<MemRefType>(op.getInputs()[0].getType())
+                              .getElementType()
+                              .isBF16())
+        return "bf16 weights and bf16-vectors=false";
       return whyNot(op, lanes, loadBytes);
     };
     if (rowsPerBlock <= 0)
@@ -473,31 +472,12 @@ struct LowerMatvecPass final
     // each load of x serves every slot.
     auto body = [&](OpBuilder &lb, Location l, Value k0, ValueRange accs,
                     int64_t loads) -> SmallVector<Value> {
-      auto load = [&](Value memref, ValueRange indices, bool weight) -> Value {
-        auto mark = [&](Operation *op) {
-          if (weight)
-            op->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
-        };
-        if (!scalarLoads) {
-          auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
-          v.setAlignment(loadBytes);
-          mark(v);
-          return v.getResult();
-        }
-        // One load per element: SPIR-V's logical addressing cannot cast a
-        // pointer to a scalar into one to a vector.
-        SmallVector<Value> elements;
-        SmallVector<Value> at(indices.begin(), indices.end());
-        Value last = at.back();
-        for (int64_t e = 0; e < width; ++e) {
-          at.back() = e == 0 ? last
-                             : arith::AddIOp::create(lb, l, last, index(lb, e))
-                                   .getResult();
-          auto v = memref::LoadOp::create(lb, l, memref, at);
-          mark(v);
-          elements.push_back(v);
-        }
-        return vector::FromElementsOp::create(lb, l, vecType, elements);
+      auto load = [&](Value memref, ValueRange indices, bool weight) {
+        auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
+        v.setAlignment(loadBytes);
+        if (weight)
+          v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
+        return v.getResult();
       };
       SmallVector<Value> x;
       SmallVector<SmallVector<Value>> a(slots.size());

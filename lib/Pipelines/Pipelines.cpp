@@ -128,9 +128,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
       (options.matvecKernel == "auto" && options.target != Target::SPIRV))
     addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0} {1}})",
                                   // SPIR-V vectors have at most 4
-                                  // components; no pointer casts.
+                                  // components; bf16 is emulated per scalar.
                                   options.target == Target::SPIRV
-                                      ? "load-bytes=8 scalar-loads=true"
+                                      ? "load-bytes=8 bf16-vectors=false"
                                       : "",
                                   options.matvecOptions.getValue())
                         .str());

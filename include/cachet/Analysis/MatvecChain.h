@@ -18,7 +18,7 @@
 // Then each thread of a one-dimensional grid reads a row of its own, each
 // element of it once: the read is streaming. cachet's lowered `linalg.matvec`
 // has this form; a hand-written `gpu.func` that has it is accepted as well.
-// A weight whose every use is a load (`vector.load` or `memref.load`) marked
+// A weight whose every use is a `vector.load` marked
 // `cachet.streaming_weight` (cachet-lower-matvec's subgroup kernels) streams
 // too; its block size S is the kernel's known block size in x (y = z = 1).
 // A kernel may stream several marked weights (cachet-lower-matvec puts

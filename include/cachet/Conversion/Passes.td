@@ -815,9 +815,10 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
            "Bytes of a row each lane loads at a time (a power of two; "
            "SPIR-V vectors have at most 4 components)">,
-    Option<"scalarLoads", "scalar-loads", "bool", /*default=*/"false",
-           "Load a lane's load-bytes element by element (memref.load), for "
-           "SPIR-V, whose logical addressing has no pointer casts">,
+    Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
+           "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
+           "keep the generic kernel (SPIR-V: cachet-emulate-bf16-storage "
+           "rewrites scalar bf16 only)">,
     Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
            "One kernel for consecutive mat-vecs over the same x">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
