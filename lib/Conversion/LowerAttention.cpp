@@ -90,6 +90,9 @@ struct KernelConfig {
   /// operand loaded from workgroup memory serves all of them, and Q is read
   /// from workgroup memory per key tile instead of held in registers.
   int64_t rowBlocks = 1;
+  /// Workgroups per SM the kernel's registers should allow (0: no hint),
+  /// marked on its mma ops for cachet-kernel-occupancy.
+  int64_t minWorkgroupsPerSM = 0;
 };
 
 /// The workgroup-memory tiles of the mma kernel, in order: Q, K, V (f16),
@@ -1060,6 +1063,11 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                      arith::AddIOp::create(b, loc, column, index(db * 16))});
     }
   }
+  if (c.minWorkgroupsPerSM > 0)
+    launch.walk([&](gpu::SubgroupMmaComputeOp mma) {
+      mma->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
+                   b.getI64IntegerAttr(c.minWorkgroupsPerSM));
+    });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
@@ -1206,6 +1214,8 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
         return keep(llvm::formatv("resident-workgroups {0} is below 1",
                                   residentWorkgroups));
       budget = sharedBytes / residentWorkgroups;
+      if (occupancyHint)
+        c.minWorkgroupsPerSM = residentWorkgroups;
     }
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&](int64_t t) -> uint64_t {
@@ -1322,6 +1332,12 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                                             residentWorkgroups.getValue())
                                   .str()
                             : std::string())
+        << (c.minWorkgroupsPerSM > 0
+                ? llvm::formatv(", registers for {0} workgroups per SM asked "
+                                "for (cachet.min_workgroups_per_sm)",
+                                c.minWorkgroupsPerSM)
+                      .str()
+                : std::string())
         << (c.asyncCopy ? ", K/V double-buffered by asynchronous copies"
                         : ", K/V through registers")
         << llvm::formatv(" ({0}-byte vectors), subgroup staging synchronized "

@@ -188,6 +188,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
     addPrefetch(pm, options);
     addPipeline(pm,
                 "gpu.module(cachet-align-workgroup-memory,"
+                "cachet-kernel-occupancy,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
                 "cachet-extern-dynamic-shared-memory),"
                 "reconcile-unrealized-casts");
