@@ -26,7 +26,8 @@ using namespace mlir;
 namespace {
 
 /// Returns why `op` cannot use the subgroup kernel, or an empty string.
-std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes) {
+std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes,
+                   bool bf16Vectors) {
   auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
   auto x = dyn_cast<MemRefType>(op.getInputs()[1].getType());
   auto y = dyn_cast<MemRefType>(op.getOutputs()[0].getType());
@@ -38,6 +39,8 @@ std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes) {
   if (!(element.isF16() || element.isBF16() || element.isF32()) ||
       x.getElementType() != element || !y.getElementType().isF32())
     return "element types are not f16/bf16/f32 with an f32 result";
+  if (element.isBF16() && !bf16Vectors)
+    return "bf16 weights and bf16-vectors=false";
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -55,6 +58,11 @@ std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes) {
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
     return "subgroup-size is not a power of two";
   return "";
+}
+
+/// Returns true unless `aliases` proves `a` and `b` disjoint.
+bool mayAlias(AliasAnalysis &aliases, Value a, Value b) {
+  return !aliases.alias(a, b).isNo();
 }
 
 /// Returns the `linalg.fill` of +0.0 that writes `op`'s result buffer right
@@ -119,7 +127,6 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
       getEffectsRecursively(op);
   if (!effects)
     return "its memory effects are unknown";
-  auto mayAlias = [&](Value a, Value b) { return !aliases.alias(a, b).isNo(); };
   for (const MemoryEffects::EffectInstance &effect : *effects) {
     if (isa<MemoryEffects::Allocate>(effect.getEffect()))
       continue;
@@ -128,9 +135,10 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
       return "it has a memory effect on no particular value";
     bool write = !isa<MemoryEffects::Read>(effect.getEffect());
     for (const Member &m : members) {
-      if (mayAlias(value, m.getOutput()))
+      if (mayAlias(aliases, value, m.getOutput()))
         return "it may access the result of the mat-vec it would precede";
-      if (write && (mayAlias(value, x) || mayAlias(value, m.getMatrix())))
+      if (write && (mayAlias(aliases, value, x) ||
+                    mayAlias(aliases, value, m.getMatrix())))
         return "it may write an input of the mat-vec it would precede";
     }
   }
@@ -144,25 +152,28 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
 /// `reason` set where it reads a result of the group.
 RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
                         AliasAnalysis &aliases, std::string &reason) {
-  if (!generic.hasPureBufferSemantics() || generic.getNumLoops() != 1 ||
-      generic.getNumParallelLoops() != 1 || generic.getNumDpsInits() != 1)
-    return nullptr;
-  RowClass *found = nullptr;
-  for (Value input : generic.getDpsInputs()) {
-    RowClass *owner = nullptr;
+  // The class whose result `input` is, or null.
+  auto ownerOf = [&](Value input) -> RowClass * {
     for (RowClass &c : group.classes)
       for (const Member &m : c.members)
         if (m.getOutput() == input)
-          owner = &c;
-    if (!owner || (found && owner != found)) {
-      if (found || owner)
-        reason = "it reads a value the group does not compute row by row";
-      return nullptr;
-    }
-    found = owner;
-  }
-  if (!found)
+          return &c;
     return nullptr;
+  };
+  if (!generic.hasPureBufferSemantics() ||
+      llvm::none_of(generic.getDpsInputs(), ownerOf))
+    return nullptr;
+  RowClass *found = ownerOf(generic.getDpsInputs().front());
+  if (llvm::any_of(generic.getDpsInputs(),
+                   [&](Value input) { return ownerOf(input) != found; })) {
+    reason = "it reads a value the group does not compute row by row";
+    return nullptr;
+  }
+  if (generic.getNumLoops() != 1 || generic.getNumParallelLoops() != 1 ||
+      generic.getNumDpsInits() != 1) {
+    reason = "it is not one parallel loop with one result";
+    return nullptr;
+  }
   if (!llvm::all_of(generic.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isIdentity(); })) {
     reason = "its indexing maps are not identities";
@@ -178,7 +189,7 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
   for (const RowClass &c : group.classes)
     for (const Member &m : c.members)
       for (Value v : {group.x, m.getMatrix(), m.getOutput()})
-        if (!aliases.alias(out, v).isNo()) {
+        if (mayAlias(aliases, out, v)) {
           reason = "its result may alias a buffer of the mat-vecs";
           return nullptr;
         }
@@ -207,13 +218,6 @@ struct LowerMatvecPass final
                   : 32;
     }
     std::string optionProblem;
-    auto whyNotHere = [&](linalg::MatvecOp op) -> std::string {
-      if (!bf16Vectors && cast<MemRefType>(op.getInputs()[0].getType())
-                              .getElementType()
-                              .isBF16())
-        return "bf16 weights and bf16-vectors=false";
-      return whyNot(op, lanes, loadBytes);
-    };
     if (rowsPerBlock <= 0)
       optionProblem = "rows-per-block must be positive";
     if (loadsPerLane <= 0)
@@ -224,8 +228,9 @@ struct LowerMatvecPass final
       optionProblem = "load-bytes must be a power of two";
     llvm::DenseSet<Operation *> candidates;
     getOperation().walk([&](linalg::MatvecOp op) {
-      std::string reason =
-          optionProblem.empty() ? whyNotHere(op) : optionProblem;
+      std::string reason = optionProblem.empty()
+                               ? whyNot(op, lanes, loadBytes, bf16Vectors)
+                               : optionProblem;
       if (reason.empty())
         candidates.insert(op);
       else
@@ -267,23 +272,20 @@ struct LowerMatvecPass final
       group.classes.push_back(RowClass{{m}, {}});
     };
     add(first);
-    Type element = cast<MemRefType>(group.x.getType()).getElementType();
+    // A candidate's weight has x's element type: one x, one element type.
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
       auto matvec = dyn_cast<linalg::MatvecOp>(op);
       if (matvec && candidates.contains(op) && fuseSiblings &&
-          matvec.getInputs()[1] == group.x &&
-          cast<MemRefType>(matvec.getInputs()[0].getType()).getElementType() ==
-              element) {
+          matvec.getInputs()[1] == group.x) {
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
         Value out = matvec.getOutputs()[0], matrix = matvec.getInputs()[0];
-        auto mayAlias = [&](Value a, Value b) {
-          return !aliases.alias(a, b).isNo();
-        };
         std::string conflict;
         for (const Member &m : members)
-          if (mayAlias(out, group.x) || mayAlias(out, m.getOutput()) ||
-              mayAlias(out, m.getMatrix()) || mayAlias(matrix, m.getOutput()))
+          if (mayAlias(aliases, out, group.x) ||
+              mayAlias(aliases, out, m.getOutput()) ||
+              mayAlias(aliases, out, m.getMatrix()) ||
+              mayAlias(aliases, matrix, m.getOutput()))
             conflict = "its buffers may alias those of another mat-vec";
         if (conflict.empty()) {
           add(matvec);
