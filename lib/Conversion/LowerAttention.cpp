@@ -55,7 +55,7 @@ struct AttentionShape {
 };
 
 /// The kernels cachet-lower-attention builds.
-enum class Variant { Scalar, Mma };
+enum class Variant { Scalar, Mma, MmaSync };
 
 /// The kernel chosen for one attention.
 struct KernelConfig {
@@ -95,46 +95,53 @@ struct KernelConfig {
   int64_t minWorkgroupsPerSM = 0;
 };
 
-/// The workgroup-memory tiles of the mma kernel, in order: Q, K, V (f16),
-/// the scores (f32), P (f16), a 16-column row broadcast (f32) and, double
-/// buffered, a second K and V; each row padded by `padBytes`.
+/// The workgroup-memory tiles of the mma kernels: Q, K, V (f16) and, for
+/// the kernel that stages its softmax (wmma), the scores (f32), P (f16) and a
+/// 16-column row broadcast (f32); double buffered, a second K and V. Each
+/// row is padded by `padBytes`.
 struct MmaTiles {
+  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, Count };
   struct Tile {
-    int64_t rows, cols, stride;
-    bool f32;
+    int64_t rows = 0, cols = 0, stride = 0;
+    bool f32 = false;
     int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
   };
-  SmallVector<Tile, 8> tiles;
+  /// Indexed by Kind; tiles the kernel does not use have no rows.
+  Tile tiles[Count];
   /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
-  SmallVector<int64_t, 8> offsets;
+  int64_t offsets[Count] = {};
   int64_t totalBytes = 0;
 
   MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
            int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
-           bool qReadOnce = true) {
-    auto add = [&](int64_t rows, int64_t cols, bool f32, bool place = true) {
+           bool qReadOnce = true, bool stagedSoftmax = true) {
+    auto add = [&](Kind kind, int64_t rows, int64_t cols, bool f32,
+                   bool place = true) {
       int64_t stride = cols + padBytes / (f32 ? 4 : 2);
-      tiles.push_back({rows, cols, stride, f32});
-      offsets.push_back(totalBytes);
+      tiles[kind] = {rows, cols, stride, f32};
+      offsets[kind] = totalBytes;
       if (place)
-        totalBytes += llvm::alignTo(tiles.back().bytes(), 128);
+        totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
     };
     // Double buffered, Q (read once, before the first key tile) shares the
     // second K tile's memory where it fits.
     bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
-    add(queryTile, headDim, false, !shareQ);
-    add(keyTile, headDim, false);
-    add(keyTile, valueDim, false);
-    add(queryTile, keyTile, true);
-    add(queryTile, keyTile, false);
-    add(queryTile, 16, true);
+    add(Q, queryTile, headDim, false, !shareQ);
+    add(K, keyTile, headDim, false);
+    add(V, keyTile, valueDim, false);
+    if (stagedSoftmax) {
+      add(Scores, queryTile, keyTile, true);
+      add(Probs, queryTile, keyTile, false);
+      add(Rows, queryTile, 16, true);
+    }
     if (!doubleBuffer)
       return;
-    add(keyTile, headDim, false);
-    add(keyTile, valueDim, false);
+    add(K2, keyTile, headDim, false);
+    add(V2, keyTile, valueDim, false);
     if (shareQ)
-      offsets[0] = offsets[6];
+      offsets[Q] = offsets[K2];
   }
+  bool has(Kind kind) const { return tiles[kind].rows > 0; }
 };
 
 /// Returns the static shape of `op`, or a reason why the kernel cannot take
@@ -195,7 +202,57 @@ public:
   void buildMma(Value query, Value key, Value value, Value mask, Value out,
                 double scale, std::optional<int64_t> causal);
 
+  /// Emits the one-pass kernel with `Q K^T` and `P V` on m16n8k16
+  /// nvgpu.mma.sync and nvgpu.ldmatrix (NVVM): fragments of a known layout,
+  /// so the scores, the softmax and P stay in registers.
+  void buildMmaSync(Value query, Value key, Value value, Value mask, Value out,
+                    double scale, std::optional<int64_t> causal);
+
 private:
+  /// The launch of an mma kernel, its workgroup-memory tiles (indexed by
+  /// MmaTiles::Kind, null where the layout has none) and the ids every part
+  /// of it uses.
+  struct MmaFrame {
+    gpu::LaunchOp launch;
+    SmallVector<Value> tiles;
+    Value thread, head, kvHead, tileStart;
+  };
+  /// Creates the launch of an mma kernel over `layout`'s tiles and moves the
+  /// insertion point into its body (the caller guards it).
+  MmaFrame beginMma(const MmaTiles &layout);
+  /// Stages the query tile in workgroup memory, zeros past the last query.
+  void stageQuery(Value query, const MmaFrame &f);
+  /// The iteration arguments of the K/V tiles before the first key tile:
+  /// the first tiles' asynchronous copies, or their f16 vectors.
+  SmallVector<Value> kvInit(Value key, Value value, const MmaFrame &f);
+  /// At the top of key tile `iv`, whose K/V iteration arguments are
+  /// `carried`: makes the tile's K and V visible in workgroup memory,
+  /// returns those tiles and appends the next tile's arguments to `next`.
+  std::pair<Value, Value> kvStage(Value key, Value value, const MmaFrame &f,
+                                  ValueRange carried, Value iv,
+                                  SmallVector<Value> &next);
+  /// After the key tiles: waits for copies still in flight.
+  void kvFinish(ValueRange results);
+  /// Marks the matrix products of `launch` with the workgroups per SM its
+  /// registers should allow (cachet-kernel-occupancy), where asked for.
+  void markOccupancy(gpu::LaunchOp launch) {
+    if (c.minWorkgroupsPerSM <= 0)
+      return;
+    launch.walk([&](Operation *op) {
+      if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp>(op))
+        op->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
+                    b.getI64IntegerAttr(c.minWorkgroupsPerSM));
+    });
+  }
+  /// The f16 vectors `thread` loads of the `[keyTile][dim]` tile of K or V
+  /// at `start` (none when the kernel decodes the tile from `block`s).
+  SmallVector<Value> kvVectors(Value source, int64_t dim, Value start,
+                               BlockQuantizedType block, const MmaFrame &f);
+  /// Starts the asynchronous copies of the K and V tiles at `start` into
+  /// `kDst` and `vDst` (zero-filled past the last position); returns their
+  /// group.
+  Value copyTiles(Value key, Value value, Value start, Value kDst, Value vDst,
+                  const MmaFrame &f);
   /// Row, column and "inside the tile" of the `k`-th f16 vector that
   /// `thread` copies of a `[rows][dim]` tile.
   std::tuple<Value, Value, Value> vectorCoords(int64_t rows, int64_t dim,
@@ -562,25 +619,24 @@ std::tuple<Value, Value, Value> KernelBuilder::vectorCoords(int64_t rows,
   return {r, x, inTile};
 }
 
-void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
-                             Value out, double scale,
-                             std::optional<int64_t> causal) {
+KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Type f16Type = b.getF16Type();
-  Type f32Type = b.getF32Type();
-  // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
-  // P (f16), and a 16-column row broadcast per row (f32); rows padded so
-  // that the rows of a 16x16 operand start in different banks.
-  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
-                  c.asyncCopy, c.rowBlocks == 1);
   SmallVector<Type> shared;
-  for (const MmaTiles::Tile &t : layout.tiles)
-    shared.push_back(MemRefType::get(
-        {t.rows, t.stride}, t.f32 ? f32Type : f16Type, nullptr, workgroup));
+  SmallVector<int64_t> kinds;
+  for (int64_t kind = 0; kind < MmaTiles::Count; ++kind) {
+    const MmaTiles::Tile &t = layout.tiles[kind];
+    if (!t.rows)
+      continue;
+    kinds.push_back(kind);
+    shared.push_back(MemRefType::get({t.rows, t.stride},
+                                     t.f32 ? b.getF32Type() : b.getF16Type(),
+                                     nullptr, workgroup));
+  }
   Value one = index(1);
-  auto launch = gpu::LaunchOp::create(
+  MmaFrame f;
+  f.launch = gpu::LaunchOp::create(
       b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
       index(s.queryHeads), one, index(c.threads), one, one,
       /*dynamicSharedMemorySize=*/
@@ -590,26 +646,182 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                       : Value(),
       /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, c.dynamicShared ? SmallVector<Type>() : shared);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  SmallVector<Value> tiles;
-  if (c.dynamicShared) {
-    Value base = gpu::DynamicSharedMemoryOp::create(
+  b.setInsertionPointToStart(&f.launch.getBody().front());
+  f.tiles.assign(MmaTiles::Count, Value());
+  Value base;
+  if (c.dynamicShared)
+    base = gpu::DynamicSharedMemoryOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                         workgroup));
-    for (auto [type, offset] : llvm::zip(shared, layout.offsets))
-      tiles.push_back(memref::ViewOp::create(
-          b, loc, cast<MemRefType>(type), base, index(offset), ValueRange{}));
-  } else {
-    tiles.assign(launch.getWorkgroupAttributions().begin(),
-                 launch.getWorkgroupAttributions().end());
+  for (auto [i, kind] : llvm::enumerate(kinds))
+    f.tiles[kind] =
+        c.dynamicShared
+            ? memref::ViewOp::create(b, loc, cast<MemRefType>(shared[i]), base,
+                                     index(layout.offsets[kind]), ValueRange{})
+                  .getResult()
+            : Value(f.launch.getWorkgroupAttributions()[i]);
+  f.thread = f.launch.getThreadIds().x;
+  f.head = f.launch.getBlockIds().y;
+  f.kvHead = arith::DivUIOp::create(b, loc, f.head, index(s.group));
+  f.tileStart = arith::MulIOp::create(b, loc, f.launch.getBlockIds().x,
+                                      index(c.queryTile));
+  return f;
+}
+
+void KernelBuilder::stageQuery(Value query, const MmaFrame &f) {
+  SmallVector<Value> qVectors = loadVectors(
+      c.queryTile, s.headDim, f.thread,
+      [&](Value r) -> Value {
+        return arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult,
+            arith::AddIOp::create(b, loc, f.tileStart, r), index(s.queries));
+      },
+      [&](Value r, Value x) -> SmallVector<Value> {
+        Value qRow = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, f.tileStart, r),
+            index(s.queries - 1));
+        return {f.head, qRow, x};
+      },
+      query);
+  storeVectors(qVectors, c.queryTile, s.headDim, f.thread,
+               f.tiles[MmaTiles::Q]);
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::kvVectors(Value source, int64_t dim,
+                                            Value start,
+                                            BlockQuantizedType block,
+                                            const MmaFrame &f) {
+  if (block)
+    return {};
+  return loadVectors(
+      c.keyTile, dim, f.thread,
+      [&](Value j) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     arith::AddIOp::create(b, loc, start, j),
+                                     index(s.positions));
+      },
+      [&](Value j, Value x) -> SmallVector<Value> {
+        Value pos = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, start, j),
+            index(s.positions - 1));
+        return kvIndices(f.kvHead, pos, x);
+      },
+      source);
+}
+
+Value KernelBuilder::copyTiles(Value key, Value value, Value start, Value kDst,
+                               Value vDst, const MmaFrame &f) {
+  SmallVector<Value> tokens;
+  for (auto [source, dim, tile] :
+       {std::tuple<Value, int64_t, Value>{key, s.headDim, kDst},
+        {value, s.valueDim, vDst}}) {
+    int64_t perThread = c.keyTile * dim / (c.vectorWidth * c.threads);
+    for (int64_t k = 0; k < perThread; ++k) {
+      auto [j, x, inTile] = vectorCoords(c.keyTile, dim, f.thread, k);
+      Value pos = arith::AddIOp::create(b, loc, start, j);
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          pos, index(s.positions));
+      Value clamped =
+          arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+      Value elements = arith::SelectOp::create(b, loc, valid,
+                                               index(c.vectorWidth), index(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tile, ValueRange{j, x}, source,
+          kvIndices(f.kvHead, clamped, x), b.getIndexAttr(c.vectorWidth),
+          elements, c.vectorWidth == 8 ? b.getUnitAttr() : nullptr));
+    }
   }
-  Value qTile = tiles[0];
-  Value sTile = tiles[3], pTile = tiles[4], rowTile = tiles[5];
-  int64_t qLead = layout.tiles[0].stride, kLead = layout.tiles[1].stride;
-  int64_t vLead = layout.tiles[2].stride, sLead = layout.tiles[3].stride;
-  int64_t pLead = layout.tiles[4].stride, rowLead = layout.tiles[5].stride;
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+SmallVector<Value> KernelBuilder::kvInit(Value key, Value value,
+                                         const MmaFrame &f) {
+  Value zero = index(0);
+  if (c.asyncCopy)
+    return {copyTiles(key, value, zero, f.tiles[MmaTiles::K],
+                      f.tiles[MmaTiles::V], f)};
+  SmallVector<Value> init = kvVectors(key, s.headDim, zero, s.keyBlock, f);
+  init.append(kvVectors(value, s.valueDim, zero, s.valueBlock, f));
+  return init;
+}
+
+std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
+                                               const MmaFrame &f,
+                                               ValueRange carried, Value iv,
+                                               SmallVector<Value> &next) {
+  Value start = arith::MulIOp::create(b, loc, iv, index(c.keyTile));
+  Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
+  Value kTile = f.tiles[MmaTiles::K], vTile = f.tiles[MmaTiles::V];
+  if (c.asyncCopy) {
+    // Tile t is in buffer t mod 2: wait for its copies, then (after every
+    // subgroup is done with tile t - 1) start tile t + 1's into the other.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[0],
+                                     b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    Value even = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, iv, index(2)), index(0));
+    auto pick = [&](Value first, Value second) -> Value {
+      return arith::SelectOp::create(b, loc, even, first, second);
+    };
+    Value kOther = f.tiles[MmaTiles::K2], vOther = f.tiles[MmaTiles::V2];
+    next.push_back(copyTiles(key, value, nextStart, pick(kOther, kTile),
+                             pick(vOther, vTile), f));
+    return {pick(kTile, kOther), pick(vTile, vOther)};
+  }
+  // K and V tiles in registers: the global loads of tile t + 1 are issued
+  // before tile t is multiplied (packed caches decode in the tile loop).
+  int64_t kCount = s.keyBlock ? 0
+                              : llvm::divideCeil(c.keyTile * s.headDim,
+                                                 c.vectorWidth * c.threads);
+  gpu::BarrierOp::create(b, loc);
+  if (s.keyBlock)
+    loadTile(key, kTile, s.headDim, f.kvHead, start, f.thread, s.keyBlock);
+  else
+    storeVectors(SmallVector<Value>(carried.take_front(kCount)), c.keyTile,
+                 s.headDim, f.thread, kTile);
+  if (s.valueBlock)
+    loadTile(value, vTile, s.valueDim, f.kvHead, start, f.thread, s.valueBlock);
+  else
+    storeVectors(SmallVector<Value>(carried.drop_front(kCount)), c.keyTile,
+                 s.valueDim, f.thread, vTile);
+  gpu::BarrierOp::create(b, loc);
+  next.append(kvVectors(key, s.headDim, nextStart, s.keyBlock, f));
+  next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock, f));
+  return {kTile, vTile};
+}
+
+void KernelBuilder::kvFinish(ValueRange results) {
+  if (c.asyncCopy)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, results[0],
+                                     b.getI32IntegerAttr(0));
+}
+
+void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
+                             Value out, double scale,
+                             std::optional<int64_t> causal) {
+  Type f16Type = b.getF16Type();
+  Type f32Type = b.getF32Type();
+  // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
+  // P (f16), and a 16-column row broadcast per row (f32); rows padded so
+  // that the rows of a 16x16 operand start in different banks.
+  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
+                  c.asyncCopy, c.rowBlocks == 1);
+  OpBuilder::InsertionGuard guard(b);
+  MmaFrame f = beginMma(layout);
+  gpu::LaunchOp launch = f.launch;
+  Value qTile = f.tiles[MmaTiles::Q];
+  Value sTile = f.tiles[MmaTiles::Scores], pTile = f.tiles[MmaTiles::Probs];
+  Value rowTile = f.tiles[MmaTiles::Rows];
+  int64_t qLead = layout.tiles[MmaTiles::Q].stride;
+  int64_t kLead = layout.tiles[MmaTiles::K].stride;
+  int64_t vLead = layout.tiles[MmaTiles::V].stride;
+  int64_t sLead = layout.tiles[MmaTiles::Scores].stride;
+  int64_t pLead = layout.tiles[MmaTiles::Probs].stride;
+  int64_t rowLead = layout.tiles[MmaTiles::Rows].stride;
   // Between a subgroup's writes to its own rows and its lanes' reads.
   auto subgroupSync = [&]() {
     if (c.warpSync)
@@ -619,11 +831,9 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
       gpu::BarrierOp::create(b, loc);
   };
 
-  Value thread = launch.getThreadIds().x;
-  Value head = launch.getBlockIds().y;
-  Value kvHead = arith::DivUIOp::create(b, loc, head, index(s.group));
-  Value tileStart =
-      arith::MulIOp::create(b, loc, launch.getBlockIds().x, index(c.queryTile));
+  Value thread = f.thread;
+  Value head = f.head;
+  Value tileStart = f.tileStart;
   // Subgroup w multiplies rows [16 R w, 16 R (w + 1)) of the tile, R =
   // rowBlocks blocks of 16; in the softmax, `lanesPerRow` consecutive lanes
   // share one of those rows, each taking `keyTile / lanesPerRow` of its
@@ -651,6 +861,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   Value row = arith::AddIOp::create(b, loc, tileStart, tileRow);
   Value loadRow = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
   Value zero = index(0);
+  Value one = index(1);
   Value f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
   auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
@@ -659,24 +870,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   auto cType = gpu::MMAMatrixType::get({16, 16}, f32Type, "COp");
 
   // Q tile (zeros past the last query), then each subgroup's A operands.
-  auto below = [&](Value base, int64_t limit) {
-    return [&, base, limit](Value r) -> Value {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                   arith::AddIOp::create(b, loc, base, r),
-                                   index(limit));
-    };
-  };
-  SmallVector<Value> qVectors = loadVectors(
-      c.queryTile, s.headDim, thread, below(tileStart, s.queries),
-      [&](Value r, Value x) -> SmallVector<Value> {
-        Value qRow = arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, tileStart, r),
-            index(s.queries - 1));
-        return {head, qRow, x};
-      },
-      query);
-  storeVectors(qVectors, c.queryTile, s.headDim, thread, qTile);
-  gpu::BarrierOp::create(b, loc);
+  stageQuery(query, f);
   // Q's A operand of row block r and column block kb: loaded once here with
   // one row block, else where it is used.
   auto loadQ = [&](int64_t r, int64_t kb) -> Value {
@@ -689,49 +883,6 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     for (int64_t kb = 0; kb < s.headDim; kb += 16)
       qOperands.push_back(loadQ(0, kb));
 
-  // K and V tiles in registers: the global loads of tile t + 1 are issued
-  // before tile t is multiplied (packed caches decode in the tile loop).
-  auto kvVectors = [&](Value source, int64_t dim, Value start,
-                       BlockQuantizedType block) -> SmallVector<Value> {
-    if (block)
-      return {};
-    return loadVectors(
-        c.keyTile, dim, thread, below(start, s.positions),
-        [&](Value j, Value x) -> SmallVector<Value> {
-          Value pos = arith::MinUIOp::create(
-              b, loc, arith::AddIOp::create(b, loc, start, j),
-              index(s.positions - 1));
-          return kvIndices(kvHead, pos, x);
-        },
-        source);
-  };
-  // Double buffered, the K and V tiles of tile t + 1 are copied
-  // asynchronously (zero-filled past the last position) while tile t is
-  // multiplied; returns the copies' group.
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
-  auto copyTiles = [&](Value start, Value kDst, Value vDst) -> Value {
-    SmallVector<Value> tokens;
-    for (auto [source, dim, tile] :
-         {std::tuple<Value, int64_t, Value>{key, s.headDim, kDst},
-          {value, s.valueDim, vDst}}) {
-      int64_t perThread = c.keyTile * dim / (c.vectorWidth * c.threads);
-      for (int64_t k = 0; k < perThread; ++k) {
-        auto [j, x, inTile] = vectorCoords(c.keyTile, dim, thread, k);
-        Value pos = arith::AddIOp::create(b, loc, start, j);
-        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            pos, index(s.positions));
-        Value clamped =
-            arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-        Value elements = arith::SelectOp::create(
-            b, loc, valid, index(c.vectorWidth), index(0));
-        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, tile, ValueRange{j, x}, source,
-            kvIndices(kvHead, clamped, x), b.getIndexAttr(c.vectorWidth),
-            elements, c.vectorWidth == 8 ? b.getUnitAttr() : nullptr));
-      }
-    }
-    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
-  };
   SmallVector<Value> init;
   // Accumulator r * outBlocks + db: row block r, columns [16 db, 16 db + 16).
   int64_t outBlocks = s.valueDim / 16;
@@ -741,16 +892,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   init.append(accCount, zeroAcc);
   init.push_back(minusInf);
   init.push_back(f32Zero);
-  SmallVector<Value> kFirst, vFirst;
-  if (c.asyncCopy) {
-    init.push_back(copyTiles(zero, tiles[1], tiles[2]));
-  } else {
-    kFirst = kvVectors(key, s.headDim, zero, s.keyBlock);
-    vFirst = kvVectors(value, s.valueDim, zero, s.valueBlock);
-  }
-  init.append(kFirst);
-  init.append(vFirst);
-  int64_t kCount = kFirst.size(), vCount = vFirst.size();
+  init.append(kvInit(key, value, f));
 
   Value keyTiles = arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                               index(c.keyTile));
@@ -762,46 +904,12 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     SmallVector<Value> acc(carried.begin(), carried.begin() + accCount);
     Value runningMax = carried[accCount];
     Value runningSum = carried[accCount + 1];
-    ValueRange kHeld = carried.slice(accCount + 2, kCount);
-    ValueRange vHeld = carried.slice(accCount + 2 + kCount, vCount);
     Value start =
         arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
-    Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
     SmallVector<Value> next;
-    Value kTile = tiles[1], vTile = tiles[2];
-    if (c.asyncCopy) {
-      // Tile t is in buffer t mod 2: wait for its copies, then (after every
-      // subgroup is done with tile t - 1) start tile t + 1's into the other.
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[accCount + 2],
-                                       b.getI32IntegerAttr(0));
-      gpu::BarrierOp::create(b, loc);
-      Value even = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, loop.getInductionVar(), index(2)),
-          zero);
-      auto pick = [&](Value first, Value second) -> Value {
-        return arith::SelectOp::create(b, loc, even, first, second);
-      };
-      kTile = pick(tiles[1], tiles[6]);
-      vTile = pick(tiles[2], tiles[7]);
-      next.push_back(copyTiles(nextStart, pick(tiles[6], tiles[1]),
-                               pick(tiles[7], tiles[2])));
-    } else {
-      gpu::BarrierOp::create(b, loc);
-      if (s.keyBlock)
-        loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
-      else
-        storeVectors(SmallVector<Value>(kHeld), c.keyTile, s.headDim, thread,
-                     kTile);
-      if (s.valueBlock)
-        loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
-      else
-        storeVectors(SmallVector<Value>(vHeld), c.keyTile, s.valueDim, thread,
-                     vTile);
-      gpu::BarrierOp::create(b, loc);
-      next = kvVectors(key, s.headDim, nextStart, s.keyBlock);
-      next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock));
-    }
+    auto [kTile, vTile] =
+        kvStage(key, value, f, carried.drop_front(accCount + 2),
+                loop.getInductionVar(), next);
 
     // S = Q K^T for the subgroup's rows (K's rows read transposed as the B
     // operand, each serving every row block).
@@ -1031,9 +1139,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
     scf::YieldOp::create(b, loc, yielded);
   }
 
-  if (c.asyncCopy)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(accCount + 2),
-                                     b.getI32IntegerAttr(0));
+  kvFinish(loop.getResults().drop_front(accCount + 2));
   // O / sum, 16 columns at a time through the subgroup's score rows.
   Value rowSum = loop.getResult(accCount + 1);
   Value inverse = arith::DivFOp::create(b, loc, f32(1), rowSum);
@@ -1063,12 +1169,346 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
                      arith::AddIOp::create(b, loc, column, index(db * 16))});
     }
   }
-  if (c.minWorkgroupsPerSM > 0)
-    launch.walk([&](gpu::SubgroupMmaComputeOp mma) {
-      mma->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
-                   b.getI64IntegerAttr(c.minWorkgroupsPerSM));
-    });
+  markOccupancy(launch);
   b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
+                                 Value mask, Value out, double scale,
+                                 std::optional<int64_t> causal) {
+  Type f16Type = b.getF16Type();
+  Type f32Type = b.getF32Type();
+  // Q, K and V tiles only: the scores never leave registers.
+  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
+                  c.asyncCopy, c.rowBlocks == 1, /*stagedSoftmax=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  MmaFrame f = beginMma(layout);
+  Value qTile = f.tiles[MmaTiles::Q];
+
+  // m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
+  // A (16x16) as [row g, k 2t..2t+1], [row g+8, k 2t..], [row g, k 2t+8..],
+  // [row g+8, k 2t+8..]; B (16x8) as [k 2t.., col g], [k 2t+8.., col g];
+  // C (16x8, f32) as [row g, col 2t..2t+1], [row g+8, col 2t..].
+  Value lane = arith::RemUIOp::create(b, loc, f.thread, index(32));
+  Value g = arith::DivUIOp::create(b, loc, lane, index(4));
+  Value t = arith::RemUIOp::create(b, loc, lane, index(4));
+  // ldmatrix rows: lane l gives the address of row l % 8 of matrix l / 8.
+  Value lane8 = arith::RemUIOp::create(b, loc, lane, index(8));
+  Value lane16 = arith::RemUIOp::create(b, loc, lane, index(16));
+  Value half = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8));
+  Value quarter = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, index(8)), index(2)),
+      index(8));
+  auto add = [&](Value x, int64_t y) -> Value {
+    return y == 0 ? x : arith::AddIOp::create(b, loc, x, index(y)).getResult();
+  };
+  auto addv = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  int64_t blocks = c.rowBlocks;
+  // Subgroup w owns rows [16 R w, 16 R (w + 1)) of the tile; the lane's
+  // rows are rowBase(r) + g + 8 i, i = 0, 1.
+  Value warpRows = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, f.thread, index(32)),
+      index(16 * blocks));
+  auto tileRowOf = [&](int64_t r, int64_t i) {
+    return add(addv(warpRows, g), 16 * r + 8 * i);
+  };
+  auto aType = VectorType::get({4, 2}, f16Type);
+  auto cType = VectorType::get({2, 2}, f32Type);
+  Value zeroC = arith::ConstantOp::create(
+      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
+  Value f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  auto ldmatrix = [&](Value tile, Value row, Value col, bool transpose) {
+    return nvgpu::LdMatrixOp::create(b, loc, aType, tile, ValueRange{row, col},
+                                     transpose, /*numTiles=*/4)
+        .getResult();
+  };
+  // The two B operands in an ldmatrix result (matrices 0-1 and 2-3).
+  // (Row by row: the NVVM lowering takes neither n-D strided slices nor
+  // n-D from_elements.)
+  auto bType = VectorType::get({2, 2}, f16Type);
+  auto rowsOf = [&](VectorType type, ArrayRef<Value> rows) -> Value {
+    Value v = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+    for (auto [i, row] : llvm::enumerate(rows))
+      v = vector::InsertOp::create(b, loc, row, v,
+                                   ArrayRef<int64_t>{int64_t(i)});
+    return v;
+  };
+  auto halves = [&](Value v) -> std::pair<Value, Value> {
+    auto row = [&](int64_t i) -> Value {
+      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+    };
+    return {rowsOf(bType, {row(0), row(1)}), rowsOf(bType, {row(2), row(3)})};
+  };
+  // A 2-D fragment from its scalars, row-major, `width` per row.
+  auto fragment = [&](VectorType type, ArrayRef<Value> scalars) -> Value {
+    int64_t width = type.getDimSize(1);
+    auto rowType = VectorType::get({width}, type.getElementType());
+    SmallVector<Value> rows;
+    for (int64_t i = 0; i < type.getDimSize(0); ++i)
+      rows.push_back(vector::FromElementsOp::create(
+          b, loc, rowType, scalars.slice(i * width, width)));
+    return rowsOf(type, rows);
+  };
+  auto mma = [&](Value a, Value bOp, Value acc) -> Value {
+    return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  };
+  auto element = [&](Value v, int64_t i, int64_t e) -> Value {
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, e});
+  };
+  // A operand r, column block kb of Q (rows 16 r.., columns 16 kb..).
+  auto loadQ = [&](int64_t r, int64_t kb) {
+    return ldmatrix(qTile, add(addv(warpRows, lane16), 16 * r),
+                    add(half, 16 * kb), false);
+  };
+
+  // Reduces `v` over the 4 lanes of a quad (the lanes of one row).
+  auto acrossQuad = [&](Value v, bool max) {
+    for (int64_t offset = 1; offset < 4; offset *= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      v = max ? arith::MaximumFOp::create(b, loc, v, other).getResult()
+              : arith::AddFOp::create(b, loc, v, other).getResult();
+    }
+    return v;
+  };
+  stageQuery(query, f);
+  int64_t qBlocks = s.headDim / 16;
+  SmallVector<Value> qOperands;
+  if (blocks == 1)
+    for (int64_t kb = 0; kb < qBlocks; ++kb)
+      qOperands.push_back(loadQ(0, kb));
+
+  // Iteration arguments: the output accumulators (row block r, 8 columns
+  // each), then per row block and half the running max and the lane's part
+  // of the running sum, then the K/V tiles'.
+  int64_t outBlocks = s.valueDim / 8;
+  int64_t accCount = blocks * outBlocks;
+  int64_t rowCount = 2 * blocks;
+  SmallVector<Value> init(accCount, zeroC);
+  init.append(rowCount, minusInf);
+  init.append(rowCount, f32Zero);
+  init.append(kvInit(key, value, f));
+  Value keyTiles = arith::CeilDivUIOp::create(
+      b, loc, keyEnd(f.tileStart, causal), index(c.keyTile));
+  auto loop = scf::ForOp::create(b, loc, index(0), keyTiles, index(1), init);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> acc(carried.take_front(accCount));
+    ValueRange runningMax = carried.slice(accCount, rowCount);
+    ValueRange runningSum = carried.slice(accCount + rowCount, rowCount);
+    Value start =
+        arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
+    SmallVector<Value> next;
+    auto [kTile, vTile] =
+        kvStage(key, value, f, carried.drop_front(accCount + 2 * rowCount),
+                loop.getInductionVar(), next);
+
+    // S = Q K^T: one ldmatrix of K gives the B operands of two 8-key
+    // blocks, each serving every row block.
+    int64_t keyBlocks = c.keyTile / 8;
+    SmallVector<Value> scores(blocks * keyBlocks, zeroC);
+    for (int64_t kb = 0; kb < qBlocks; ++kb) {
+      SmallVector<Value> q;
+      for (int64_t r = 0; r < blocks; ++r)
+        q.push_back(blocks == 1 ? qOperands[kb] : loadQ(r, kb));
+      for (int64_t jb = 0; jb < keyBlocks; jb += 2) {
+        auto [k0, k1] = halves(ldmatrix(kTile, add(addv(lane8, half), 8 * jb),
+                                        add(quarter, 16 * kb), false));
+        for (int64_t r = 0; r < blocks; ++r) {
+          Value &s0 = scores[r * keyBlocks + jb];
+          Value &s1 = scores[r * keyBlocks + jb + 1];
+          s0 = mma(q[r], k0, s0);
+          s1 = mma(q[r], k1, s1);
+        }
+      }
+    }
+
+    // Base-2 scores: unscaled products times scale log2(e) where no row of
+    // the subgroup needs masking (no mask operand, no position past the end
+    // or after the causal bound of the subgroup's first row), else masked
+    // element by element.
+    Value log2e = f32(1.4426950408889634);
+    Value scaleLog2e = f32(scale * 1.4426950408889634);
+    Value unmasked = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+    Value end = add(start, c.keyTile);
+    if (!mask) {
+      unmasked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                       index(s.positions));
+      if (causal)
+        unmasked = arith::AndIOp::create(
+            b, loc, unmasked,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ule, end,
+                add(addv(f.tileStart, warpRows), *causal + 1)));
+    }
+    SmallVector<Type> scoreTypes(scores.size(), cType);
+    auto scaled = scf::IfOp::create(b, loc, scoreTypes, unmasked,
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(scaled.thenBlock());
+      Value factor = vector::BroadcastOp::create(b, loc, cType, scaleLog2e);
+      SmallVector<Value> results;
+      for (Value v : scores)
+        results.push_back(arith::MulFOp::create(b, loc, v, factor));
+      scf::YieldOp::create(b, loc, results);
+      b.setInsertionPointToStart(scaled.elseBlock());
+      results.clear();
+      for (int64_t r = 0; r < blocks; ++r) {
+        Value rows[2];
+        Value loadRows[2];
+        for (int64_t i = 0; i < 2; ++i) {
+          rows[i] = addv(f.tileStart, tileRowOf(r, i));
+          loadRows[i] =
+              arith::MinUIOp::create(b, loc, rows[i], index(s.queries - 1));
+        }
+        for (int64_t jb = 0; jb < keyBlocks; ++jb) {
+          Value v = scores[r * keyBlocks + jb];
+          Value column = add(start, 8 * jb);
+          column = addv(column, arith::MulIOp::create(b, loc, t, index(2)));
+          SmallVector<Value> elements;
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t e = 0; e < 2; ++e)
+              elements.push_back(arith::MulFOp::create(
+                  b, loc,
+                  maskedScore(element(v, i, e), scale, mask, f.head, rows[i],
+                              loadRows[i], add(column, e), causal),
+                  log2e));
+          results.push_back(fragment(cType, elements));
+        }
+      }
+      scf::YieldOp::create(b, loc, results);
+    }
+
+    // Per row: the max over the lane's scores and the 3 other lanes of its
+    // quad, alpha = exp2(oldMax - max), P = exp2(s - max) rounded to f16;
+    // the lane sums its own P as rounded (the quad's parts add up at the
+    // end).
+    SmallVector<Value> newMax, newSum, alpha;
+    // probs[(r * keyBlocks + jb) * 4 + 2 i + e], f16.
+    SmallVector<Value> probs(scores.size() * 4);
+    for (int64_t r = 0; r < blocks; ++r) {
+      for (int64_t i = 0; i < 2; ++i) {
+        int64_t k = 2 * r + i;
+        Value m = minusInf;
+        for (int64_t jb = 0; jb < keyBlocks; ++jb)
+          for (int64_t e = 0; e < 2; ++e)
+            m = arith::MaximumFOp::create(
+                b, loc, m, element(scaled.getResult(r * keyBlocks + jb), i, e));
+        Value rowMax = arith::MaximumFOp::create(b, loc, runningMax[k],
+                                                 acrossQuad(m, true));
+        Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           rowMax, minusInf);
+        alpha.push_back(arith::SelectOp::create(
+            b, loc, none, f32(1),
+            math::Exp2Op::create(
+                b, loc, arith::SubFOp::create(b, loc, runningMax[k], rowMax))));
+        Value sum = f32Zero;
+        for (int64_t jb = 0; jb < keyBlocks; ++jb)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value p = arith::SelectOp::create(
+                b, loc, none, f32Zero,
+                math::Exp2Op::create(
+                    b, loc,
+                    arith::SubFOp::create(
+                        b, loc,
+                        element(scaled.getResult(r * keyBlocks + jb), i, e),
+                        rowMax)));
+            Value rounded = castFloat(b, loc, p, f16Type);
+            probs[(r * keyBlocks + jb) * 4 + 2 * i + e] = rounded;
+            sum = arith::AddFOp::create(b, loc, sum,
+                                        castFloat(b, loc, rounded, f32Type));
+          }
+        newMax.push_back(rowMax);
+        newSum.push_back(arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, runningSum[k], alpha.back()),
+            sum));
+      }
+      // O = alpha O, row by row.
+      Value alphas = fragment(cType, {alpha[2 * r], alpha[2 * r],
+                                      alpha[2 * r + 1], alpha[2 * r + 1]});
+      for (int64_t db = 0; db < outBlocks; ++db) {
+        Value &o = acc[r * outBlocks + db];
+        o = arith::MulFOp::create(b, loc, o, alphas);
+      }
+    }
+
+    // O += P V: the C fragments of two 8-key blocks of P are the A operand
+    // of their 16 keys; one transposed ldmatrix of V gives the B operands
+    // of two 8-column blocks.
+    for (int64_t jb = 0; jb < keyBlocks; jb += 2) {
+      SmallVector<Value> p;
+      for (int64_t r = 0; r < blocks; ++r) {
+        auto at = [&](int64_t block, int64_t i, int64_t e) {
+          return probs[(r * keyBlocks + block) * 4 + 2 * i + e];
+        };
+        p.push_back(
+            fragment(aType, {at(jb, 0, 0), at(jb, 0, 1), at(jb, 1, 0),
+                             at(jb, 1, 1), at(jb + 1, 0, 0), at(jb + 1, 0, 1),
+                             at(jb + 1, 1, 0), at(jb + 1, 1, 1)}));
+      }
+      for (int64_t db = 0; db < outBlocks; db += 2) {
+        auto [v0, v1] = halves(ldmatrix(
+            vTile, add(addv(lane8, quarter), 8 * jb), add(half, 8 * db), true));
+        for (int64_t r = 0; r < blocks; ++r) {
+          Value &o0 = acc[r * outBlocks + db];
+          Value &o1 = acc[r * outBlocks + db + 1];
+          o0 = mma(p[r], v0, o0);
+          o1 = mma(p[r], v1, o1);
+        }
+      }
+    }
+    SmallVector<Value> yielded(acc);
+    yielded.append(newMax);
+    yielded.append(newSum);
+    yielded.append(next);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  kvFinish(loop.getResults().drop_front(accCount + 2 * rowCount));
+
+  // O / sum, each lane storing its two columns of each 8-column block.
+  Value column = arith::MulIOp::create(b, loc, t, index(2));
+  for (int64_t r = 0; r < blocks; ++r)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value sum =
+          acrossQuad(loop.getResult(accCount + rowCount + 2 * r + i), false);
+      Value inverse = arith::DivFOp::create(b, loc, f32(1), sum);
+      Value row = addv(f.tileStart, tileRowOf(r, i));
+      auto store = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                index(s.queries)),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard storeGuard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      for (int64_t db = 0; db < outBlocks; ++db) {
+        Value o = loop.getResult(r * outBlocks + db);
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e)
+          pair.push_back(castFloat(
+              b, loc, arith::MulFOp::create(b, loc, element(o, i, e), inverse),
+              s.resultElement));
+        vector::StoreOp::create(
+            b, loc,
+            vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, s.resultElement), pair),
+            out, ValueRange{f.head, row, add(column, 8 * db)})
+            .setAlignment(s.resultElement.getIntOrFloatBitWidth() / 4);
+      }
+    }
+  markOccupancy(f.launch);
+  b.setInsertionPointToEnd(&f.launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -1148,8 +1588,10 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     op.emitRemark("cachet-lower-attention: reference lowering kept: ") << why;
     return failure();
   };
-  if (variant != "auto" && variant != "scalar" && variant != "mma")
-    return keep("unknown variant '" + variant + "' (auto, scalar or mma)");
+  if (variant != "auto" && variant != "scalar" && variant != "mma" &&
+      variant != "mma-sync")
+    return keep("unknown variant '" + variant +
+                "' (auto, scalar, mma or mma-sync)");
   uint64_t subgroup = profile ? profile.getSubgroupSize() : 0;
   uint64_t sharedBytes = profile ? profile.getSharedMemoryBytes() : 0;
   std::string from = profile ? ("profile " + profile.getName()).str()
@@ -1174,12 +1616,26 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                           subgroup)
                 .str();
 
+  // mma-sync: the same tensor cores through PTX's mma.sync, whose fragment
+  // layout is known (NVVM only: allow-mma-sync or variant=mma-sync).
+  std::string noSync = noMma;
+  if (noSync.empty() && subgroup != 32)
+    noSync =
+        llvm::formatv("subgroups of {0} lanes (mma.sync takes 32)", subgroup)
+            .str();
+  if (noSync.empty() && variant == "auto" && !allowMmaSync)
+    noSync = "allow-mma-sync is off";
+  if (variant == "mma-sync" && !noSync.empty())
+    return keep("variant=mma-sync: " + noSync);
+
   KernelConfig c;
   c.subgroup = subgroup;
   bool doubleBuffered = false;
   std::function<uint64_t(int64_t)> sharedUse;
   if (noMma.empty()) {
-    c.variant = Variant::Mma;
+    c.variant =
+        variant != "mma" && noSync.empty() ? Variant::MmaSync : Variant::Mma;
+    bool staged = c.variant == Variant::Mma;
     // Four subgroups of 16 rows (row-blocks blocks of them) each unless the
     // option says otherwise.
     c.rowBlocks = rowBlocks;
@@ -1218,9 +1674,9 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
         c.minWorkgroupsPerSM = residentWorkgroups;
     }
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
-    sharedUse = [&](int64_t t) -> uint64_t {
+    sharedUse = [&, staged](int64_t t) -> uint64_t {
       return MmaTiles(c.queryTile, t, s.headDim, s.valueDim, c.padBytes,
-                      doubleBuffered, c.rowBlocks == 1)
+                      doubleBuffered, c.rowBlocks == 1, staged)
           .totalBytes;
     };
     // The widest vector of at most vector-bytes that divides the rows.
@@ -1277,7 +1733,7 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
         "the budget is {3}",
         c.queryTile, std::max<int64_t>(c.keyTile, 1),
         sharedUse(std::max<int64_t>(c.keyTile, 1)), budget));
-  if (c.variant == Variant::Mma && c.keyTile % 16 != 0)
+  if (c.variant != Variant::Scalar && c.keyTile % 16 != 0)
     return keep(llvm::formatv("key-tile {0} is not a multiple of 16 (the mma "
                               "kernel's column block)",
                               c.keyTile));
@@ -1306,9 +1762,10 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   // The workgroup memory the kernel allocates: the mma kernel's tiles were
   // sized for double buffers, which K/V decoded in the kernel do not use.
   uint64_t used =
-      c.variant == Variant::Mma
+      c.variant != Variant::Scalar
           ? uint64_t(MmaTiles(c.queryTile, c.keyTile, s.headDim, s.valueDim,
-                              c.padBytes, c.asyncCopy, c.rowBlocks == 1)
+                              c.padBytes, c.asyncCopy, c.rowBlocks == 1,
+                              c.variant == Variant::Mma)
                          .totalBytes)
           : sharedUse(c.keyTile);
   std::string common = llvm::formatv(
@@ -1318,38 +1775,45 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
       c.keyTile, used, llvm::divideCeil(s.queries, c.queryTile), s.queryHeads,
       c.threads, s.group, from, subgroup, sharedBytes);
   common += decoded;
-  if (c.variant == Variant::Mma)
-    op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
-                  "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
-        << llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ",
-                         c.queryTile, c.queryTile / (16 * c.rowBlocks),
-                         16 * c.rowBlocks)
-        << common
-        << llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup "
-                         "memory",
-                         c.padBytes, c.dynamicShared ? "dynamic" : "static")
-        << (c.dynamicShared ? llvm::formatv(" (budget: 1/{0} of the profile's)",
-                                            residentWorkgroups.getValue())
-                                  .str()
-                            : std::string())
-        << (c.minWorkgroupsPerSM > 0
-                ? llvm::formatv(", registers for {0} workgroups per SM asked "
-                                "for (cachet.min_workgroups_per_sm)",
-                                c.minWorkgroupsPerSM)
-                      .str()
-                : std::string())
-        << (c.asyncCopy ? ", K/V double-buffered by asynchronous copies"
-                        : ", K/V through registers")
-        << llvm::formatv(" ({0}-byte vectors), subgroup staging synchronized "
-                         "by {1}",
-                         2 * c.vectorWidth,
-                         c.warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier")
-        << (c.lazyRescale ? ", lazy rescaling" : "");
-  else
+  if (c.variant != Variant::Scalar) {
+    // The tensor-core kernels: the rows, the tiles' memory and staging.
+    std::string tiles =
+        llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ",
+                      c.queryTile, c.queryTile / (16 * c.rowBlocks),
+                      16 * c.rowBlocks)
+            .str() +
+        common +
+        llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup memory",
+                      c.padBytes, c.dynamicShared ? "dynamic" : "static")
+            .str();
+    if (c.dynamicShared)
+      tiles += llvm::formatv(" (budget: 1/{0} of the profile's)",
+                             residentWorkgroups.getValue());
+    if (c.minWorkgroupsPerSM > 0)
+      tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
+                             "for (cachet.min_workgroups_per_sm)",
+                             c.minWorkgroupsPerSM);
+    tiles += c.asyncCopy ? ", K/V double-buffered by asynchronous copies"
+                         : ", K/V through registers";
+    tiles += llvm::formatv(" ({0}-byte vectors)", 2 * c.vectorWidth);
+    if (c.variant == Variant::MmaSync)
+      op.emitRemark("cachet-lower-attention: mma-sync flash-attention kernel "
+                    "(nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in "
+                    "registers): ")
+          << tiles;
+    else
+      op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
+                    "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")
+          << tiles
+          << llvm::formatv(", subgroup staging synchronized by {0}",
+                           c.warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier")
+          << (c.lazyRescale ? ", lazy rescaling" : "");
+  } else {
     op.emitRemark("cachet-lower-attention: scalar flash-attention kernel (")
         << noMma << "): "
         << llvm::formatv("query tile {0} (one thread per row), ", c.queryTile)
         << common;
+  }
   return c;
 }
 
@@ -1414,7 +1878,10 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
       b, loc,
       MemRefType::get(resultType.getShape(), resultType.getElementType()));
   KernelBuilder builder(b, loc, *shape, *config);
-  if (config->variant == Variant::Mma)
+  if (config->variant == Variant::MmaSync)
+    builder.buildMmaSync(query, key, value, mask, out,
+                         op.getScale().convertToDouble(), op.getCausalOffset());
+  else if (config->variant == Variant::Mma)
     builder.buildMma(query, key, value, mask, out,
                      op.getScale().convertToDouble(), op.getCausalOffset());
   else

@@ -98,8 +98,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                     "cachet-pad-weight-rows,canonicalize");
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
-  // The mma kernel runs by default on NVVM only: ROCDL does not lower
-  // gpu.subgroup_mma, and on SPIR-V it is opt-in (attention-kernel=mma):
+  // The tensor-core kernels run by default on NVVM only (mma-sync, PTX's
+  // mma.sync; mma, wmma, when asked for): ROCDL lowers neither nvgpu nor
+  // gpu.subgroup_mma, and on SPIR-V mma is opt-in (attention-kernel=mma):
   // it needs a Vulkan device with VK_KHR_cooperative_matrix, which a
   // profile's coop_matrix (tensor cores) does not promise.
   if (options.attentionKernel != "reference")
@@ -107,8 +108,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                 llvm::formatv("cachet-lower-attention{{variant={0} {1} {2}}",
                               options.attentionKernel.getValue(),
                               options.target == Target::NVVM
-                                  ? "allow-mma=true dynamic-shared=true "
-                                    "async-copy=true warp-sync=true"
+                                  ? "allow-mma=true allow-mma-sync=true "
+                                    "dynamic-shared=true async-copy=true "
+                                    "warp-sync=true"
                               : options.target == Target::SPIRV
                                   ? "allow-mma=false vector-bytes=8"
                                   : "allow-mma=false",

@@ -10,7 +10,7 @@
 // PAD: remark: cachet-lower-attention: reference lowering kept: tile-pad-bytes 8 is not a non-negative multiple of 16
 // RESIDENT: remark: cachet-lower-attention: reference lowering kept: resident-workgroups 0 is below 1
 func.func @attention(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: unknown variant 'fast' (auto, scalar or mma)}}
+  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: unknown variant 'fast' (auto, scalar, mma or mma-sync)}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>

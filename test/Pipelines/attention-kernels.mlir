@@ -2,7 +2,33 @@
 // K/V as the dequant-once scratch gives them (pp64 over 256 positions, 8
 // query heads on 2 KV heads, D 128, causal).
 //
-// NVVM with the H200 profile: the one-pass mma kernel. Q K^T and P V are
+// NVVM with the H200 profile: the mma-sync kernel. Q K^T and P V are
+// m16n8k16 mma.sync products on fragments that ldmatrix reads from tiles in
+// dynamic shared memory (V transposed as it loads); the scores, the softmax
+// (ex2.approx, a row's max and sum over the 4 lanes of a quad by
+// shuffles) and P never leave registers: no shared-memory stores but Q's.
+// K/V tiles arrive double buffered through 16-byte cp.async copies; each
+// lane stores its two output columns per 8-column block as one 4-byte
+// store.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa" -cachet-dump-kernel-objects=directory=%t/sync -o /dev/null 2>%t/sync.remarks
+// RUN: FileCheck %s --check-prefix=SYNC < %t/sync/attention_kernel.ptx
+// RUN: FileCheck %s --check-prefix=SYNC-REMARK < %t/sync.remarks
+// SYNC: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
+// SYNC-DAG: cp.async.cg.shared.global
+// SYNC-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// SYNC-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// SYNC-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// SYNC-DAG: shfl.sync.bfly.b32
+// SYNC-DAG: {{ex2.approx|__nv_exp2f}}
+// SYNC-DAG: st.global.b32
+// SYNC-NOT: wmma
+// SYNC-NOT: st.global.b16
+// SYNC-REMARK: cachet-lower-attention: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
+// RUN: grep -c "st.shared" %t/sync/attention_kernel.ptx | FileCheck %s --check-prefix=SYNC-STS
+// SYNC-STS: {{^8$}}
+//
+// attention-kernel=mma: the one-pass wmma kernel. Q K^T and P V are
 // wmma 16x16x16 loads and f32-accumulating multiply-adds on tiles in dynamic
 // shared memory (an .extern .shared array aligned to 128 bytes, rows padded
 // by 16 bytes), K loaded
@@ -11,8 +37,7 @@
 // through 16-byte cp.async copies; each subgroup syncs its own staging with
 // bar.warp.sync and reduces a row's max and sum with shuffles; exp2 is
 // ex2.approx (__nv_exp2f without the toolkit's libdevice).
-// RUN: rm -rf %t && mkdir -p %t
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa" -cachet-dump-kernel-objects=directory=%t/ptx -o /dev/null 2>%t/nvvm.remarks
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-kernel=mma" -cachet-dump-kernel-objects=directory=%t/ptx -o /dev/null 2>%t/nvvm.remarks
 // RUN: FileCheck %s --check-prefix=PTX < %t/ptx/attention_kernel.ptx
 // RUN: FileCheck %s --check-prefix=REMARK < %t/nvvm.remarks
 // PTX: .extern .shared .align 128 .b8 __dynamic_shmem__0[];
@@ -34,7 +59,7 @@
 //
 // Static workgroup memory (48 KiB at most) and no padding: a key tile of
 // 32, K/V through registers (16-byte global loads and shared stores).
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={dynamic-shared=false tile-pad-bytes=0}" -cachet-dump-kernel-objects=directory=%t/static -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-kernel=mma attention-options={dynamic-shared=false tile-pad-bytes=0}" -cachet-dump-kernel-objects=directory=%t/static -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATIC
 // RUN: FileCheck %s --check-prefix=STATIC-PTX < %t/static/attention_kernel.ptx
 // STATIC: key tile 32 (49152 bytes of workgroup memory), {{.*}}; tile rows padded by 0 bytes, static workgroup memory, K/V through registers (16-byte vectors)
 // STATIC-PTX-NOT: cp.async
@@ -43,7 +68,7 @@
 //
 // Lazy rescaling: a subgroup-wide min of alpha (shuffles) guards the
 // rescale.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-kernel=mma attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
 // LAZY: subgroup staging synchronized by nvvm.bar.warp.sync, lazy rescaling
 //
 // SPIR-V with the same profile: the default is the scalar kernel (a Vulkan

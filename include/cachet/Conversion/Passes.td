@@ -641,8 +641,25 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       Q/K/V, head dimensions that are multiples of 16, subgroups of 16, 32
       or 64 lanes and a profile whose `coop_matrix` lists
       `16x16x16:f16->f32`.
-    * `auto`: `mma` where the profile has that cooperative matrix and
-      `allow-mma` is set, `scalar` otherwise (the remark says why).
+    * `mma-sync` (NVVM): the same one-pass kernel on PTX's `mma.sync`
+      (`nvgpu.mma.sync` m16n8k16 f16 with f32 accumulators), whose fragment
+      layout is known: lane `4g + t` holds rows `g` and `g + 8`, columns
+      `2t, 2t + 1` of each 8-column block. Operands come from the padded
+      workgroup-memory tiles through `nvgpu.ldmatrix` (four 8x8 matrices a
+      load; V transposed as it loads), Q's once per subgroup. The scores
+      never leave registers: a row's max is the max of the lane's scores
+      and its quad's (two xor shuffles), `P = exp2(s - max)` rounded to f16
+      is packed from the score fragments straight into the A operand of
+      `P V`, the accumulators are rescaled by `alpha` row by row, and the
+      row sums stay per lane until the end. No workgroup memory beyond the
+      Q, K and V tiles (and the second K/V buffers), so the default key
+      tile is 64. Same tiles and options as `mma` otherwise (`row-blocks`:
+      Q's operands are read per key tile with more than one). Needs 32-lane
+      subgroups as well.
+    * `auto`: `mma-sync` where `allow-mma-sync` is set (cachet-compile sets
+      it on NVVM) and mma.sync can serve the attention, else `mma` where the
+      profile has that cooperative matrix and `allow-mma` is set, `scalar`
+      otherwise (the remark says why).
 
     Tile sizes come from the `#cachet.device` profile (subgroup size,
     workgroup memory bytes, capped at the 48 KiB of static workgroup memory
@@ -692,7 +709,10 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"variant", "variant", "std::string", /*default=*/"\"auto\"",
-           "Kernel: auto (from the profile), scalar or mma">,
+           "Kernel: auto (from the profile), scalar, mma or mma-sync">,
+    Option<"allowMmaSync", "allow-mma-sync", "bool", /*default=*/"false",
+           "Whether auto may choose the mma-sync kernel (the target lowers "
+           "nvgpu.mma.sync and nvgpu.ldmatrix: NVVM)">,
     Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
            "Whether auto may choose the mma kernel (the target lowers "
            "gpu.subgroup_mma and the runtime runs it)">,

@@ -83,11 +83,12 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
   Option<std::string> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
-                     "(mma on NVVM where the profile has 16x16x16 f16 "
+                     "(mma-sync on NVVM where the profile has 16x16x16 f16 "
                      "cooperative matrices, scalar otherwise), scalar (one "
                      "thread per query row, every target), mma (subgroup "
                      "matrices: wmma on NVVM, KHR cooperative matrix on "
-                     "SPIR-V) or reference (the linalg lowering of "
+                     "SPIR-V), mma-sync (PTX mma.sync, the softmax in "
+                     "registers; NVVM) or reference (the linalg lowering of "
                      "cachet-lower-to-linalg)"),
       llvm::cl::init("auto")};
   Option<bool> rewrites{

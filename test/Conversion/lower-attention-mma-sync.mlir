@@ -1,0 +1,66 @@
+// The mma-sync flash-attention kernel (NVVM): m16n8k16 nvgpu.mma.sync on
+// fragments read by nvgpu.ldmatrix (V transposed), the scores, softmax and
+// P in registers (a row's max over its quad by xor shuffles), the output
+// stored as two columns per lane.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true" 2>/dev/null | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+//
+// auto takes mma-sync only with allow-mma-sync (cachet-compile sets it on
+// NVVM); without it, the wmma kernel.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma-sync=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSYNC
+//
+// Two 16-row blocks per subgroup: Q's operands are read per key tile.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true row-blocks=2 query-tile=64" 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS
+//
+// Profiles mma.sync cannot serve keep the reference lowering.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=WAVE64
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOCOOP
+
+// CHECK-LABEL: func.func @head_major
+// CHECK: gpu.launch
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvgpu.device_async_copy
+// CHECK: scf.for
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: gpu.shuffle  xor
+// CHECK: math.exp2
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.yield
+// CHECK-NOT: xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<8x64x128xf16>, vector<2xf16>
+// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
+// AUTO: mma-sync flash-attention kernel
+// NOSYNC: mma flash-attention kernel (gpu.subgroup_mma
+// ROWS: mma-sync flash-attention kernel {{.*}}: query tile 64 (2 subgroups of 32 rows), key tile 64
+// WAVE64: reference lowering kept: variant=mma-sync: subgroups of 64 lanes (mma.sync takes 32)
+// NOCOOP: reference lowering kept: variant=mma-sync: the profile has no 16x16x16:f16->f32 cooperative matrix
+func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
+                      %v: tensor<2x256x128xf16>) -> tensor<8x64x128xf16> {
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.0883883461 causal 192
+      : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16> -> tensor<8x64x128xf16>
+  return %o : tensor<8x64x128xf16>
+}
+
+// -----
+
+// K/V decoded from q8_0 blocks in the kernel, an additive mask: the tiles
+// go through registers, each score is masked element by element where a
+// tile needs it (the mask read at the lane's row and column).
+// CHECK-LABEL: func.func @masked_q8_0
+// CHECK: scf.for
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.if
+// CHECK: memref.load %{{.*}} : memref<4x40x80xf16, strided<[?, ?, 1], offset: ?>>
+// CHECK: vector.from_elements
+// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
+func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>,
+                       %vq: tensor<80x2x2x!cachet.q8_0>, %m: tensor<4x40x80xf16>) -> tensor<4x40x64xf16> {
+  %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
+  %v = cachet.dequantize %vq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
+  %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.125
+      : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16>, tensor<4x40x80xf16> -> tensor<4x40x64xf16>
+  return %o : tensor<4x40x64xf16>
+}
