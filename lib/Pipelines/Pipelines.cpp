@@ -74,9 +74,9 @@ static void addPrefetch(OpPassManager &pm,
     mode = "off";
     break;
   }
-  addPipeline(
-      pm,
-      llvm::formatv("cachet-prefetch-matvec-chains{{mode={0}}", mode).str());
+  addPipeline(pm, llvm::formatv("cachet-prefetch-matvec-chains{{mode={0} {1}}",
+                                mode, options.prefetchOptions.getValue())
+                      .str());
 }
 
 /// Attaches the profile of `options`, if one is given.

@@ -110,6 +110,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
           clEnumValN(PrefetchMode::PdlL2, "pdl+l2", "pdl and l2"),
           clEnumValN(PrefetchMode::PdlBulk, "pdl+bulk", "pdl and bulk"),
           clEnumValN(PrefetchMode::Off, "off", "No prefetch, no PDL"))};
+  Option<std::string> prefetchOptions{
+      *this, "prefetch-options",
+      llvm::cl::desc("Options of cachet-prefetch-matvec-chains added after "
+                     "the mode, e.g. \"max-bytes=0\""),
+      llvm::cl::init("")};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
       llvm::cl::desc("Stop before serializing kernels and lowering the host "
