@@ -14,6 +14,9 @@
 // sm_90 with pdl: the wait before the first load, launch_dependents at the
 // end.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
+// prefetch-options reach the pass: pdl without the prologue's prefetch.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDL0
+// PDL0: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents before returning
 // sm_90, auto on h200 with the generic kernels, and pdl+bulk asked for on
 // the subgroup kernels (16-byte weight loads): pdl +
 // cp.async.bulk.prefetch.L2.
