@@ -6,7 +6,8 @@
 // submission; pipelines are built once per (module, entry point). Buffers
 // live in device-local memory; where that memory is host visible (unified
 // memory, as on lavapipe) the host copies directly through a persistent
-// mapping, otherwise through a staging buffer.
+// mapping, otherwise through a pair of staging buffers in host memory,
+// filling or draining one while the device copies out of or into the other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -203,6 +204,9 @@ void formatShapes(const std::vector<VkCooperativeMatrixPropertiesKHR> &shapes,
 
 /// Bytes a staging buffer holds at most; larger copies go in pieces.
 constexpr uint64_t stagingChunkBytes = 64ull << 20;
+/// Staging buffers of the host transfers: chunk i of a transfer goes through
+/// buffer i % 2.
+constexpr unsigned numStagingSlots = 2;
 /// Launches recorded before the command buffer is submitted on its own.
 constexpr uint32_t maxRecordedCommands = 4096;
 constexpr uint32_t descriptorPoolSets = 256;
@@ -282,6 +286,29 @@ public:
 using HostAccess =
     std::function<void(char *data, uint64_t regionOffset, uint64_t bytes)>;
 
+/// What a buffer is for, which decides its memory type and whether the host
+/// maps it.
+enum class BufferKind {
+  /// A device buffer: device-local memory, mapped where host access is cheap.
+  Device,
+  /// A CACHET_BUFFER_HOST_VISIBLE buffer: host-visible memory, preferably
+  /// device-local, always mapped.
+  HostVisible,
+  /// A staging buffer of host transfers: host memory, preferably cached and
+  /// not device-local, always mapped.
+  Staging,
+};
+
+/// A staging buffer and the command buffer and fence of the copy through it.
+struct StagingSlot {
+  std::unique_ptr<VulkanBuffer> buffer;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  /// Whether a submitted copy through `buffer` may still run (`fence` not
+  /// waited for yet).
+  bool busy = false;
+};
+
 class VulkanBackend final : public Backend {
 public:
   ~VulkanBackend() override;
@@ -319,7 +346,7 @@ public:
   Status createEvent(std::unique_ptr<Event> &result) override;
   Status recordEvent(Event &event) override;
   Status eventTimestampNs(Event &event, uint64_t *ns) override;
-  Status synchronize() override { return flush(); }
+  Status synchronize() override;
 
 private:
   Status pickDevice();
@@ -328,12 +355,22 @@ private:
   /// "device 'NAME'", for messages.
   std::string deviceName() const;
   int findMemoryType(uint32_t allowed, VkMemoryPropertyFlags required,
-                     VkMemoryPropertyFlags preferred) const;
-  Status createBuffer(uint64_t bytes, bool hostVisible, bool mapForHost,
+                     VkMemoryPropertyFlags preferred,
+                     VkMemoryPropertyFlags avoided = 0) const;
+  Status createBuffer(uint64_t bytes, BufferKind kind,
                       std::unique_ptr<VulkanBuffer> &result);
   Status ensureRecording();
-  void recordBarrier();
+  void recordBarrier(VkCommandBuffer commands);
   Status flush();
+  /// Waits for the copy through `slot`, if one is in flight.
+  Status waitStaging(StagingSlot &slot);
+  /// Waits for every copy through a staging buffer.
+  Status waitTransfers();
+  /// Returns the next staging slot, idle and holding at least `bytes`.
+  Status acquireStaging(uint64_t bytes, StagingSlot *&slot);
+  /// Submits `region` from `src` to `dst` on `slot`'s command buffer.
+  Status submitStagingCopy(StagingSlot &slot, VkBuffer src, VkBuffer dst,
+                           const VkBufferCopy &region);
   Status allocateDescriptorSet(VkDescriptorSetLayout layout,
                                VkDescriptorSet &set);
   Status hostWrite(VulkanBuffer &buffer, uint64_t offset, uint64_t bytes,
@@ -369,6 +406,10 @@ private:
   uint32_t recordedCommands = 0;
   /// Buffers freed while recorded work may still use them.
   std::vector<std::unique_ptr<Buffer>> pendingFrees;
+  /// The staging buffers of host transfers, created at the first transfer
+  /// that needs one; `nextSlot` is the one the next chunk goes through.
+  StagingSlot staging[numStagingSlots];
+  unsigned nextSlot = 0;
 };
 
 VulkanBackend::~VulkanBackend() {
@@ -376,6 +417,11 @@ VulkanBackend::~VulkanBackend() {
     (void)flush();
     vkDeviceWaitIdle(device);
     pendingFrees.clear();
+    for (StagingSlot &slot : staging) {
+      slot.buffer.reset();
+      if (slot.fence)
+        vkDestroyFence(device, slot.fence, nullptr);
+    }
     for (VkDescriptorPool pool : descriptorPools)
       vkDestroyDescriptorPool(device, pool, nullptr);
     if (pipelineCache)
@@ -632,6 +678,13 @@ Status VulkanBackend::createDevice() {
       makeStruct<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   CACHET_VK_CHECK("vkCreateFence",
                   vkCreateFence(device, &fenceInfo, nullptr, &fence));
+  for (StagingSlot &slot : staging) {
+    CACHET_VK_CHECK(
+        "vkAllocateCommandBuffers",
+        vkAllocateCommandBuffers(device, &bufferInfo, &slot.commands));
+    CACHET_VK_CHECK("vkCreateFence",
+                    vkCreateFence(device, &fenceInfo, nullptr, &slot.fence));
+  }
   auto cacheInfo = makeStruct<VkPipelineCacheCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
   CACHET_VK_CHECK(
@@ -729,24 +782,28 @@ void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
   formatShapes(shapes, coopMatrix.shapes, sizeof(coopMatrix.shapes));
 }
 
+/// Returns the first of the `allowed` memory types with all of `required`
+/// flags, ranked: none of `avoided` first, then all of `preferred`; -1 when
+/// no type has `required`.
 int VulkanBackend::findMemoryType(uint32_t allowed,
                                   VkMemoryPropertyFlags required,
-                                  VkMemoryPropertyFlags preferred) const {
-  int fallback = -1;
+                                  VkMemoryPropertyFlags preferred,
+                                  VkMemoryPropertyFlags avoided) const {
+  int best = -1, bestRank = -1;
   for (uint32_t i = 0; i < memoryProperties.memoryTypeCount; ++i) {
     VkMemoryPropertyFlags flags = memoryProperties.memoryTypes[i].propertyFlags;
     if (!(allowed & (1u << i)) || (flags & required) != required)
       continue;
-    if ((flags & preferred) == preferred)
-      return static_cast<int>(i);
-    if (fallback < 0)
-      fallback = static_cast<int>(i);
+    int rank = (flags & avoided ? 0 : 2) + ((flags & preferred) == preferred);
+    if (rank > bestRank) {
+      best = static_cast<int>(i);
+      bestRank = rank;
+    }
   }
-  return fallback;
+  return best;
 }
 
-Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
-                                   bool mapForHost,
+Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
                                    std::unique_ptr<VulkanBuffer> &result) {
   if (bytes > info.maxAllocationBytes)
     return Status(CACHET_ERROR_OUT_OF_MEMORY,
@@ -770,14 +827,26 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
 
   const VkMemoryPropertyFlags hostFlags = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int type = hostVisible
-                 ? findMemoryType(requirements.memoryTypeBits, hostFlags,
-                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
-                 : findMemoryType(requirements.memoryTypeBits,
-                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                  forceStaging ? 0 : hostFlags);
-  if (type < 0 && !hostVisible)
-    type = findMemoryType(requirements.memoryTypeBits, 0, 0);
+  const VkMemoryPropertyFlags deviceLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  const VkMemoryPropertyFlags hostCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  const uint32_t allowed = requirements.memoryTypeBits;
+  int type = -1;
+  switch (kind) {
+  case BufferKind::HostVisible:
+    type = findMemoryType(allowed, hostFlags, deviceLocal);
+    break;
+  case BufferKind::Staging:
+    // Host memory, cached for the reads of downloads; device-local memory
+    // would put the staging buffer behind the PCIe BAR.
+    type = findMemoryType(allowed, hostFlags, hostCached, deviceLocal);
+    break;
+  case BufferKind::Device:
+    type = findMemoryType(allowed, deviceLocal, forceStaging ? 0 : hostFlags);
+    if (type < 0)
+      type = findMemoryType(allowed, 0, 0);
+    break;
+  }
+  const bool hostVisible = kind != BufferKind::Device;
   if (type < 0)
     return Status(CACHET_ERROR_UNSUPPORTED,
                   std::string("no ") + (hostVisible ? "host-visible " : "") +
@@ -803,9 +872,9 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
   CACHET_VK_CHECK(
       "vkBindBufferMemory",
       vkBindBufferMemory(device, buffer->buffer, buffer->memory, 0));
-  buffer->hostVisible = hostVisible;
-  if ((memoryType.propertyFlags & hostFlags) == hostFlags &&
-      (hostVisible || mapForHost)) {
+  buffer->hostVisible = kind == BufferKind::HostVisible;
+  bool mapForHost = hostVisible || !forceStaging;
+  if ((memoryType.propertyFlags & hostFlags) == hostFlags && mapForHost) {
     void *ptr = nullptr;
     CACHET_VK_CHECK("vkMapMemory", vkMapMemory(device, buffer->memory, 0,
                                                VK_WHOLE_SIZE, 0, &ptr));
@@ -824,15 +893,22 @@ Status VulkanBackend::createBuffer(uint64_t bytes, bool hostVisible,
 Status VulkanBackend::allocate(uint64_t bytes, uint32_t flags,
                                std::unique_ptr<Buffer> &result) {
   std::unique_ptr<VulkanBuffer> buffer;
-  CACHET_RETURN_IF_ERROR(createBuffer(bytes, flags & CACHET_BUFFER_HOST_VISIBLE,
-                                      !forceStaging, buffer));
+  CACHET_RETURN_IF_ERROR(createBuffer(bytes,
+                                      flags & CACHET_BUFFER_HOST_VISIBLE
+                                          ? BufferKind::HostVisible
+                                          : BufferKind::Device,
+                                      buffer));
   result = std::move(buffer);
   return Status::success();
 }
 
 void VulkanBackend::release(std::unique_ptr<Buffer> buffer) {
-  if (recording)
+  if (recording) {
     pendingFrees.push_back(std::move(buffer));
+    return;
+  }
+  // A copy through a staging buffer may still use it.
+  (void)waitTransfers();
 }
 
 Status VulkanBackend::ensureRecording() {
@@ -848,7 +924,7 @@ Status VulkanBackend::ensureRecording() {
   return Status::success();
 }
 
-void VulkanBackend::recordBarrier() {
+void VulkanBackend::recordBarrier(VkCommandBuffer commands) {
   // Every launch or copy sees the writes of the ones before it.
   auto barrier = makeStruct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   barrier.srcAccessMask =
@@ -858,7 +934,7 @@ void VulkanBackend::recordBarrier() {
       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
       VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(
-      commandBuffer,
+      commands,
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
           VK_PIPELINE_STAGE_HOST_BIT,
@@ -924,6 +1000,64 @@ Status VulkanBackend::allocateDescriptorSet(VkDescriptorSetLayout layout,
   }
 }
 
+Status VulkanBackend::synchronize() {
+  CACHET_RETURN_IF_ERROR(flush());
+  return waitTransfers();
+}
+
+Status VulkanBackend::waitStaging(StagingSlot &slot) {
+  if (!slot.busy)
+    return Status::success();
+  CACHET_VK_CHECK("vkWaitForFences",
+                  vkWaitForFences(device, 1, &slot.fence, VK_TRUE, UINT64_MAX));
+  slot.busy = false;
+  return Status::success();
+}
+
+Status VulkanBackend::waitTransfers() {
+  for (StagingSlot &slot : staging)
+    CACHET_RETURN_IF_ERROR(waitStaging(slot));
+  return Status::success();
+}
+
+Status VulkanBackend::acquireStaging(uint64_t bytes, StagingSlot *&slot) {
+  slot = &staging[nextSlot];
+  nextSlot = (nextSlot + 1) % numStagingSlots;
+  CACHET_RETURN_IF_ERROR(waitStaging(*slot));
+  if (slot->buffer && slot->buffer->getSize() >= bytes)
+    return Status::success();
+  // Grown at least twofold, so that growing transfers reallocate rarely.
+  uint64_t size = bytes;
+  if (slot->buffer)
+    size = std::min(stagingChunkBytes,
+                    std::max(bytes, 2 * slot->buffer->getSize()));
+  slot->buffer.reset();
+  return createBuffer(size, BufferKind::Staging, slot->buffer);
+}
+
+Status VulkanBackend::submitStagingCopy(StagingSlot &slot, VkBuffer src,
+                                        VkBuffer dst,
+                                        const VkBufferCopy &region) {
+  auto beginInfo = makeStruct<VkCommandBufferBeginInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  beginInfo.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  CACHET_VK_CHECK("vkBeginCommandBuffer",
+                  vkBeginCommandBuffer(slot.commands, &beginInfo));
+  vkCmdCopyBuffer(slot.commands, src, dst, 1, &region);
+  // Orders the copy before later transfers and the work recorded after it,
+  // and makes a download's bytes visible to the host.
+  recordBarrier(slot.commands);
+  CACHET_VK_CHECK("vkEndCommandBuffer", vkEndCommandBuffer(slot.commands));
+  CACHET_VK_CHECK("vkResetFences", vkResetFences(device, 1, &slot.fence));
+  auto submit = makeStruct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &slot.commands;
+  CACHET_VK_CHECK("vkQueueSubmit",
+                  vkQueueSubmit(queue, 1, &submit, slot.fence));
+  slot.busy = true;
+  return Status::success();
+}
+
 Status VulkanBackend::hostWrite(VulkanBuffer &buffer, uint64_t offset,
                                 uint64_t bytes, const HostAccess &produce) {
   // The device may still read the old contents.
@@ -932,17 +1066,18 @@ Status VulkanBackend::hostWrite(VulkanBuffer &buffer, uint64_t offset,
     produce(buffer.mapped + offset, 0, bytes);
     return Status::success();
   }
-  std::unique_ptr<VulkanBuffer> staging;
-  CACHET_RETURN_IF_ERROR(createBuffer(std::min(bytes, stagingChunkBytes),
-                                      /*hostVisible=*/true, true, staging));
+  // The host fills one staging buffer while the device copies out of the
+  // other. The last copies stay in flight: the next transfer through their
+  // staging buffer waits for them, work recorded later is ordered after them
+  // by their barrier.
+  const uint64_t slotBytes = std::min(bytes, stagingChunkBytes);
   for (uint64_t done = 0; done < bytes; done += stagingChunkBytes) {
     uint64_t chunk = std::min(bytes - done, stagingChunkBytes);
-    produce(staging->mapped, done, chunk);
-    CACHET_RETURN_IF_ERROR(ensureRecording());
-    VkBufferCopy region = {0, offset + done, chunk};
-    vkCmdCopyBuffer(commandBuffer, staging->buffer, buffer.buffer, 1, &region);
-    recordBarrier();
-    CACHET_RETURN_IF_ERROR(flush());
+    StagingSlot *slot = nullptr;
+    CACHET_RETURN_IF_ERROR(acquireStaging(slotBytes, slot));
+    produce(slot->buffer->mapped, done, chunk);
+    CACHET_RETURN_IF_ERROR(submitStagingCopy(
+        *slot, slot->buffer->buffer, buffer.buffer, {0, offset + done, chunk}));
   }
   return Status::success();
 }
@@ -954,17 +1089,25 @@ Status VulkanBackend::hostRead(VulkanBuffer &buffer, uint64_t offset,
     consume(buffer.mapped + offset, 0, bytes);
     return Status::success();
   }
-  std::unique_ptr<VulkanBuffer> staging;
-  CACHET_RETURN_IF_ERROR(createBuffer(std::min(bytes, stagingChunkBytes),
-                                      /*hostVisible=*/true, true, staging));
-  for (uint64_t done = 0; done < bytes; done += stagingChunkBytes) {
+  // The device copies chunk i + 1 into one staging buffer while the host
+  // drains chunk i from the other.
+  const uint64_t slotBytes = std::min(bytes, stagingChunkBytes);
+  auto copyOut = [&](uint64_t done, StagingSlot *&slot) {
     uint64_t chunk = std::min(bytes - done, stagingChunkBytes);
-    CACHET_RETURN_IF_ERROR(ensureRecording());
-    VkBufferCopy region = {offset + done, 0, chunk};
-    vkCmdCopyBuffer(commandBuffer, buffer.buffer, staging->buffer, 1, &region);
-    recordBarrier();
-    CACHET_RETURN_IF_ERROR(flush());
-    consume(staging->mapped, done, chunk);
+    CACHET_RETURN_IF_ERROR(acquireStaging(slotBytes, slot));
+    return submitStagingCopy(*slot, buffer.buffer, slot->buffer->buffer,
+                             {offset + done, 0, chunk});
+  };
+  StagingSlot *next = nullptr;
+  if (bytes)
+    CACHET_RETURN_IF_ERROR(copyOut(0, next));
+  for (uint64_t done = 0; done < bytes; done += stagingChunkBytes) {
+    StagingSlot *slot = next;
+    if (bytes - done > stagingChunkBytes)
+      CACHET_RETURN_IF_ERROR(copyOut(done + stagingChunkBytes, next));
+    CACHET_RETURN_IF_ERROR(waitStaging(*slot));
+    consume(slot->buffer->mapped, done,
+            std::min(bytes - done, stagingChunkBytes));
   }
   return Status::success();
 }
@@ -1041,7 +1184,7 @@ Status VulkanBackend::copy(Buffer &src, uint64_t srcOffset, Buffer &dst,
   VkBufferCopy region = {srcOffset, dstOffset, bytes};
   vkCmdCopyBuffer(commandBuffer, static_cast<VulkanBuffer &>(src).buffer,
                   static_cast<VulkanBuffer &>(dst).buffer, 1, &region);
-  recordBarrier();
+  recordBarrier(commandBuffer);
   return Status::success();
 }
 
@@ -1050,7 +1193,7 @@ Status VulkanBackend::fill(Buffer &buffer, uint64_t offset, uint64_t bytes,
   CACHET_RETURN_IF_ERROR(ensureRecording());
   vkCmdFillBuffer(commandBuffer, static_cast<VulkanBuffer &>(buffer).buffer,
                   offset, bytes, value);
-  recordBarrier();
+  recordBarrier(commandBuffer);
   return Status::success();
 }
 
@@ -1302,7 +1445,7 @@ Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
                        push.data());
   }
   vkCmdDispatch(commandBuffer, grid[0], grid[1], grid[2]);
-  recordBarrier();
+  recordBarrier(commandBuffer);
   if (++recordedCommands >= maxRecordedCommands)
     return flush();
   return Status::success();
