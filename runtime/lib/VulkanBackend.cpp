@@ -4,10 +4,12 @@
 // until the host needs a result (a download, a timestamp, a synchronize).
 // Each launch gets a descriptor set from a pool that is reset after every
 // submission; pipelines are built once per (module, entry point). Buffers
-// live in device-local memory; where that memory is host visible (unified
-// memory, as on lavapipe) the host copies directly through a persistent
-// mapping, otherwise through a pair of staging buffers in host memory,
-// filling or draining one while the device copies out of or into the other.
+// live in device-local memory. Where the host can map that memory cheaply
+// (unified memory, as on lavapipe, or host-cached device memory) it copies
+// directly through a persistent mapping; otherwise (a discrete GPU, whose
+// memory behind the PCIe BAR the host would read uncached) it copies through
+// a pair of staging buffers in host memory, filling or draining one while
+// the device copies out of or into the other.
 //
 //===----------------------------------------------------------------------===//
 
@@ -354,6 +356,9 @@ private:
   void describeCooperativeMatrix(bool exposed, bool feature);
   /// "device 'NAME'", for messages.
   std::string deviceName() const;
+  /// Whether host access to device memory crosses a bus: a discrete GPU, or a
+  /// device of unknown type (not a CPU, integrated or virtual GPU).
+  bool isDiscrete() const;
   int findMemoryType(uint32_t allowed, VkMemoryPropertyFlags required,
                      VkMemoryPropertyFlags preferred,
                      VkMemoryPropertyFlags avoided = 0) const;
@@ -782,6 +787,12 @@ void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
   formatShapes(shapes, coopMatrix.shapes, sizeof(coopMatrix.shapes));
 }
 
+bool VulkanBackend::isDiscrete() const {
+  return properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU &&
+         properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+}
+
 /// Returns the first of the `allowed` memory types with all of `required`
 /// flags, ranked: none of `avoided` first, then all of `preferred`; -1 when
 /// no type has `required`.
@@ -830,6 +841,7 @@ Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
   const VkMemoryPropertyFlags deviceLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
   const VkMemoryPropertyFlags hostCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   const uint32_t allowed = requirements.memoryTypeBits;
+  const bool discrete = isDiscrete();
   int type = -1;
   switch (kind) {
   case BufferKind::HostVisible:
@@ -841,7 +853,15 @@ Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
     type = findMemoryType(allowed, hostFlags, hostCached, deviceLocal);
     break;
   case BufferKind::Device:
-    type = findMemoryType(allowed, deviceLocal, forceStaging ? 0 : hostFlags);
+    // A discrete GPU's device memory is mapped only where host reads of it
+    // are cached; otherwise memory the host cannot see, copied through
+    // staging.
+    if (discrete && !forceStaging)
+      type = findMemoryType(allowed, deviceLocal | hostFlags | hostCached, 0);
+    if (type < 0)
+      type = findMemoryType(allowed, deviceLocal,
+                            discrete || forceStaging ? 0 : hostFlags,
+                            discrete ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT : 0);
     if (type < 0)
       type = findMemoryType(allowed, 0, 0);
     break;
@@ -873,7 +893,9 @@ Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
       "vkBindBufferMemory",
       vkBindBufferMemory(device, buffer->buffer, buffer->memory, 0));
   buffer->hostVisible = kind == BufferKind::HostVisible;
-  bool mapForHost = hostVisible || !forceStaging;
+  bool mapForHost =
+      hostVisible ||
+      (!forceStaging && (!discrete || memoryType.propertyFlags & hostCached));
   if ((memoryType.propertyFlags & hostFlags) == hostFlags && mapForHost) {
     void *ptr = nullptr;
     CACHET_VK_CHECK("vkMapMemory", vkMapMemory(device, buffer->memory, 0,
