@@ -46,6 +46,9 @@ namespace cachet_test {
 /// The number of failed checks so far.
 inline int failures = 0;
 
+/// The number of vkAllocateMemory calls so far (vulkan-allocations.cpp).
+uint64_t vulkanMemoryAllocations();
+
 /// Prints PASS or FAIL `name` (and `detail`); counts failures.
 inline void check(bool ok, const std::string &name,
                   const std::string &detail = "") {

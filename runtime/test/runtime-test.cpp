@@ -495,6 +495,148 @@ void testLargeBuffer(Fixture &f) {
   cachetBufferFree(f.rt, small);
 }
 
+/// The pseudo-random byte at `i` of test pattern `seed`: not periodic, so
+/// that a chunk landing at the wrong place shows.
+uint8_t patternByte(uint64_t i, uint64_t seed) {
+  uint64_t x = (i + seed) * 0x9e3779b97f4a7c15ull;
+  return static_cast<uint8_t>((x ^ (x >> 29)) >> 56);
+}
+
+/// Transfers over more than two staging chunks (64 MiB each) both ways, at
+/// offsets and sizes that are not chunk-aligned, 1D and 2D with padding
+/// across chunk boundaries, checked byte by byte; and a launch right after
+/// an upload, which must see its last chunk.
+void testLargeTransfers(Fixture &f) {
+  const uint64_t chunk = 64ull << 20, size = 2 * chunk + (6ull << 20);
+  if (size > f.info.maxAllocationBytes || size > f.info.deviceMemoryBytes / 4) {
+    std::printf("SKIP large transfers: %" PRIu64 " bytes is too much here\n",
+                size);
+    return;
+  }
+  CachetBuffer buf, small;
+  if (!ok(cachetBufferAlloc(f.rt, size, &buf), "alloc large transfers") ||
+      !ok(cachetBufferAlloc(f.rt, 256, &small), "alloc small"))
+    return;
+  const uint64_t offset = 4099, bytes = size - offset - 4001;
+  std::vector<uint8_t> src(bytes), all(size);
+  for (uint64_t i = 0; i < bytes; ++i)
+    src[i] = patternByte(i, 1);
+  ok(cachetBufferFill(f.rt, buf, 0, size, 0xa5a5a5a5u), "fill large buffer");
+  ok(cachetBufferUpload(f.rt, buf, offset, src.data(), bytes),
+     "upload over 3 chunks");
+
+  // copy_u32 of 64 words near the end, recorded while the upload's last
+  // chunk may still be in flight.
+  const uint32_t n = 64;
+  const uint64_t tail = (size - 8192) / f.info.bindingOffsetAlignment *
+                        f.info.bindingOffsetAlignment;
+  const uint32_t grid[3] = {1, 1, 1};
+  const uint32_t push[2] = {n, 0};
+  CachetBinding args[2] = {{buf, tail, n * 4}, {small, 0, 0}};
+  std::vector<uint8_t> words(n * 4);
+  ok(cachetLaunch(f.rt, f.copy, grid, args, 2, push, 8), "launch on the tail");
+  ok(cachetBufferDownload(f.rt, small, 0, words.data(), n * 4),
+     "download tail copy");
+  check(std::equal(words.begin(), words.end(), src.begin() + (tail - offset)),
+        "a launch after an upload sees its last chunk");
+
+  ok(cachetBufferDownload(f.rt, buf, 0, all.data(), size), "download all");
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < size; ++i) {
+    bool inside = i >= offset && i - offset < bytes;
+    bad += all[i] != (inside ? src[i - offset] : 0xa5);
+  }
+  check(bad == 0, "upload over 3 chunks at an odd offset, byte by byte",
+        std::to_string(bad) + " bad bytes");
+  const uint64_t readOffset = 777777, readBytes = 2 * chunk + 12345;
+  std::vector<uint8_t> part(readBytes);
+  ok(cachetBufferDownload(f.rt, buf, readOffset, part.data(), readBytes),
+     "download over 3 chunks");
+  check(std::equal(part.begin(), part.end(), all.begin() + readOffset),
+        "download over 3 chunks at an odd offset");
+
+  // Rows of 3000 bytes every 4100 (not dividing a chunk: rows and gaps
+  // straddle chunk boundaries) from a host pitch of 3001.
+  const uint64_t rowBytes = 3000, pitch = 4100, srcPitch = 3001;
+  const uint64_t offset2D = 123, rows = (size - offset2D) / pitch;
+  std::vector<uint8_t> image(rows * srcPitch);
+  for (uint64_t i = 0; i < image.size(); ++i)
+    image[i] = patternByte(i, 2);
+  ok(cachetBufferUpload2D(f.rt, buf, offset2D, pitch, image.data(), srcPitch,
+                          rowBytes, rows),
+     "upload 2D over 3 chunks");
+  std::vector<uint8_t> after(size);
+  ok(cachetBufferDownload(f.rt, buf, 0, after.data(), size), "download all");
+  bad = 0;
+  for (uint64_t i = 0; i < size; ++i) {
+    uint8_t want = all[i];
+    if (i >= offset2D && i - offset2D < rows * pitch) {
+      uint64_t r = (i - offset2D) / pitch, c = (i - offset2D) % pitch;
+      want = c < rowBytes ? image[r * srcPitch + c] : 0;
+    }
+    bad += after[i] != want;
+  }
+  check(bad == 0,
+        "upload 2D over 3 chunks: rows copied, gaps zeroed, the rest kept",
+        std::to_string(bad) + " bad bytes");
+  const uint64_t dstPitch = rowBytes + 7;
+  std::vector<uint8_t> rowsBack(rows * dstPitch, 0x5a);
+  ok(cachetBufferDownload2D(f.rt, buf, offset2D, pitch, rowsBack.data(),
+                            dstPitch, rowBytes, rows),
+     "download 2D over 3 chunks");
+  bad = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < dstPitch; ++c)
+      bad += rowsBack[r * dstPitch + c] !=
+             (c < rowBytes ? image[r * srcPitch + c] : 0x5a);
+  check(bad == 0, "download 2D over 3 chunks: rows only",
+        std::to_string(bad) + " bad bytes");
+  cachetBufferFree(f.rt, buf);
+  cachetBufferFree(f.rt, small);
+}
+
+/// Host transfers allocate no device memory after the first: on a fresh
+/// runtime, a buffer and one upload and download allocate the buffer and,
+/// through staging, a pair of staging buffers; 16 more round trips of other
+/// sizes and offsets allocate nothing. Where device memory is unified (and
+/// staging is not forced), the host maps it: only the buffer is allocated.
+void testStagingReuse(const Fixture &f, uint32_t flags) {
+  CachetRuntime rt = nullptr;
+  if (!ok(cachetRuntimeCreate("vulkan", flags, &rt), "second runtime"))
+    return;
+  const uint64_t bytes = 3ull << 20;
+  std::vector<uint8_t> src(bytes), dst(bytes);
+  uint64_t start = vulkanMemoryAllocations();
+  CachetBuffer buf;
+  if (!ok(cachetBufferAlloc(rt, bytes, &buf), "alloc")) {
+    cachetRuntimeDestroy(rt);
+    return;
+  }
+  ok(cachetBufferUpload(rt, buf, 0, src.data(), bytes), "first upload");
+  ok(cachetBufferDownload(rt, buf, 0, dst.data(), bytes), "first download");
+  uint64_t first = vulkanMemoryAllocations() - start;
+  bool good = true;
+  for (uint64_t i = 0; i < 16; ++i) {
+    uint64_t offset = i * 13, size = bytes - offset - i * 4099;
+    for (uint64_t j = 0; j < size; ++j)
+      src[j] = patternByte(j, i);
+    ok(cachetBufferUpload(rt, buf, offset, src.data(), size), "upload");
+    ok(cachetBufferDownload(rt, buf, offset, dst.data(), size), "download");
+    good &= std::equal(src.begin(), src.begin() + size, dst.begin());
+  }
+  uint64_t more = vulkanMemoryAllocations() - start - first;
+  bool forced = flags & CACHET_RUNTIME_FORCE_STAGING;
+  bool expected = forced                 ? first == 3
+                  : f.info.unifiedMemory ? first == 1
+                                         : first == 1 || first == 3;
+  check(good && expected && more == 0,
+        "16 round trips reuse the staging buffers",
+        std::to_string(first) + " allocations at the first, " +
+            std::to_string(more) + " after");
+  cachetBufferFree(rt, buf);
+  ok(cachetRuntimeDestroy(rt), "destroy second runtime");
+}
+
 void testErrors(Fixture &f) {
   CachetModule module = nullptr;
   const uint32_t garbage[8] = {0x12345678, 1, 2, 3, 4, 5, 6, 7};
@@ -900,6 +1042,8 @@ int runAll(uint32_t flags) {
     testArena(f);
     testTimestamps(f);
     testLargeBuffer(f);
+    testLargeTransfers(f);
+    testStagingReuse(f, flags);
     testErrors(f);
     testCorruptModules(f, "vadd.spv", "vadd", 300, 12345);
     testCorruptModules(f, "copy.spv", "add_u32", 200, 7);
