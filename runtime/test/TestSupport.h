@@ -46,8 +46,28 @@ namespace cachet_test {
 /// The number of failed checks so far.
 inline int failures = 0;
 
-/// The number of vkAllocateMemory calls so far (vulkan-allocations.cpp).
-uint64_t vulkanMemoryAllocations();
+/// The number of vkAllocateMemory calls so far for memory type `type`, or
+/// for all types when `type` is -1 (vulkan-interpose.cpp).
+uint64_t vulkanMemoryAllocations(int type = -1);
+
+/// The memory types of a faked discrete GPU.
+enum class FakeMemory {
+  None,
+  /// As NVIDIA's with resizable BAR, all of VRAM host visible (uncached):
+  /// 0 none, 1 device-local, 2 host-visible coherent, 3 host-visible
+  /// coherent cached, 4 device-local host-visible coherent.
+  ResizableBar,
+  /// Host-cached device memory: 0 device-local, 1 host-visible coherent
+  /// cached, 2 device-local host-visible coherent cached.
+  CachedDeviceLocal,
+};
+
+/// From now on, presents a Vulkan device whose first memory type is host
+/// visible and coherent (lavapipe's) as a discrete GPU with the memory types
+/// of `layout`, all backed by that first type.
+void fakeDiscreteGpu(FakeMemory layout);
+/// Whether a device has been presented as a discrete GPU.
+bool fakeDiscreteGpuActive();
 
 /// Prints PASS or FAIL `name` (and `detail`); counts failures.
 inline void check(bool ok, const std::string &name,

@@ -9,6 +9,11 @@
 //                        all checks; "SKIPPED" and exit 0 when there is no
 //                        device of backend B (vulkan, cuda, hip; default
 //                        vulkan)
+//   cachet-runtime-test --fake-discrete=rebar|cached [--force-staging]
+//                        all Vulkan checks on the default device presented
+//                        as a discrete GPU with resizable BAR or host-cached
+//                        device memory (vulkan-interpose.cpp), and which
+//                        memory types buffers take there
 //   cachet-runtime-test [--backend=B] --probe
 //                        exit 0 iff a device exists; prints it and its
 //                        cooperative matrices (an empty B lets the runtime
@@ -637,6 +642,64 @@ void testStagingReuse(const Fixture &f, uint32_t flags) {
   ok(cachetRuntimeDestroy(rt), "destroy second runtime");
 }
 
+/// Which memory types buffers take on a faked discrete GPU. Resizable BAR:
+/// device buffers take device-local memory the host cannot see (type 1) and
+/// their transfers go through two staging buffers of host-cached memory
+/// (type 3), not through VRAM behind the BAR (type 4), which
+/// CACHET_BUFFER_HOST_VISIBLE buffers still take. Host-cached device memory:
+/// device buffers take it (type 2) and the host maps them, no staging.
+void testDiscreteMemoryTypes(FakeMemory layout) {
+  CachetRuntime rt = nullptr;
+  if (!ok(cachetRuntimeCreate("vulkan", 0, &rt), "runtime on the fake GPU"))
+    return;
+  const int types = 5;
+  uint64_t before[types];
+  for (int t = 0; t < types; ++t)
+    before[t] = vulkanMemoryAllocations(t);
+  const uint64_t bytes = 1 << 20;
+  std::vector<uint8_t> src(bytes), dst(bytes);
+  for (uint64_t i = 0; i < bytes; ++i)
+    src[i] = patternByte(i, 3);
+  CachetBuffer device, host;
+  void *mapped = nullptr;
+  if (!ok(cachetBufferAlloc(rt, bytes, &device), "alloc device buffer") ||
+      !ok(cachetBufferAllocEx(rt, 4096, CACHET_BUFFER_HOST_VISIBLE, &host),
+          "alloc host-visible buffer") ||
+      !ok(cachetBufferMap(rt, host, &mapped), "map host-visible buffer")) {
+    cachetRuntimeDestroy(rt);
+    return;
+  }
+  ok(cachetBufferUpload(rt, device, 0, src.data(), bytes), "upload");
+  ok(cachetBufferDownload(rt, device, 0, dst.data(), bytes), "download");
+  bool good = src == dst;
+  // A page written through the mapping, copied into the device buffer.
+  std::vector<uint8_t> page(4096);
+  for (uint64_t i = 0; i < page.size(); ++i)
+    page[i] = patternByte(i, 4);
+  std::memcpy(mapped, page.data(), page.size());
+  ok(cachetBufferCopy(rt, host, 0, device, 0, page.size()),
+     "copy on the device");
+  ok(cachetBufferDownload(rt, device, 0, dst.data(), page.size()),
+     "download copy");
+  good &= std::equal(page.begin(), page.end(), dst.begin());
+  const uint64_t bar[types] = {0, 1, 0, 2, 1}, cached[types] = {0, 0, 2, 0, 0};
+  const uint64_t *expected = layout == FakeMemory::ResizableBar ? bar : cached;
+  std::string counts;
+  for (int t = 0; t < types; ++t) {
+    uint64_t count = vulkanMemoryAllocations(t) - before[t];
+    good &= count == expected[t];
+    counts += (t ? " " : "") + std::to_string(count);
+  }
+  check(good,
+        std::string("memory types on a discrete GPU with ") +
+            (layout == FakeMemory::ResizableBar ? "resizable BAR"
+                                                : "host-cached device memory"),
+        "allocations of types 0-4: " + counts);
+  cachetBufferFree(rt, device);
+  cachetBufferFree(rt, host);
+  ok(cachetRuntimeDestroy(rt), "destroy the fake GPU's runtime");
+}
+
 void testErrors(Fixture &f) {
   CachetModule module = nullptr;
   const uint32_t garbage[8] = {0x12345678, 1, 2, 3, 4, 5, 6, 7};
@@ -1022,8 +1085,9 @@ int runCoopModule(const std::string &path) {
   return failures ? 1 : 0;
 }
 
-int runAll(uint32_t flags) {
+int runAll(uint32_t flags, FakeMemory fake) {
   Fixture f;
+  fakeDiscreteGpu(fake);
   CachetStatus status = cachetRuntimeCreate("vulkan", flags, &f.rt);
   if (status == CACHET_ERROR_NO_DEVICE) {
     std::printf("SKIPPED: no Vulkan device (%s)\n", cachetGetLastError());
@@ -1032,6 +1096,13 @@ int runAll(uint32_t flags) {
   if (!ok(status, "cachetRuntimeCreate") ||
       !ok(cachetGetDeviceInfo(f.rt, &f.info), "cachetGetDeviceInfo"))
     return 1;
+  if (fake != FakeMemory::None && !fakeDiscreteGpuActive()) {
+    std::printf("SKIPPED: the first memory type of '%s' is not host visible; "
+                "no discrete GPU can be faked over it\n",
+                f.info.name);
+    cachetRuntimeDestroy(f.rt);
+    return 0;
+  }
   testDeviceInfo(f);
   testModules(f);
   if (f.vadd && f.copy && f.add) {
@@ -1048,6 +1119,8 @@ int runAll(uint32_t flags) {
     testCorruptModules(f, "vadd.spv", "vadd", 300, 12345);
     testCorruptModules(f, "copy.spv", "add_u32", 200, 7);
   }
+  if (fake != FakeMemory::None)
+    testDiscreteMemoryTypes(fake);
   if (!(flags & CACHET_RUNTIME_FORCE_STAGING))
     testMgpu();
   check(cachetCHeaderCheck() == 0, "runtime.h compiles as C");
@@ -1061,13 +1134,15 @@ int runAll(uint32_t flags) {
 int main(int argc, char **argv) {
   // Keep PASS lines and the runtime's stderr reports in order.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
-  std::string mode, backend = "vulkan";
+  std::string mode, backend = "vulkan", fake;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--backend=", 0) == 0)
       backend = arg.substr(10);
     else if (arg.rfind("--dump-ptx=", 0) == 0)
       return dumpPtx(arg.substr(11).c_str());
+    else if (arg.rfind("--fake-discrete=", 0) == 0)
+      fake = arg.substr(16);
     else if (mode.empty())
       mode = arg;
     else
@@ -1101,10 +1176,14 @@ int main(int argc, char **argv) {
     return expectNoDevice(backend.c_str());
   if (device && mode.empty())
     return runDeviceTests(backend.c_str());
-  if (backend != "vulkan" || (!mode.empty() && mode != "--force-staging")) {
-    std::fprintf(stderr, "unknown option %s (backend %s)\n", mode.c_str(),
-                 backend.c_str());
+  if (backend != "vulkan" || (!mode.empty() && mode != "--force-staging") ||
+      (!fake.empty() && fake != "rebar" && fake != "cached")) {
+    std::fprintf(stderr, "unknown option %s (backend %s, fake %s)\n",
+                 mode.c_str(), backend.c_str(), fake.c_str());
     return 2;
   }
-  return runAll(mode.empty() ? 0 : CACHET_RUNTIME_FORCE_STAGING);
+  FakeMemory layout = fake.empty()      ? FakeMemory::None
+                      : fake == "rebar" ? FakeMemory::ResizableBar
+                                        : FakeMemory::CachedDeviceLocal;
+  return runAll(mode.empty() ? 0 : CACHET_RUNTIME_FORCE_STAGING, layout);
 }
