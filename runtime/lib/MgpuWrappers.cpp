@@ -14,6 +14,10 @@
 // mgpuMemAlloc is bound in place (its memory is host-visible device memory,
 // so the host may also read it after a synchronize); any other pointer is
 // host memory, copied to the device for the launch and back after it.
+// mgpuMemcpy and mgpuMemset* into or out of mgpuMemAlloc memory go through
+// the runtime's transfers, not the host mapping: on a discrete GPU that
+// mapping is the PCIe BAR, which the host writes slowly and reads uncached,
+// and the runtime copies through staging there instead.
 //
 // CUDA and HIP: as upstream's CudaRuntimeWrappers / RocmRuntimeWrappers.
 // Kernels take the CUDA convention (params passed on as kernelParams);
@@ -569,9 +573,9 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     failed(__func__, cachetBufferFree(runtime, buffer));
 }
 
-/// Copies `sizeBytes` after the work recorded so far. On Vulkan all mgpu
-/// memory is host addressable; on CUDA and HIP each side is mgpuMemAlloc
-/// memory or host memory.
+/// Copies `sizeBytes` after the work recorded so far. Each side is
+/// mgpuMemAlloc memory (on Vulkan also host addressable, but copied by the
+/// runtime) or host memory.
 CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                  void *stream) {
   CachetRuntime runtime = getRuntime(__func__);
@@ -579,11 +583,8 @@ CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
     return;
   CachetBuffer dstBuffer = nullptr, srcBuffer = nullptr;
   uint64_t dstOffset = 0, srcOffset = 0;
-  bool onDevice = usesDeviceAddresses();
-  bool dstDevice =
-      onDevice && findAllocation(dst, sizeBytes, dstBuffer, dstOffset);
-  bool srcDevice =
-      onDevice && findAllocation(src, sizeBytes, srcBuffer, srcOffset);
+  bool dstDevice = findAllocation(dst, sizeBytes, dstBuffer, dstOffset);
+  bool srcDevice = findAllocation(src, sizeBytes, srcBuffer, srcOffset);
   if (dstDevice && srcDevice)
     failed(__func__, cachetBufferCopy(runtime, srcBuffer, srcOffset, dstBuffer,
                                       dstOffset, sizeBytes));
@@ -603,8 +604,7 @@ CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
   CachetRuntime runtime = getRuntime(__func__);
   CachetBuffer buffer = nullptr;
   uint64_t offset = 0;
-  if (runtime && usesDeviceAddresses() &&
-      findAllocation(dst, uint64_t(count) * 4, buffer, offset)) {
+  if (runtime && findAllocation(dst, uint64_t(count) * 4, buffer, offset)) {
     failed(__func__, cachetBufferFill(runtime, buffer, offset,
                                       uint64_t(count) * 4, value));
     return;
@@ -622,8 +622,7 @@ CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
   CachetRuntime runtime = getRuntime(__func__);
   CachetBuffer buffer = nullptr;
   uint64_t offset = 0;
-  if (runtime && usesDeviceAddresses() &&
-      findAllocation(dst, uint64_t(count) * 2, buffer, offset)) {
+  if (runtime && findAllocation(dst, uint64_t(count) * 2, buffer, offset)) {
     std::vector<uint16_t> halves(count, value);
     failed(__func__, cachetBufferUpload(runtime, buffer, offset, halves.data(),
                                         uint64_t(count) * 2));

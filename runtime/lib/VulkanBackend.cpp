@@ -232,6 +232,12 @@ public:
   VkDeviceMemory memory = VK_NULL_HANDLE;
   /// Host mapping, when the host copies directly.
   char *mapped = nullptr;
+  /// Whether uploads and downloads copy through `mapped`: false for memory
+  /// behind a discrete GPU's PCIe BAR (host-visible device-local memory that
+  /// is not host-cached, mapped for CACHET_BUFFER_HOST_VISIBLE buffers), which
+  /// the host writes slowly and reads uncached; those transfers go through
+  /// staging and a device-side copy.
+  bool copyThroughMapping = false;
   bool hostVisible = false;
   VkDeviceAddress address = 0;
 };
@@ -901,6 +907,9 @@ Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
     CACHET_VK_CHECK("vkMapMemory", vkMapMemory(device, buffer->memory, 0,
                                                VK_WHOLE_SIZE, 0, &ptr));
     buffer->mapped = static_cast<char *>(ptr);
+    buffer->copyThroughMapping = !discrete ||
+                                 !(memoryType.propertyFlags & deviceLocal) ||
+                                 (memoryType.propertyFlags & hostCached);
   }
   if (bufferDeviceAddressEnabled) {
     auto addressInfo = makeStruct<VkBufferDeviceAddressInfo>(
@@ -1084,7 +1093,7 @@ Status VulkanBackend::hostWrite(VulkanBuffer &buffer, uint64_t offset,
                                 uint64_t bytes, const HostAccess &produce) {
   // The device may still read the old contents.
   CACHET_RETURN_IF_ERROR(flush());
-  if (buffer.mapped) {
+  if (buffer.mapped && buffer.copyThroughMapping) {
     produce(buffer.mapped + offset, 0, bytes);
     return Status::success();
   }
@@ -1107,7 +1116,7 @@ Status VulkanBackend::hostWrite(VulkanBuffer &buffer, uint64_t offset,
 Status VulkanBackend::hostRead(VulkanBuffer &buffer, uint64_t offset,
                                uint64_t bytes, const HostAccess &consume) {
   CACHET_RETURN_IF_ERROR(flush());
-  if (buffer.mapped) {
+  if (buffer.mapped && buffer.copyThroughMapping) {
     consume(buffer.mapped + offset, 0, bytes);
     return Status::success();
   }

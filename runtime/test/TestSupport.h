@@ -49,6 +49,8 @@ inline int failures = 0;
 /// The number of vkAllocateMemory calls so far for memory type `type`, or
 /// for all types when `type` is -1 (vulkan-interpose.cpp).
 uint64_t vulkanMemoryAllocations(int type = -1);
+/// The number of vkCmdCopyBuffer calls so far (vulkan-interpose.cpp).
+uint64_t vulkanBufferCopies();
 
 /// The memory types of a faked discrete GPU.
 enum class FakeMemory {

@@ -23,6 +23,7 @@ namespace {
 
 constexpr uint32_t maxCountedTypes = 32;
 std::atomic<uint64_t> allocations[maxCountedTypes];
+std::atomic<uint64_t> bufferCopies{0};
 std::atomic<FakeMemory> fakeLayout{FakeMemory::None};
 /// Whether a device was presented with a fake layout.
 std::atomic<bool> faked{false};
@@ -55,11 +56,22 @@ uint64_t cachet_test::vulkanMemoryAllocations(int type) {
   return total;
 }
 
+uint64_t cachet_test::vulkanBufferCopies() { return bufferCopies.load(); }
+
 void cachet_test::fakeDiscreteGpu(FakeMemory layout) { fakeLayout = layout; }
 
 bool cachet_test::fakeDiscreteGpuActive() { return faked; }
 
 extern "C" {
+
+VKAPI_ATTR void VKAPI_CALL vkCmdCopyBuffer(VkCommandBuffer commandBuffer,
+                                           VkBuffer src, VkBuffer dst,
+                                           uint32_t regionCount,
+                                           const VkBufferCopy *regions) {
+  static auto real = next<PFN_vkCmdCopyBuffer>("vkCmdCopyBuffer");
+  ++bufferCopies;
+  real(commandBuffer, src, dst, regionCount, regions);
+}
 
 VKAPI_ATTR VkResult VKAPI_CALL vkAllocateMemory(
     VkDevice device, const VkMemoryAllocateInfo *allocateInfo,
