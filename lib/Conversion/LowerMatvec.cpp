@@ -222,6 +222,8 @@ struct LowerMatvecPass final
       optionProblem = "rows-per-block must be positive";
     if (loadsPerLane <= 0)
       optionProblem = "loads-per-lane must be positive";
+    if (pairedLoadsPerLane < 0)
+      optionProblem = "paired-loads-per-lane must not be negative";
     if (rowsPerSubgroup <= 0)
       optionProblem = "rows-per-subgroup must be positive";
     if (loadBytes <= 0 || !llvm::isPowerOf2_64(loadBytes))
@@ -363,7 +365,14 @@ struct LowerMatvecPass final
       int64_t subgroups = c.members.front().getRows() / perSubgroupOf(c);
       blocks += llvm::divideCeil(subgroups, rowsPerBlock);
     }
-    remark(group, lanes, perSubgroupOf);
+    // A kernel whose subgroups compute rows of several mat-vecs (gate/up,
+    // K/V) may keep a different number of loads in flight.
+    bool paired = llvm::any_of(
+        group.classes, [](const RowClass &c) { return c.members.size() > 1; });
+    int64_t loads = paired && pairedLoadsPerLane > 0
+                        ? static_cast<int64_t>(pairedLoadsPerLane)
+                        : static_cast<int64_t>(loadsPerLane);
+    remark(group, lanes, loads, perSubgroupOf);
 
     Value one = index(b, 1);
     auto launch =
@@ -388,7 +397,7 @@ struct LowerMatvecPass final
       Value local =
           arith::SubIOp::create(body, loc, block, index(body, firstBlock[c]));
       emitClass(body, loc, group.x, rowClass, perSubgroupOf(rowClass), local,
-                tid, lanes);
+                tid, lanes, loads);
     }
     kb.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
@@ -405,7 +414,7 @@ struct LowerMatvecPass final
   }
 
   /// The remarks on the mat-vecs and epilogues of `group`.
-  void remark(const Group &group, int64_t lanes,
+  void remark(const Group &group, int64_t lanes, int64_t loads,
               llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf) {
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
@@ -413,9 +422,9 @@ struct LowerMatvecPass final
         InFlightDiagnostic diag = linalg::MatvecOp(m.op).emitRemark(
             "cachet-lower-matvec: subgroup kernel: ");
         diag << lanes << " lanes per row, " << rowsPerBlock.getValue()
-             << " subgroups per block, " << loadsPerLane.getValue() << " "
-             << loadBytes.getValue() << "-byte loads per lane in flight, "
-             << perSubgroupOf(c) << " rows per subgroup";
+             << " subgroups per block, " << loads << " " << loadBytes.getValue()
+             << "-byte loads per lane in flight, " << perSubgroupOf(c)
+             << " rows per subgroup";
         if (m.fill)
           diag << "; the zero fill of the result is done in the kernel";
         if (total > 1)
@@ -432,7 +441,7 @@ struct LowerMatvecPass final
   /// Emits the rows of `rowClass` for the block `local` of the class.
   void emitClass(OpBuilder &kb, Location loc, Value vec,
                  const RowClass &rowClass, int64_t perSubgroup, Value local,
-                 Value tid, int64_t lanes) {
+                 Value tid, int64_t lanes, int64_t loads) {
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
@@ -505,18 +514,17 @@ struct LowerMatvecPass final
       return result;
     };
     int64_t round = width * lanes;
-    int64_t unrolled = round * loadsPerLane;
+    int64_t unrolled = round * loads;
     int64_t mainCols = cols / unrolled * unrolled;
     Value start = arith::MulIOp::create(ib, loc, lane, index(ib, width));
     SmallVector<Value> accs(slots.size(), zeros);
     if (mainCols > 0)
-      accs =
-          scf::ForOp::create(
-              ib, loc, start, index(ib, mainCols), index(ib, unrolled), accs,
-              [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
-                scf::YieldOp::create(lb, l, body(lb, l, k, iter, loadsPerLane));
-              })
-              .getResults();
+      accs = scf::ForOp::create(
+                 ib, loc, start, index(ib, mainCols), index(ib, unrolled), accs,
+                 [&](OpBuilder &lb, Location l, Value k, ValueRange iter) {
+                   scf::YieldOp::create(lb, l, body(lb, l, k, iter, loads));
+                 })
+                 .getResults();
     if (mainCols < cols)
       accs = scf::ForOp::create(
                  ib, loc,

@@ -142,13 +142,19 @@ func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>)
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: linalg.
 // CHECK: return
+// A kernel whose subgroups compute rows of several mat-vecs (K and V here)
+// keeps paired-loads-per-lane (8) loads in flight, for all its rows; 0 means
+// loads-per-lane (4), as one mat-vec alone has.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{paired-loads-per-lane=0}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=PAIRED0
+// PAIRED0: remark: cachet-lower-matvec: subgroup kernel: {{.*}}, 4 16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel; one kernel for 3 mat-vecs
+// PAIRED0-NOT: remark: cachet-lower-matvec: subgroup kernel: {{.*}}, 8 16-byte loads
 // NOFUSE-LABEL: func.func @qkv
 // NOFUSE-COUNT-3: gpu.launch
 func.func @qkv(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<16x256xf16>, %wv: memref<16x256xf16>) -> (memref<64xf32>, memref<16xf32>, memref<16xf32>) {
   %z = arith.constant 0.0 : f32
   %q = memref.alloc() : memref<64xf32>
   linalg.fill ins(%z : f32) outs(%q : memref<64xf32>)
-  // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 1 of them with 64 rows computed by the same subgroups}}
+  // expected-remark @+1 {{4 subgroups per block, 8 16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel; one kernel for 3 mat-vecs over the same x, 1 of them with 64 rows computed by the same subgroups}}
   linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
   %k = memref.alloc() : memref<16xf32>
   linalg.fill ins(%z : f32) outs(%k : memref<16xf32>)
