@@ -1401,11 +1401,15 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
     for (int64_t r = 0; r < blocks; ++r) {
       for (int64_t i = 0; i < 2; ++i) {
         int64_t k = 2 * r + i;
-        Value m = minusInf;
+        // The lane's scores of the row, (jb, e) in order.
+        SmallVector<Value> rowScores;
         for (int64_t jb = 0; jb < keyBlocks; ++jb)
           for (int64_t e = 0; e < 2; ++e)
-            m = arith::MaximumFOp::create(
-                b, loc, m, element(scaled.getResult(r * keyBlocks + jb), i, e));
+            rowScores.push_back(
+                element(scaled.getResult(r * keyBlocks + jb), i, e));
+        Value m = minusInf;
+        for (Value score : rowScores)
+          m = arith::MaximumFOp::create(b, loc, m, score);
         Value rowMax = arith::MaximumFOp::create(b, loc, runningMax[k],
                                                  acrossQuad(m, true));
         Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
@@ -1421,10 +1425,8 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                 b, loc, none, f32Zero,
                 math::Exp2Op::create(
                     b, loc,
-                    arith::SubFOp::create(
-                        b, loc,
-                        element(scaled.getResult(r * keyBlocks + jb), i, e),
-                        rowMax)));
+                    arith::SubFOp::create(b, loc, rowScores[2 * jb + e],
+                                          rowMax)));
             Value rounded = castFloat(b, loc, p, f16Type);
             probs[(r * keyBlocks + jb) * 4 + 2 * i + e] = rounded;
             sum = arith::AddFOp::create(b, loc, sum,
