@@ -272,10 +272,15 @@ void launchNow(const char *caller, void *function, intptr_t gridX,
 thread_local uint32_t nextLaunchFlags = 0;
 
 /// The kernel span of cachetMgpuKernelSpanBegin / cachetMgpuKernelSpanNs:
-/// a mark before the first launch and one after the latest.
+/// a mark before the first launch and one after the latest. The end mark is
+/// queued lazily, by the next call that is not a launch (`pending` until
+/// then): a mark between two launches would keep a programmatic dependent
+/// launch from starting before the previous kernel ends, and separates
+/// launches that the compiled code queues back to back.
 struct KernelSpan {
   bool active = false;
   bool started = false;
+  bool pending = false;
   CachetEvent first = nullptr;
   CachetEvent last = nullptr;
 };
@@ -357,8 +362,20 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
   }
   launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
             params, extra, paramsCount, flags);
-  if (runtime && span.started)
-    failed(caller, cachetEventRecord(runtime, span.last));
+  span.pending = runtime && span.started;
+}
+
+/// getRuntime for every call other than a launch: first queues the kernel
+/// span's pending end mark, so it follows the latest launch and precedes
+/// whatever this call queues or waits for.
+CachetRuntime getQueueRuntime(const char *function) {
+  CachetRuntime runtime = getRuntime(function);
+  KernelSpan &span = kernelSpan();
+  if (runtime && span.pending) {
+    span.pending = false;
+    failed(function, cachetEventRecord(runtime, span.last));
+  }
+  return runtime;
 }
 
 struct MgpuStream {};
@@ -373,7 +390,7 @@ extern "C" {
 /// Loads a kernel module of `gpuBlobSize` bytes (SPIR-V on Vulkan; cubin,
 /// fatbin or PTX on CUDA; a code object on HIP).
 CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   CachetModule module = nullptr;
   if (runtime &&
       failed(__func__, cachetModuleLoad(runtime, data, gpuBlobSize, &module)))
@@ -385,7 +402,7 @@ CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
 /// gpu.binary objects in assembly format (CUDA only; the driver's default
 /// JIT optimization level is used, `optLevel` is ignored).
 CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return nullptr;
   if (!data) {
@@ -414,14 +431,14 @@ CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 
 /// Unloads a module from mgpuModuleLoad.
 CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
-  if (CachetRuntime runtime = getRuntime(__func__))
+  if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__,
            cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
 }
 
 /// Returns the kernel `name` of `module`.
 CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   CachetKernel kernel = nullptr;
   if (runtime &&
       failed(__func__,
@@ -457,7 +474,7 @@ void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX, intptr_t gridY,
 
 /// Returns a stream: every stream is the runtime's one in-order queue.
 CACHET_RT_EXPORT void *mgpuStreamCreate() {
-  getRuntime(__func__);
+  getQueueRuntime(__func__);
   return new MgpuStream();
 }
 
@@ -468,7 +485,7 @@ CACHET_RT_EXPORT void mgpuStreamDestroy(void *stream) {
 
 /// Waits for all work.
 CACHET_RT_EXPORT void mgpuStreamSynchronize(void *stream) {
-  if (CachetRuntime runtime = getRuntime(__func__))
+  if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetSynchronize(runtime));
 }
 
@@ -478,7 +495,7 @@ CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {}
 /// Creates an event (a device timestamp mark).
 CACHET_RT_EXPORT void *mgpuEventCreate() {
   auto *event = new MgpuEvent();
-  if (CachetRuntime runtime = getRuntime(__func__))
+  if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetEventCreate(runtime, &event->event));
   return event;
 }
@@ -488,21 +505,21 @@ CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
   auto *mgpuEvent = static_cast<MgpuEvent *>(event);
   if (!mgpuEvent)
     return;
-  if (CachetRuntime runtime = getRuntime(__func__))
+  if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetEventDestroy(runtime, mgpuEvent->event));
   delete mgpuEvent;
 }
 
 /// Waits until the work before the event's record has completed.
 CACHET_RT_EXPORT void mgpuEventSynchronize(void *event) {
-  if (CachetRuntime runtime = getRuntime(__func__))
+  if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetSynchronize(runtime));
 }
 
 /// Records the event after the work recorded so far.
 CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
   auto *mgpuEvent = static_cast<MgpuEvent *>(event);
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (runtime && mgpuEvent && mgpuEvent->event)
     failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
 }
@@ -512,7 +529,7 @@ CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
 /// copies through). CUDA and HIP: returns the device address.
 CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                     bool isHostShared) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return nullptr;
   CachetBuffer buffer = nullptr;
@@ -555,7 +572,7 @@ CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
 CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   MgpuState &s = state();
   CachetBuffer buffer = nullptr;
   {
@@ -578,7 +595,7 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
 /// runtime) or host memory.
 CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                  void *stream) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime || !sizeBytes)
     return;
   CachetBuffer dstBuffer = nullptr, srcBuffer = nullptr;
@@ -601,7 +618,7 @@ CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
 /// Sets `count` 32-bit words at `dst` to `value`.
 CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                    void *stream) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   CachetBuffer buffer = nullptr;
   uint64_t offset = 0;
   if (runtime && findAllocation(dst, uint64_t(count) * 4, buffer, offset)) {
@@ -619,7 +636,7 @@ CACHET_RT_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
 /// Sets `count` 16-bit words at `dst` to `value`.
 CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
                                    size_t count, void *stream) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   CachetBuffer buffer = nullptr;
   uint64_t offset = 0;
   if (runtime && findAllocation(dst, uint64_t(count) * 2, buffer, offset)) {
@@ -681,7 +698,7 @@ CachetStatus cachetMgpuSetBackend(const char *backend) {
 CachetStatus cachetMgpuGetRuntime(CachetRuntime *runtime) {
   if (!runtime)
     return CACHET_ERROR_INVALID_ARGUMENT;
-  *runtime = getRuntime(__func__);
+  *runtime = getQueueRuntime(__func__);
   return *runtime ? CACHET_SUCCESS : CACHET_ERROR_NO_DEVICE;
 }
 
@@ -707,7 +724,7 @@ CachetStatus cachetMgpuLookup(const void *ptr, CachetBuffer *buffer,
 CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
                                 uint64_t srcPitch, uint64_t rowBytes,
                                 uint64_t rows) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return CACHET_ERROR_NO_DEVICE;
   if (!rows)
@@ -743,7 +760,7 @@ CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {
 }
 
 CachetStatus cachetMgpuKernelSpanBegin(void) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return CACHET_ERROR_NO_DEVICE;
   KernelSpan &span = kernelSpan();
@@ -759,7 +776,7 @@ CachetStatus cachetMgpuKernelSpanBegin(void) {
 }
 
 CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return CACHET_ERROR_NO_DEVICE;
   if (!ns)
@@ -776,7 +793,7 @@ CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns) {
 }
 
 CachetStatus cachetMgpuEventElapsedNs(void *start, void *end, uint64_t *ns) {
-  CachetRuntime runtime = getRuntime(__func__);
+  CachetRuntime runtime = getQueueRuntime(__func__);
   auto *first = static_cast<MgpuEvent *>(start);
   auto *last = static_cast<MgpuEvent *>(end);
   if (!runtime)

@@ -51,6 +51,8 @@ inline int failures = 0;
 uint64_t vulkanMemoryAllocations(int type = -1);
 /// The number of vkCmdCopyBuffer calls so far (vulkan-interpose.cpp).
 uint64_t vulkanBufferCopies();
+/// The number of vkCmdWriteTimestamp calls so far (vulkan-interpose.cpp).
+uint64_t vulkanTimestampWrites();
 
 /// The memory types of a faked discrete GPU.
 enum class FakeMemory {

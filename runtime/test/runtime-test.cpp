@@ -993,6 +993,24 @@ void testMgpu(FakeMemory layout, bool unified) {
         "cachetMgpuEventElapsedNs", std::to_string(elapsed) + " ns");
   mgpuEventDestroy(later);
 
+  // A kernel span marks its start before the first launch and its end at
+  // the first call after the last launch that is not a launch: nothing is
+  // queued between launches.
+  uint64_t marks = vulkanTimestampWrites(), spanNs = 0;
+  check(cachetMgpuKernelSpanBegin() == CACHET_SUCCESS,
+        "cachetMgpuKernelSpanBegin");
+  for (int i = 0; i < 3; ++i)
+    mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
+                     4);
+  uint64_t between = vulkanTimestampWrites() - marks;
+  mgpuMemcpy(out.data(), dst, bytes, stream);
+  uint64_t after = vulkanTimestampWrites() - marks;
+  bool spanRead = cachetMgpuKernelSpanNs(&spanNs) == CACHET_SUCCESS;
+  check(spanRead && between == 1 && after == 2 && spanNs > 0,
+        "kernel span: one mark before 3 launches, the end mark at the copy",
+        std::to_string(between) + " then " + std::to_string(after) +
+            " marks, " + std::to_string(spanNs) + " ns");
+
   mgpuEventDestroy(event);
   mgpuMemFree(src, stream);
   mgpuMemFree(dst, stream);

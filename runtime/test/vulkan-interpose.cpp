@@ -24,6 +24,7 @@ namespace {
 constexpr uint32_t maxCountedTypes = 32;
 std::atomic<uint64_t> allocations[maxCountedTypes];
 std::atomic<uint64_t> bufferCopies{0};
+std::atomic<uint64_t> timestampWrites{0};
 std::atomic<FakeMemory> fakeLayout{FakeMemory::None};
 /// Whether a device was presented with a fake layout.
 std::atomic<bool> faked{false};
@@ -58,6 +59,8 @@ uint64_t cachet_test::vulkanMemoryAllocations(int type) {
 
 uint64_t cachet_test::vulkanBufferCopies() { return bufferCopies.load(); }
 
+uint64_t cachet_test::vulkanTimestampWrites() { return timestampWrites.load(); }
+
 void cachet_test::fakeDiscreteGpu(FakeMemory layout) { fakeLayout = layout; }
 
 bool cachet_test::fakeDiscreteGpuActive() { return faked; }
@@ -71,6 +74,15 @@ VKAPI_ATTR void VKAPI_CALL vkCmdCopyBuffer(VkCommandBuffer commandBuffer,
   static auto real = next<PFN_vkCmdCopyBuffer>("vkCmdCopyBuffer");
   ++bufferCopies;
   real(commandBuffer, src, dst, regionCount, regions);
+}
+
+VKAPI_ATTR void VKAPI_CALL vkCmdWriteTimestamp(VkCommandBuffer commandBuffer,
+                                               VkPipelineStageFlagBits stage,
+                                               VkQueryPool pool,
+                                               uint32_t query) {
+  static auto real = next<PFN_vkCmdWriteTimestamp>("vkCmdWriteTimestamp");
+  ++timestampWrites;
+  real(commandBuffer, stage, pool, query);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL vkAllocateMemory(

@@ -487,7 +487,11 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
  *  after the last are not in it; gaps between launches are. On CUDA a
  *  one-thread kernel that waits 200 us is queued before the first launch's
  *  start mark, so that the mark completes when that launch can start, not
- *  while the device idles waiting for the host to launch it. */
+ *  while the device idles waiting for the host to launch it. The end mark
+ *  is queued by the first mgpu call after a launch that is not itself a
+ *  launch (a copy, a synchronization, cachetMgpuKernelSpanNs): nothing
+ *  separates launches queued back to back, so a programmatic dependent
+ *  launch can still start before its predecessor ends. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanBegin(void);
 
 /** Ends the span begun by cachetMgpuKernelSpanBegin and returns it in ns
