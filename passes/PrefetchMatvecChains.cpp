@@ -450,10 +450,18 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
 /// launch's latency behind this grid's last CTAs.
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                      ArrayRef<std::pair<unsigned, int64_t>> ownWeights,
-                     PrefetchKind kind, const TargetInfo &target,
-                     int64_t line) {
+                     PrefetchKind kind, const TargetInfo &target, int64_t line,
+                     bool triggerAtStart) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = kernel.getLoc();
+  auto trigger = [](OpBuilder &builder, Location at) {
+    NVVM::GriddepcontrolOp::create(
+        builder, at,
+        NVVM::GridDepActionKindAttr::get(
+            builder.getContext(), NVVM::GridDepActionKind::launch_dependents));
+  };
+  if (triggerAtStart)
+    trigger(b, loc);
   for (auto [weightArg, weightBytes] : ownWeights) {
     if (weightBytes <= 0 || kind == PrefetchKind::None)
       continue;
@@ -481,13 +489,11 @@ void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                  getIndex(b, loc, 0), getIndex(b, loc, 1));
   }
   SmallVector<gpu::ReturnOp> returns;
-  kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
+  if (!triggerAtStart)
+    kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
   for (gpu::ReturnOp ret : returns) {
     OpBuilder rb(ret);
-    NVVM::GriddepcontrolOp::create(
-        rb, ret.getLoc(),
-        NVVM::GridDepActionKindAttr::get(
-            rb.getContext(), NVVM::GridDepActionKind::launch_dependents));
+    trigger(rb, ret.getLoc());
   }
   // The wait as inline asm that may read and write memory: no load moves
   // above it (the LLVM intrinsic is memory(none)).
@@ -535,6 +541,11 @@ void PrefetchMatvecChainsPass::runOnOperation() {
     InFlightDiagnostic diag = op->emitRemark("cachet-prefetch-matvec-chains: ");
     return diag;
   };
+  if (pdlTrigger != "end" && pdlTrigger != "start") {
+    module.emitError("cachet-prefetch-matvec-chains: unknown pdl-trigger '")
+        << pdlTrigger << "' (end, start)";
+    return signalPassFailure();
+  }
   if (!mode) {
     module.emitRemark("cachet-prefetch-matvec-chains: unknown mode '")
         << this->mode
@@ -707,14 +718,17 @@ void PrefetchMatvecChainsPass::runOnOperation() {
                                                  std::max<int64_t>(total, 1));
               ownWeights.push_back({w.argIndex, bytes / line * line});
             }
-            emitPdlPrologue(kernel, geometry, ownWeights, own, target, line);
+            emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
+                            pdlTrigger == "start");
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
             os << "; pdl: the first ";
             llvm::interleave(
                 ownWeights, os, [&](auto pair) { os << pair.second; }, " and ");
             os << " B of the own weight" << (ownWeights.size() > 1 ? "s" : "")
                << " prefetched (max-bytes), wait before the first read, "
-                  "launch_dependents before returning";
+               << (pdlTrigger == "start"
+                       ? "launch_dependents first"
+                       : "launch_dependents before returning");
           }
           remarkOn(launch) << text;
         }

@@ -370,8 +370,11 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       comes after the wait, so nothing produced by the previous launch is
       read early; only weight prefetches (which return no value) run before.
       `nvvm.griddepcontrol launch_dependents` comes right before every
-      return: triggered at the start, the next grid's waiting CTAs took SM
-      slots this grid still needed (1.3-1.5x slower chains on the H200).
+      return (`pdl-trigger=end`): triggered at the start
+      (`pdl-trigger=start`), the next grid's waiting CTAs took SM slots this
+      grid still needed (1.3-1.5x slower chains on the H200 in runs 3-4;
+      with today's kernels both places are equally slow, 0.76-0.79x of no
+      PDL, run 34 of docs/BENCHMARKS.md).
       `pdl+l2` and `pdl+bulk` combine both.
     * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
       uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
@@ -488,6 +491,9 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     Option<"ctas", "ctas", "int64_t", /*default=*/"-1",
            "Prefetching CTAs per launch (the last ones); negative: the "
            "profile's compute units">,
+    Option<"pdlTrigger", "pdl-trigger", "std::string", /*default=*/"\"end\"",
+           "Where a pdl kernel lets the next grid launch: end (before every "
+           "return) or start (before its prologue)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

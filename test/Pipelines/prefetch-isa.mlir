@@ -17,6 +17,12 @@
 // prefetch-options reach the pass: pdl without the prologue's prefetch.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDL0
 // PDL0: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents before returning
+// pdl-trigger=start lets the next grid launch before the kernel's own work.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
+// PDLSTART-REMARK: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents first
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
+// RUN: not cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-trigger=middle} format=isa" 2>&1 | FileCheck %s --check-prefix=BADTRIGGER
+// BADTRIGGER: error: cachet-prefetch-matvec-chains: unknown pdl-trigger 'middle' (end, start)
 // sm_90, auto on h200 with the generic kernels, and pdl+bulk asked for on
 // the subgroup kernels (16-byte weight loads): pdl +
 // cp.async.bulk.prefetch.L2.
@@ -52,6 +58,15 @@
 // PDL-SAME: ld.global
 // PDL-SAME: griddepcontrol.launch_dependents;
 // PDL-SAME: ret;
+
+// PDLSTART: gpu.binary @decode_layer_kernel_2
+// PDLSTART-NOT: ld.global
+// PDLSTART-SAME: griddepcontrol.launch_dependents;
+// PDLSTART-NOT: ld.global
+// PDLSTART-SAME: griddepcontrol.wait;
+// PDLSTART-SAME: ld.global
+// PDLSTART-NOT: griddepcontrol.launch_dependents
+// PDLSTART-SAME: ret;
 
 // H200: gpu.binary @decode_layer_kernel_2
 // H200-SAME: cp.async.bulk.prefetch.L2.global
