@@ -207,16 +207,20 @@ struct LowerMatvecPass final
     : public cachet::impl::LowerMatvecBase<LowerMatvecPass> {
   using Base::Base;
 
+  /// The compute units of the module's device profile (0 without one).
+  int64_t computeUnits = 0;
+
   void runOnOperation() override {
     // The subgroup size: the option, else the profile's, else 32.
     int64_t lanes = subgroupSize;
-    if (lanes == 0) {
-      cachet::DeviceProfileAttr profile =
-          cachet::lookupDeviceProfile(getOperation());
+    cachet::DeviceProfileAttr profile =
+        cachet::lookupDeviceProfile(getOperation());
+    if (lanes == 0)
       lanes = profile && profile.getSubgroupSize() > 0
                   ? static_cast<int64_t>(profile.getSubgroupSize())
                   : 32;
-    }
+    computeUnits =
+        profile ? static_cast<int64_t>(profile.getComputeUnits()) : 0;
     std::string optionProblem;
     if (rowsPerBlock <= 0)
       optionProblem = "rows-per-block must be positive";
@@ -228,6 +232,9 @@ struct LowerMatvecPass final
       optionProblem = "rows-per-subgroup must be positive";
     if (loadBytes <= 0 || !llvm::isPowerOf2_64(loadBytes))
       optionProblem = "load-bytes must be a power of two";
+    if (blocksPerCU < 0 || pairedBlocksPerCU < 0)
+      optionProblem = "blocks-per-cu and paired-blocks-per-cu must not be "
+                      "negative";
     llvm::DenseSet<Operation *> candidates;
     getOperation().walk([&](linalg::MatvecOp op) {
       std::string reason = optionProblem.empty()
@@ -372,15 +379,33 @@ struct LowerMatvecPass final
     int64_t loads = paired && pairedLoadsPerLane > 0
                         ? static_cast<int64_t>(pairedLoadsPerLane)
                         : static_cast<int64_t>(loadsPerLane);
-    remark(group, lanes, loads, perSubgroupOf);
+    // A resident grid: `blocks-per-cu` blocks per compute unit, each
+    // looping over the kernel's blocks, so that no wave of blocks is left
+    // partly filled and every block starts at once.
+    int64_t perCU = paired && pairedBlocksPerCU > 0
+                        ? static_cast<int64_t>(pairedBlocksPerCU)
+                        : static_cast<int64_t>(blocksPerCU);
+    int64_t grid = blocks;
+    if (perCU > 0 && computeUnits > 0)
+      grid = std::min(blocks, perCU * computeUnits);
+    remark(group, lanes, loads, perSubgroupOf, perCU, grid, blocks);
 
     Value one = index(b, 1);
     auto launch =
-        gpu::LaunchOp::create(b, loc, index(b, blocks), one, one,
+        gpu::LaunchOp::create(b, loc, index(b, grid), one, one,
                               index(b, lanes * rowsPerBlock), one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
+    if (grid < blocks) {
+      auto loop = scf::ForOp::create(kb, loc, block, index(kb, blocks),
+                                     index(kb, grid));
+      // Registers for every block of the grid at once (nvvm.minctasm).
+      loop->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
+                    kb.getI64IntegerAttr(perCU));
+      block = loop.getInductionVar();
+      kb.setInsertionPoint(loop.getBody()->getTerminator());
+    }
     // Class c runs in blocks [firstBlock[c], firstBlock[c + 1]): an if/else
     // chain on the block id.
     OpBuilder cb = kb;
@@ -415,7 +440,8 @@ struct LowerMatvecPass final
 
   /// The remarks on the mat-vecs and epilogues of `group`.
   void remark(const Group &group, int64_t lanes, int64_t loads,
-              llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf) {
+              llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf,
+              int64_t perCU, int64_t grid, int64_t blocks) {
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
@@ -425,6 +451,13 @@ struct LowerMatvecPass final
              << " subgroups per block, " << loads << " " << loadBytes.getValue()
              << "-byte loads per lane in flight, " << perSubgroupOf(c)
              << " rows per subgroup";
+        if (grid < blocks)
+          diag << "; a resident grid of " << grid << " blocks (" << perCU
+               << " per compute unit) loops over " << blocks;
+        else if (perCU > 0 && computeUnits <= 0)
+          diag << "; one block per " << rowsPerBlock.getValue()
+               << " subgroups: blocks-per-cu needs the compute units of a "
+                  "#cachet.device profile";
         if (m.fill)
           diag << "; the zero fill of the result is done in the kernel";
         if (total > 1)

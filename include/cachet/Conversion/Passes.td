@@ -785,7 +785,15 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     `linalg.fill` of +0.0 into y right before the mat-vec is done by the
     kernel, which stores `0.0 + sum`: the same value, one launch fewer).
     With `rows-per-subgroup` R > 1 a subgroup computes R consecutive rows
-    and each load of x serves all R. The weight's loads carry
+    and each load of x serves all R. With `blocks-per-cu` N > 0 (and
+    `paired-blocks-per-cu` for the kernels of the next paragraph) the grid
+    is N blocks per compute unit of the device profile, each looping over
+    the kernel's blocks (`scf.for` from its block id, step the grid), and
+    the loop is marked `cachet.min_workgroups_per_sm = N`, which
+    cachet-kernel-occupancy makes `.minnctapersm` on NVVM, so that the whole
+    grid is resident. On the H200 it did not pay: the Llama-3-8B chain took
+    0.247-0.252 ms with N = 4, 6 or 8 against 0.245-0.246 ms without
+    (docs/BENCHMARKS.md), so it is off by default. The weight's loads carry
     `cachet.streaming_weight`, which cachet-prefetch-matvec-chains
     recognizes. The summation order is fixed by the shape and the options,
     not by the schedule: the same inputs give the same bits on every run. A
@@ -874,6 +882,14 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
            "loads-per-lane of a kernel whose subgroups compute rows of "
            "several mat-vecs (gate/up, K/V); 0: loads-per-lane (8 measured "
            "3% faster on the H200's Llama-3-8B chain, 16 slower)">,
+    Option<"blocksPerCU", "blocks-per-cu", "int64_t", /*default=*/"0",
+           "Blocks per compute unit of a resident grid that loops over the "
+           "kernel's blocks (needs the profile's compute units); 0: one "
+           "block per rows-per-block subgroups">,
+    Option<"pairedBlocksPerCU", "paired-blocks-per-cu", "int64_t",
+           /*default=*/"0",
+           "blocks-per-cu of a kernel whose subgroups compute rows of "
+           "several mat-vecs; 0: blocks-per-cu">,
     Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
            "Rows each subgroup computes, sharing its loads of x (1 where it "
            "does not divide the rows)">,
