@@ -188,12 +188,15 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       options.features.getValue())
             .str());
     addPrefetch(pm, options);
-    addPipeline(pm,
+    addPipeline(
+        pm, llvm::formatv(
                 "gpu.module(cachet-align-workgroup-memory,"
-                "cachet-kernel-occupancy,"
+                "cachet-streaming-loads{{cache={0}},cachet-kernel-occupancy,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
                 "cachet-extern-dynamic-shared-memory),"
-                "reconcile-unrealized-casts");
+                "reconcile-unrealized-casts",
+                options.streamingLoads.getValue())
+                .str());
     format = options.format;
     break;
   case Target::ROCDL:
