@@ -188,15 +188,12 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                       options.features.getValue())
             .str());
     addPrefetch(pm, options);
-    addPipeline(
-        pm, llvm::formatv(
+    addPipeline(pm,
                 "gpu.module(cachet-align-workgroup-memory,"
-                "cachet-streaming-loads{{cache={0}},cachet-kernel-occupancy,"
+                "cachet-kernel-occupancy,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
                 "cachet-extern-dynamic-shared-memory),"
-                "reconcile-unrealized-casts",
-                options.streamingLoads.getValue())
-                .str());
+                "reconcile-unrealized-casts");
     format = options.format;
     break;
   case Target::ROCDL:

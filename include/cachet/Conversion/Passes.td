@@ -140,25 +140,6 @@ def KernelOccupancy : Pass<"cachet-kernel-occupancy", "mlir::gpu::GPUModuleOp"> 
   }];
 }
 
-def StreamingLoads : Pass<"cachet-streaming-loads", "mlir::gpu::GPUModuleOp"> {
-  let summary = "Load streaming weights past L1 (ld.global.cs) on NVVM";
-  let description = [{
-    Rewrites each `vector.load` marked `cachet.streaming_weight` of 4, 8 or
-    16 bytes in NVVM modules as inline PTX `ld.global.cs` (`cache=cs`) or
-    `ld.global.nc.L1::no_allocate` (`cache=nc-no-allocate`); `none` leaves
-    them. The address is the memref's aligned pointer plus its offset and
-    the indices times its strides.
-  }];
-  let options = [
-    Option<"cache", "cache", "std::string", /*default=*/"\"cs\"",
-           "cs, nc-no-allocate or none">,
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
-  ];
-}
-
 def ExternDynamicSharedMemory
     : Pass<"cachet-extern-dynamic-shared-memory", "mlir::gpu::GPUModuleOp"> {
   let summary = "Give the dynamic shared-memory global external linkage";

@@ -115,12 +115,6 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Options of cachet-prefetch-matvec-chains added after "
                      "the mode, e.g. \"max-bytes=0\""),
       llvm::cl::init("")};
-  Option<std::string> streamingLoads{
-      *this, "streaming-loads",
-      llvm::cl::desc("Cache operator of the mat-vec kernels' weight loads on "
-                     "NVVM (cachet-streaming-loads): cs, nc-no-allocate or "
-                     "none"),
-      llvm::cl::init("cs")};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
       llvm::cl::desc("Stop before serializing kernels and lowering the host "
