@@ -1,0 +1,12 @@
+set -u
+W=/tmp/w39; mkdir -p $W; D=.device; B=$D/bin; dir=$D
+. scripts/device/env.sh
+s() { tar czf $OUT/run39.tgz -C $W .; }
+for k in k2cs k2plain; do /usr/local/cuda/bin/ptxas -arch=sm_90 $D/pdl/$k.ptx -o $W/$k.cubin && /usr/local/cuda/bin/cuobjdump -sass $W/$k.cubin > $W/$k.sass 2>&1; done; s
+for S in cs nc csp; do for a in $D/$S/tg-*/; do echo "== $S"; timeout 100 $B/cachet-runner $a --inputs=random:1 --check --compare-rewrites 2>&1 | grep -v "^  arg"; done; done > $W/check.log 2>&1; s
+for i in 1 2; do
+  for S in tg cs nc csp; do timeout 80 $B/cachet-bench $D/$S --repeat=20 --json=$W/$S-$i.json > $W/$S-$i.log 2>&1; s; done
+done
+grep -a "== \|check\|identical\|DIFF\|rror" $W/check.log | cut -c1-100
+grep -aH "^| " $W/*.log | grep -v -- "---\|case" | cut -c1-200
+grep -c LDG $W/*.sass
