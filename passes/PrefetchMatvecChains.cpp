@@ -443,11 +443,10 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
 /// share of each of the kernel's own weights (`ownWeights`: argument index
 /// and bytes, a multiple of `line`; 0 for none), then waits for the grid it
-/// depends on; and `launch_dependents` before every return. Triggering at the
-/// start let the next grid's CTAs take SM slots (waiting) while this grid still
-/// had CTAs to run: on the H200 that made a chain of cachet's mat-vec
-/// kernels 1.3-1.5x slower (docs/BENCHMARKS.md). At the end it hides the next
-/// launch's latency behind this grid's last CTAs.
+/// depends on; and `launch_dependents` before every return, or first with
+/// `triggerAtStart`. At the end it hides the next launch's latency behind
+/// this grid's last CTAs, and waiting CTAs of the next grid cannot take SM
+/// slots this grid still needs.
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                      ArrayRef<std::pair<unsigned, int64_t>> ownWeights,
                      PrefetchKind kind, const TargetInfo &target, int64_t line,
@@ -599,9 +598,10 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             plan = Plan();
             plan.why = "auto: cachet's subgroup mat-vec kernel streams at "
                        "full occupancy; no prefetch or dependent launch paid "
-                       "for it on the H200 (pdl 0.72x, bulk 0.95x, l2 0.99x "
-                       "of none; docs/BENCHMARKS.md), so none (an explicit "
-                       "mode forces one)";
+                       "for it on the H200 (pdl 1.00x without its prologue "
+                       "prefetch and 0.95x with it, bulk 0.95x, l2 0.99x of "
+                       "none; docs/BENCHMARKS.md), so none (an explicit mode "
+                       "forces one)";
           }
           std::string text;
           llvm::raw_string_ostream os(text);

@@ -370,11 +370,13 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       comes after the wait, so nothing produced by the previous launch is
       read early; only weight prefetches (which return no value) run before.
       `nvvm.griddepcontrol launch_dependents` comes right before every
-      return (`pdl-trigger=end`): triggered at the start
-      (`pdl-trigger=start`), the next grid's waiting CTAs took SM slots this
-      grid still needed (1.3-1.5x slower chains on the H200 in runs 3-4;
-      with today's kernels both places are equally slow, 0.76-0.79x of no
-      PDL, run 34 of docs/BENCHMARKS.md).
+      return (`pdl-trigger=end`, the default) or first (`pdl-trigger=start`).
+      Before run 41 every PDL figure on the H200 (1.3-1.5x slower in runs
+      3-4, 0.76-0.79x in run 34 with either trigger) measured a stream
+      synchronization after each marked launch (cachet-compile ran
+      cachet-lower-launch-attributes before `gpu-async-region`), not PDL;
+      since, a chain of cachet's mat-vecs is as fast with PDL as without
+      (1.00x, run 41 of docs/BENCHMARKS.md).
       `pdl+l2` and `pdl+bulk` combine both.
     * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
       uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
@@ -390,7 +392,8 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       remark saying why. Launches of cachet's subgroup mat-vec kernels
       (weights read by loads marked `cachet.streaming_weight`) get nothing
       from `auto`: they stream at full occupancy, and on the H200 no mode
-      paid for them (pdl 0.72x, bulk 0.95x, l2 0.99x; docs/BENCHMARKS.md).
+      paid for them (pdl 1.00x without its prologue prefetch and 0.95x with
+      it, run 41; bulk 0.95x, l2 0.99x; docs/BENCHMARKS.md).
       An explicit mode still rewrites them.
     * `off`: nothing.
 

@@ -224,8 +224,11 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // the upstream CUDA convention that convert-gpu-to-nvvm/rocdl compiled
   // them for (memref descriptors expanded into scalar parameters), which the
   // runtime passes to cuLaunchKernel / hipModuleLaunchKernel as is.
-  // Launches and copies chained on one stream.
-  addPipeline(pm, "cachet-lower-launch-attributes,func.func(gpu-async-region)");
+  // Launches and copies chained on one stream. The launch flags' calls come
+  // after gpu-async-region: before it, each call (a host op) would end the
+  // async region, and a stream synchronization after every PDL launch would
+  // leave the GPU idle while the host queues the next one.
+  addPipeline(pm, "func.func(gpu-async-region),cachet-lower-launch-attributes");
   addPipeline(pm, llvm::formatv("expand-strided-metadata,"
                                 "finalize-memref-to-llvm,"
                                 "func.func(llvm-request-c-wrappers),"

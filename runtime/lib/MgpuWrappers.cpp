@@ -524,12 +524,13 @@ CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
     failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
 }
 
-/// Allocates `sizeBytes` of device memory. Vulkan: host-visible memory,
+/// Allocates `sizeBytes` of device memory (nothing is queued: a kernel span's
+/// end mark stays pending). Vulkan: host-visible memory,
 /// returned as its host address (which kernels get bound to and mgpuMemcpy
 /// copies through). CUDA and HIP: returns the device address.
 CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                     bool isHostShared) {
-  CachetRuntime runtime = getQueueRuntime(__func__);
+  CachetRuntime runtime = getRuntime(__func__);
   if (!runtime)
     return nullptr;
   CachetBuffer buffer = nullptr;

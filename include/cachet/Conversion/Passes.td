@@ -557,6 +557,10 @@ def LowerLaunchAttributes
     `cachetMgpuSetNextLaunchFlags(CACHET_LAUNCH_PDL)` right before each
     marked launch: the next `mgpuLaunchKernel` of the thread then uses
     programmatic stream serialization (CUDA `cuLaunchKernelEx`).
+    cachet-compile runs it after `gpu-async-region`: a call before that pass
+    ends the launch's async region, and the stream is then synchronized
+    after every marked launch (on the H200 that made a PDL chain of
+    mat-vecs 0.76-0.79x as fast as one without PDL).
 
     Before:
 
