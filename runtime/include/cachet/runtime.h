@@ -491,7 +491,10 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
  *  is queued by the first mgpu call after a launch that is not itself a
  *  launch (a copy, a synchronization, cachetMgpuKernelSpanNs): nothing
  *  separates launches queued back to back, so a programmatic dependent
- *  launch can still start before its predecessor ends. */
+ *  launch can still start before its predecessor ends. After its last
+ *  launch, code that waits should wait with mgpuStreamSynchronize (or copy
+ *  with mgpuMemcpy), not cachetSynchronize: a mark queued after the device
+ *  went idle would hold the time until it was queued. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanBegin(void);
 
 /** Ends the span begun by cachetMgpuKernelSpanBegin and returns it in ns
