@@ -209,6 +209,11 @@ struct LowerMatvecPass final
 
   /// The compute units of the module's device profile (0 without one).
   int64_t computeUnits = 0;
+  /// The workgroup memory of the profile's device (0 without one).
+  int64_t sharedMemoryBytes = 0;
+  /// Static workgroup memory a block may have on every target (CUDA's
+  /// limit without an opt-in).
+  static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
   void runOnOperation() override {
     // The subgroup size: the option, else the profile's, else 32.
@@ -221,6 +226,8 @@ struct LowerMatvecPass final
                   : 32;
     computeUnits =
         profile ? static_cast<int64_t>(profile.getComputeUnits()) : 0;
+    sharedMemoryBytes =
+        profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
     std::string optionProblem;
     if (rowsPerBlock <= 0)
       optionProblem = "rows-per-block must be positive";
@@ -388,15 +395,35 @@ struct LowerMatvecPass final
     int64_t grid = blocks;
     if (perCU > 0 && computeUnits > 0)
       grid = std::min(blocks, perCU * computeUnits);
-    remark(group, lanes, loads, perSubgroupOf, perCU, grid, blocks);
+    auto xType = cast<MemRefType>(group.x.getType());
+    int64_t xBytes =
+        xType.getNumElements() * xType.getElementTypeBitWidth() / 8;
+    bool staged = stageX && xBytes <= kStaticSharedBytes &&
+                  (sharedMemoryBytes <= 0 || xBytes <= sharedMemoryBytes);
+    remark(group, lanes, loads, perSubgroupOf, perCU, grid, blocks, staged,
+           xBytes);
 
     Value one = index(b, 1);
-    auto launch =
-        gpu::LaunchOp::create(b, loc, index(b, grid), one, one,
-                              index(b, lanes * rowsPerBlock), one, one);
+    // stage-x: x in workgroup memory, copied once per block.
+    SmallVector<Type> shared;
+    if (staged)
+      shared.push_back(
+          MemRefType::get(xType.getShape(), xType.getElementType(), nullptr,
+                          gpu::AddressSpaceAttr::get(
+                              b.getContext(), gpu::AddressSpace::Workgroup)));
+    int64_t threads = lanes * rowsPerBlock;
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, grid), one, one, index(b, threads), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, shared);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value tid = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
+    Value x = group.x;
+    if (staged) {
+      x = launch.getWorkgroupAttributions()[0];
+      emitStageX(kb, loc, group.x, x, tid, threads);
+    }
     if (grid < blocks) {
       auto loop = scf::ForOp::create(kb, loc, block, index(kb, blocks),
                                      index(kb, grid));
@@ -421,8 +448,8 @@ struct LowerMatvecPass final
       }
       Value local =
           arith::SubIOp::create(body, loc, block, index(body, firstBlock[c]));
-      emitClass(body, loc, group.x, rowClass, perSubgroupOf(rowClass), local,
-                tid, lanes, loads);
+      emitClass(body, loc, x, rowClass, perSubgroupOf(rowClass), local, tid,
+                lanes, loads);
     }
     kb.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
@@ -438,10 +465,36 @@ struct LowerMatvecPass final
     }
   }
 
+  /// Copies `x` into the workgroup buffer `staged`: each of the block's
+  /// `threads` threads copies every `threads`-th vector of `load-bytes`,
+  /// then the block waits at a barrier.
+  void emitStageX(OpBuilder &kb, Location loc, Value x, Value staged, Value tid,
+                  int64_t threads) {
+    auto type = cast<MemRefType>(x.getType());
+    Type element = type.getElementType();
+    int64_t width = loadBytes / (element.getIntOrFloatBitWidth() / 8);
+    auto vecType = VectorType::get({width}, element);
+    Value start = arith::MulIOp::create(
+        kb, loc, tid, arith::ConstantIndexOp::create(kb, loc, width));
+    scf::ForOp::create(
+        kb, loc, start,
+        arith::ConstantIndexOp::create(kb, loc, type.getDimSize(0)),
+        arith::ConstantIndexOp::create(kb, loc, width * threads), ValueRange{},
+        [&](OpBuilder &lb, Location l, Value k, ValueRange) {
+          auto v = vector::LoadOp::create(lb, l, vecType, x, ValueRange{k});
+          v.setAlignment(loadBytes);
+          auto st = vector::StoreOp::create(lb, l, v, staged, ValueRange{k});
+          st.setAlignment(loadBytes);
+          scf::YieldOp::create(lb, l);
+        });
+    gpu::BarrierOp::create(kb, loc);
+  }
+
   /// The remarks on the mat-vecs and epilogues of `group`.
   void remark(const Group &group, int64_t lanes, int64_t loads,
               llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf,
-              int64_t perCU, int64_t grid, int64_t blocks) {
+              int64_t perCU, int64_t grid, int64_t blocks, bool staged,
+              int64_t xBytes) {
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
@@ -451,6 +504,12 @@ struct LowerMatvecPass final
              << " subgroups per block, " << loads << " " << loadBytes.getValue()
              << "-byte loads per lane in flight, " << perSubgroupOf(c)
              << " rows per subgroup";
+        if (staged)
+          diag << "; x staged in workgroup memory once per block";
+        else if (stageX)
+          diag << "; x (" << xBytes
+               << " bytes) not staged: more than the static workgroup memory "
+                  "of a block";
         if (grid < blocks)
           diag << "; a resident grid of " << grid << " blocks (" << perCU
                << " per compute unit) loops over " << blocks;

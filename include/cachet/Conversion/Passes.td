@@ -797,7 +797,17 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     cachet-kernel-occupancy makes `.minnctapersm` on NVVM, so that the whole
     grid is resident. On the H200 it did not pay: the Llama-3-8B chain took
     0.247-0.252 ms with N = 4, 6 or 8 against 0.245-0.246 ms without
-    (docs/BENCHMARKS.md), so it is off by default. The weight's loads carry
+    (docs/BENCHMARKS.md), so it is off by default. With `stage-x` each block
+    first copies x into workgroup memory (a `workgroup` attribution of the
+    launch; `load-bytes` vectors, a `gpu.barrier` after) and its subgroups
+    read x from there, so only weight loads are in flight from global
+    memory (on the H200 the Q/K/V kernel needs 83 registers instead of 103).
+    An x larger than 48 KiB (CUDA's static limit) or than the profile's
+    workgroup memory stays in global memory, with a remark.
+    cachet-prefetch-matvec-chains leaves kernels with workgroup attributions
+    alone (a remark says so), so no explicit prefetch or PDL mode applies to
+    staged kernels. Off by default: not measured on a GPU yet (lavapipe runs
+    it, test/Integration/matvec-fused.test). The weight's loads carry
     `cachet.streaming_weight`, which cachet-prefetch-matvec-chains
     recognizes. The summation order is fixed by the shape and the options,
     not by the schedule: the same inputs give the same bits on every run. A
@@ -894,6 +904,9 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
            /*default=*/"0",
            "blocks-per-cu of a kernel whose subgroups compute rows of "
            "several mat-vecs; 0: blocks-per-cu">,
+    Option<"stageX", "stage-x", "bool", /*default=*/"false",
+           "Copy x into workgroup memory once per block and read it from "
+           "there">,
     Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
            "Rows each subgroup computes, sharing its loads of x (1 where it "
            "does not divide the rows)">,
