@@ -653,14 +653,24 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             continue;
           }
 
+          // Next weights are new kernel arguments, which a kernel with
+          // attributions (block arguments after its arguments) does not
+          // get; PDL adds none.
           gpu::GPUFuncOp original = member.kernel;
-          if (original.getNumWorkgroupAttributions() +
-                  original.getNumPrivateAttributions() >
-              0) {
-            remarkOn(launch) << text
-                             << "; not rewritten: the kernel has workgroup "
-                                "or private attributions";
-            continue;
+          if (!nextWeights.empty() &&
+              original.getNumWorkgroupAttributions() +
+                      original.getNumPrivateAttributions() >
+                  0) {
+            if (!plan.pdl) {
+              remarkOn(launch) << text
+                               << "; not rewritten: the kernel has workgroup "
+                                  "or private attributions";
+              continue;
+            }
+            os << "; no next-weight prefetch: the kernel has workgroup or "
+                  "private attributions";
+            nextWeights.clear();
+            ranges.clear();
           }
           gpu::GPUFuncOp kernel =
               getOwnKernel(module, launch, member.kernel, symbolTables);

@@ -420,7 +420,10 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     program reads.
 
     Every launch gets a remark: part of a chain (step, what it prefetches,
-    bytes) or not, and why. Only intrinsics the target chip and PTX version
+    bytes) or not, and why. A kernel with workgroup or private attributions
+    gets no next weights (they would be arguments after its attributions'
+    block arguments): with PDL it gets the PDL part only, without it is
+    not rewritten. Only intrinsics the target chip and PTX version
     of the `#nvvm.target` support are emitted; otherwise a remark and no
     rewrite.
 

@@ -32,6 +32,22 @@
 // PDLHOST-NOT: mgpuStreamSynchronize
 // PDLHOST: gpu.launch_func
 // PDLHOST: mgpuStreamSynchronize
+// Kernels with x staged in workgroup memory (stage-x) get PDL as well, the wait
+// comes before the copy of x and its barrier. They get no next-weight
+// prefetch (it would add kernel arguments before the workgroup
+// attribution), which pdl+bulk says and l2 alone refuses.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl matvec-options={stage-x=true} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTAGED
+// PDLSTAGED: gpu.binary @decode_layer_kernel_2
+// PDLSTAGED-NOT: ld.global
+// PDLSTAGED-SAME: griddepcontrol.wait;
+// PDLSTAGED-SAME: ld.global
+// PDLSTAGED-SAME: bar.sync
+// PDLSTAGED-SAME: ld.shared
+// PDLSTAGED-SAME: griddepcontrol.launch_dependents;
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl+bulk matvec-options={stage-x=true} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLBULKSTAGED
+// PDLBULKSTAGED: step 1 of 4, {{.*}}; sm_90 with PTX 8.0: pdl + bulk; no next-weight prefetch: the kernel has workgroup or private attributions; pdl: the first
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 matvec-options={stage-x=true} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=L2STAGED
+// L2STAGED: step 1 of 4, {{.*}}; not rewritten: the kernel has workgroup or private attributions
 // pdl-trigger=start lets the next grid launch before the kernel's own work.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
 // PDLSTART-REMARK: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents first

@@ -804,10 +804,10 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     memory (on the H200 the Q/K/V kernel needs 83 registers instead of 103).
     An x larger than 48 KiB (CUDA's static limit) or than the profile's
     workgroup memory stays in global memory, with a remark.
-    cachet-prefetch-matvec-chains leaves kernels with workgroup attributions
-    alone (a remark says so), so no explicit prefetch or PDL mode applies to
-    staged kernels. Off by default: not measured on a GPU yet (lavapipe runs
-    it, test/Integration/matvec-fused.test). The weight's loads carry
+    cachet-prefetch-matvec-chains gives staged kernels PDL (its wait comes
+    before the copy) but no next-weight prefetch, which would add kernel
+    arguments (a remark says so). Off by default: not measured on a GPU yet
+    (lavapipe runs it, test/Integration/matvec-fused.test). The weight's loads carry
     `cachet.streaming_weight`, which cachet-prefetch-matvec-chains
     recognizes. The summation order is fixed by the shape and the options,
     not by the schedule: the same inputs give the same bits on every run. A
