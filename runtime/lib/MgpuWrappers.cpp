@@ -273,10 +273,12 @@ thread_local uint32_t nextLaunchFlags = 0;
 
 /// The kernel span of cachetMgpuKernelSpanBegin / cachetMgpuKernelSpanNs:
 /// a mark before the first launch and one after the latest. The end mark is
-/// queued lazily, by the next call that is not a launch (`pending` until
-/// then): a mark between two launches would keep a programmatic dependent
-/// launch from starting before the previous kernel ends, and separates
-/// launches that the compiled code queues back to back.
+/// queued lazily, by the next call that queues or waits for work
+/// (getQueueRuntime; `pending` until then): a mark between two launches
+/// would keep a programmatic dependent launch from starting before the
+/// previous kernel ends, and separates launches that the compiled code
+/// queues back to back. Calls that queue nothing (allocations, stream,
+/// event and function handles) leave it pending.
 struct KernelSpan {
   bool active = false;
   bool started = false;
@@ -365,9 +367,9 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
   span.pending = runtime && span.started;
 }
 
-/// getRuntime for every call other than a launch: first queues the kernel
-/// span's pending end mark, so it follows the latest launch and precedes
-/// whatever this call queues or waits for.
+/// getRuntime for the calls that queue or wait for work: first queues the
+/// kernel span's pending end mark, so it follows the latest launch and
+/// precedes whatever this call queues or waits for.
 CachetRuntime getQueueRuntime(const char *function) {
   CachetRuntime runtime = getRuntime(function);
   KernelSpan &span = kernelSpan();
@@ -438,7 +440,7 @@ CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
 
 /// Returns the kernel `name` of `module`.
 CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
-  CachetRuntime runtime = getQueueRuntime(__func__);
+  CachetRuntime runtime = getRuntime(__func__);
   CachetKernel kernel = nullptr;
   if (runtime &&
       failed(__func__,
@@ -474,7 +476,7 @@ void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX, intptr_t gridY,
 
 /// Returns a stream: every stream is the runtime's one in-order queue.
 CACHET_RT_EXPORT void *mgpuStreamCreate() {
-  getQueueRuntime(__func__);
+  getRuntime(__func__);
   return new MgpuStream();
 }
 
@@ -495,7 +497,7 @@ CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {}
 /// Creates an event (a device timestamp mark).
 CACHET_RT_EXPORT void *mgpuEventCreate() {
   auto *event = new MgpuEvent();
-  if (CachetRuntime runtime = getQueueRuntime(__func__))
+  if (CachetRuntime runtime = getRuntime(__func__))
     failed(__func__, cachetEventCreate(runtime, &event->event));
   return event;
 }
@@ -505,7 +507,7 @@ CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
   auto *mgpuEvent = static_cast<MgpuEvent *>(event);
   if (!mgpuEvent)
     return;
-  if (CachetRuntime runtime = getQueueRuntime(__func__))
+  if (CachetRuntime runtime = getRuntime(__func__))
     failed(__func__, cachetEventDestroy(runtime, mgpuEvent->event));
   delete mgpuEvent;
 }
@@ -524,8 +526,7 @@ CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
     failed(__func__, cachetEventRecord(runtime, mgpuEvent->event));
 }
 
-/// Allocates `sizeBytes` of device memory (nothing is queued: a kernel span's
-/// end mark stays pending). Vulkan: host-visible memory,
+/// Allocates `sizeBytes` of device memory. Vulkan: host-visible memory,
 /// returned as its host address (which kernels get bound to and mgpuMemcpy
 /// copies through). CUDA and HIP: returns the device address.
 CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
@@ -761,7 +762,7 @@ CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {
 }
 
 CachetStatus cachetMgpuKernelSpanBegin(void) {
-  CachetRuntime runtime = getQueueRuntime(__func__);
+  CachetRuntime runtime = getRuntime(__func__);
   if (!runtime)
     return CACHET_ERROR_NO_DEVICE;
   KernelSpan &span = kernelSpan();
@@ -773,6 +774,7 @@ CachetStatus cachetMgpuKernelSpanBegin(void) {
     }
   span.active = true;
   span.started = false;
+  span.pending = false;
   return CACHET_SUCCESS;
 }
 

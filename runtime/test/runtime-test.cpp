@@ -455,18 +455,26 @@ void testDeviceAddress(Fixture &f, CachetBuffer big, CachetBuffer small) {
   cachetModuleUnload(f.rt, module);
 }
 
-void testLargeBuffer(Fixture &f) {
-  const uint64_t maxBinding = f.info.maxBindingBytes;
-  const uint64_t bytes = maxBinding + (64ull << 20);
+/// Allocates `bytes` in `large` and 256 bytes in `small` for the test
+/// `what`; false, after saying why, when the device has too little memory
+/// (more than it allows or a quarter of its memory) or an allocation fails.
+bool allocLargeAndSmall(Fixture &f, uint64_t bytes, const char *what,
+                        CachetBuffer &large, CachetBuffer &small) {
   if (bytes > f.info.maxAllocationBytes ||
       bytes > f.info.deviceMemoryBytes / 4) {
-    std::printf("SKIP large buffer: %" PRIu64 " bytes is too much here\n",
-                bytes);
-    return;
+    std::printf("SKIP %s: %" PRIu64 " bytes is too much here\n", what, bytes);
+    return false;
   }
+  return ok(cachetBufferAlloc(f.rt, bytes, &large),
+            std::string("alloc ") + what) &&
+         ok(cachetBufferAlloc(f.rt, 256, &small), "alloc small");
+}
+
+void testLargeBuffer(Fixture &f) {
+  const uint64_t maxBinding = f.info.maxBindingBytes;
   CachetBuffer big, small;
-  if (!ok(cachetBufferAlloc(f.rt, bytes, &big), "alloc above binding range") ||
-      !ok(cachetBufferAlloc(f.rt, 256, &small), "alloc small"))
+  if (!allocLargeAndSmall(f, maxBinding + (64ull << 20), "large buffer", big,
+                          small))
     return;
   const uint32_t n = 64;
   std::vector<uint32_t> src(n), dst(n);
@@ -513,14 +521,8 @@ uint8_t patternByte(uint64_t i, uint64_t seed) {
 /// an upload, which must see its last chunk.
 void testLargeTransfers(Fixture &f) {
   const uint64_t chunk = 64ull << 20, size = 2 * chunk + (6ull << 20);
-  if (size > f.info.maxAllocationBytes || size > f.info.deviceMemoryBytes / 4) {
-    std::printf("SKIP large transfers: %" PRIu64 " bytes is too much here\n",
-                size);
-    return;
-  }
   CachetBuffer buf, small;
-  if (!ok(cachetBufferAlloc(f.rt, size, &buf), "alloc large transfers") ||
-      !ok(cachetBufferAlloc(f.rt, 256, &small), "alloc small"))
+  if (!allocLargeAndSmall(f, size, "large transfers", buf, small))
     return;
   const uint64_t offset = 4099, bytes = size - offset - 4001;
   std::vector<uint8_t> src(bytes), all(size);

@@ -488,8 +488,9 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
  *  one-thread kernel that waits 200 us is queued before the first launch's
  *  start mark, so that the mark completes when that launch can start, not
  *  while the device idles waiting for the host to launch it. The end mark
- *  is queued by the first mgpu call after a launch that is not itself a
- *  launch (a copy, a synchronization, cachetMgpuKernelSpanNs): nothing
+ *  is queued by the first mgpu call after a launch that queues or waits
+ *  for work (a copy, a fill, a synchronization, an event record, a free,
+ *  cachetMgpuKernelSpanNs), not by allocations or handles: nothing
  *  separates launches queued back to back, so a programmatic dependent
  *  launch can still start before its predecessor ends. After its last
  *  launch, code that waits should wait with mgpuStreamSynchronize (or copy
