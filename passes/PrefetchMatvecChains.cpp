@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -142,6 +143,9 @@ TargetInfo getTargetInfo(gpu::GPUModuleOp module) {
 struct Plan {
   PrefetchKind prefetch = PrefetchKind::None;
   bool pdl = false;
+  /// Whether a pdl kernel prefetches the start of its own weights before it
+  /// waits (the prologue).
+  bool prologue = true;
   /// Why, for the remark.
   std::string why;
 };
@@ -440,6 +444,91 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
   }
 }
 
+/// Returns true if `op` touches no memory but the buffers `weights` (kernel
+/// arguments), and those only by loads.
+bool readsOnlyWeights(Operation *op,
+                      const llvm::SmallDenseSet<Value> &weights) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return weights.contains(load.getMemRef());
+  if (auto load = dyn_cast<vector::LoadOp>(op))
+    return weights.contains(load.getBase());
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    if (!effects.hasNoEffect())
+      return false;
+  } else if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    return false;
+  }
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (!readsOnlyWeights(&nested, weights))
+        return false;
+  return true;
+}
+
+/// Places waits (`emitWait`) in `block` from `it` on, so that every op that
+/// may touch memory other than `weights` runs after one: before the first
+/// such op; in both branches of an `scf.if` that holds one (and again before
+/// the next such op after it); in the first iteration of an `scf.for` that
+/// holds one, before the first such op of its body (and again after it: a
+/// loop may run no iteration). Loads of `weights` before a wait are issued
+/// before it.
+void placeWaits(Block &block, Block::iterator it,
+                const llvm::SmallDenseSet<Value> &weights,
+                llvm::function_ref<void(OpBuilder &, Location)> emitWait) {
+  for (; it != block.end(); ++it) {
+    Operation &op = *it;
+    if (readsOnlyWeights(&op, weights))
+      continue;
+    if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})
+        if (!region->empty())
+          placeWaits(region->front(), region->front().begin(), weights,
+                     emitWait);
+      continue;
+    }
+    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+      Block &body = *forOp.getBody();
+      auto first = llvm::find_if(
+          body, [&](Operation &o) { return !readsOnlyWeights(&o, weights); });
+      OpBuilder b(&body, first);
+      Location loc = first->getLoc();
+      Value isFirst =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                forOp.getInductionVar(), forOp.getLowerBound());
+      scf::IfOp::create(b, loc, isFirst, [&](OpBuilder &tb, Location l) {
+        emitWait(tb, l);
+        scf::YieldOp::create(tb, l);
+      });
+      continue;
+    }
+    OpBuilder b(&op);
+    emitWait(b, op.getLoc());
+    return;
+  }
+}
+
+/// Returns true if, when `launch` starts, no kernel launched before this
+/// block may still run: going back from it in its block, a launch without
+/// `cachet.pdl`, a `cachet.pdl` launch whose kernel lets the next grid launch
+/// only at its end (`triggerAtStart` false), a copy, a fill or a wait comes
+/// before the block's start or an op with regions or a call. Kernels of the
+/// function never write a chain's weights (the matcher's read-only check),
+/// so a kernel ordered so may load its weights before its wait.
+bool isAfterStreamFence(gpu::LaunchFuncOp launch, bool triggerAtStart) {
+  for (Operation *op = launch->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isa<gpu::LaunchFuncOp>(op)) {
+      if (!op->hasAttr("cachet.pdl") || !triggerAtStart)
+        return true;
+      continue;
+    }
+    if (isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op))
+      return true;
+    if (op->getNumRegions() > 0 || isa<CallOpInterface>(op))
+      return false;
+  }
+  return false;
+}
+
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
 /// share of each of the kernel's own weights (`ownWeights`: argument index
 /// and bytes, a multiple of `line`; 0 for none), then waits for the grid it
@@ -450,8 +539,10 @@ void emitEpilogue(gpu::GPUFuncOp kernel, const Geometry &geometry,
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                      ArrayRef<std::pair<unsigned, int64_t>> ownWeights,
                      PrefetchKind kind, const TargetInfo &target, int64_t line,
-                     bool triggerAtStart) {
-  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+                     bool triggerAtStart, bool waitAfterWeightLoads) {
+  Block &entry = kernel.getBody().front();
+  Block::iterator original = entry.begin();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
   Location loc = kernel.getLoc();
   auto trigger = [](OpBuilder &builder, Location at) {
     NVVM::GriddepcontrolOp::create(
@@ -495,14 +586,30 @@ void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
     trigger(rb, ret.getLoc());
   }
   // The wait as inline asm that may read and write memory: no load moves
-  // above it (the LLVM intrinsic is memory(none)).
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange{}, ValueRange{},
-      b.getStringAttr("griddepcontrol.wait;"), b.getStringAttr("~{memory}"),
-      b.getUnitAttr(), /*is_align_stack=*/nullptr,
-      LLVM::TailCallKindAttr::get(b.getContext(),
-                                  LLVM::tailcallkind::TailCallKind::None),
-      /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+  // across it (the LLVM intrinsic is memory(none)).
+  auto wait = [](OpBuilder &wb, Location at) {
+    LLVM::InlineAsmOp::create(
+        wb, at, TypeRange{}, ValueRange{},
+        wb.getStringAttr("griddepcontrol.wait;"), wb.getStringAttr("~{memory}"),
+        wb.getUnitAttr(), /*is_align_stack=*/nullptr,
+        LLVM::TailCallKindAttr::get(wb.getContext(),
+                                    LLVM::tailcallkind::TailCallKind::None),
+        /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
+  };
+  if (!waitAfterWeightLoads || !kernel.getBody().hasOneBlock()) {
+    wait(b, loc);
+    return;
+  }
+  llvm::SmallDenseSet<Value> weights;
+  for (auto [weightArg, weightBytes] : ownWeights)
+    weights.insert(kernel.getArgument(weightArg));
+  placeWaits(entry, original, weights, wait);
+  // Every thread waits before it returns (at no cost once it has waited), so
+  // the grid still completes only after the one before it.
+  kernel.walk([&](gpu::ReturnOp ret) {
+    OpBuilder rb(ret);
+    wait(rb, ret.getLoc());
+  });
 }
 
 struct PrefetchMatvecChainsPass final
@@ -543,6 +650,11 @@ void PrefetchMatvecChainsPass::runOnOperation() {
   if (pdlTrigger != "end" && pdlTrigger != "start") {
     module.emitError("cachet-prefetch-matvec-chains: unknown pdl-trigger '")
         << pdlTrigger << "' (end, start)";
+    return signalPassFailure();
+  }
+  if (pdlWait != "start" && pdlWait != "after-weight-loads") {
+    module.emitError("cachet-prefetch-matvec-chains: unknown pdl-wait '")
+        << pdlWait << "' (start, after-weight-loads)";
     return signalPassFailure();
   }
   if (!mode) {
@@ -588,20 +700,28 @@ void PrefetchMatvecChainsPass::runOnOperation() {
           TargetInfo target = getTargetInfo(kernelModule);
           Plan plan = decide(*mode, profile, target);
           // cachet's subgroup mat-vec kernels keep DRAM busy themselves: on
-          // the H200 no mode paid for them (docs/BENCHMARKS.md), so auto
-          // leaves them alone; an explicit mode still applies.
+          // the H200 no prefetch paid for them, and PDL only with the next
+          // grid launched first and their weight loads before the wait
+          // (docs/BENCHMARKS.md, runs 41-44); auto gives them that PDL and
+          // nothing else; an explicit mode still applies.
           if (mode->automatic &&
               (plan.pdl || plan.prefetch != PrefetchKind::None) &&
               member.weights.front().load &&
               member.weights.front().load->hasAttr(
                   getStreamingWeightAttrName())) {
+            bool pdl = plan.pdl;
             plan = Plan();
+            plan.pdl = pdl;
+            plan.prologue = false;
             plan.why = "auto: cachet's subgroup mat-vec kernel streams at "
-                       "full occupancy; no prefetch or dependent launch paid "
-                       "for it on the H200 (pdl 1.00x without its prologue "
-                       "prefetch and 0.95x with it, bulk 0.95x, l2 0.99x of "
-                       "none; docs/BENCHMARKS.md), so none (an explicit mode "
-                       "forces one)";
+                       "full occupancy; on the H200 no prefetch paid for it "
+                       "(bulk 0.95x, l2 0.99x, pdl with its prologue "
+                       "prefetch 0.94x of pdl without it; "
+                       "docs/BENCHMARKS.md), ";
+            plan.why += pdl ? "pdl with the trigger first and the weight "
+                              "loads before the wait did (1.06x of none, "
+                              "run 44), so pdl without prefetches"
+                            : "so none (an explicit mode forces one)";
           }
           std::string text;
           llvm::raw_string_ostream os(text);
@@ -726,17 +846,33 @@ void PrefetchMatvecChainsPass::runOnOperation() {
                 bytes =
                     std::min<int64_t>(bytes, static_cast<double>(cap) * bytes /
                                                  std::max<int64_t>(total, 1));
-              ownWeights.push_back({w.argIndex, bytes / line * line});
+              ownWeights.push_back(
+                  {w.argIndex, plan.prologue ? bytes / line * line : 0});
             }
+            bool early = pdlWait == "after-weight-loads" &&
+                         isAfterStreamFence(launch, pdlTrigger == "start");
             emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
-                            pdlTrigger == "start");
+                            pdlTrigger == "start", early);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
-            os << "; pdl: the first ";
-            llvm::interleave(
-                ownWeights, os, [&](auto pair) { os << pair.second; }, " and ");
-            os << " B of the own weight" << (ownWeights.size() > 1 ? "s" : "")
-               << " prefetched (max-bytes), wait before the first read, "
-               << (pdlTrigger == "start"
+            os << "; pdl: ";
+            if (plan.prologue) {
+              os << "the first ";
+              llvm::interleave(
+                  ownWeights, os, [&](auto pair) { os << pair.second; },
+                  " and ");
+              os << " B of the own weight" << (ownWeights.size() > 1 ? "s" : "")
+                 << " prefetched (max-bytes), ";
+            }
+            if (early)
+              os << "wait after the first loads of the weights (before the "
+                    "first access to other memory), ";
+            else if (pdlWait == "after-weight-loads")
+              os << "wait before the first read (a kernel launched before "
+                    "this block may still run: no launch without pdl, copy "
+                    "or wait before it here), ";
+            else
+              os << "wait before the first read, ";
+            os << (pdlTrigger == "start"
                        ? "launch_dependents first"
                        : "launch_dependents before returning");
           }

@@ -359,24 +359,44 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       `nvvm.cp.async.bulk.prefetch` (`cp.async.bulk.prefetch.L2`), 4 KiB per
       instruction.
     * `pdl` (sm_90+, PTX 7.8+): every launch of a chain gets the unit
-      attribute `cachet.pdl`, and its kernel starts with: each CTA prefetches
-      its share (1/grid) of the first `max-bytes` of its own weight into L2
-      (a whole weight larger than the L2 would evict itself); then the wait,
-      `griddepcontrol.wait` as
+      attribute `cachet.pdl`, and its kernel starts with
+      `nvvm.griddepcontrol launch_dependents` (`pdl-trigger=start`, the
+      default: the next grid may launch as soon as every CTA of this one
+      has started; `pdl-trigger=end` puts it before every return instead);
+      then each CTA prefetches its share (1/grid) of the first `max-bytes`
+      of its own weight into L2 (a whole weight larger than the L2 would
+      evict itself); then the wait, `griddepcontrol.wait` as
       `llvm.inline_asm has_side_effects` (LLVM declares the
-      `llvm.nvvm.griddepcontrol.wait` intrinsic `memory(none)`, which would let
-      it move loads across; the inline asm call may read and write memory, so
-      neither MLIR nor LLVM hoists a load above it). Every read of the kernel
-      comes after the wait, so nothing produced by the previous launch is
-      read early; only weight prefetches (which return no value) run before.
-      `nvvm.griddepcontrol launch_dependents` comes right before every
-      return (`pdl-trigger=end`, the default) or first (`pdl-trigger=start`).
-      Before run 41 every PDL figure on the H200 (1.3-1.5x slower in runs
-      3-4, 0.76-0.79x in run 34 with either trigger) measured a stream
-      synchronization after each marked launch (cachet-compile ran
-      cachet-lower-launch-attributes before `gpu-async-region`), not PDL;
-      since, a chain of cachet's mat-vecs is as fast with PDL as without
-      (1.00x, run 41 of docs/BENCHMARKS.md).
+      `llvm.nvvm.griddepcontrol.wait` intrinsic `memory(none)`, which would
+      let it move loads across; the inline asm call may read and write
+      memory, so neither MLIR nor LLVM moves a load across it).
+      Where the wait goes (`pdl-wait`):
+      - `after-weight-loads` (the default): loads of the kernel's own
+        weights may come before it, everything else after. The wait goes
+        before the first op that touches other memory; into both branches
+        of an `scf.if` that holds one; into the first iteration of an
+        `scf.for` that holds one (`scf.if %iv == %lb`), before the first such
+        op of the body; again before the next such op after the `scf.if` or
+        `scf.for`; and before every return, so the grid completes only after
+        the one before it. cachet's subgroup mat-vec loops load a batch of
+        weights and then x, so a CTA of the next grid issues its first
+        batch of weight loads while the grid before it drains. The weights
+        of a chain are written by no host op or kernel of the function (the
+        matcher's read-only check), but a kernel launched before the
+        function could still run: with the trigger first, a CTA of launch
+        N may start while launch N - 2 runs. So loads go before the wait
+        only where a fence comes before the launch in its block (a launch
+        without `cachet.pdl`, a `cachet.pdl` launch with `pdl-trigger=end`,
+        a copy, a fill or a `gpu.wait`, with no op with regions or call in
+        between); otherwise the wait comes first, with a remark.
+      - `start`: the wait before any read.
+      On the H200 (docs/BENCHMARKS.md, run 44) the chain of cachet's
+      mat-vecs with `max-bytes=0` is 1.06x as fast as without PDL with the
+      defaults, 1.04x with `pdl-trigger=end`, 1.04x with `pdl-wait=start`, and
+      1.00x with the prologue's 15 MiB prefetch. Before run 41 every PDL
+      figure (1.3-1.5x slower in runs 3-4, 0.76-0.79x in run 34) measured a
+      stream synchronization after each marked launch (cachet-compile ran
+      cachet-lower-launch-attributes before `gpu-async-region`), not PDL.
       `pdl+l2` and `pdl+bulk` combine both.
     * ROCDL: `l2` (and `auto`, for any `l2_prefetch` other than `none`)
       uses the chip's data prefetch: `llvm.amdgcn.s.prefetch.data` on gfx12
@@ -390,11 +410,14 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       `l2` / `bulk` / the AMD prefetch (h200: pdl + bulk; rtx4070, rtx2060s:
       l2; none: nothing), each limited to what the target supports, with a
       remark saying why. Launches of cachet's subgroup mat-vec kernels
-      (weights read by loads marked `cachet.streaming_weight`) get nothing
-      from `auto`: they stream at full occupancy, and on the H200 no mode
-      paid for them (pdl 1.00x without its prologue prefetch and 0.95x with
-      it, run 41; bulk 0.95x, l2 0.99x; docs/BENCHMARKS.md).
-      An explicit mode still rewrites them.
+      (weights read by loads marked `cachet.streaming_weight`) get only the
+      PDL part from `auto`, without the prologue's prefetch, where the
+      profile has `pdl = true` and the target griddepcontrol (and nothing
+      otherwise): they stream at full occupancy, and on the H200 no
+      prefetch paid for them (bulk 0.95x, l2 0.99x; pdl with the prologue's
+      prefetch 0.94x of pdl without it, run 44), while PDL with the trigger
+      first and the weight loads before the wait did (1.06x, run 44).
+      An explicit mode still applies as asked.
     * `off`: nothing.
 
     Contract of `cachet.pdl` for the runtime: launch the kernel on the same
@@ -404,8 +427,10 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     the `griddepcontrol` instructions are no-ops and the launch is
     ordinary; either way values do not change. Only launches marked
     `cachet.pdl` may be launched so: their kernels wait before reading
-    anything, and as every CTA waits, a marked kernel completes only after
-    its predecessor did, so waiting on it also orders everything before.
+    anything but their own weights (which nothing that may still run
+    writes, see `pdl-wait`), and as every thread waits before it returns, a
+    marked kernel completes only after its predecessor did, so waiting on it
+    also orders everything before.
     Any other kernel (no wait) launched so could start while the kernel
     before it still writes its inputs.
 
@@ -473,17 +498,33 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     gpu.return
     ```
 
-    With `mode=pdl` (sm_90) the kernel starts with
+    With `mode=pdl prefetch-options={max-bytes=0}` (sm_90) the launch
+    carries `{cachet.pdl}`, and a subgroup mat-vec kernel after a fence
+    becomes
 
     ```mlir
-    scf.for ... { nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }
+    nvvm.griddepcontrol launch_dependents
+    ...
+    scf.for %k = %lb to %c4096 step %c1024 iter_args(...) {
+      %w0 = vector.load %w[%row, %k] {cachet.streaming_weight} ...
+      ...
+      %first = arith.cmpi eq, %k, %lb : index
+      scf.if %first {
+        llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+            : () -> ()
+      }
+      %x0 = vector.load %x[%k] ...
+      ...
+    }
+    ...
     llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
         : () -> ()
+    gpu.return
     ```
 
-    and ends with `nvvm.griddepcontrol launch_dependents` before its return
-
-    and the launch carries `{cachet.pdl}`.
+    (with the prologue's prefetch, `scf.for ... {
+    nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }` comes after
+    `launch_dependents`).
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
@@ -497,9 +538,14 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     Option<"ctas", "ctas", "int64_t", /*default=*/"-1",
            "Prefetching CTAs per launch (the last ones); negative: the "
            "profile's compute units">,
-    Option<"pdlTrigger", "pdl-trigger", "std::string", /*default=*/"\"end\"",
+    Option<"pdlTrigger", "pdl-trigger", "std::string", /*default=*/"\"start\"",
            "Where a pdl kernel lets the next grid launch: end (before every "
            "return) or start (before its prologue)">,
+    Option<"pdlWait", "pdl-wait", "std::string",
+           /*default=*/"\"after-weight-loads\"",
+           "Where a pdl kernel waits for the grid before it: start, or "
+           "after-weight-loads (loads of its own weights may come first "
+           "where no earlier kernel can still run)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

@@ -582,16 +582,20 @@ struct LowerMatvecPass final
           v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
         return v.getResult();
       };
-      SmallVector<Value> x;
+      // The weight loads come first: nothing they read is written by a
+      // kernel, so a dependent launch may issue them before it waits for the
+      // grid before it (cachet-prefetch-matvec-chains pdl-wait=inputs).
+      SmallVector<Value> ks, x;
       SmallVector<SmallVector<Value>> a(slots.size());
-      for (int64_t u = 0; u < loads; ++u) {
-        Value k =
-            arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes));
-        x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
+      for (int64_t u = 0; u < loads; ++u)
+        ks.push_back(
+            arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes)));
+      for (Value k : ks)
         for (auto [s, slot] : llvm::enumerate(slots))
           a[s].push_back(
               load(slot.matrix, ValueRange{slot.row, k}, /*weight=*/true));
-      }
+      for (Value k : ks)
+        x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
       auto toF32 = [&](Value v) {
         return element.isF32() ? v : arith::ExtFOp::create(lb, l, f32Vec, v);
       };

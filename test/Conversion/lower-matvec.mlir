@@ -42,9 +42,10 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // R2-LABEL: func.func @unrolled
 // R2: gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128
 // R2: scf.for {{.*}} iter_args({{.*}}, {{.*}}) -> (vector<8xf32>, vector<8xf32>)
-// R2: vector.load %arg1
-// R2-NEXT: vector.load %arg0[%[[R0:.*]], %[[K:.*]]] {{.*}}cachet.streaming_weight
+// R2: vector.load %arg0[%[[R0:.*]], %[[K:.*]]] {{.*}}cachet.streaming_weight
 // R2-NEXT: vector.load %arg0[%[[R1:.*]], %[[K]]] {{.*}}cachet.streaming_weight
+// R2-COUNT-6: vector.load %arg0{{.*}}cachet.streaming_weight
+// R2-NEXT: vector.load %arg1
 // R2-COUNT-3: vector.load %arg1
 // R2: memref.store %{{.*}}, %arg2[%[[R0]]]
 // R2: memref.store %{{.*}}, %arg2[%[[R1]]]

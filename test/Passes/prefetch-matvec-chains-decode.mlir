@@ -26,7 +26,7 @@
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{max-bytes=100})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=TINY
 // The PDL prologue prefetches at most max-bytes of a kernel's own weight.
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl max-bytes=65536})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLCAP
-// PDLCAP: step 1 of 6, weight memref<1024x1024xbf16>; sm_90 with PTX 8.0: pdl; pdl: the first 65536 B of the own weight prefetched (max-bytes), wait before the first read, launch_dependents before returning
+// PDLCAP: step 1 of 6, weight memref<1024x1024xbf16>; sm_90 with PTX 8.0: pdl; pdl: the first 65536 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=off})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{fraction=1.5})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BADFRAC
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
@@ -46,8 +46,12 @@
 // RUN: diff %t.spirv.on %t.spirv.off
 // RUN: FileCheck %s --check-prefix=SPIRV < %t.spirv
 //
-// PDL: no load moves above the wait, even after LICM, CSE and canonicalization.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl},loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOIST
+// PDL: no load moves above the wait, even after LICM, CSE and canonicalization
+// (pdl-wait=start); with the default pdl-wait=after-weight-loads only the
+// weight's load comes before it.
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl pdl-wait=start pdl-trigger=end},loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOIST
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl},loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOISTW
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl pdl-wait=later})" 2>&1 | FileCheck %s --check-prefix=BADWAIT
 
 // Host: each step's last launch passes the next step's weight(s).
 // CHECK-LABEL: func.func @decode_layer
@@ -78,17 +82,25 @@
 // R2060: step 5 of 6 (up of a gate/up pair), {{.*}}the last 34 CTAs prefetch (l2) 1048576 B of memref<1024x2816xbf16> (fraction 0.5, max-bytes 1048576)
 
 // H200-COUNT-7: gpu.launch_func {{.*}} {cachet.pdl}
-// H200: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %{{[^:]*}}: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>, %[[NEXT:[^:]*]]: memref<256x1024xbf16>) kernel
+// H200: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %[[X:[^:]*]]: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>, %[[NEXT:[^:]*]]: memref<256x1024xbf16>) kernel
+// H200-NEXT: nvvm.griddepcontrol launch_dependents
 // H200: memref.extract_aligned_pointer_as_index %[[W]]
 // H200: nvvm.cp.async.bulk.prefetch
-// H200: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
-// H200: memref.load %[[W]]
+// The zero fills launched before the chain are fences: the kernel loads its
+// weight before it waits, in the first iteration of its loop.
+// H200: scf.for %[[K:[^ ]*]] = %[[LB:[^ ]*]] to
+// H200-NEXT: memref.load %[[W]]
+// H200-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %[[LB]]
+// H200-NEXT: scf.if %[[FIRST]] {
+// H200-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// H200-NEXT: {{^ *[}]$}}
+// H200-NEXT: memref.load %[[X]]
 // H200: arith.minui %{{.*}}, %c132
 // H200: memref.extract_aligned_pointer_as_index %[[NEXT]]
 // H200: nvvm.cp.async.bulk.prefetch
-// H200: nvvm.griddepcontrol launch_dependents
+// H200: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 // H200-NEXT: gpu.return
-// H200-REMARK: step 1 of 6, weight memref<1024x1024xbf16>; auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_90 with PTX 8.0: pdl + bulk; the last 132 CTAs prefetch (bulk) 262144 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 15728640); pdl: the first {{[0-9]+}} B of the own weight prefetched (max-bytes), wait before the first read, launch_dependents before returning
+// H200-REMARK: step 1 of 6, weight memref<1024x1024xbf16>; auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_90 with PTX 8.0: pdl + bulk; the last 132 CTAs prefetch (bulk) 262144 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 15728640); pdl: the first {{[0-9]+}} B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first
 
 // DOWN: step 1 of 6, {{.*}}auto: profile h200 has pdl = true, l2_prefetch = bulk; sm_89 with PTX 8.0 has no bulk prefetch, using l2; sm_89 with PTX 8.0 has no griddepcontrol; sm_89 with PTX 8.0: l2; the last 132 CTAs prefetch (l2)
 
@@ -129,6 +141,19 @@
 // HOIST: memref.load
 // HOIST: nvvm.griddepcontrol launch_dependents
 // HOIST-NEXT: gpu.return
+
+// HOISTW: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %[[X:[^:]*]]: memref<1024xbf16>, %[[Y:[^:]*]]: memref<1024xf32>) kernel
+// HOISTW: nvvm.griddepcontrol launch_dependents
+// HOISTW-NOT: memref.load
+// HOISTW: memref.load %[[W]]
+// HOISTW-NOT: memref.load
+// HOISTW: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// HOISTW-NOT: memref.load %[[W]]
+// HOISTW: memref.load %[[X]]
+// HOISTW: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// HOISTW-NEXT: gpu.return
+
+// BADWAIT: error: cachet-prefetch-matvec-chains: unknown pdl-wait 'later' (start, after-weight-loads)
 
 #mv_w = affine_map<(i, j) -> (i, j)>
 #mv_x = affine_map<(i, j) -> (j)>

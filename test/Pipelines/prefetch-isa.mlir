@@ -6,17 +6,20 @@
 // sm_89 (rtx4070): prefetch.global.L2 as inline PTX (LLVM 22 selects the
 // intrinsic only on sm_90), by the mat-vec kernels but not the last one.
 // (auto decides for the generic mat-vec kernels; cachet's subgroup kernels,
-// the default on NVVM, get nothing from auto: see AUTOSG below.)
+// the default on NVVM, get only PDL from auto: see AUTOSG below.)
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=SM89
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 matvec-kernel=generic format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP4070
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_75 features=+ptx63 profile=rtx2060s matvec-kernel=generic format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=CAP2060
 //
-// sm_90 with pdl: the wait before the first load, launch_dependents at the
-// end.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
+// sm_90 with pdl-wait=start pdl-trigger=end: the wait before the first
+// load, launch_dependents at the end.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-wait=start pdl-trigger=end} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
+// The defaults: launch_dependents first, the first weight loads before the
+// wait (the copies of the weights before the chain are fences), x after it.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLW
 // prefetch-options reach the pass: pdl without the prologue's prefetch.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDL0
-// PDL0: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents before returning
+// PDL0: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first
 // The PDL launches are queued back to back: the flags call comes after
 // gpu-async-region, so it does not end the async region (which would
 // synchronize the stream after every launch and leave the GPU idle while
@@ -33,25 +36,26 @@
 // PDLHOST: gpu.launch_func
 // PDLHOST: mgpuStreamSynchronize
 // Kernels with x staged in workgroup memory (stage-x) get PDL as well, the wait
-// comes before the copy of x and its barrier. They get no next-weight
+// comes before the copy of x and its barrier (no weight is loaded before). They get no next-weight
 // prefetch (it would add kernel arguments before the workgroup
 // attribution), which pdl+bulk says and l2 alone refuses.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl matvec-options={stage-x=true} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTAGED
 // PDLSTAGED: gpu.binary @decode_layer_kernel_2
+// PDLSTAGED-SAME: griddepcontrol.launch_dependents;
 // PDLSTAGED-NOT: ld.global
 // PDLSTAGED-SAME: griddepcontrol.wait;
 // PDLSTAGED-SAME: ld.global
 // PDLSTAGED-SAME: bar.sync
 // PDLSTAGED-SAME: ld.shared
-// PDLSTAGED-SAME: griddepcontrol.launch_dependents;
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl+bulk matvec-options={stage-x=true} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLBULKSTAGED
 // PDLBULKSTAGED: step 1 of 4, {{.*}}; sm_90 with PTX 8.0: pdl + bulk; no next-weight prefetch: the kernel has workgroup or private attributions; pdl: the first
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 matvec-options={stage-x=true} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=L2STAGED
 // L2STAGED: step 1 of 4, {{.*}}; not rewritten: the kernel has workgroup or private attributions
-// pdl-trigger=start lets the next grid launch before the kernel's own work.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
+// pdl-trigger=start lets the next grid launch before the kernel's own work
+// (here with pdl-wait=start: the wait before any load).
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
 // PDLSTART-REMARK: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents first
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
 // RUN: not cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-trigger=middle} format=isa" 2>&1 | FileCheck %s --check-prefix=BADTRIGGER
 // BADTRIGGER: error: cachet-prefetch-matvec-chains: unknown pdl-trigger 'middle' (end, start)
 // sm_90, auto on h200 with the generic kernels, and pdl+bulk asked for on
@@ -59,12 +63,15 @@
 // cp.async.bulk.prefetch.L2.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl+bulk format=isa" 2>/dev/null | FileCheck %s --check-prefixes=H200,SUBGROUP
-// auto on the subgroup kernels: nothing, with the reason.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// auto on the subgroup kernels: pdl without prefetches, with the reason.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefixes=PDLW,NOPREFETCH
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG
 // (cachet-lower-matvec puts Q/K/V, and gate/up, in one kernel each: four
 // steps, two of several weights.)
-// AUTOSG: step 1 of 4, weights memref<1024x1024xbf16> and memref<256x1024xbf16> and memref<256x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; no prefetch or dependent launch paid for it on the H200 (pdl 1.00x without its prologue prefetch and 0.95x with it, bulk 0.95x, l2 0.99x of none; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten
+// AUTOSG: step 1 of 4, weights memref<1024x1024xbf16> and memref<256x1024xbf16> and memref<256x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; on the H200 no prefetch paid for it (bulk 0.95x, l2 0.99x, pdl with its prologue prefetch 0.94x of pdl without it; docs/BENCHMARKS.md), pdl with the trigger first and the weight loads before the wait did (1.06x of none, run 44), so pdl without prefetches; pdl: wait after the first loads of the weights (before the first access to other memory), launch_dependents first
+// On a profile without pdl (rtx4070 on sm_89), auto leaves them alone.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG89
+// AUTOSG89: step 1 of 4, {{.*}}; auto: cachet's subgroup mat-vec kernel streams at full occupancy; on the H200 no prefetch paid for it (bulk 0.95x, l2 0.99x, pdl with its prologue prefetch 0.94x of pdl without it; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten
 // sm_90 with l2: the nvvm.prefetch intrinsic.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=l2 format=isa" 2>/dev/null | FileCheck %s --check-prefix=L2SM90
 // rewrites=false or prefetch=off: no prefetch, no griddepcontrol.
@@ -100,12 +107,28 @@
 // PDLSTART-SAME: ret;
 
 // H200: gpu.binary @decode_layer_kernel_2
+// H200-SAME: griddepcontrol.launch_dependents;
 // H200-SAME: cp.async.bulk.prefetch.L2.global
-// H200-SAME: griddepcontrol.wait;
 // SUBGROUP-SAME: ld.global.v4.b32
+// H200-SAME: griddepcontrol.wait;
 // SUBGROUP-SAME: shfl.sync.bfly.b32
 // H200-SAME: cp.async.bulk.prefetch.L2.global
-// H200-SAME: griddepcontrol.launch_dependents;
+// H200-SAME: griddepcontrol.wait;
+// H200-SAME: ret;
+
+// PDLW: gpu.binary @decode_layer_kernel_2
+// PDLW-SAME: griddepcontrol.launch_dependents;
+// PDLW-NOT: griddepcontrol.wait
+// PDLW-SAME: ld.global.v4.b32
+// PDLW-SAME: griddepcontrol.wait;
+// PDLW-SAME: ld.global.v4.b32
+// PDLW-SAME: shfl.sync.bfly.b32
+// PDLW-SAME: griddepcontrol.wait;
+// PDLW-SAME: st.global
+// PDLW-SAME: griddepcontrol.wait;
+// PDLW-SAME: ret;
+// NOPREFETCH-NOT: prefetch.global.L2
+// NOPREFETCH-NOT: cp.async.bulk.prefetch
 
 // L2SM90: gpu.binary @decode_layer_kernel_2
 // L2SM90-SAME: prefetch.global.L2 \09[

@@ -1,0 +1,108 @@
+// Where a pdl kernel waits (pdl-wait) and which launches may load their
+// weights before the wait: only those after a fence in their block.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0" -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-trigger=end" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=END
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-wait=start" 2>/dev/null | FileCheck %s --check-prefix=START
+
+// No fence before the first launch (a kernel launched before the function
+// may still run and, with the trigger first, so may it for the second): both
+// wait first. A zero fill (a launch without pdl) fences the third.
+// CHECK-LABEL: func.func @fences
+// CHECK: gpu.launch_func @mv::@mv_0
+// CHECK: gpu.launch_func @mv::@mv_1
+// CHECK: gpu.launch_func @fill::@fill
+// CHECK: gpu.launch_func @mv::@mv
+// The third (the kernel itself; the first two launch copies): its weight's
+// load, then the wait in the first iteration, then x; again before the
+// store (the loop may run no iteration) and before the return.
+// CHECK: gpu.func @mv(%[[W:[^:]*]]: memref<128x64xf16>, %[[X:[^:]*]]: memref<64xf16>, %[[Y:[^:]*]]: memref<128xf32>)
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NOT: griddepcontrol.wait
+// CHECK: scf.for %[[J:[^ ]*]] = %[[LB:[^ ]*]] to
+// CHECK-NEXT: memref.load %[[W]]
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %[[LB]]
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: memref.store %{{.*}}, %[[Y]]
+// CHECK: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: gpu.return
+// CHECK: gpu.func @mv_1(
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NOT: griddepcontrol.wait
+// CHECK: gpu.return
+// CHECK: gpu.func @mv_0(
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NOT: griddepcontrol.wait
+// CHECK: gpu.return
+
+// With the trigger at the end, a pdl launch before is a fence: the second
+// and third load first.
+// END: step 1 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no launch without pdl, copy or wait before it here), launch_dependents before returning
+// END: step 2 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents before returning
+// END: step 3 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents before returning
+
+// START: gpu.func @mv(
+// START-NEXT: nvvm.griddepcontrol launch_dependents
+// START-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// START-NOT: griddepcontrol.wait
+// START: gpu.return
+module attributes {gpu.container_module} {
+  func.func @fences(%x: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %w3: memref<128x64xf16>, %y1: memref<128xf32>, %y2: memref<128xf32>, %y3: memref<128xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    // expected-remark @below {{step 1 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no launch without pdl, copy or wait before it here), launch_dependents first}}
+    gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
+    // expected-remark @below {{step 2 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run}}
+    gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
+    // expected-remark @below {{not part of a chain}}
+    gpu.launch_func @fill::@fill blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%y3 : memref<128xf32>)
+    // expected-remark @below {{step 3 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first}}
+    gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w3 : memref<128x64xf16>, %x : memref<64xf16>, %y3 : memref<128xf32>)
+    return
+  }
+  gpu.module @fill [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @fill(%y: memref<128xf32>) kernel {
+      %c32 = arith.constant 32 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      memref.store %zero, %y[%row] : memref<128xf32>
+      gpu.return
+    }
+  }
+  gpu.module @mv [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @mv(%w: memref<128x64xf16>, %x: memref<64xf16>, %y: memref<128xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %c128 = arith.constant 128 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      %in = arith.cmpi ult, %row, %c128 : index
+      scf.if %in {
+        %acc = scf.for %j = %c0 to %c64 step %c1 iter_args(%a = %zero) -> f32 {
+          %wv = memref.load %w[%row, %j] : memref<128x64xf16>
+          %xv = memref.load %x[%j] : memref<64xf16>
+          %p = arith.mulf %wv, %xv : f16
+          %pf = arith.extf %p : f16 to f32
+          %s = arith.addf %a, %pf : f32
+          scf.yield %s : f32
+        }
+        memref.store %acc, %y[%row] : memref<128xf32>
+      }
+      gpu.return
+    }
+  }
+}
