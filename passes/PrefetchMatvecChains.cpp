@@ -12,6 +12,8 @@
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Passes.h"
 
+#include "mlir/Analysis/AliasAnalysis.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -507,26 +509,48 @@ void placeWaits(Block &block, Block::iterator it,
   }
 }
 
-/// Returns true if, when `launch` starts, no kernel launched before this
-/// block may still run: going back from it in its block, a launch without
-/// `cachet.pdl`, a `cachet.pdl` launch whose kernel lets the next grid launch
-/// only at its end (`triggerAtStart` false), a copy, a fill or a wait comes
-/// before the block's start or an op with regions or a call. Kernels of the
-/// function never write a chain's weights (the matcher's read-only check),
-/// so a kernel ordered so may load its weights before its wait.
-bool isAfterStreamFence(gpu::LaunchFuncOp launch, bool triggerAtStart) {
+/// Returns why the kernel of `launch` may not load its weights `weights`
+/// (host values) before its wait, or an empty string if it may. It may if no
+/// kernel that can still run when it starts writes them: going back from it
+/// in its block, a fence comes before the block's start and before any op
+/// with regions or call; a fence is a launch without `cachet.pdl`, a
+/// `cachet.pdl` launch whose kernel lets the next grid launch only at its end
+/// (`triggerAtStart` false), a copy, a fill or a wait. The launches from the
+/// fence on may run meanwhile: none may write a buffer that may alias the
+/// weights. Values in `chainWeights` are written by no host op or kernel (the
+/// matcher's read-only check); any other operand counts as written unless
+/// the kernel only loads it.
+std::string whyWaitFirst(gpu::LaunchFuncOp launch, ArrayRef<Value> weights,
+                         bool triggerAtStart,
+                         const llvm::SmallDenseSet<Value> &chainWeights,
+                         AliasAnalysis &aliases,
+                         SymbolTableCollection &symbolTables) {
   for (Operation *op = launch->getPrevNode(); op; op = op->getPrevNode()) {
-    if (isa<gpu::LaunchFuncOp>(op)) {
-      if (!op->hasAttr("cachet.pdl") || !triggerAtStart)
-        return true;
+    if (auto prev = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      auto kernel = symbolTables.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          prev, prev.getKernel());
+      for (auto [i, operand] : llvm::enumerate(prev.getKernelOperands())) {
+        if (chainWeights.contains(operand) ||
+            !isa<BaseMemRefType>(operand.getType()) ||
+            (kernel && isReadOnlyKernelArgument(kernel, i)))
+          continue;
+        for (Value weight : weights)
+          if (!aliases.alias(operand, weight).isNo())
+            return "the kernel of a launch before it may write a buffer that "
+                   "may alias its weights";
+      }
+      if (!prev->hasAttr("cachet.pdl") || !triggerAtStart)
+        return "";
       continue;
     }
     if (isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op))
-      return true;
+      return "";
     if (op->getNumRegions() > 0 || isa<CallOpInterface>(op))
-      return false;
+      return "an op with regions or a call comes before it in its block, "
+             "after the last launch without pdl, copy or wait";
   }
-  return false;
+  return "a kernel launched before this block may still run: no launch "
+         "without pdl, copy or wait before it here";
 }
 
 /// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
@@ -686,8 +710,15 @@ void PrefetchMatvecChainsPass::runOnOperation() {
     budgetProblem =
         numCtas < 0 ? "no ctas and no #cachet.device profile" : "ctas is 0";
 
+  AliasAnalysis aliases(module);
   for (auto func : module.getOps<FunctionOpInterface>()) {
     MatvecChains found = findMatvecChains(func, symbolTables);
+    // The weights of every chain launch: no host op or kernel writes them.
+    llvm::SmallDenseSet<Value> chainWeights;
+    for (const MatvecChain &chain : found.chains)
+      for (const ChainStep &step : chain.steps)
+        for (Value weight : step.getWeights())
+          chainWeights.insert(weight);
     for (const RejectedLaunch &rejected : found.rejected)
       remarkOn(rejected.launch) << "not part of a chain: " << rejected.reason;
     for (const MatvecChain &chain : found.chains) {
@@ -849,8 +880,13 @@ void PrefetchMatvecChainsPass::runOnOperation() {
               ownWeights.push_back(
                   {w.argIndex, plan.prologue ? bytes / line * line : 0});
             }
-            bool early = pdlWait == "after-weight-loads" &&
-                         isAfterStreamFence(launch, pdlTrigger == "start");
+            std::string waitFirst =
+                pdlWait == "after-weight-loads"
+                    ? whyWaitFirst(launch, member.getWeights(),
+                                   pdlTrigger == "start", chainWeights, aliases,
+                                   symbolTables)
+                    : "";
+            bool early = pdlWait == "after-weight-loads" && waitFirst.empty();
             emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
                             pdlTrigger == "start", early);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
@@ -867,9 +903,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
               os << "wait after the first loads of the weights (before the "
                     "first access to other memory), ";
             else if (pdlWait == "after-weight-loads")
-              os << "wait before the first read (a kernel launched before "
-                    "this block may still run: no launch without pdl, copy "
-                    "or wait before it here), ";
+              os << "wait before the first read (" << waitFirst << "), ";
             else
               os << "wait before the first read, ";
             os << (pdlTrigger == "start"

@@ -388,7 +388,9 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
         only where a fence comes before the launch in its block (a launch
         without `cachet.pdl`, a `cachet.pdl` launch with `pdl-trigger=end`,
         a copy, a fill or a `gpu.wait`, with no op with regions or call in
-        between); otherwise the wait comes first, with a remark.
+        between) and no launch from the fence on writes a buffer that may
+        alias the weights (mlir's AliasAnalysis); otherwise the wait comes
+        first, with a remark that says which.
       - `start`: the wait before any read.
       On the H200 (docs/BENCHMARKS.md, run 44) the chain of cachet's
       mat-vecs with `max-bytes=0` is 1.06x as fast as without PDL with the

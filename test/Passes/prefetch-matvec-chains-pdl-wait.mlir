@@ -52,7 +52,10 @@
 // START-NOT: griddepcontrol.wait
 // START: gpu.return
 module attributes {gpu.container_module} {
-  func.func @fences(%x: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %w3: memref<128x64xf16>, %y1: memref<128xf32>, %y2: memref<128xf32>, %y3: memref<128xf32>) {
+  func.func @fences(%x: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %w3: memref<128x64xf16>) {
+    %y1 = memref.alloc() : memref<128xf32>
+    %y2 = memref.alloc() : memref<128xf32>
+    %y3 = memref.alloc() : memref<128xf32>
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c32 = arith.constant 32 : index
@@ -64,6 +67,69 @@ module attributes {gpu.container_module} {
     gpu.launch_func @fill::@fill blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%y3 : memref<128xf32>)
     // expected-remark @below {{step 3 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first}}
     gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w3 : memref<128x64xf16>, %x : memref<64xf16>, %y3 : memref<128xf32>)
+    return
+  }
+  gpu.module @fill [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @fill(%y: memref<128xf32>) kernel {
+      %c32 = arith.constant 32 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      memref.store %zero, %y[%row] : memref<128xf32>
+      gpu.return
+    }
+  }
+  gpu.module @mv [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @mv(%w: memref<128x64xf16>, %x: memref<64xf16>, %y: memref<128xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %c128 = arith.constant 128 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      %in = arith.cmpi ult, %row, %c128 : index
+      scf.if %in {
+        %acc = scf.for %j = %c0 to %c64 step %c1 iter_args(%a = %zero) -> f32 {
+          %wv = memref.load %w[%row, %j] : memref<128x64xf16>
+          %xv = memref.load %x[%j] : memref<64xf16>
+          %p = arith.mulf %wv, %xv : f16
+          %pf = arith.extf %p : f16 to f32
+          %s = arith.addf %a, %pf : f32
+          scf.yield %s : f32
+        }
+        memref.store %acc, %y[%row] : memref<128xf32>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The fill before the second launch writes a function argument, which may
+// be the second weight's buffer: that launch waits first.
+// CHECK-LABEL: func.func @aliasing
+module attributes {gpu.container_module} {
+  func.func @aliasing(%x: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %out: memref<128xf32>) {
+    %y1 = memref.alloc() : memref<128xf32>
+    %y2 = memref.alloc() : memref<128xf32>
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    // expected-remark @below {{not part of a chain}}
+    gpu.launch_func @fill::@fill blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%y1 : memref<128xf32>)
+    // expected-remark @below {{step 1 of 2, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first}}
+    gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
+    // expected-remark @below {{not part of a chain}}
+    gpu.launch_func @fill::@fill blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%out : memref<128xf32>)
+    // expected-remark @below {{step 2 of 2, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (the kernel of a launch before it may write a buffer that may alias its weights), launch_dependents first}}
+    gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
     return
   }
   gpu.module @fill [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
