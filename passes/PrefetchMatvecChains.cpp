@@ -530,36 +530,52 @@ std::string whyWaitFirst(gpu::LaunchFuncOp launch, ArrayRef<Value> weights,
       auto kernel = symbolTables.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
           prev, prev.getKernel());
       for (auto [i, operand] : llvm::enumerate(prev.getKernelOperands())) {
+        Type type = operand.getType();
+        if (auto vector = dyn_cast<VectorType>(type))
+          type = vector.getElementType();
         if (chainWeights.contains(operand) ||
-            !isa<BaseMemRefType>(operand.getType()) ||
+            isa<IntegerType, IndexType, FloatType>(type) ||
             (kernel && isReadOnlyKernelArgument(kernel, i)))
           continue;
+        if (!isa<BaseMemRefType>(type)) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          os << "a launch before it passes a " << operand.getType()
+             << ", which may point into its weights";
+          return text;
+        }
         for (Value weight : weights)
           if (!aliases.alias(operand, weight).isNo())
             return "the kernel of a launch before it may write a buffer that "
                    "may alias its weights";
       }
-      if (!prev->hasAttr("cachet.pdl") || !triggerAtStart)
+      // An async launch (on a stream of its own) orders nothing here.
+      if (!prev.getAsyncToken() && prev.getAsyncDependencies().empty() &&
+          (!prev->hasAttr("cachet.pdl") || !triggerAtStart))
         return "";
       continue;
     }
-    if (isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op))
+    if (auto async = dyn_cast<gpu::AsyncOpInterface>(op);
+        async && isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op) &&
+        !async.getAsyncToken() && async.getAsyncDependencies().empty())
       return "";
     if (op->getNumRegions() > 0 || isa<CallOpInterface>(op))
       return "an op with regions or a call comes before it in its block, "
-             "after the last launch without pdl, copy or wait";
+             "after the last fence";
   }
-  return "a kernel launched before this block may still run: no launch "
-         "without pdl, copy or wait before it here";
+  return "a kernel launched before this block may still run: no fence "
+         "before it here (a launch without pdl or that triggers at its end, a "
+         "copy, a fill or a wait)";
 }
 
-/// Emits the PDL prologue at the start of `kernel`: each CTA prefetches its
-/// share of each of the kernel's own weights (`ownWeights`: argument index
-/// and bytes, a multiple of `line`; 0 for none), then waits for the grid it
-/// depends on; and `launch_dependents` before every return, or first with
-/// `triggerAtStart`. At the end it hides the next launch's latency behind
-/// this grid's last CTAs, and waiting CTAs of the next grid cannot take SM
-/// slots this grid still needs.
+/// Emits the PDL code of `kernel`: `launch_dependents` first with
+/// `triggerAtStart` (the next grid may launch once every CTA of this one has
+/// started), else before every return, after a wait; each CTA prefetches
+/// its share of each of the kernel's own weights (`ownWeights`: argument
+/// index and bytes, a multiple of `line`; 0 for none); then the wait for
+/// the grid it depends on: right there, or with `waitAfterWeightLoads`
+/// where placeWaits puts it (loads of the own weights may come first) and
+/// again before every return.
 void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                      ArrayRef<std::pair<unsigned, int64_t>> ownWeights,
                      PrefetchKind kind, const TargetInfo &target, int64_t line,
@@ -602,13 +618,6 @@ void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
     emitPrefetch(b, loc, kind, target, line, address, size, tid, threads,
                  getIndex(b, loc, 0), getIndex(b, loc, 1));
   }
-  SmallVector<gpu::ReturnOp> returns;
-  if (!triggerAtStart)
-    kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
-  for (gpu::ReturnOp ret : returns) {
-    OpBuilder rb(ret);
-    trigger(rb, ret.getLoc());
-  }
   // The wait as inline asm that may read and write memory: no load moves
   // across it (the LLVM intrinsic is memory(none)).
   auto wait = [](OpBuilder &wb, Location at) {
@@ -620,20 +629,29 @@ void emitPdlPrologue(gpu::GPUFuncOp kernel, const Geometry &geometry,
                                     LLVM::tailcallkind::TailCallKind::None),
         /*asm_dialect=*/nullptr, /*operand_attrs=*/nullptr);
   };
-  if (!waitAfterWeightLoads || !kernel.getBody().hasOneBlock()) {
+  SmallVector<gpu::ReturnOp> returns;
+  kernel.walk([&](gpu::ReturnOp op) { returns.push_back(op); });
+  if (waitAfterWeightLoads && kernel.getBody().hasOneBlock()) {
+    llvm::SmallDenseSet<Value> weights;
+    for (auto [weightArg, weightBytes] : ownWeights)
+      weights.insert(kernel.getArgument(weightArg));
+    placeWaits(entry, original, weights, wait);
+    // Every thread waits before it returns (at no cost once it has waited),
+    // so the grid still completes only after the one before it, and a
+    // trigger at the end comes after a wait.
+    for (gpu::ReturnOp ret : returns) {
+      OpBuilder rb(ret);
+      wait(rb, ret.getLoc());
+    }
+  } else {
     wait(b, loc);
-    return;
   }
-  llvm::SmallDenseSet<Value> weights;
-  for (auto [weightArg, weightBytes] : ownWeights)
-    weights.insert(kernel.getArgument(weightArg));
-  placeWaits(entry, original, weights, wait);
-  // Every thread waits before it returns (at no cost once it has waited), so
-  // the grid still completes only after the one before it.
-  kernel.walk([&](gpu::ReturnOp ret) {
-    OpBuilder rb(ret);
-    wait(rb, ret.getLoc());
-  });
+  if (!triggerAtStart) {
+    for (gpu::ReturnOp ret : returns) {
+      OpBuilder rb(ret);
+      trigger(rb, ret.getLoc());
+    }
+  }
 }
 
 struct PrefetchMatvecChainsPass final

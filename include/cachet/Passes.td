@@ -383,14 +383,16 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
         batch of weight loads while the grid before it drains. The weights
         of a chain are written by no host op or kernel of the function (the
         matcher's read-only check), but a kernel launched before the
-        function could still run: with the trigger first, a CTA of launch
-        N may start while launch N - 2 runs. So loads go before the wait
-        only where a fence comes before the launch in its block (a launch
-        without `cachet.pdl`, a `cachet.pdl` launch with `pdl-trigger=end`,
-        a copy, a fill or a `gpu.wait`, with no op with regions or call in
-        between) and no launch from the fence on writes a buffer that may
-        alias the weights (mlir's AliasAnalysis); otherwise the wait comes
-        first, with a remark that says which.
+        function could still run: with the trigger first, a CTA of a launch
+        may start while any launch back to the last fence runs. So loads go
+        before the wait only where a fence comes before the launch in its
+        block (a launch without `cachet.pdl`, a `cachet.pdl` launch with
+        `pdl-trigger=end`, a copy, a fill or a `gpu.wait`, none of them
+        async, with no op with regions or call in between) and no launch from the fence on writes a buffer that may
+        alias the weights (mlir's AliasAnalysis; an operand that is
+        neither a memref nor an integer, index or float, such as a pointer,
+        counts as aliasing them); otherwise the wait comes first, with a
+        remark that says why.
       - `start`: the wait before any read.
       On the H200 (docs/BENCHMARKS.md, run 44) the chain of cachet's
       mat-vecs with `max-bytes=0` is 1.06x as fast as without PDL with the
@@ -547,7 +549,7 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
            /*default=*/"\"after-weight-loads\"",
            "Where a pdl kernel waits for the grid before it: start, or "
            "after-weight-loads (loads of its own weights may come first "
-           "where no earlier kernel can still run)">,
+           "where no kernel that can still run may write them)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

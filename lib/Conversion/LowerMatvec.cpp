@@ -584,7 +584,8 @@ struct LowerMatvecPass final
       };
       // The weight loads come first: nothing they read is written by a
       // kernel, so a dependent launch may issue them before it waits for the
-      // grid before it (cachet-prefetch-matvec-chains pdl-wait=inputs).
+      // grid before it (cachet-prefetch-matvec-chains
+      // pdl-wait=after-weight-loads).
       SmallVector<Value> ks, x;
       SmallVector<SmallVector<Value>> a(slots.size());
       for (int64_t u = 0; u < loads; ++u)

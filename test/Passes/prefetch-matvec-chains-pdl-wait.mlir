@@ -3,6 +3,7 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0" -verify-diagnostics | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-trigger=end" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=END
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-wait=start" 2>/dev/null | FileCheck %s --check-prefix=START
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-trigger=end" 2>/dev/null | FileCheck %s --check-prefix=ENDIR
 
 // No fence before the first launch (a kernel launched before the function
 // may still run and, with the trigger first, so may it for the second): both
@@ -42,9 +43,18 @@
 
 // With the trigger at the end, a pdl launch before is a fence: the second
 // and third load first.
-// END: step 1 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no launch without pdl, copy or wait before it here), launch_dependents before returning
+// END: step 1 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no fence before it here (a launch without pdl or that triggers at its end, a copy, a fill or a wait)), launch_dependents before returning
 // END: step 2 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents before returning
 // END: step 3 of 3, {{.*}}; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents before returning
+
+// With the trigger at the end, every return has a wait, then the trigger.
+// ENDIR: gpu.func @mv(
+// ENDIR-NOT: nvvm.griddepcontrol launch_dependents
+// ENDIR: memref.store
+// ENDIR-NOT: nvvm.griddepcontrol launch_dependents
+// ENDIR: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// ENDIR-NEXT: nvvm.griddepcontrol launch_dependents
+// ENDIR-NEXT: gpu.return
 
 // START: gpu.func @mv(
 // START-NEXT: nvvm.griddepcontrol launch_dependents
@@ -59,7 +69,7 @@ module attributes {gpu.container_module} {
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %c32 = arith.constant 32 : index
-    // expected-remark @below {{step 1 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no launch without pdl, copy or wait before it here), launch_dependents first}}
+    // expected-remark @below {{step 1 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run: no fence before it here (a launch without pdl or that triggers at its end, a copy, a fill or a wait)), launch_dependents first}}
     gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
     // expected-remark @below {{step 2 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a kernel launched before this block may still run}}
     gpu.launch_func @mv::@mv blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
@@ -168,6 +178,75 @@ module attributes {gpu.container_module} {
         }
         memref.store %acc, %y[%row] : memref<128xf32>
       }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A copy is a fence; a kernel that loads x before its weight waits before
+// x (nothing is loaded before the wait); a launch before the next one that
+// passes a pointer, or an op with regions between the fence and the launch,
+// keep the wait first.
+// CHECK-LABEL: func.func @shapes
+// CHECK: gpu.func @xfirst_0(%[[W:[^:]*]]: memref<128x64xf16>, %[[X:[^:]*]]: memref<64xf16>
+// CHECK: scf.for
+// CHECK-NEXT: arith.cmpi eq
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK-NEXT: memref.load %[[W]]
+module attributes {gpu.container_module} {
+  func.func @shapes(%x: memref<64xf16>, %xh: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %w3: memref<128x64xf16>, %p: !llvm.ptr, %c: i1) {
+    %y1 = memref.alloc() : memref<128xf32>
+    %y2 = memref.alloc() : memref<128xf32>
+    %y3 = memref.alloc() : memref<128xf32>
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    gpu.memcpy %x, %xh : memref<64xf16>, memref<64xf16>
+    // expected-remark @below {{step 1 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first}}
+    gpu.launch_func @mv::@xfirst blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
+    // expected-remark @below {{not part of a chain}}
+    gpu.launch_func @poke::@poke blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%p : !llvm.ptr)
+    // expected-remark @below {{step 2 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (a launch before it passes a !llvm.ptr, which may point into its weights), launch_dependents first}}
+    gpu.launch_func @mv::@xfirst blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
+    scf.if %c {
+      memref.dealloc %y1 : memref<128xf32>
+    }
+    // expected-remark @below {{step 3 of 3, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait before the first read (an op with regions or a call comes before it in its block, after the last fence), launch_dependents first}}
+    gpu.launch_func @mv::@xfirst blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w3 : memref<128x64xf16>, %x : memref<64xf16>, %y3 : memref<128xf32>)
+    return
+  }
+  gpu.module @poke [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @poke(%p: !llvm.ptr) kernel {
+      %zero = llvm.mlir.constant(0 : i32) : i32
+      llvm.store %zero, %p : i32, !llvm.ptr
+      gpu.return
+    }
+  }
+  gpu.module @mv [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @xfirst(%w: memref<128x64xf16>, %x: memref<64xf16>, %y: memref<128xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      %acc = scf.for %j = %c0 to %c64 step %c1 iter_args(%a = %zero) -> f32 {
+        %xv = memref.load %x[%j] : memref<64xf16>
+        %wv = memref.load %w[%row, %j] : memref<128x64xf16>
+        %p = arith.mulf %wv, %xv : f16
+        %pf = arith.extf %p : f16 to f32
+        %s = arith.addf %a, %pf : f32
+        scf.yield %s : f32
+      }
+      memref.store %acc, %y[%row] : memref<128xf32>
       gpu.return
     }
   }

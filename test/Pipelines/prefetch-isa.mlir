@@ -64,7 +64,8 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-kernel=generic format=isa" 2>/dev/null | FileCheck %s --check-prefix=H200
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl+bulk format=isa" 2>/dev/null | FileCheck %s --check-prefixes=H200,SUBGROUP
 // auto on the subgroup kernels: pdl without prefetches, with the reason.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefixes=PDLW,NOPREFETCH
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLW
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=NOPREFETCH
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG
 // (cachet-lower-matvec puts Q/K/V, and gate/up, in one kernel each: four
 // steps, two of several weights.)
