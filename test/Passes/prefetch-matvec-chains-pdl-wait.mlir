@@ -251,3 +251,87 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Waits in both branches of an scf.if whose branches access other memory,
+// in the first iteration of an outer loop whose body starts with a nested
+// loop (before it), and again after the loop (it may run no iteration).
+// CHECK-LABEL: func.func @branches
+// CHECK: gpu.func @branchy_0(%[[W:[^:]*]]: memref<128x64xf16>, %[[X:[^:]*]]: memref<64xf16>, %[[Y:[^:]*]]: memref<128xf32>, %[[C:[^:]*]]: i1)
+// CHECK: scf.if %[[C]] {
+// CHECK-NEXT: vector.load %[[W]]
+// CHECK-NEXT: vector.extract
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: } else {
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK: scf.for %[[I:[^ ]*]] = %[[LB:[^ ]*]] to
+// CHECK-NEXT: arith.cmpi eq, %[[I]], %[[LB]]
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: scf.for
+// CHECK: scf.yield
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK-NEXT: gpu.return
+module attributes {gpu.container_module} {
+  func.func @branches(%x: memref<64xf16>, %xh: memref<64xf16>, %w1: memref<128x64xf16>, %w2: memref<128x64xf16>, %c: i1) {
+    %y1 = memref.alloc() : memref<128xf32>
+    %y2 = memref.alloc() : memref<128xf32>
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    gpu.memcpy %x, %xh : memref<64xf16>, memref<64xf16>
+    // expected-remark @below {{step 1 of 2, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights}}
+    gpu.launch_func @mv::@branchy blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>, %c : i1)
+    // expected-remark @below {{step 2 of 2, weight memref<128x64xf16>; sm_90 with PTX 8.0: pdl; pdl: the first 0 B of the own weight prefetched (max-bytes), wait after the first loads of the weights}}
+    gpu.launch_func @mv::@branchy blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>, %c : i1)
+    return
+  }
+  gpu.module @mv [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    gpu.func @branchy(%w: memref<128x64xf16>, %x: memref<64xf16>, %y: memref<128xf32>, %c: i1) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c8 = arith.constant 8 : index
+      %c32 = arith.constant 32 : index
+      %c64 = arith.constant 64 : index
+      %zero = arith.constant 0.0 : f32
+      %bid = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %c32, %bid : index
+      %row = arith.addi %base, %tid : index
+      scf.if %c {
+        %w0 = vector.load %w[%row, %c0] {cachet.streaming_weight} : memref<128x64xf16>, vector<8xf16>
+        %e = vector.extract %w0[0] : f16 from vector<8xf16>
+        %f = arith.extf %e : f16 to f32
+        memref.store %f, %y[%row] : memref<128xf32>
+      } else {
+        %x0 = memref.load %x[%c0] : memref<64xf16>
+        %f = arith.extf %x0 : f16 to f32
+        memref.store %f, %y[%row] : memref<128xf32>
+      }
+      %acc = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %zero) -> f32 {
+        %inner = scf.for %j = %c8 to %c64 step %c8 iter_args(%b = %a) -> f32 {
+          %wvv = vector.load %w[%row, %j] {cachet.streaming_weight} : memref<128x64xf16>, vector<8xf16>
+          %wv = vector.extract %wvv[0] : f16 from vector<8xf16>
+          %xv = memref.load %x[%j] : memref<64xf16>
+          %p = arith.mulf %wv, %xv : f16
+          %pf = arith.extf %p : f16 to f32
+          %s = arith.addf %b, %pf : f32
+          scf.yield %s : f32
+        }
+        scf.yield %inner : f32
+      }
+      memref.store %acc, %y[%row] : memref<128xf32>
+      gpu.return
+    }
+  }
+}
