@@ -728,6 +728,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
     budgetProblem =
         numCtas < 0 ? "no ctas and no #cachet.device profile" : "ctas is 0";
 
+  bool triggerAtStart = pdlTrigger == "start";
+  bool sinkWait = pdlWait == "after-weight-loads";
   AliasAnalysis aliases(module);
   for (auto func : module.getOps<FunctionOpInterface>()) {
     MatvecChains found = findMatvecChains(func, symbolTables);
@@ -899,14 +901,13 @@ void PrefetchMatvecChainsPass::runOnOperation() {
                   {w.argIndex, plan.prologue ? bytes / line * line : 0});
             }
             std::string waitFirst =
-                pdlWait == "after-weight-loads"
-                    ? whyWaitFirst(launch, member.getWeights(),
-                                   pdlTrigger == "start", chainWeights, aliases,
-                                   symbolTables)
+                sinkWait
+                    ? whyWaitFirst(launch, member.getWeights(), triggerAtStart,
+                                   chainWeights, aliases, symbolTables)
                     : "";
-            bool early = pdlWait == "after-weight-loads" && waitFirst.empty();
+            bool early = sinkWait && waitFirst.empty();
             emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
-                            pdlTrigger == "start", early);
+                            triggerAtStart, early);
             launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
             os << "; pdl: ";
             if (plan.prologue) {
@@ -920,13 +921,12 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             if (early)
               os << "wait after the first loads of the weights (before the "
                     "first access to other memory), ";
-            else if (pdlWait == "after-weight-loads")
+            else if (sinkWait)
               os << "wait before the first read (" << waitFirst << "), ";
             else
               os << "wait before the first read, ";
-            os << (pdlTrigger == "start"
-                       ? "launch_dependents first"
-                       : "launch_dependents before returning");
+            os << (triggerAtStart ? "launch_dependents first"
+                                  : "launch_dependents before returning");
           }
           remarkOn(launch) << text;
         }
