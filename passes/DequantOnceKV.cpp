@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
@@ -40,6 +41,10 @@ struct Candidate {
   /// Positions per chunk; `shape.positions` when the range is not split.
   int64_t chunk = 0;
 
+  /// The element type of the scratch: that of the dequantized K (and V).
+  Type elementType() const {
+    return getElementTypeOrSelf(key->getResult(0).getType());
+  }
   /// Scratch elements one chunk of K+V needs.
   int64_t scratchElements() const {
     return shape.kvHeads * chunk * (shape.headDim + shape.valueDim);
@@ -58,7 +63,7 @@ static int64_t getQuantizedBytes(DequantizeOp dequantize) {
   return bytes;
 }
 
-/// Checks that `value` is a `cachet.dequantize` to f16 of a static
+/// Checks that `value` is a `cachet.dequantize` to f16 or bf16 of a static
 /// token-major cache; returns it, or null with `reason` set.
 static DequantizeOp getTokenMajorDequantize(Value value, StringRef what,
                                             std::string &reason) {
@@ -73,11 +78,11 @@ static DequantizeOp getTokenMajorDequantize(Value value, StringRef what,
     reason = (what + " cache is not token-major [pos][kv_head][dim]").str();
     return {};
   }
-  if (!result.getElementType().isF16()) {
+  if (!result.getElementType().isF16() && !result.getElementType().isBF16()) {
     std::string type;
     llvm::raw_string_ostream(type) << result.getElementType();
     reason = (what + " is dequantized to " + type +
-              "; an f16 scratch would change its values")
+              "; a 16-bit scratch would change its values")
                  .str();
     return {};
   }
@@ -88,7 +93,7 @@ static DequantizeOp getTokenMajorDequantize(Value value, StringRef what,
   return dequantize;
 }
 
-/// Returns a `[dims]` f16 view of `elements` scratch elements at `offset`.
+/// Returns a `[dims]` view of `elements` scratch elements at `offset`.
 static Value getScratchView(OpBuilder &b, Location loc, Value scratch,
                             int64_t offset, ArrayRef<int64_t> dims) {
   int64_t elements = 1;
@@ -98,7 +103,8 @@ static Value getScratchView(OpBuilder &b, Location loc, Value scratch,
       b, loc, scratch, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(elements)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  auto type = RankedTensorType::get(dims, b.getF16Type());
+  auto type = RankedTensorType::get(
+      dims, cast<RankedTensorType>(scratch.getType()).getElementType());
   return tensor::ExpandShapeOp::create(
       b, loc, type, flat, ArrayRef<ReassociationIndices>{{0, 1, 2}});
 }
@@ -325,6 +331,8 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
   c.value = getTokenMajorDequantize(op.getValue(), "V", reason);
   if (!c.value)
     return skip(reason);
+  if (getElementTypeOrSelf(c.value.getResult().getType()) != c.elementType())
+    return skip("K and V are dequantized to different element types");
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   if (!query.hasStaticShape())
     return skip("the query has a dynamic shape");
@@ -400,19 +408,27 @@ void DequantOnceKVPass::runOnFunction(func::FuncOp func,
   if (candidates.empty() || func.isExternal())
     return;
 
-  int64_t elements = 0;
-  for (const Candidate &c : candidates)
-    elements = std::max(elements, c.scratchElements());
+  // One scratch per element type of the dequantized K/V (f16 or bf16: the
+  // scratch holds exactly the values cachet.dequantize gives), sized for
+  // the largest candidate of that type.
+  llvm::MapVector<Type, int64_t> elements;
+  for (const Candidate &c : candidates) {
+    int64_t &n = elements[c.elementType()];
+    n = std::max(n, c.scratchElements());
+  }
   OpBuilder b(func.getContext());
   b.setInsertionPointToStart(&func.getBody().front());
-  auto scratch = bufferization::AllocTensorOp::create(
-      b, func.getLoc(), RankedTensorType::get({elements}, b.getF16Type()),
-      ValueRange{});
-  scratch->setAttr(kScratchAttrName, b.getUnitAttr());
+  DenseMap<Type, Value> scratches;
+  for (auto [type, count] : elements) {
+    auto scratch = bufferization::AllocTensorOp::create(
+        b, func.getLoc(), RankedTensorType::get({count}, type), ValueRange{});
+    scratch->setAttr(kScratchAttrName, b.getUnitAttr());
+    scratches[type] = scratch;
+  }
 
   IRRewriter rewriter(func.getContext());
   for (const Candidate &c : candidates) {
-    Value result = rewriteCandidate(b, c, scratch);
+    Value result = rewriteCandidate(b, c, scratches.lookup(c.elementType()));
     rewriter.replaceOp(c.op, result);
     if (c.key->use_empty())
       rewriter.eraseOp(c.key);

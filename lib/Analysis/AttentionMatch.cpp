@@ -268,14 +268,26 @@ static LogicalResult matchDequantize(Matcher &m, Value value, StringRef what,
   if (divisor.getValue() != 32)
     return m.fail(llvm::formatv("{0} block size is {1}, not 32 (q8_0)", what,
                                 divisor.getValue()));
-  // Body: sitofp(q) [* extf(scale)], in either order.
+  // Body: sitofp(q) [* extf(scale)], in either order, in the result type or
+  // in f32 and then truncated to it (as cachet.dequantize decodes: in f32,
+  // then one rounding to the result type).
   Block *body = op.getBody();
   Value q = body->getArgument(qIdx), s = body->getArgument(sIdx);
-  auto mul = yieldedValue(op).getDefiningOp<arith::MulFOp>();
   Type outElem = getElementTypeOrSelf(op.getResult(0).getType());
-  if (!outElem.isF16() && !outElem.isF32())
-    return m.fail(llvm::formatv("{0} is dequantized to {1}, not f16 or f32",
+  if (!outElem.isF16() && !outElem.isBF16() && !outElem.isF32())
+    return m.fail(llvm::formatv("{0} is dequantized to {1}, not f16, bf16 or "
+                                "f32",
                                 what, str(outElem)));
+  Value product = yieldedValue(op);
+  if (auto trunc = product.getDefiningOp<arith::TruncFOp>();
+      trunc && trunc.getIn().getType().isF32())
+    product = trunc.getIn();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  // The product is exact in f32 (8-bit integer times an f16 scale); in f16
+  // it is rounded once, like the truncation.
+  if (mul && !mul.getType().isF32() && mul.getType() != outElem)
+    return m.fail(llvm::formatv("{0} dequantize generic multiplies in {1}",
+                                what, str(mul.getType())));
   auto isValue = [&](Value v) {
     auto cvt = v.getDefiningOp<arith::SIToFPOp>();
     return cvt && cvt.getIn() == q;

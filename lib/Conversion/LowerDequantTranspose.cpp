@@ -177,8 +177,8 @@ struct LowerDequantTransposePass final
     int64_t inOffset = 0, outOffset = 0;
     if (!isContiguous(in, inOffset) || !isContiguous(out, outOffset))
       return "the bytes or the result are not contiguous with a static offset";
-    if (!element.isF16() && !element.isF32())
-      return "the result is not f16 or f32";
+    if (!element.isF16() && !element.isBF16() && !element.isF32())
+      return "the result is not f16, bf16 or f32";
     plan.positions = in.getDimSize(0);
     plan.heads = in.getDimSize(1);
     plan.rowBytes = in.getDimSize(2);

@@ -121,8 +121,9 @@ LogicalResult DequantTransposeOp::verify() {
   SmallVector<int64_t> dims;
   if (failed(verifyQuantizedInput(*this, input, scales, dims)))
     return failure();
-  if (!result.getElementType().isF16() && !result.getElementType().isF32())
-    return emitOpError("result element type must be f16 or f32, got ")
+  if (!result.getElementType().isF16() && !result.getElementType().isBF16() &&
+      !result.getElementType().isF32())
+    return emitOpError("result element type must be f16, bf16 or f32, got ")
            << result.getElementType();
   if (result.getRank() != 3)
     return emitOpError("result must be head-major [kv_head][pos][dim], got "

@@ -105,9 +105,9 @@ func.func @dequant_transpose_rank(%a: tensor<16x4x!cachet.q8_0>, %i: tensor<16x1
 
 // -----
 
-func.func @dequant_transpose_bf16(%a: tensor<16x2x4x!cachet.q8_0>, %i: tensor<2x16x128xbf16>) {
-  // expected-error @+1 {{result element type must be f16 or f32, got 'bf16'}}
-  %0 = cachet.dequant_transpose %a into %i : tensor<16x2x4x!cachet.q8_0> -> tensor<2x16x128xbf16>
+func.func @dequant_transpose_i16(%a: tensor<16x2x4x!cachet.q8_0>, %i: tensor<2x16x128xi16>) {
+  // expected-error @+1 {{result element type must be f16, bf16 or f32, got 'i16'}}
+  %0 = cachet.dequant_transpose %a into %i : tensor<16x2x4x!cachet.q8_0> -> tensor<2x16x128xi16>
   return
 }
 

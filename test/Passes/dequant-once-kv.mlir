@@ -163,13 +163,13 @@ func.func @head_major(%q: tensor<8x64x128xf16>, %kq: tensor<2x2x4x!cachet.q8_0>,
 
 // -----
 
-// Dequantized to f32: an f16 scratch would change the values.
+// Dequantized to f32: a 16-bit scratch would change the values.
 // CHECK-LABEL: func.func @f32_kv
 // CHECK-NOT: dequant_transpose
 func.func @f32_kv(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x4x!cachet.q4_1>, %vq: tensor<1024x2x4x!cachet.q4_1>) -> tensor<8x64x128xf16> {
   %k = cachet.dequantize %kq : tensor<1024x2x4x!cachet.q4_1> -> tensor<1024x2x128xf32>
   %v = cachet.dequantize %vq : tensor<1024x2x4x!cachet.q4_1> -> tensor<1024x2x128xf32>
-  // expected-remark @below {{not rewritten: K is dequantized to f32; an f16 scratch would change its values}}
+  // expected-remark @below {{not rewritten: K is dequantized to f32; a 16-bit scratch would change its values}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<1024x2x128xf32>, tensor<1024x2x128xf32> -> tensor<8x64x128xf16>
   return %o : tensor<8x64x128xf16>
 }
@@ -212,5 +212,34 @@ func.func @dyn_depth(%q: tensor<8x64x128xf16>, %kq: tensor<?x2x4x!cachet.q8_0>, 
   %v = cachet.dequantize %vq : tensor<?x2x4x!cachet.q8_0> -> tensor<?x2x128xf16>
   // expected-remark @below {{not rewritten: K has a dynamic shape}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<?x2x128xf16>, tensor<?x2x128xf16> -> tensor<8x64x128xf16>
+  return %o : tensor<8x64x128xf16>
+}
+
+// -----
+
+// Dequantized to bf16 (a bf16 model): the scratch is bf16, so it holds the
+// same values cachet.dequantize gives.
+// CHECK-LABEL: func.func @bf16_kv
+// CHECK: %[[S:.*]] = bufferization.alloc_tensor() {cachet.kv_scratch} : tensor<{{[0-9]+}}xbf16>
+// CHECK: cachet.dequant_transpose {{.*}} -> tensor<2x1024x128xbf16>
+// CHECK: cachet.attention {{.*}} layout <head_major> {{.*}} tensor<8x64x128xbf16>, tensor<2x1024x128xbf16>, tensor<2x1024x128xbf16> -> tensor<8x64x128xbf16>
+func.func @bf16_kv(%q: tensor<8x64x128xbf16>, %kq: tensor<1024x2x4x!cachet.q8_0>, %vq: tensor<1024x2x4x!cachet.q8_0>) -> tensor<8x64x128xbf16> {
+  %k = cachet.dequantize %kq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xbf16>
+  %v = cachet.dequantize %vq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xbf16>
+  // expected-remark @below {{cachet-dequant-once-kv: rewritten}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xbf16>, tensor<1024x2x128xbf16>, tensor<1024x2x128xbf16> -> tensor<8x64x128xbf16>
+  return %o : tensor<8x64x128xbf16>
+}
+
+// -----
+
+// K and V dequantized to different types share no scratch.
+// CHECK-LABEL: func.func @mixed_kv
+// CHECK-NOT: dequant_transpose
+func.func @mixed_kv(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x4x!cachet.q8_0>, %vq: tensor<1024x2x4x!cachet.q8_0>) -> tensor<8x64x128xf16> {
+  %k = cachet.dequantize %kq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xf16>
+  %v = cachet.dequantize %vq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xbf16>
+  // expected-remark @below {{not rewritten: K and V are dequantized to different element types}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xbf16> -> tensor<8x64x128xf16>
   return %o : tensor<8x64x128xf16>
 }
