@@ -324,7 +324,8 @@ void PadWeightRowsPass::runOnOperation() {
     };
     if (weight.consumers.empty()) {
       notPadded("not read as the weight operand of linalg.matvec, "
-                "linalg.matmul, linalg.batch_matmul or cachet.dequantize");
+                "linalg.matmul, linalg.batch_matmul, another contraction or "
+                "cachet.dequantize");
       continue;
     }
     std::string reason;

@@ -85,23 +85,42 @@ static bool hasSupportedMatmulMaps(linalg::LinalgOp op, bool batched) {
          isMatmulMaps(maps, batched, /*transposedB=*/true);
 }
 
-OpOperand *cachet::getWeightOperand(Operation *op) {
-  return llvm::TypeSwitch<Operation *, OpOperand *>(op)
-      .Case(
-          [](linalg::MatvecOp matvec) { return matvec.getDpsInputOperand(0); })
-      .Case([](linalg::MatmulOp matmul) -> OpOperand * {
-        if (!hasSupportedMatmulMaps(matmul, /*batched=*/false))
-          return nullptr;
-        return matmul.getDpsInputOperand(1);
-      })
-      .Case([](linalg::BatchMatmulOp matmul) -> OpOperand * {
-        if (!hasSupportedMatmulMaps(matmul, /*batched=*/true))
-          return nullptr;
-        return matmul.getDpsInputOperand(1);
-      })
-      .Case(
-          [](DequantizeOp dequantize) { return &dequantize.getInputMutable(); })
-      .Default([](Operation *) { return nullptr; });
+SmallVector<OpOperand *> cachet::getWeightOperands(Operation *op) {
+  OpOperand *named =
+      llvm::TypeSwitch<Operation *, OpOperand *>(op)
+          .Case([](linalg::MatvecOp matvec) {
+            return matvec.getDpsInputOperand(0);
+          })
+          .Case([](linalg::MatmulOp matmul) -> OpOperand * {
+            if (!hasSupportedMatmulMaps(matmul, /*batched=*/false))
+              return nullptr;
+            return matmul.getDpsInputOperand(1);
+          })
+          .Case([](linalg::BatchMatmulOp matmul) -> OpOperand * {
+            if (!hasSupportedMatmulMaps(matmul, /*batched=*/true))
+              return nullptr;
+            return matmul.getDpsInputOperand(1);
+          })
+          .Case([](DequantizeOp dequantize) {
+            return &dequantize.getInputMutable();
+          })
+          .Default([](Operation *) { return nullptr; });
+  if (named)
+    return {named};
+  // Any other contraction (a linalg.generic as IREE and torch-mlir emit
+  // after generalization, transposed or not): either input of rank >= 2 may
+  // be the weight; the caller keeps those whose storage is one.
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp ||
+      isa<linalg::MatvecOp, linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !linalg::isaContractionOpInterface(linalgOp))
+    return {};
+  SmallVector<OpOperand *> operands;
+  for (OpOperand *input : linalgOp.getDpsInputOperands())
+    if (auto type = dyn_cast<ShapedType>(input->get().getType());
+        type && type.hasRank() && type.getRank() >= 2)
+      operands.push_back(input);
+  return operands;
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,7 +246,7 @@ SmallVector<Weight> cachet::findWeights(ModuleOp module) {
         collector.addArgument(arg);
   });
   module.walk([&](Operation *op) {
-    if (OpOperand *operand = getWeightOperand(op))
+    for (OpOperand *operand : getWeightOperands(op))
       collector.addUse(operand->get(), op);
   });
   return collector.takeWeights();

@@ -233,7 +233,7 @@ func.func @never_padded(
     %i4w: tensor<16x4096xi4> {cachet.weight}, // expected-remark {{argument #1 of @never_padded (tensor<16x4096xi4>): not padded: integer element type i4}}
     %q8w: tensor<16x64x!cachet.q8_0> {cachet.weight}, // expected-remark {{argument #2 of @never_padded (tensor<16x64x!cachet.q8_0>): not padded: quantized element type !cachet.q8_0: quantized weights are never padded (kernels derive block offsets from the stride)}}
     %f64w: tensor<16x256xf64> {cachet.weight}, // expected-remark {{argument #3 of @never_padded (tensor<16x256xf64>): not padded: element type f64 is not a dense f16, bf16 or f32 type}}
-    %vec: tensor<1024xbf16> {cachet.weight}, // expected-remark {{argument #4 of @never_padded (tensor<1024xbf16>): not padded: not read as the weight operand of linalg.matvec, linalg.matmul, linalg.batch_matmul or cachet.dequantize}}
+    %vec: tensor<1024xbf16> {cachet.weight}, // expected-remark {{argument #4 of @never_padded (tensor<1024xbf16>): not padded: not read as the weight operand of linalg.matvec, linalg.matmul, linalg.batch_matmul, another contraction or cachet.dequantize}}
     %lhs: tensor<16x1024xbf16> {cachet.weight}, // expected-remark {{argument #5 of @never_padded (tensor<16x1024xbf16>): not padded: not read as the weight operand}}
     %dyn: tensor<16x?xbf16> {cachet.weight}, // expected-remark {{argument #6 of @never_padded (tensor<16x?xbf16>): not padded: row length (innermost dimension) is dynamic}}
     %plain: tensor<16x1024xbf16>,

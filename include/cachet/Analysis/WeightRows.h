@@ -71,10 +71,13 @@ struct Weight {
 /// weight however many ops read it.
 llvm::SmallVector<Weight> findWeights(mlir::ModuleOp module);
 
-/// Returns the weight operand of `op` if `op` is a recognized consumer
-/// (linalg.matvec, linalg.matmul, linalg.batch_matmul with default or
-/// transposed-B maps, cachet.dequantize), or null.
-mlir::OpOperand *getWeightOperand(mlir::Operation *op);
+/// Returns the operands of `op` that may be weights if `op` is a recognized
+/// consumer: the weight operand of linalg.matvec, linalg.matmul and
+/// linalg.batch_matmul (default or transposed-B maps) and cachet.dequantize;
+/// the inputs of rank 2 or more of any other contraction
+/// (`linalg::isaContractionOpInterface`, e.g. a contraction linalg.generic,
+/// transposed or not). Empty for any other op.
+llvm::SmallVector<mlir::OpOperand *> getWeightOperands(mlir::Operation *op);
 
 /// The row geometry of a weight: the innermost dimension is a row, every
 /// other dimension counts rows.
