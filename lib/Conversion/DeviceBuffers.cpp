@@ -1,5 +1,6 @@
 //===- DeviceBuffers.cpp - device-resident buffers for kernel operands ---===//
 
+#include "cachet/Analysis/Buffers.h"
 #include "cachet/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -8,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace cachet {
@@ -64,6 +66,46 @@ Value getRootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
+}
+
+/// Returns true if a launch, copy or fill may write the device buffer
+/// `device` (or a view of it), other than the upload of `upload` into it.
+bool deviceMayWrite(Value device, Value upload) {
+  for (OpOperand &use : device.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == device &&
+          deviceMayWrite(user->getResult(0), Value()))
+        return true;
+      continue;
+    }
+    if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
+      if (copy.getDst() == device && copy.getSrc() != upload)
+        return true;
+      continue;
+    }
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(user)) {
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          launch, launch.getKernel());
+      unsigned index = use.getOperandNumber() -
+                       launch.getKernelOperands().getBeginOperandIndex();
+      if (!kernel || index >= kernel.getNumArguments() ||
+          cachet::mayWriteBuffer(kernel.getArgument(index)))
+        return true;
+      continue;
+    }
+    if (isa<gpu::DeallocOp, func::ReturnOp, memref::DimOp,
+            memref::ExtractStridedMetadataOp,
+            memref::ExtractAlignedPointerAsIndexOp>(user))
+      continue;
+    return true;
+  }
+  return false;
+}
+
+/// Returns true if the runtime can copy `buffer` as one run of bytes.
+bool isPlainBuffer(Value buffer) {
+  return cachet::isPlainBuffer(cast<MemRefType>(buffer.getType()));
 }
 
 /// The runtime's zero-filled strided 2D upload (cachet/runtime.h).
@@ -144,6 +186,11 @@ LogicalResult legalizeHostUses(OpBuilder &b, Value value) {
       continue;
     }
     if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      if (!isPlainBuffer(copy.getSource()) || !isPlainBuffer(copy.getTarget()))
+        return copy.emitError(
+            "cachet-device-buffers: a copy between host and device of a view "
+            "that is not contiguous at offset 0 (run "
+            "cachet-host-compute-to-parallel first, which makes it a kernel)");
       memcpy(b, copy.getLoc(), copy.getTarget(), copy.getSource());
       copy.erase();
       continue;
@@ -176,6 +223,8 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());
   SmallVector<Value> deviceBuffers;
+  // The argument (or writable global) each device copy was uploaded from.
+  DenseMap<Value, Value> uploadedFrom;
   for (Value buffer : kernelBuffers) {
     if (auto arg = dyn_cast<BlockArgument>(buffer)) {
       if (arg.getOwner() != &entry)
@@ -192,6 +241,25 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       for (OpOperand *use : uses)
         use->set(device);
       deviceBuffers.push_back(device);
+      uploadedFrom[device] = arg;
+      continue;
+    }
+    if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
+      // A constant or global: uploaded where it is taken. A global that is
+      // not constant and that the device writes is copied back like an
+      // argument.
+      SmallVector<OpOperand *> uses = llvm::to_vector(llvm::map_range(
+          global->getUses(), [](OpOperand &use) { return &use; }));
+      b.setInsertionPointAfter(global);
+      Value device = deviceAlloc(b, global.getLoc(), global);
+      memcpy(b, global.getLoc(), device, global);
+      for (OpOperand *use : uses)
+        use->set(device);
+      deviceBuffers.push_back(device);
+      auto symbol = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          global, global.getNameAttr());
+      if (!symbol || !symbol.getConstant())
+        uploadedFrom[device] = global;
       continue;
     }
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
@@ -200,8 +268,8 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       return launches.front().emitError(
                  "cachet-device-buffers: kernel operand produced by '")
              << producer->getName()
-             << "' (only memref.alloc results, function arguments and views "
-                "of them can be moved to the device)";
+             << "' (only memref.alloc and memref.get_global results, function "
+                "arguments and views of them can be moved to the device)";
     }
     b.setInsertionPoint(alloc);
     auto device = gpu::AllocOp::create(
@@ -217,13 +285,35 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       return failure();
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
 
-  // Copy results back; free what is still on the device at every return.
+  // Arguments the device writes (updated in place): the caller sees the
+  // update, as with the CPU reference.
+  SmallVector<std::pair<Value, Value>> writtenArguments;
+  for (Value device : deviceBuffers)
+    if (Value host = uploadedFrom.lookup(device);
+        host && deviceMayWrite(device, host))
+      writtenArguments.push_back({device, host});
+
+  // Copy written arguments and results back; free what is still on the
+  // device at every return. A result that is the device copy of an argument
+  // is the argument itself, as in the reference.
   WalkResult walked = func.walk([&](func::ReturnOp ret) {
     b.setInsertionPoint(ret);
+    for (auto [device, arg] : writtenArguments)
+      memcpy(b, ret.getLoc(), arg, device);
     for (OpOperand &operand : ret->getOpOperands()) {
       Value value = operand.get();
-      if (!onDevice.contains(value))
+      if (!onDevice.contains(getRootBuffer(value)))
         continue;
+      if (!isPlainBuffer(value)) {
+        ret.emitError("cachet-device-buffers: a returned view of a device "
+                      "buffer is not contiguous at offset 0");
+        return WalkResult::interrupt();
+      }
+      if (Value host = uploadedFrom.lookup(value);
+          host && isa<BlockArgument>(host)) {
+        operand.set(host);
+        continue;
+      }
       auto host = memref::AllocOp::create(b, ret.getLoc(),
                                           cast<MemRefType>(value.getType()),
                                           dynamicSizes(b, ret.getLoc(), value));

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
@@ -625,6 +626,15 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
 
 void LowerToLinalgPass::runOnOperation() {
   ModuleOp module = getOperation();
+  // Loads of immutable ml_program globals: upstream bufferizes global_load,
+  // not global_load_const; for an immutable global they are the same.
+  module.walk([](ml_program::GlobalLoadConstOp load) {
+    OpBuilder b(load);
+    auto plain = ml_program::GlobalLoadOp::create(
+        b, load.getLoc(), load.getType(), load.getGlobalAttr());
+    load.replaceAllUsesWith(plain.getResult());
+    load.erase();
+  });
   for (auto func : module.getOps<func::FuncOp>()) {
     if (failed(convertSignature(func)))
       return signalPassFailure();

@@ -122,10 +122,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
-  addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
-                  "allow-return-allocs-from-loops "
-                  "function-boundary-type-conversion=identity-layout-map},"
-                  "canonicalize,cachet-pitched-weights");
+  addPipeline(
+      pm, (kBufferizeFunctions + ",canonicalize,cachet-pitched-weights").str());
   if (options.matvecKernel == "subgroup" ||
       (options.matvecKernel == "auto" && options.target != Target::SPIRV))
     addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0} {1}})",
@@ -149,7 +147,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.
   addPipeline(pm, llvm::formatv(
-                      "func.func(convert-linalg-to-parallel-loops,"
+                      "func.func(cachet-reductions-inner,"
+                      "convert-linalg-to-parallel-loops,"
+                      "cachet-host-compute-to-parallel,"
                       "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0} "
                       "no-min-max-bounds=true},"
                       "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
@@ -245,16 +245,17 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
   addAttachDevice(pm, options);
-  addPipeline(pm, "cachet-lower-to-linalg,"
-                  "one-shot-bufferize{bufferize-function-boundaries "
-                  "allow-return-allocs-from-loops "
-                  "function-boundary-type-conversion=identity-layout-map},"
-                  "canonicalize,func.func(convert-linalg-to-loops),"
-                  "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
-                  "arith-expand{include-bf16=true},"
-                  "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
-                  "convert-to-llvm,reconcile-unrealized-casts,"
-                  "cachet-strip-attributes");
+  addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
+                   ",canonicalize,func.func(convert-linalg-to-loops),"
+                   "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+                   // bf16 arithmetic in f32 (one rounding per op, as the
+                   // GPU targets do it): x86 has no bf16 libcalls to lean on.
+                   "arith-emulate-unsupported-floats{source-types=bf16 "
+                   "target-type=f32},arith-expand{include-bf16=true},"
+                   "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+                   "convert-to-llvm,reconcile-unrealized-casts,"
+                   "cachet-strip-attributes")
+                      .str());
 }
 
 void cachet::registerCachetPipelines() {

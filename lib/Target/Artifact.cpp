@@ -2,7 +2,10 @@
 
 #include "cachet/Target/Artifact.h"
 
+#include "cachet/Analysis/Buffers.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -92,6 +95,28 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
       return failure();
     results.push_back(std::move(*result));
   }
+  // In-place state, as the CPU reference has it after bufferization:
+  // arguments the entry writes, and results that are (views of) arguments.
+  PassManager bufferize(module.getContext());
+  if (failed(parsePassPipeline(kBufferizeFunctions, bufferize)) ||
+      failed(bufferize.run(*clone)))
+    return failure();
+  entry = clone->lookupSymbol<func::FuncOp>(options.entry);
+  for (BlockArgument arg : entry.getArguments())
+    if (isa<MemRefType>(arg.getType()))
+      (*arguments[arg.getArgNumber()].getAsObject())["updated"] =
+          cachet::mayWriteBuffer(arg);
+  entry.walk([&](func::ReturnOp ret) {
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+        value = view.getViewSource();
+      if (auto arg = dyn_cast<BlockArgument>(value);
+          arg && arg.getOwner()->getParentOp() == entry)
+        (*results[index].getAsObject())["aliases"] =
+            static_cast<int64_t>(arg.getArgNumber());
+    }
+  });
+
   const char *targets[] = {"spirv", "nvvm", "rocdl"};
   return llvm::json::Object{
       {"entry", options.entry},

@@ -49,3 +49,94 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// An argument a kernel writes (a KV cache appended in place) is copied back
+// to the caller's buffer before the return, and a result that is that
+// argument is returned as the argument itself, as in the CPU reference. An
+// argument the kernels only read is not copied back.
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: (%[[C:.*]]: memref<8x4xf32>, %[[X:.*]]: memref<2x4xf32>)
+// CHECK: %[[DC:.*]] = gpu.alloc () : memref<8x4xf32>
+// CHECK: gpu.memcpy %[[DC]], %[[C]]
+// CHECK: %[[DX:.*]] = gpu.alloc () : memref<2x4xf32>
+// CHECK: gpu.memcpy %[[DX]], %[[X]]
+// CHECK: %[[S:.*]] = memref.subview %[[DC]][3, 0] [2, 4] [1, 1]
+// CHECK: gpu.launch_func @k::@append {{.*}} args(%[[DX]] : memref<2x4xf32>, %[[S]] :
+// CHECK: gpu.memcpy %[[C]], %[[DC]]
+// CHECK-NOT: gpu.memcpy %[[X]]
+// CHECK: return %[[C]]
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @append(%src: memref<2x4xf32>, %dst: memref<2x4xf32, strided<[4, 1], offset: 12>>) kernel {
+      %i = gpu.thread_id x
+      %j = gpu.block_id x
+      %v = memref.load %src[%j, %i] : memref<2x4xf32>
+      memref.store %v, %dst[%j, %i] : memref<2x4xf32, strided<[4, 1], offset: 12>>
+      gpu.return
+    }
+  }
+  func.func @in_place(%cache: memref<8x4xf32>, %x: memref<2x4xf32>) -> memref<8x4xf32> {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %slot = memref.subview %cache[3, 0] [2, 4] [1, 1] : memref<8x4xf32> to memref<2x4xf32, strided<[4, 1], offset: 12>>
+    gpu.launch_func @k::@append blocks in (%c2, %c1, %c1) threads in (%c4, %c1, %c1)
+        args(%x : memref<2x4xf32>, %slot : memref<2x4xf32, strided<[4, 1], offset: 12>>)
+    return %cache : memref<8x4xf32>
+  }
+}
+
+// -----
+
+// A constant (a memref.get_global of a constant global) that a kernel reads
+// is uploaded where it is taken and never copied back.
+// CHECK-LABEL: func.func @constant_weight
+// CHECK: %[[G:.*]] = memref.get_global @w : memref<4x4xf32>
+// CHECK-NEXT: %[[DG:.*]] = gpu.alloc () : memref<4x4xf32>
+// CHECK-NEXT: gpu.memcpy %[[DG]], %[[G]]
+// CHECK: gpu.launch_func @k::@k {{.*}} args(%[[DG]] : memref<4x4xf32>
+// CHECK-NOT: gpu.memcpy %[[G]]
+// CHECK: gpu.dealloc %[[DG]]
+module attributes {gpu.container_module} {
+  memref.global "private" constant @w : memref<4x4xf32> = dense<1.0>
+  gpu.module @k {
+    gpu.func @k(%w: memref<4x4xf32>, %y: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @constant_weight() -> memref<4xf32> {
+    %c1 = arith.constant 1 : index
+    %w = memref.get_global @w : memref<4x4xf32>
+    %y = memref.alloc() : memref<4xf32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%w : memref<4x4xf32>, %y : memref<4xf32>)
+    return %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A mutable global the device writes is copied back like an argument.
+// CHECK-LABEL: func.func @mutable_global
+// CHECK: %[[G:.*]] = memref.get_global @state
+// CHECK: %[[DG:.*]] = gpu.alloc
+// CHECK: gpu.launch_func
+// CHECK: gpu.memcpy %[[G]], %[[DG]]
+module attributes {gpu.container_module} {
+  memref.global "private" @state : memref<4xf32> = dense<0.0>
+  gpu.module @k {
+    gpu.func @k(%s: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %one = arith.constant 1.0 : f32
+      memref.store %one, %s[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+  func.func @mutable_global() {
+    %c1 = arith.constant 1 : index
+    %s = memref.get_global @state : memref<4xf32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%s : memref<4xf32>)
+    return
+  }
+}

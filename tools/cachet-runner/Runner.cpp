@@ -119,6 +119,8 @@ double readElement(const std::string &element, const uint8_t *data, size_t i) {
   }
   if (element == "i8")
     return static_cast<int8_t>(data[i]);
+  if (element == "u8")
+    return data[i];
   if (element == "i32") {
     int32_t v;
     std::memcpy(&v, data + 4 * i, 4);
@@ -127,6 +129,16 @@ double readElement(const std::string &element, const uint8_t *data, size_t i) {
   if (element == "f64") {
     double v;
     std::memcpy(&v, data + 8 * i, 8);
+    return v;
+  }
+  if (element == "i64") {
+    int64_t v;
+    std::memcpy(&v, data + 8 * i, 8);
+    return static_cast<double>(v);
+  }
+  if (element == "i16") {
+    int16_t v;
+    std::memcpy(&v, data + 2 * i, 2);
     return v;
   }
   return 0;
@@ -140,6 +152,10 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::string element;
   std::string blockFormat;
+  /// Arguments: the entry writes it in place. Results: the index of the
+  /// argument it aliases, or -1.
+  bool updated = false;
+  int aliases = -1;
   int64_t count() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -177,6 +193,10 @@ bool readTensor(const json::Value &value, Tensor &tensor, std::string &error) {
   tensor.element = element->string;
   if (const json::Value *format = value.get("block_format"))
     tensor.blockFormat = format->string;
+  if (const json::Value *updated = value.get("updated"))
+    tensor.updated = updated->boolean;
+  if (const json::Value *aliases = value.get("aliases"))
+    tensor.aliases = static_cast<int>(aliases->number);
   if (!elementBytes(tensor.element)) {
     error = "manifest: unsupported element type '" + tensor.element + "'";
     return false;
@@ -260,7 +280,7 @@ bool blockInfo(const std::string &format, BlockInfo &info) {
 
 /// Fills `data` with random values valid for `tensor`: finite floats in
 /// [-1, 1], ggml blocks whose d and m are small finite f16 and whose quants
-/// are random.
+/// are random, i8 of any value, wider integers in [0, 4).
 bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
                 std::mt19937 &rng, std::string &error) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -292,6 +312,13 @@ bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
       std::memcpy(&data[2 * i], &h, 2);
     } else if (tensor.element == "i8") {
       data[i] = static_cast<uint8_t>(byte(rng));
+    } else if (tensor.element == "i16" || tensor.element == "i32" ||
+               tensor.element == "i64") {
+      // Wider integers are indices (token ids, positions): small and
+      // non-negative, so that any table of 4 or more rows takes them.
+      int64_t v = byte(rng) % 4;
+      std::memcpy(&data[i * elementBytes(tensor.element)], &v,
+                  elementBytes(tensor.element));
     } else {
       error = "cannot make random " + tensor.element + " inputs";
       return false;
@@ -383,7 +410,9 @@ public:
       dlclose(handle);
   }
 
-  /// Calls the entry on `inputs`; returns the results' bytes.
+  /// Calls the entry on `inputs`, which it may update in place (arguments
+  /// the entry writes); returns the results' bytes. A result that aliases an
+  /// argument, or another result, is not freed: the caller owns `inputs`.
   bool call(const Manifest &manifest, std::vector<std::vector<uint8_t>> &inputs,
             std::vector<std::vector<uint8_t>> &results, std::string &error) {
     std::vector<std::vector<int64_t>> descriptors;
@@ -406,6 +435,10 @@ public:
     }
     if (!mgpuSucceeded("calling @" + manifest.entry, failure, error))
       return false;
+    // Buffers the caller owns, and those already freed.
+    std::vector<const void *> owned;
+    for (const std::vector<uint8_t> &input : inputs)
+      owned.push_back(input.data());
     results.clear();
     size_t word = 0;
     for (const Tensor &r : manifest.results) {
@@ -424,7 +457,10 @@ public:
       size_t size = r.bytes();
       const uint8_t *begin = aligned + offset * elementBytes(r.element);
       results.emplace_back(begin, begin + size);
-      std::free(allocated);
+      if (std::find(owned.begin(), owned.end(), allocated) == owned.end()) {
+        std::free(allocated);
+        owned.push_back(allocated);
+      }
       word += 3 + 2 * rank;
     }
     return true;
@@ -592,13 +628,14 @@ bool cachet::benchArtifact(const std::string &artifact, unsigned seed,
   result.target = manifest.target;
   result.profile = manifest.profile;
   Variant off, on;
-  std::vector<std::vector<uint8_t>> offResults, onResults;
+  std::vector<std::vector<uint8_t>> offResults, onResults, offArgs = inputs,
+                                                           onArgs = inputs;
   if (!off.load(manifest.gpuNoRewrite, manifest.entry, error) ||
       !on.load(manifest.gpu, manifest.entry, error) ||
-      !off.call(manifest, inputs, offResults, error) ||
-      !on.call(manifest, inputs, onResults, error))
+      !off.call(manifest, offArgs, offResults, error) ||
+      !on.call(manifest, onArgs, onResults, error))
     return false;
-  result.identical = offResults == onResults;
+  result.identical = offResults == onResults && offArgs == onArgs;
   Variant *variants[2] = {&off, &on};
   return timeInterleaved(manifest, inputs, variants, warmup, repeat, runtime,
                          result.times, error);
@@ -663,10 +700,12 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   }
   out << "device: " << info.name << " (" << info.backend << ")\n";
 
+  // Each variant gets its own copy of the inputs: the entry may update
+  // arguments in place.
   Variant gpu, gpuNoRewrite, reference;
-  std::vector<std::vector<uint8_t>> gpuResults;
+  std::vector<std::vector<uint8_t>> gpuResults, gpuArgs = inputs;
   if (!gpu.load(manifest.gpu, manifest.entry, error) ||
-      !gpu.call(manifest, inputs, gpuResults, error))
+      !gpu.call(manifest, gpuArgs, gpuResults, error))
     return reportFailure(gpu, error, err);
   int status = 0;
   for (size_t r = 0; r < gpuResults.size(); ++r) {
@@ -680,46 +719,85 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
     }
   }
 
+  // What the variants give back: the results, then the arguments they write
+  // in place (as the manifest says, or whose bytes changed in a variant).
+  struct Output {
+    std::string label;
+    const Tensor *tensor;
+    size_t argument; // SIZE_MAX for a result
+  };
+  std::vector<Output> outputs;
+  for (size_t r = 0; r < manifest.results.size(); ++r)
+    outputs.push_back(
+        {"result " + std::to_string(r), &manifest.results[r], SIZE_MAX});
+  auto addUpdated = [&](const std::vector<std::vector<uint8_t>> &args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      bool listed =
+          std::any_of(outputs.begin(), outputs.end(),
+                      [&](const Output &o) { return o.argument == i; });
+      if (!listed && (manifest.arguments[i].updated || args[i] != inputs[i]))
+        outputs.push_back({"argument " + std::to_string(i) + " (updated)",
+                           &manifest.arguments[i], i});
+    }
+  };
+  addUpdated(gpuArgs);
+  auto bytesOf = [&](const Output &o,
+                     const std::vector<std::vector<uint8_t>> &results,
+                     const std::vector<std::vector<uint8_t>> &args)
+      -> const std::vector<uint8_t> & {
+    return o.argument == SIZE_MAX ? results[&o - outputs.data()]
+                                  : args[o.argument];
+  };
+
   if (options.check) {
-    std::vector<std::vector<uint8_t>> refResults;
+    std::vector<std::vector<uint8_t>> refResults, refArgs = inputs;
     if (!reference.load(manifest.reference, manifest.entry, error) ||
-        !reference.call(manifest, inputs, refResults, error)) {
+        !reference.call(manifest, refArgs, refResults, error)) {
       err << "cachet-runner: reference: " << error << "\n";
       return 2;
     }
-    for (size_t r = 0; r < gpuResults.size(); ++r) {
-      const Tensor &t = manifest.results[r];
+    addUpdated(refArgs);
+    for (const Output &o : outputs) {
+      const Tensor &t = *o.tensor;
+      const std::vector<uint8_t> &gpuBytes = bytesOf(o, gpuResults, gpuArgs);
+      const std::vector<uint8_t> &refBytes = bytesOf(o, refResults, refArgs);
       // Elementwise, against the larger of |ref| and the reference's root
       // mean square: a sum whose terms cancel is as precise as its terms.
       std::string element = checkElement(manifest, t);
       auto [atol, rtol] = tolerance(element);
       double squares = 0;
-      for (int64_t i = 0; i < t.count(); ++i) {
-        double b = readElement(t.element, refResults[r].data(), i);
+      int64_t count = t.blockFormat.empty()
+                          ? t.count()
+                          : static_cast<int64_t>(refBytes.size());
+      std::string readAs = t.blockFormat.empty() ? t.element : "u8";
+      for (int64_t i = 0; i < count; ++i) {
+        double b = readElement(readAs, refBytes.data(), i);
         if (std::isfinite(b))
           squares += b * b;
       }
-      double rms = t.count() ? std::sqrt(squares / t.count()) : 0;
+      double rms = count ? std::sqrt(squares / count) : 0;
       double maxAbs = 0, maxRel = 0;
       int64_t bad = 0;
-      for (int64_t i = 0; i < t.count(); ++i) {
-        double a = readElement(t.element, gpuResults[r].data(), i);
-        double b = readElement(t.element, refResults[r].data(), i);
+      for (int64_t i = 0; i < count; ++i) {
+        double a = readElement(readAs, gpuBytes.data(), i);
+        double b = readElement(readAs, refBytes.data(), i);
         double diff = std::fabs(a - b);
+        bool exact = !t.blockFormat.empty() || readAs[0] == 'i';
         if (std::isnan(a) != std::isnan(b) ||
-            diff > atol + rtol * std::max(std::fabs(b), rms))
+            (exact ? diff != 0
+                   : diff > atol + rtol * std::max(std::fabs(b), rms)))
           ++bad;
         maxAbs = std::max(maxAbs, diff);
         if (b != 0)
           maxRel = std::max(maxRel, diff / std::fabs(b));
       }
-      out << "check result " << r << " vs CPU reference: max abs error "
+      out << "check " << o.label << " vs CPU reference: max abs error "
           << std::scientific << std::setprecision(3) << maxAbs
           << ", max rel error " << maxRel << " (" << element << " tolerance "
           << atol << " + " << rtol << " x max(|ref|, rms ref " << rms
           << ")): " << std::defaultfloat
           << (bad ? "FAIL (" + std::to_string(bad) + " of " +
-                        std::to_string(t.count()) + " outside)"
+                        std::to_string(count) + " outside)"
                   : std::string("PASS"))
           << "\n";
       if (bad)
@@ -728,15 +806,17 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   }
 
   if (options.compareRewrites) {
-    std::vector<std::vector<uint8_t>> offResults;
+    std::vector<std::vector<uint8_t>> offResults, offArgs = inputs;
     if (!gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error) ||
-        !gpuNoRewrite.call(manifest, inputs, offResults, error))
+        !gpuNoRewrite.call(manifest, offArgs, offResults, error))
       return reportFailure(gpuNoRewrite, "rewrites off: " + error, err);
-    for (size_t r = 0; r < gpuResults.size(); ++r) {
-      bool same = offResults[r] == gpuResults[r];
-      out << "rewrites off vs on, result " << r << ": "
-          << (same ? "byte-identical" : "DIFFERENT") << " ("
-          << gpuResults[r].size() << " bytes)\n";
+    addUpdated(offArgs);
+    for (const Output &o : outputs) {
+      const std::vector<uint8_t> &onBytes = bytesOf(o, gpuResults, gpuArgs);
+      bool same = bytesOf(o, offResults, offArgs) == onBytes;
+      out << "rewrites off vs on, " << o.label << ": "
+          << (same ? "byte-identical" : "DIFFERENT") << " (" << onBytes.size()
+          << " bytes)\n";
       if (!same)
         status = 1;
     }

@@ -362,7 +362,10 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
     * `cachet.attention` becomes `Q K^T` (with the GQA head map and the KV
       layout folded into the indexing maps), scale / causal mask / additive
       mask, `linalg.softmax` (decomposed), and `P V`, accumulated in the
-      `accumulator` type.
+      `accumulator` type;
+    * `ml_program.global_load_const` becomes `ml_program.global_load` of the
+      same immutable global, which upstream bufferization turns into a
+      constant `memref.global`.
 
     Before:
 
@@ -390,9 +393,101 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
-    "::mlir::linalg::LinalgDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::ml_program::MLProgramDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
   ];
+}
+
+def ReductionsInner : Pass<"cachet-reductions-inner", "mlir::func::FuncOp"> {
+  let summary = "Move the reduction dimensions of linalg.generic ops after "
+                "their parallel ones";
+  let description = [{
+    `convert-linalg-to-parallel-loops` keeps the order of a linalg op's
+    iteration space: a reduction dimension before a parallel one (a sum over
+    the positions of a `[pos][head][dim]` cache, as front ends write it)
+    becomes a sequential host loop around the parallel loop, so one kernel
+    launch per reduction step, each with an index argument. This pass
+    permutes the iteration space of such `linalg.generic` ops so that every
+    parallel dimension comes first and the reduction dimensions keep their
+    relative order: each output element accumulates its terms in the same
+    order as before, so values do not change; the reductions become loops
+    inside one kernel. A named op (which has no free iteration order) is
+    left alone, and the pass emits a remark for each permuted op.
+
+    Before:
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(s, h, d) -> (s, h, d)>,
+                                     affine_map<(s, h, d) -> (h, d)>],
+                    iterator_types = ["reduction", "parallel", "parallel"]}
+    ```
+
+    After:
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(h, d, s) -> (s, h, d)>,
+                                     affine_map<(h, d, s) -> (h, d)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def HostComputeToParallel
+    : Pass<"cachet-host-compute-to-parallel", "mlir::func::FuncOp"> {
+  let summary = "Put buffer computations left outside parallel loops into "
+                "one-iteration parallel loops, so they run on the GPU";
+  let description = [{
+    `convert-linalg-to-parallel-loops` gives a linalg op without a parallel
+    dimension (a reduction to a 0-d tensor, such as the sum of squares of
+    an RMSNorm over a vector; an argmax; an element-wise op on 0-d tensors;
+    a fill of a 0-d buffer) as sequential `scf.for` loops or bare
+    `memref.load` / `memref.store` ops in the host function. Their buffers
+    live on the device (`cachet-device-buffers`), where the host cannot
+    read them. This pass wraps each run of such ops (with the pure ops
+    between them) into an `scf.parallel` of one iteration, which the
+    pipeline then maps to a kernel of one thread.
+
+    A run is wrapped only if no value it defines is used after it; a run
+    whose loaded value the host needs (a dynamic size or index) stays on the
+    host, with a remark, and `cachet-device-buffers` reports it. Each
+    wrapped run gets a remark: it runs on a single GPU thread.
+
+    A `memref.copy` whose source or target is not contiguous at offset 0
+    (an `insert_slice` into a KV cache or along an inner dimension, a
+    `tensor.concat`) becomes a parallel loop of element copies, which runs
+    as a kernel: the runtime copies one run of bytes from a buffer's aligned
+    pointer (upstream's `gpu.memcpy` lowering drops a view's offset).
+    Copies of whole buffers stay copies, and so do pitched weight uploads
+    (`cachet.pitched_upload`).
+
+    Before:
+
+    ```mlir
+    %sum = memref.alloc() : memref<f32>
+    memref.store %zero, %sum[] : memref<f32>
+    scf.for %i = %c0 to %c4096 step %c1 {
+      %x = memref.load %v[%i] : memref<4096xf32>
+      %s = memref.load %sum[] : memref<f32>
+      %p = arith.mulf %x, %x : f32
+      %n = arith.addf %s, %p : f32
+      memref.store %n, %sum[] : memref<f32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %sum = memref.alloc() : memref<f32>
+    scf.parallel (%t) = (%c0) to (%c1) step (%c1) {
+      memref.store %zero, %sum[] : memref<f32>
+      scf.for %i = %c0 to %c4096 step %c1 { ... }
+      scf.reduce
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
@@ -407,9 +502,17 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
       its `memref.dealloc` a `gpu.dealloc`; `memref.copy` between such
       buffers becomes `gpu.memcpy`;
     * a function argument a kernel uses is copied to a `gpu.alloc` buffer
-      once, at function entry;
+      once, at function entry; if a kernel or copy may write it (an argument
+      updated in place, such as a KV cache appended with `insert_slice`), it
+      is copied back into the argument before every return, so the caller
+      sees the update as with the CPU reference;
+    * a constant or global (`memref.get_global`) a kernel uses is uploaded
+      where it is taken; a global that is not constant is copied back like
+      an argument;
     * a returned device buffer is copied into a new host buffer before the
-      return; device buffers are freed at every return;
+      return, except the device copy of an argument, for which the argument
+      itself is returned (the result aliases it, as in the reference);
+      device buffers are freed at every return;
     * a `memref.copy` marked `cachet.pitched_upload` (from
       `cachet-pitched-weights`) becomes a call to the runtime's zero-filled
       strided 2D upload, `cachetMgpuMemcpy2D`.

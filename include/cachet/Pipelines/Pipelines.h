@@ -5,10 +5,20 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 
 #include <string>
 
 namespace cachet {
+
+/// Tensors to buffers as every cachet pipeline does it: function boundaries
+/// keep plain (identity) memrefs, so the host ABI is the same with every
+/// rewrite on or off, and arguments are writable (updated in place).
+inline constexpr llvm::StringLiteral kBufferizeFunctions =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "allow-return-allocs-from-loops "
+    "function-boundary-type-conversion=identity-layout-map}";
 
 /// The GPU code `cachet-compile` generates.
 enum class Target { SPIRV, NVVM, ROCDL };

@@ -1,0 +1,41 @@
+//===- Buffers.cpp - questions about memref buffers -----------------------===//
+
+#include "cachet/Analysis/Buffers.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+bool cachet::mayWriteBuffer(Value buffer) {
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == buffer && mayWriteBuffer(user->getResult(0)))
+        return true;
+      continue;
+    }
+    if (isa<memref::DimOp, memref::ExtractStridedMetadataOp,
+            memref::ExtractAlignedPointerAsIndexOp>(user))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    if (!effects)
+      return true;
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffectsOnValue(buffer, instances);
+    if (llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+          return isa<MemoryEffects::Write>(e.getEffect());
+        }))
+      return true;
+  }
+  return false;
+}
+
+bool cachet::isPlainBuffer(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return memref::isStaticShapeAndContiguousRowMajor(type) &&
+         succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0;
+}
