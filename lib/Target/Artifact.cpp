@@ -10,6 +10,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -130,6 +133,49 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
                                       {"reference", "ref.so"}}}};
 }
 
+/// Moves bf16 values through memory as i16. x86 has no bf16 registers: the
+/// backend legalizes a bf16 load (then bitcast to i16, as arith-expand
+/// leaves every bf16 value) by extending it to float and truncating it back
+/// with a call to `__truncsfbf2`, which neither libgcc 12 nor the GPU
+/// servers' libraries define. With i16 loads and stores the bitcast pairs
+/// fold away.
+void loadAndStoreBF16AsI16(llvm::Module &module) {
+  llvm::Type *i16 = llvm::Type::getInt16Ty(module.getContext());
+  SmallVector<llvm::Instruction *> dead;
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &inst : llvm::instructions(function)) {
+      if (auto *load = dyn_cast<llvm::LoadInst>(&inst);
+          load && load->getType()->isBFloatTy()) {
+        llvm::IRBuilder<> b(load);
+        llvm::LoadInst *bits = b.CreateAlignedLoad(
+            i16, load->getPointerOperand(), load->getAlign());
+        bits->setVolatile(load->isVolatile());
+        llvm::Value *value = b.CreateBitCast(bits, load->getType());
+        load->replaceAllUsesWith(value);
+        dead.push_back(load);
+      } else if (auto *store = dyn_cast<llvm::StoreInst>(&inst);
+                 store && store->getValueOperand()->getType()->isBFloatTy()) {
+        llvm::IRBuilder<> b(store);
+        llvm::Value *bits = b.CreateBitCast(store->getValueOperand(), i16);
+        b.CreateAlignedStore(bits, store->getPointerOperand(),
+                             store->getAlign(), store->isVolatile());
+        dead.push_back(store);
+      }
+    }
+  for (llvm::Instruction *inst : dead)
+    inst->eraseFromParent();
+  // bitcast(bitcast(x : i16) : bf16) : i16 is x.
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &inst :
+         llvm::make_early_inc_range(llvm::instructions(function)))
+      if (auto *outer = dyn_cast<llvm::BitCastInst>(&inst))
+        if (auto *inner = dyn_cast<llvm::BitCastInst>(outer->getOperand(0));
+            inner && inner->getSrcTy() == outer->getDestTy()) {
+          outer->replaceAllUsesWith(inner->getOperand(0));
+          outer->eraseFromParent();
+        }
+}
+
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
 /// links it into the shared object `path`.
 LogicalResult buildSharedObject(ModuleOp module, const ArtifactOptions &options,
@@ -163,6 +209,7 @@ LogicalResult buildSharedObject(ModuleOp module, const ArtifactOptions &options,
       triple, kHostCPU, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
+  loadAndStoreBF16AsI16(*llvmModule);
   llvmModule->setTargetTriple(triple);
 
   std::string object = (path + ".o").str();
