@@ -350,6 +350,9 @@ std::vector<int64_t> makeDescriptor(void *data, const Tensor &tensor) {
 
 using Fn = void *;
 template <size_t> using Pointer = void *;
+/// The most pointer arguments (the results' buffer and one descriptor per
+/// argument) an entry may take: a whole model has a few per layer.
+constexpr size_t kMaxCallArguments = 128;
 /// Calls `fn` as a function of `sizeof...(I)` pointer arguments.
 template <size_t... I>
 void callWith(Fn fn, void **args, std::index_sequence<I...>) {
@@ -429,8 +432,9 @@ public:
     for (auto &d : descriptors)
       args.push_back(d.data());
     if (!callTable(fn, args.data(), args.size(),
-                   std::make_index_sequence<33>())) {
-      error = "entry has too many arguments for the runner (at most 32)";
+                   std::make_index_sequence<kMaxCallArguments + 1>())) {
+      error = "entry has too many arguments for the runner (at most " +
+              std::to_string(kMaxCallArguments) + ")";
       return false;
     }
     if (!mgpuSucceeded("calling @" + manifest.entry, failure, error))
