@@ -94,7 +94,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
-    addPipeline(pm, "cachet-raise-attention,cachet-dequant-once-kv,"
+    addPipeline(pm, "cachet-raise-attention,cachet-raise-quantize,"
+                    "cachet-dequant-once-kv,"
                     "cachet-pad-weight-rows,canonicalize");
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
@@ -122,7 +123,10 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
-  addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries "
+  // A result inserted into a tensor (a KV cache append) is computed in the
+  // destination's slice: its tensor.empty becomes that slice.
+  addPipeline(pm, "eliminate-empty-tensors,"
+                  "one-shot-bufferize{bufferize-function-boundaries "
                   "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "canonicalize,cachet-pitched-weights");
@@ -245,7 +249,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
   addAttachDevice(pm, options);
-  addPipeline(pm, "cachet-lower-to-linalg,"
+  addPipeline(pm, "cachet-lower-to-linalg,eliminate-empty-tensors,"
                   "one-shot-bufferize{bufferize-function-boundaries "
                   "allow-return-allocs-from-loops "
                   "function-boundary-type-conversion=identity-layout-map},"
