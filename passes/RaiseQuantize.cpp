@@ -30,12 +30,11 @@ static QuantizeOp raise(RewriterBase &rewriter, QuantizeMatch match) {
   rewriter.setInsertionPoint(first);
   Location loc = match.quants.getLoc();
   auto input = cast<RankedTensorType>(match.input.getType());
-  auto scalesType =
-      cast<RankedTensorType>(match.absMax.getResult(0).getType())
-          .clone(rewriter.getF16Type());
+  auto scalesType = cast<RankedTensorType>(match.absMax.getResult(0).getType())
+                        .clone(rewriter.getF16Type());
   auto quantize = QuantizeOp::create(
-      rewriter, loc, input.clone(rewriter.getI8Type()), scalesType,
-      match.input, RoundingAttr::get(rewriter.getContext(), match.rounding));
+      rewriter, loc, input.clone(rewriter.getI8Type()), scalesType, match.input,
+      RoundingAttr::get(rewriter.getContext(), match.rounding));
   // The quants in blocks of 32, as the generic wrote them (canonicalization
   // folds this reshape into a collapse_shape that follows).
   Value blocks = tensor::ExpandShapeOp::create(
@@ -81,8 +80,9 @@ struct RaiseQuantizePass final
                           "split q8_0 of ")
           << input << ", rounding <"
           << stringifyRounding(quantize.getRounding()) << ">"
-          << (scales ? "" : "; the function computes no scales, so the "
-                            "scales result is unused");
+          << (scales ? ""
+                     : "; the function computes no scales, so the "
+                       "scales result is unused");
     }
   }
 };

@@ -163,8 +163,7 @@ std::optional<QuantizeMatch> cachet::matchQuantize(linalg::GenericOp quants,
   if (quants.getNumParallelLoops() != quants.getNumLoops())
     return fail("the quants generic has a reduction loop");
   SmallVector<AffineMap> maps = quants.getIndexingMapsArray();
-  if (!maps[0].isIdentity() || !maps[2].isIdentity() ||
-      !dropsLastDim(maps[1]))
+  if (!maps[0].isIdentity() || !maps[2].isIdentity() || !dropsLastDim(maps[1]))
     return fail("the quants generic must read value [..., b, i] and block "
                 "maximum [..., b] for quant [..., b, i]");
   Value blocks = quants.getDpsInputs()[0];

@@ -96,12 +96,11 @@ Value BlockEncoder::select(Value cond, Value a, Value c) {
 
 /// Returns a loop over the 32 lanes of the block carrying `init`; `body`
 /// gets the lane's value and the carried values and returns the next ones.
-static SmallVector<Value>
-forEachLane(OpBuilder &b, Location loc, ValueRange init,
-            const BlockEncoder::ValueReader &readValue,
-            function_ref<SmallVector<Value>(OpBuilder &, Value, Value,
-                                            ValueRange)>
-                body) {
+static SmallVector<Value> forEachLane(
+    OpBuilder &b, Location loc, ValueRange init,
+    const BlockEncoder::ValueReader &readValue,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = arith::ConstantIndexOp::create(b, loc, 32);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -134,8 +133,8 @@ BlockEncoder::Params BlockEncoder::scan() {
         b, loc, {f32(0)}, readValue,
         [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
           Value a = math::AbsFOp::create(nb, loc, x);
-          return {sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0],
-                      a)};
+          return {
+              sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0], a)};
         });
     params.max = r[0];
     params.d = arith::DivFOp::create(b, loc, params.max, f32(127));
@@ -146,9 +145,9 @@ BlockEncoder::Params BlockEncoder::scan() {
     SmallVector<Value> r = forEachLane(
         b, loc, {f32(FLT_MAX), f32(-FLT_MAX)}, readValue,
         [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
-          return {sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
-                  sel(nb, cmp(nb, arith::CmpFPredicate::OGT, x, c[1]), x,
-                      c[1])};
+          return {
+              sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
+              sel(nb, cmp(nb, arith::CmpFPredicate::OGT, x, c[1]), x, c[1])};
         });
     params.min = r[0];
     params.max = r[1];
@@ -216,8 +215,8 @@ static std::pair<Value, Value> bestIndex(OpBuilder &b, Location loc, Value x) {
   Value last = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
                                      f32(kIQ4NLValues[15]));
   best = sel(first, i32(0), sel(last, i32(15), best));
-  value = sel(first, f32(kIQ4NLValues[0]), sel(last, f32(kIQ4NLValues[15]),
-                                                   value));
+  value =
+      sel(first, f32(kIQ4NLValues[0]), sel(last, f32(kIQ4NLValues[15]), value));
   return {best, value};
 }
 
@@ -235,9 +234,9 @@ Value BlockEncoder::roundToInt(Value value) {
     up = cmp(arith::CmpFPredicate::OGE, 0.5);
     down = cmp(arith::CmpFPredicate::OLE, -0.5);
   } else {
-    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                      arith::AndIOp::create(b, loc, t, i32(1)),
-                                      i32(0));
+    Value odd =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              arith::AndIOp::create(b, loc, t, i32(1)), i32(0));
     up = arith::OrIOp::create(
         b, loc, cmp(arith::CmpFPredicate::OGT, 0.5),
         arith::AndIOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, 0.5),
@@ -280,9 +279,9 @@ Value BlockEncoder::quant(const Params &params, Value lane) {
                                   : q;
   }
   case Format::IQ4_NL:
-    return select(params.tiny, i32(8),
-                  bestIndex(b, loc, arith::MulFOp::create(b, loc, params.id, x))
-                      .first);
+    return select(
+        params.tiny, i32(8),
+        bestIndex(b, loc, arith::MulFOp::create(b, loc, params.id, x)).first);
   }
   llvm_unreachable("unknown format");
 }
@@ -303,10 +302,10 @@ Value BlockEncoder::iq4Scale(const Params &params) {
                 arith::AddFOp::create(nb, loc, c[1],
                                       arith::MulFOp::create(nb, loc, wq, q))};
       });
-  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                         sums[1], f32(0));
-  Value d = select(positive, arith::DivFOp::create(b, loc, sums[0], sums[1]),
-                   f32(0));
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sums[1], f32(0));
+  Value d =
+      select(positive, arith::DivFOp::create(b, loc, sums[0], sums[1]), f32(0));
   return select(params.tiny, f32(0), d);
 }
 
@@ -356,8 +355,8 @@ Value BlockEncoder::encodeByte(Value byte) {
       return arith::TruncIOp::create(b, loc, i8, quant(params, j));
     Value low = arith::AndIOp::create(b, loc, quant(params, j), i32(15));
     Value high = arith::AndIOp::create(
-        b, loc,
-        quant(params, arith::AddIOp::create(b, loc, j, index(16))), i32(15));
+        b, loc, quant(params, arith::AddIOp::create(b, loc, j, index(16))),
+        i32(15));
     Value packed = arith::OrIOp::create(
         b, loc, low, arith::ShLIOp::create(b, loc, high, i32(4)));
     return arith::TruncIOp::create(b, loc, i8, packed);
@@ -366,30 +365,34 @@ Value BlockEncoder::encodeByte(Value byte) {
   if (offsets.highBits >= 0) {
     // qh byte k: bit i is bit 4 of quant 8k + i.
     rest = [&, quants]() -> Value {
-      return branch(below(offsets.quants), [&]() -> Value {
-        Value first = arith::MulIOp::create(b, loc, field(offsets.highBits),
-                                            index(8));
-        Value lb = index(0), ub = index(8), step = index(1);
-        auto loop = scf::ForOp::create(
-            b, loc, lb, ub, step, ValueRange{i32(0)},
-            [&](OpBuilder &nb, Location, Value bit, ValueRange acc) {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPoint(nb.getInsertionBlock(),
-                                  nb.getInsertionPoint());
-              Value q =
-                  quant(params, arith::AddIOp::create(b, loc, first, bit));
-              Value high = arith::AndIOp::create(
-                  b, loc, arith::ShRUIOp::create(b, loc, q, i32(4)), i32(1));
-              Value shift =
-                  arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bit);
-              scf::YieldOp::create(
-                  b, loc,
-                  ValueRange{arith::OrIOp::create(
-                      b, loc, acc[0],
-                      arith::ShLIOp::create(b, loc, high, shift))});
-            });
-        return arith::TruncIOp::create(b, loc, i8, loop.getResult(0));
-      }, quants);
+      return branch(
+          below(offsets.quants),
+          [&]() -> Value {
+            Value first = arith::MulIOp::create(b, loc, field(offsets.highBits),
+                                                index(8));
+            Value lb = index(0), ub = index(8), step = index(1);
+            auto loop = scf::ForOp::create(
+                b, loc, lb, ub, step, ValueRange{i32(0)},
+                [&](OpBuilder &nb, Location, Value bit, ValueRange acc) {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPoint(nb.getInsertionBlock(),
+                                      nb.getInsertionPoint());
+                  Value q =
+                      quant(params, arith::AddIOp::create(b, loc, first, bit));
+                  Value high = arith::AndIOp::create(
+                      b, loc, arith::ShRUIOp::create(b, loc, q, i32(4)),
+                      i32(1));
+                  Value shift =
+                      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bit);
+                  scf::YieldOp::create(
+                      b, loc,
+                      ValueRange{arith::OrIOp::create(
+                          b, loc, acc[0],
+                          arith::ShLIOp::create(b, loc, high, shift))});
+                });
+            return arith::TruncIOp::create(b, loc, i8, loop.getResult(0));
+          },
+          quants);
     };
   }
   std::function<Value()> afterScale = rest;
