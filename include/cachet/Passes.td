@@ -225,6 +225,65 @@ def RaiseAttention : Pass<"cachet-raise-attention", "mlir::ModuleOp"> {
   ];
 }
 
+def RaiseQuantize : Pass<"cachet-raise-quantize", "mlir::ModuleOp"> {
+  let summary = "Raise linalg q8_0 quantization (a KV cache append) to "
+                "cachet.quantize";
+  let description = [{
+    Recognizes the split q8_0 quantization ML front ends write in linalg on
+    tensors when they append new K/V rows to a quantized cache, and replaces
+    it by `cachet.quantize`, whose lowering is one kernel (writing into the
+    cache in place when the result is inserted into it). The matcher
+    (cachet/Analysis/QuantizeMatch.h) anchors on a `linalg.generic` that
+    writes i8 with `arith.fptosi` and accepts exactly ggml's q8_0 rule, so
+    that raising never changes a byte:
+
+    * the values `[..., D]` (f16, bf16 or f32) reshaped by
+      `tensor.expand_shape` into `[..., D/32, 32]`;
+    * the block maxima: a reduction generic over the last dimension into a
+      `linalg.fill` of `0.0 : f32`, combining `|float(x)|` with
+      `arith.maximumf`, `arith.maxnumf` or `select(acc > a, acc, a)`;
+    * the quants: `fptosi(round(float(x) * id))` to i8 with
+      `id = d != 0 ? 1 / d : 0` (`une`/`one`, or `oeq`/`ueq` with the select
+      swapped) and `d = amax / 127`, all in f32; `math.round` raises with
+      `rounding <away>` (ggml's `roundf`), `math.roundeven` with
+      `rounding <even>`;
+    * optionally the scales: an element-wise generic
+      `truncf(amax / 127) : f16` over the same maxima.
+
+    Anything else (a scale computed as `amax * (1 / 127)`, which rounds
+    differently, a truncating conversion without a round, a block other
+    than 32, maxima that start from another value, ...) is left untouched
+    with a remark on the i8 generic naming the condition that failed. Every
+    raise is reported.
+
+    Before:
+
+    ```mlir
+    %xb = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [4, 2, 4, 32]
+        : tensor<4x2x128xf16> into tensor<4x2x4x32xf16>
+    %amax = linalg.generic {iterator_types = [p, p, p, reduction]}
+        ins(%xb) outs(%zero : tensor<4x2x4xf32>) { maximumf(acc, absf(extf x)) }
+    %q = linalg.generic ins(%xb, %amax) outs(%e : tensor<4x2x4x32xi8>) {
+      d = amax / 127; id = d != 0 ? 1 / d : 0
+      fptosi(math.round(extf(x) * id)) : i8 }
+    %s = linalg.generic ins(%amax) outs(%f : tensor<4x2x4xf16>) {
+      truncf(amax / 127) }
+    %qc = tensor.collapse_shape %q [[0], [1], [2, 3]]
+        : tensor<4x2x4x32xi8> into tensor<4x2x128xi8>
+    ```
+
+    After (and canonicalization):
+
+    ```mlir
+    %qc, %s = cachet.quantize %x : tensor<4x2x128xf16>
+        -> tensor<4x2x128xi8>, tensor<4x2x4xf16>
+    ```
+  }];
+  let dependentDialects = [
+    "::cachet::CachetDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
   let summary = "Dequantize a block-quantized KV cache once per layer into a "
                 "head-major f16 scratch";

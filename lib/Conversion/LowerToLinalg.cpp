@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Conversion/BlockEncoder.h"
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Dialect/CachetDialect.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
@@ -115,6 +117,13 @@ private:
                              Value bytes = Value());
   LogicalResult lowerDequantize(DequantizeOp op);
   LogicalResult lowerDequantTranspose(DequantTransposeOp op);
+  LogicalResult lowerQuantize(QuantizeOp op);
+  LogicalResult lowerBlockEmpty(tensor::EmptyOp op);
+  LogicalResult lowerBlockInsertSlice(tensor::InsertSliceOp op);
+  LogicalResult lowerReturn(func::ReturnOp op);
+  /// Replaces the block-typed `value` by `bytes`, through a cast that
+  /// getBytes resolves and eraseBlockCasts removes.
+  void replaceWithBytes(OpBuilder &b, Value value, Value bytes);
   LogicalResult lowerAttention(AttentionOp op);
   LogicalResult lowerAttentionPartial(AttentionPartialOp op);
   LogicalResult decomposeSoftmax(linalg::SoftmaxOp op);
@@ -141,12 +150,27 @@ RankedTensorType getByteType(Type type) {
 }
 
 LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
-  for (Type result : func.getResultTypes())
-    if (getByteType(result))
-      return func.emitError("cachet-lower-to-linalg: returning a "
-                            "block-quantized tensor is not supported");
-  if (func.isExternal())
+  if (func.isExternal()) {
+    for (Type result : func.getResultTypes())
+      if (getByteType(result))
+        return func.emitError("cachet-lower-to-linalg: a declaration cannot "
+                              "return a block-quantized tensor");
     return success();
+  }
+  // Results: the bytes, marked with their format like the arguments.
+  SmallVector<Type> results(func.getResultTypes());
+  for (auto [index, type] : llvm::enumerate(results)) {
+    RankedTensorType bytes = getByteType(type);
+    if (!bytes)
+      continue;
+    func.setResultAttr(
+        index, "cachet.block_format",
+        StringAttr::get(func.getContext(),
+                        cast<BlockQuantizedType>(
+                            cast<RankedTensorType>(type).getElementType())
+                            .getFormatName()));
+    type = bytes;
+  }
   Block &entry = func.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   SmallVector<Type> inputs(func.getArgumentTypes());
@@ -166,8 +190,7 @@ LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
     func.setArgAttr(arg.getArgNumber(), "cachet.block_format",
                     b.getStringAttr(block.getFormatName()));
   }
-  func.setFunctionType(
-      FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
+  func.setFunctionType(FunctionType::get(func.getContext(), inputs, results));
   return success();
 }
 
@@ -304,6 +327,167 @@ LogicalResult LowerToLinalgPass::lowerDequantTranspose(DequantTransposeOp op) {
   bindDims(op.getContext(), h, s, d);
   return lowerDequant(op, op.getInput(), op.getScales(), op.getInit(),
                       AffineMap::get(3, 0, {s, h, d}, op.getContext()));
+}
+
+void LowerToLinalgPass::replaceWithBytes(OpBuilder &b, Value value,
+                                         Value bytes) {
+  auto cast = UnrealizedConversionCastOp::create(b, value.getLoc(),
+                                                 value.getType(), bytes);
+  blockCasts.insert(cast);
+  value.replaceAllUsesWith(cast.getResult(0));
+}
+
+LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value input = op.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  unsigned rank = inputType.getRank();
+  auto block = dyn_cast<BlockQuantizedType>(
+      cast<RankedTensorType>(op.getResult().getType()).getElementType());
+  // The innermost size in values, and the block count.
+  Value values = tensor::DimOp::create(b, loc, input, rank - 1);
+  Value blocks = arith::DivUIOp::create(b, loc, values, indexConst(b, loc, 32));
+  auto sizeOf = [&](RankedTensorType type, Value inner) {
+    return emptyTensor(b, loc, type.getShape(), type.getElementType(),
+                       [&](unsigned dim) -> Value {
+                         if (dim + 1 < rank)
+                           return tensor::DimOp::create(b, loc, input, dim);
+                         return inner;
+                       });
+  };
+  // Reads value `lane` of the block `blockIndex` of the row `prefix`.
+  auto reader = [&](ValueRange prefix, Value blockIndex) {
+    return [&, prefix = SmallVector<Value>(prefix),
+            blockIndex](OpBuilder &rb, Location rl, Value lane) -> Value {
+      SmallVector<Value> at(prefix);
+      at.push_back(arith::AddIOp::create(
+          rb, rl,
+          arith::MulIOp::create(rb, rl, blockIndex, indexConst(rb, rl, 32)),
+          lane));
+      Value x = tensor::ExtractOp::create(rb, rl, input, at);
+      return castFloat(rb, rl, x, rb.getF32Type());
+    };
+  };
+  // One linalg.generic, so that the GPU pipeline makes it one kernel: its
+  // loops run over the result and each iteration reads its block's 32 values.
+  auto indices = [&](OpBuilder &nb, Location nloc) {
+    SmallVector<Value> result;
+    for (unsigned i = 0; i < rank; ++i)
+      result.push_back(linalg::IndexOp::create(nb, nloc, i));
+    return result;
+  };
+  if (block) {
+    RankedTensorType bytesType =
+        getByteType(cast<RankedTensorType>(op.getResult().getType()));
+    Value init =
+        sizeOf(bytesType,
+               arith::MulIOp::create(
+                   b, loc, blocks, indexConst(b, loc, block.getBlockBytes())));
+    auto generic = linalg::GenericOp::create(
+        b, loc, bytesType, ValueRange(), ValueRange{init},
+        {b.getMultiDimIdentityMap(rank)}, iterators(rank),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> at = indices(nb, nloc);
+          Value blockBytes = indexConst(nb, nloc, block.getBlockBytes());
+          Value blockIndex =
+              arith::DivUIOp::create(nb, nloc, at.back(), blockBytes);
+          Value byte = arith::RemUIOp::create(nb, nloc, at.back(), blockBytes);
+          BlockEncoder encoder(
+              nb, nloc, block, op.getRounding(),
+              reader(ArrayRef<Value>(at).drop_back(), blockIndex));
+          linalg::YieldOp::create(nb, nloc, encoder.encodeByte(byte));
+        });
+    replaceWithBytes(b, op.getResult(), generic.getResult(0));
+    op.erase();
+    return success();
+  }
+  // Split q8_0: the quants over the values, each iteration also writing its
+  // block's scale (the same value from all 32).
+  auto quantsType = cast<RankedTensorType>(op.getResult().getType());
+  auto scalesType = cast<RankedTensorType>(op.getScales().getType());
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineExpr last = id.getResults().back();
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{quantsType, scalesType}, ValueRange(),
+      ValueRange{sizeOf(quantsType, values), sizeOf(scalesType, blocks)},
+      {id, id.replace(last, last.floorDiv(32), rank, 0)}, iterators(rank),
+      [&](OpBuilder &nb, Location nloc, ValueRange) {
+        SmallVector<Value> at = indices(nb, nloc);
+        Value c32 = indexConst(nb, nloc, 32);
+        Value blockIndex = arith::DivUIOp::create(nb, nloc, at.back(), c32);
+        Value lane = arith::RemUIOp::create(nb, nloc, at.back(), c32);
+        BlockEncoder encoder(
+            nb, nloc, Q8_0Type::get(op.getContext()), op.getRounding(),
+            reader(ArrayRef<Value>(at).drop_back(), blockIndex));
+        auto [q, d] = encoder.encodeQ8(lane);
+        linalg::YieldOp::create(nb, nloc, ValueRange{q, d});
+      });
+  op.getResult().replaceAllUsesWith(generic.getResult(0));
+  op.getScales().replaceAllUsesWith(generic.getResult(1));
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::lowerBlockEmpty(tensor::EmptyOp op) {
+  OpBuilder b(op);
+  RankedTensorType bytesType = getByteType(op.getType());
+  auto block = cast<BlockQuantizedType>(op.getType().getElementType());
+  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
+  AffineExpr s0;
+  bindSymbols(b.getContext(), s0);
+  sizes.back() = affine::makeComposedFoldedAffineApply(
+      b, op.getLoc(), s0 * block.getBlockBytes(), {sizes.back()});
+  Value bytes = tensor::EmptyOp::create(b, op.getLoc(), sizes,
+                                        bytesType.getElementType());
+  replaceWithBytes(b, op.getResult(), bytes);
+  op.erase();
+  return success();
+}
+
+LogicalResult
+LowerToLinalgPass::lowerBlockInsertSlice(tensor::InsertSliceOp op) {
+  OpBuilder b(op);
+  auto block = cast<BlockQuantizedType>(op.getDestType().getElementType());
+  if (!op.hasUnitStride() ||
+      op.getSourceType().getRank() != op.getDestType().getRank())
+    return op.emitError("cachet-lower-to-linalg: only unit-stride, "
+                        "rank-preserving insertions into block-quantized "
+                        "tensors are supported");
+  FailureOr<Value> source = getBytes(b, op, op.getSource());
+  if (failed(source))
+    return failure();
+  FailureOr<Value> dest = getBytes(b, op, op.getDest());
+  if (failed(dest))
+    return failure();
+  AffineExpr s0;
+  bindSymbols(b.getContext(), s0);
+  auto toBytes = [&](OpFoldResult blocks) -> OpFoldResult {
+    return affine::makeComposedFoldedAffineApply(
+        b, op.getLoc(), s0 * block.getBlockBytes(), {blocks});
+  };
+  SmallVector<OpFoldResult> offsets = op.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
+  offsets.back() = toBytes(offsets.back());
+  sizes.back() = toBytes(sizes.back());
+  Value bytes = tensor::InsertSliceOp::create(
+      b, op.getLoc(), *source, *dest, offsets, sizes, op.getMixedStrides());
+  replaceWithBytes(b, op.getResult(), bytes);
+  op.erase();
+  return success();
+}
+
+LogicalResult LowerToLinalgPass::lowerReturn(func::ReturnOp op) {
+  OpBuilder b(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!getByteType(operand.get().getType()))
+      continue;
+    FailureOr<Value> bytes = getBytes(b, op, operand.get());
+    if (failed(bytes))
+      return failure();
+    operand.set(*bytes);
+  }
+  return success();
 }
 
 /// The operands and attributes `cachet.attention` and
@@ -616,7 +800,8 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
       return user->emitError("cachet-lower-to-linalg: '")
              << user->getName()
              << "' uses a block-quantized tensor; only cachet.dequantize, "
-                "cachet.dequant_transpose and tensor.extract_slice can";
+                "cachet.dequant_transpose, tensor.extract_slice, "
+                "tensor.insert_slice and func.return can";
     }
     blockCasts.erase(cast);
     cast->erase();
@@ -640,8 +825,16 @@ void LowerToLinalgPass::runOnOperation() {
       return signalPassFailure();
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
-      if (isa<DequantizeOp, DequantTransposeOp, AttentionOp,
+      if (isa<DequantizeOp, DequantTransposeOp, QuantizeOp, AttentionOp,
               AttentionPartialOp>(op))
+        ops.push_back(op);
+      // Block-typed tensors a quantize fills or a function returns.
+      if (isa<tensor::EmptyOp, tensor::InsertSliceOp>(op) &&
+          getByteType(op->getResult(0).getType()))
+        ops.push_back(op);
+      if (isa<func::ReturnOp>(op) &&
+          llvm::any_of(op->getOperandTypes(),
+                       [](Type type) { return getByteType(type); }))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -651,6 +844,12 @@ void LowerToLinalgPass::runOnOperation() {
               .Case([&](DequantTransposeOp op) {
                 return lowerDequantTranspose(op);
               })
+              .Case([&](QuantizeOp op) { return lowerQuantize(op); })
+              .Case([&](tensor::EmptyOp op) { return lowerBlockEmpty(op); })
+              .Case([&](tensor::InsertSliceOp op) {
+                return lowerBlockInsertSlice(op);
+              })
+              .Case([&](func::ReturnOp op) { return lowerReturn(op); })
               .Case([&](AttentionOp op) { return lowerAttention(op); })
               .Case([&](AttentionPartialOp op) {
                 return lowerAttentionPartial(op);

@@ -106,6 +106,80 @@ LogicalResult DequantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  auto scales = cast_if_present<RankedTensorType>(
+      getScales() ? getScales().getType() : Type());
+  if (input.getRank() < 1)
+    return emitOpError("operand 'input' must have rank >= 1");
+  if (!isComputeFloat(input.getElementType()))
+    return emitOpError("operand 'input' must have element type f16, bf16 or "
+                       "f32, got ")
+           << input.getElementType();
+  int64_t inner = input.getShape().back();
+  if (!ShapedType::isDynamic(inner) && inner % 32 != 0)
+    return emitOpError("innermost dimension of 'input' (")
+           << inner << ") must be a multiple of 32, the block size";
+  if (result.getRank() != input.getRank())
+    return emitOpError("result rank (")
+           << result.getRank() << ") must equal the rank of 'input' ("
+           << input.getRank() << ")";
+  Type element = result.getElementType();
+  auto block = dyn_cast<BlockQuantizedType>(element);
+  if (block && scales)
+    return emitOpError("a block-quantized result takes no 'scales' result "
+                       "(only the split q8_0 form, i8 quants, has one)");
+  if (!block && !element.isSignlessInteger(8))
+    return emitOpError("result must have a block-quantized element type, or "
+                       "i8 with a 'scales' result (split q8_0 form), got ")
+           << element;
+  if (!block && !scales)
+    return emitOpError("the split q8_0 form (i8 result) needs a 'scales' "
+                       "result, one f16 per 32 values");
+  if (getRounding() != Rounding::Away && block && !isa<Q8_0Type>(block))
+    return emitOpError("rounding <")
+           << stringifyRounding(getRounding()) << "> is for q8_0 only; "
+           << block.getFormatName() << " rounds as ggml's reference does";
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (!dimsCompatible(input.getDimSize(i), result.getDimSize(i)))
+      return emitOpError("result dimension ")
+             << i << " (" << result.getDimSize(i) << ") must match 'input' ("
+             << input.getDimSize(i) << ")";
+  int64_t blocks = ShapedType::isDynamic(inner) ? inner : inner / 32;
+  if (block) {
+    if (!dimsCompatible(blocks, result.getShape().back()))
+      return emitOpError("innermost result dimension (")
+             << result.getShape().back() << ") must be " << blocks
+             << ", one block per 32 values of 'input'";
+    return success();
+  }
+  if (!dimsCompatible(inner, result.getShape().back()))
+    return emitOpError("innermost result dimension (")
+           << result.getShape().back() << ") must be " << inner
+           << ", one i8 quant per value of 'input'";
+  if (!scales.getElementType().isF16())
+    return emitOpError("result 'scales' must have element type f16, got ")
+           << scales.getElementType();
+  if (scales.getRank() != input.getRank())
+    return emitOpError("result 'scales' must have the rank of 'input' (")
+           << input.getRank() << "), got " << scales.getRank();
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (!dimsCompatible(input.getDimSize(i), scales.getDimSize(i)))
+      return emitOpError("dimension ")
+             << i << " of 'scales' (" << scales.getDimSize(i)
+             << ") must match 'input' (" << input.getDimSize(i) << ")";
+  if (!dimsCompatible(blocks, scales.getShape().back()))
+    return emitOpError("innermost dimension of 'scales' (")
+           << scales.getShape().back() << ") must be " << blocks
+           << ", one scale per 32 values of 'input'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // DequantTransposeOp
 //===----------------------------------------------------------------------===//
 

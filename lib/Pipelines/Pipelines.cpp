@@ -94,7 +94,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
-    addPipeline(pm, "cachet-raise-attention,cachet-dequant-once-kv,"
+    addPipeline(pm, "cachet-raise-attention,cachet-raise-quantize,"
+                    "cachet-dequant-once-kv,"
                     "cachet-pad-weight-rows,canonicalize");
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
@@ -122,6 +123,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
+  // A result inserted into a tensor (a KV cache append) is computed in the
+  // destination's slice: its tensor.empty becomes that slice
+  // (kBufferizeFunctions starts with eliminate-empty-tensors).
   addPipeline(
       pm, (kBufferizeFunctions + ",canonicalize,cachet-pitched-weights").str());
   if (options.matvecKernel == "subgroup" ||

@@ -92,10 +92,13 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
         static_cast<bool>(entry.getArgAttr(index, "cachet.weight"));
     arguments.push_back(std::move(*arg));
   }
-  for (Type type : entry.getResultTypes()) {
+  for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
     FailureOr<llvm::json::Object> result = describe(entry.getLoc(), type);
     if (failed(result))
       return failure();
+    if (auto format =
+            entry.getResultAttrOfType<StringAttr>(index, "cachet.block_format"))
+      (*result)["block_format"] = format.getValue().str();
     results.push_back(std::move(*result));
   }
   // In-place state, as the CPU reference has it after bufferization:

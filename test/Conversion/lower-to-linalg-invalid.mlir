@@ -1,8 +1,15 @@
 // RUN: cachet-opt %s -split-input-file -cachet-lower-to-linalg -verify-diagnostics
 
-// expected-error @+1 {{cachet-lower-to-linalg: returning a block-quantized tensor is not supported}}
-func.func @returns_blocks(%a: tensor<4x!cachet.q8_0>) -> tensor<4x!cachet.q8_0> {
-  return %a : tensor<4x!cachet.q8_0>
+// expected-error @+1 {{cachet-lower-to-linalg: a declaration cannot return a block-quantized tensor}}
+func.func private @returns_blocks() -> tensor<4x!cachet.q8_0>
+
+// -----
+
+func.func @strided_insert(%x: tensor<2x32xf16>, %c: tensor<8x1x!cachet.q4_0>) -> tensor<8x1x!cachet.q4_0> {
+  %q = cachet.quantize %x : tensor<2x32xf16> -> tensor<2x1x!cachet.q4_0>
+  // expected-error @+1 {{cachet-lower-to-linalg: only unit-stride, rank-preserving insertions into block-quantized tensors are supported}}
+  %r = tensor.insert_slice %q into %c[0, 0] [2, 1] [2, 1] : tensor<2x1x!cachet.q4_0> into tensor<8x1x!cachet.q4_0>
+  return %r : tensor<8x1x!cachet.q4_0>
 }
 
 // -----
@@ -19,7 +26,7 @@ func.func @not_traceable(%a: tensor<4x!cachet.q8_0>, %c: i1) -> tensor<128xf16> 
 
 func.func private @use(tensor<4x!cachet.q8_0>)
 func.func @other_user(%a: tensor<4x!cachet.q8_0>) {
-  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses a block-quantized tensor; only cachet.dequantize, cachet.dequant_transpose and tensor.extract_slice can}}
+  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses a block-quantized tensor; only cachet.dequantize, cachet.dequant_transpose, tensor.extract_slice, tensor.insert_slice and func.return can}}
   func.call @use(%a) : (tensor<4x!cachet.q8_0>) -> ()
   return
 }

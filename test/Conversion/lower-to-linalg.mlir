@@ -125,3 +125,54 @@ func.func @attention_head_major(%q: tensor<4x4x32xf16>, %k: tensor<4x16x32xf16>,
       : tensor<4x4x32xf16>, tensor<4x16x32xf16>, tensor<4x16x32xf16>, tensor<4x16xf16> -> tensor<4x4x32xf32>
   return %o : tensor<4x4x32xf32>
 }
+
+// -----
+
+// cachet.quantize: one linalg.generic over the result's bytes (18 per q4_0
+// block); each byte reads its block's 32 values (a loop of tensor.extract)
+// and computes its field. The block-typed result becomes its bytes.
+// CHECK-LABEL: func.func @quantize_q4_0
+// CHECK-SAME: (%[[X:.*]]: tensor<4x64xf16>) -> (tensor<4x36xi8> {cachet.block_format = "q4_0"})
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<4x36xi8>)
+// CHECK: scf.for
+// CHECK: tensor.extract %[[X]]
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[G]] : tensor<4x36xi8>
+func.func @quantize_q4_0(%x: tensor<4x64xf16>) -> tensor<4x2x!cachet.q4_0> {
+  %q = cachet.quantize %x : tensor<4x64xf16> -> tensor<4x2x!cachet.q4_0>
+  return %q : tensor<4x2x!cachet.q4_0>
+}
+
+// -----
+
+// Split q8_0: one generic writing the quants and, from every iteration of a
+// block, its scale.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[BLK:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+// CHECK-LABEL: func.func @quantize_split
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BLK]]]
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<4x64xi8>, tensor<4x2xf16>)
+// CHECK-NOT: linalg.generic
+func.func @quantize_split(%x: tensor<4x64xbf16>) -> (tensor<4x64xi8>, tensor<4x2xf16>) {
+  %q, %s = cachet.quantize %x : tensor<4x64xbf16> -> tensor<4x64xi8>, tensor<4x2xf16>
+  return %q, %s : tensor<4x64xi8>, tensor<4x2xf16>
+}
+
+// -----
+
+// A KV cache append: the new blocks go into the cache argument's bytes.
+// CHECK-LABEL: func.func @append
+// CHECK-SAME: %[[C:[^:]*]]: tensor<64x2x72xi8> {cachet.block_format = "q4_0"}
+// CHECK-SAME: -> (tensor<64x2x72xi8> {cachet.block_format = "q4_0"})
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<4x2x72xi8>)
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[G]] into %[[C]][%{{.*}}, 0, 0] [4, 2, 72] [1, 1, 1]
+// CHECK: return %[[R]]
+func.func @append(%x: tensor<4x2x128xf16>, %c: tensor<64x2x4x!cachet.q4_0>, %p: index) -> tensor<64x2x4x!cachet.q4_0> {
+  %q = cachet.quantize %x : tensor<4x2x128xf16> -> tensor<4x2x4x!cachet.q4_0>
+  %r = tensor.insert_slice %q into %c[%p, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x4x!cachet.q4_0> into tensor<64x2x4x!cachet.q4_0>
+  return %r : tensor<64x2x4x!cachet.q4_0>
+}

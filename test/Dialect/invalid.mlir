@@ -325,3 +325,123 @@ module attributes {cachet.device = #cachet.device<name = "p", vendor = "nvidia",
 // expected-error @+2 {{expected 'true' or 'false'}}
 // expected-error @+1 {{failed to parse Cachet_DeviceProfileAttr parameter 'unified_memory' which is to be a `bool`}}
 module attributes {cachet.device = #cachet.device<name = "p", vendor = "nvidia", arch = "x", cache_line = 128, l2_bytes = 0, alias_stride = 0, alias_pad = 0, compute_units = 1, dram_gbps = 1.0, unified_memory = 1, strided_read_penalty = 1.0, pdl = false, l2_prefetch = "none", coop_matrix = [], subgroup_size = 32, shared_memory_bytes = 0>} {}
+
+// -----
+
+func.func @quantize_rank0(%a: tensor<f16>) {
+  // expected-error @+1 {{operand 'input' must have rank >= 1}}
+  %0 = cachet.quantize %a : tensor<f16> -> tensor<!cachet.q8_0>
+  return
+}
+
+// -----
+
+func.func @quantize_input_int(%a: tensor<4x32xi8>) {
+  // expected-error @+1 {{operand 'input' must have element type f16, bf16 or f32, got 'i8'}}
+  %0 = cachet.quantize %a : tensor<4x32xi8> -> tensor<4x1x!cachet.q8_0>
+  return
+}
+
+// -----
+
+func.func @quantize_not_multiple_of_32(%a: tensor<4x48xf16>) {
+  // expected-error @+1 {{innermost dimension of 'input' (48) must be a multiple of 32, the block size}}
+  %0 = cachet.quantize %a : tensor<4x48xf16> -> tensor<4x1x!cachet.q8_0>
+  return
+}
+
+// -----
+
+func.func @quantize_rank(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{result rank (1) must equal the rank of 'input' (2)}}
+  %0 = cachet.quantize %a : tensor<4x64xf16> -> tensor<8x!cachet.q4_0>
+  return
+}
+
+// -----
+
+func.func @quantize_packed_with_scales(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{a block-quantized result takes no 'scales' result (only the split q8_0 form, i8 quants, has one)}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x2x!cachet.q8_0>, tensor<4x2xf16>
+  return
+}
+
+// -----
+
+func.func @quantize_result_float(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{result must have a block-quantized element type, or i8 with a 'scales' result (split q8_0 form), got 'f16'}}
+  %0 = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xf16>
+  return
+}
+
+// -----
+
+func.func @quantize_split_no_scales(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{the split q8_0 form (i8 result) needs a 'scales' result, one f16 per 32 values}}
+  %0 = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_rounding_even_q4_0(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{rounding <even> is for q8_0 only; q4_0 rounds as ggml's reference does}}
+  %0 = cachet.quantize %a rounding <even> : tensor<4x64xf16> -> tensor<4x2x!cachet.q4_0>
+  return
+}
+
+// -----
+
+func.func @quantize_outer_dim(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{result dimension 0 (3) must match 'input' (4)}}
+  %0 = cachet.quantize %a : tensor<4x64xf16> -> tensor<3x2x!cachet.q5_1>
+  return
+}
+
+// -----
+
+func.func @quantize_blocks(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{innermost result dimension (64) must be 2, one block per 32 values of 'input'}}
+  %0 = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64x!cachet.q5_1>
+  return
+}
+
+// -----
+
+func.func @quantize_split_quants(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{innermost result dimension (32) must be 64, one i8 quant per value of 'input'}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x32xi8>, tensor<4x2xf16>
+  return
+}
+
+// -----
+
+func.func @quantize_split_scales_f32(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{result 'scales' must have element type f16, got 'f32'}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_split_scales_rank(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{result 'scales' must have the rank of 'input' (2), got 1}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>, tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @quantize_split_scales_outer(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{dimension 0 of 'scales' (3) must match 'input' (4)}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>, tensor<3x2xf16>
+  return
+}
+
+// -----
+
+func.func @quantize_split_scales_blocks(%a: tensor<4x64xf16>) {
+  // expected-error @+1 {{innermost dimension of 'scales' (4) must be 2, one scale per 32 values of 'input'}}
+  %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>, tensor<4x4xf16>
+  return
+}

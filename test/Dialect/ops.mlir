@@ -39,6 +39,33 @@ func.func @dequantize_split_q8_0(%qs: tensor<1024x2x128xi8>, %d: tensor<1024x2x4
 
 // -----
 
+// CHECK-LABEL: func.func @quantize_packed
+func.func @quantize_packed(%x: tensor<64x2x128xf16>, %y: tensor<?x64xbf16>,
+    %z: tensor<8x32xf32>)
+    -> (tensor<64x2x4x!cachet.q4_0>, tensor<?x2x!cachet.iq4_nl>, tensor<8x1x!cachet.q8_0>) {
+  // CHECK: cachet.quantize %{{.*}} : tensor<64x2x128xf16> -> tensor<64x2x4x!cachet.q4_0>
+  %0 = cachet.quantize %x : tensor<64x2x128xf16> -> tensor<64x2x4x!cachet.q4_0>
+  // CHECK: cachet.quantize %{{.*}} : tensor<?x64xbf16> -> tensor<?x2x!cachet.iq4_nl>
+  %1 = cachet.quantize %y : tensor<?x64xbf16> -> tensor<?x2x!cachet.iq4_nl>
+  // CHECK: cachet.quantize %{{.*}} rounding <even> : tensor<8x32xf32> -> tensor<8x1x!cachet.q8_0>
+  %2 = cachet.quantize %z rounding <even> : tensor<8x32xf32> -> tensor<8x1x!cachet.q8_0>
+  return %0, %1, %2 : tensor<64x2x4x!cachet.q4_0>, tensor<?x2x!cachet.iq4_nl>, tensor<8x1x!cachet.q8_0>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @quantize_split_q8_0
+func.func @quantize_split_q8_0(%x: tensor<64x2x128xf16>)
+    -> (tensor<64x2x128xi8>, tensor<64x2x4xf16>, tensor<64x2x128xi8>, tensor<64x2x4xf16>) {
+  // CHECK: cachet.quantize %{{.*}} : tensor<64x2x128xf16> -> tensor<64x2x128xi8>, tensor<64x2x4xf16>
+  %q, %s = cachet.quantize %x : tensor<64x2x128xf16> -> tensor<64x2x128xi8>, tensor<64x2x4xf16>
+  // CHECK: cachet.quantize %{{.*}} rounding <even> : tensor<64x2x128xf16> -> tensor<64x2x128xi8>, tensor<64x2x4xf16>
+  %q2, %s2 = cachet.quantize %x rounding <even> : tensor<64x2x128xf16> -> tensor<64x2x128xi8>, tensor<64x2x4xf16>
+  return %q, %s, %q2, %s2 : tensor<64x2x128xi8>, tensor<64x2x4xf16>, tensor<64x2x128xi8>, tensor<64x2x4xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @dequant_transpose
 func.func @dequant_transpose(%k: tensor<1024x2x4x!cachet.q5_1>,
     %qs: tensor<512x8x64xi8>, %d: tensor<512x8x2xf16>)

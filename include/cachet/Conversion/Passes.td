@@ -355,10 +355,19 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
       ggml bytes, `tensor<... x (N * block bytes) x i8>`, marked
       `{cachet.block_format = "FMT"}` so a runtime knows how to fill it;
       `tensor.extract_slice` of such a tensor becomes a slice of the bytes;
+      a function result of a block type becomes its bytes as well (marked
+      the same way), and so do `tensor.empty` and `tensor.insert_slice` of
+      block-typed tensors (a KV cache append), so that bufferization can
+      write the new blocks into the cache in place;
     * `cachet.dequantize` and `cachet.dequant_transpose` become a
       `linalg.generic` over the result that decodes each value from its
       block with the formula of the format (computed in f32, rounded once to
       the result type, as ggml does);
+    * `cachet.quantize` becomes one `linalg.generic` over the result's
+      bytes (or, split q8_0, over the quants, each iteration also writing its
+      block's f16 scale), whose body reads the block's 32 values with
+      `tensor.extract` and computes its byte with ggml's reference rounding
+      in f32: the GPU pipeline makes it one kernel;
     * `cachet.attention` becomes `Q K^T` (with the GQA head map and the KV
       layout folded into the indexing maps), scale / causal mask / additive
       mask, `linalg.softmax` (decomposed), and `P V`, accumulated in the
@@ -394,7 +403,8 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::ml_program::MLProgramDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

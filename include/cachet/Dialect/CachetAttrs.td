@@ -26,6 +26,25 @@ def Cachet_KVLayoutAttr : EnumAttr<Cachet_Dialect, Cachet_KVLayout, "kv_layout">
 }
 
 //===----------------------------------------------------------------------===//
+// Rounding of cachet.quantize
+//===----------------------------------------------------------------------===//
+
+def Cachet_RoundAway : I32EnumAttrCase<"Away", 0, "away">;
+def Cachet_RoundEven : I32EnumAttrCase<"Even", 1, "even">;
+def Cachet_Rounding : I32EnumAttr<"Rounding",
+    "how cachet.quantize rounds q8_0 quants",
+    [Cachet_RoundAway, Cachet_RoundEven]> {
+  let cppNamespace = "::cachet";
+  let genSpecializedAttr = 0;
+}
+def Cachet_RoundingAttr : EnumAttr<Cachet_Dialect, Cachet_Rounding, "rounding"> {
+  let summary = "q8_0 quant rounding: away (C roundf, ggml's reference: "
+                "halves away from zero) or even (halves to even, "
+                "math.roundeven)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
 // Device profile
 //===----------------------------------------------------------------------===//
 

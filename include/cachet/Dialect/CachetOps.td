@@ -41,6 +41,70 @@ def Cachet_DequantizeOp : Cachet_Op<"dequantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Cachet_QuantizeOp : Cachet_Op<"quantize", [Pure]> {
+  let summary = "floating point to block-quantized values, as ggml rounds";
+  let description = [{
+    Encodes `f16`, `bf16` or `f32` values into ggml blocks of 32 values along
+    the innermost dimension, byte for byte as ggml's reference quantizers
+    (`quantize_row_*_ref`) do: every value is converted to f32 first and the
+    block computed in f32, `d` and `m` rounded to f16 (to nearest, ties to
+    even). Per format:
+
+    * q8_0: `d = amax / 127`, `qs[i] = round(x[i] * id)` with
+      `id = d != 0 ? 1 / d : 0` computed from the unrounded `d`;
+    * q4_0, q5_0: `d = max / -8` (`/ -16`), where `max` is the first value
+      of largest magnitude (sign kept); quant `min(15, trunc(x * id + 8.5))`
+      (`min(31, trunc(x * id + 16.5))`);
+    * q4_1, q5_1: `d = (max - min) / 15` (`/ 31`), `m = min`; quant
+      `trunc((x - min) * id + 0.5)` (capped at 15 for q4_1);
+    * iq4_nl (`quantize_row_iq4_nl_ref`, no importance weights): the nearest
+      code-book entry of `x * 127 / -max`, then the least-squares scale
+      `d = sum(w q x) / sum(w q q)` with `w = x * x`. A block whose largest
+      magnitude is below 1e-15 gets `d = 0` and all quants 8 (ggml's
+      reference leaves those quants unset).
+
+    Nibble formats store quant i (i < 16) in the low nibble of `qs[i]` and
+    quant i + 16 in its high nibble; q5 formats store bit 4 of quant i in
+    bit i of the little-endian word `qh`. Non-finite inputs give unspecified
+    bytes (ggml's reference has undefined behavior there too).
+
+    Packed form: the result's element type is a block type and its innermost
+    dimension is the input's divided by 32.
+
+    ```mlir
+    %q = cachet.quantize %x : tensor<64x2x128xf16> -> tensor<64x2x4x!cachet.q4_0>
+    ```
+
+    Split q8_0 form, as ML front ends emit it: `i8` quants of the input's
+    shape and one `f16` scale per 32 values (the operands of the split
+    `cachet.dequantize`).
+
+    ```mlir
+    %qs, %d = cachet.quantize %x : tensor<64x2x128xf16>
+        -> tensor<64x2x128xi8>, tensor<64x2x4xf16>
+    ```
+
+    `rounding` (q8_0 only): `away` (the default; C `roundf`, halves away
+    from zero, as ggml) or `even` (halves to even, as `math.roundeven`), so
+    that raising a front end's spelling of either never changes a value.
+
+    ```mlir
+    %qs, %d = cachet.quantize %x rounding <even> : tensor<4x32xf32>
+        -> tensor<4x32xi8>, tensor<4x1xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<Cachet_RoundingAttr,
+                                         "::cachet::Rounding::Away">:$rounding);
+  let results = (outs AnyRankedTensor:$result,
+                      Optional<AnyRankedTensor>:$scales);
+  let assemblyFormat = [{
+    $input (`rounding` $rounding^)? attr-dict `:` type($input) `->`
+    type($result) (`,` type($scales)^)?
+  }];
+  let hasVerifier = 1;
+}
+
 def Cachet_DequantTransposeOp
     : Cachet_Op<"dequant_transpose",
                 [DestinationStyleOpInterface,

@@ -12,11 +12,13 @@
 
 namespace cachet {
 
-/// Tensors to buffers as every cachet pipeline does it: function boundaries
-/// keep plain (identity) memrefs, so the host ABI is the same with every
-/// rewrite on or off, and arguments are writable (updated in place).
+/// Tensors to buffers as every cachet pipeline does it: a result inserted
+/// into a tensor (a KV cache append) is computed in the destination's slice
+/// (eliminate-empty-tensors); function boundaries keep plain (identity)
+/// memrefs, so the host ABI is the same with every rewrite on or off, and
+/// arguments are writable (updated in place).
 inline constexpr llvm::StringLiteral kBufferizeFunctions =
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries "
     "allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map}";
 

@@ -1,0 +1,63 @@
+//===- BlockEncoder.h - encode ggml blocks in IR ----------------*- C++ -*-===//
+//
+// Emits the encoding of one ggml block (q8_0, q4_0, q4_1, q5_0, q5_1,
+// iq4_nl) from its 32 values with the f32 arithmetic of ggml's reference
+// quantizers (`quantize_row_*_ref`). The values are read through a callback,
+// so the reference lowering (tensor elements) and a hand-written kernel can
+// share it and write the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_CONVERSION_BLOCKENCODER_H
+#define CACHET_CONVERSION_BLOCKENCODER_H
+
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <utility>
+
+namespace cachet {
+
+/// Encodes blocks of one format. Each call scans the block's 32 values (an
+/// scf.for) and computes what it returns from them, so that every byte of a
+/// block can be computed independently (one GPU thread per byte).
+class BlockEncoder {
+public:
+  /// Reads value `lane` (an index in [0, 32)) of the block as f32.
+  using ValueReader = std::function<mlir::Value(mlir::OpBuilder &,
+                                                mlir::Location, mlir::Value)>;
+
+  BlockEncoder(mlir::OpBuilder &b, mlir::Location loc, BlockQuantizedType type,
+               Rounding rounding, ValueReader readValue);
+
+  /// Returns byte `byte` (an index in [0, block bytes)) of the block, as i8.
+  mlir::Value encodeByte(mlir::Value byte);
+
+  /// Returns the q8_0 quant of value `lane` (an index), as i8, and the
+  /// block's scale `d`, as f16 (the split q8_0 form).
+  std::pair<mlir::Value, mlir::Value> encodeQ8(mlir::Value lane);
+
+private:
+  struct Params;
+  Params scan();
+  mlir::Value quant(const Params &params, mlir::Value lane);
+  mlir::Value iq4Scale(const Params &params);
+  mlir::Value halfByte(mlir::Value value, mlir::Value which);
+  mlir::Value roundToInt(mlir::Value value);
+  mlir::Value select(mlir::Value cond, mlir::Value a, mlir::Value b);
+  mlir::Value f32(double value);
+  mlir::Value i32(int32_t value);
+  mlir::Value index(int64_t value);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  BlockQuantizedType type;
+  Rounding rounding;
+  ValueReader readValue;
+};
+
+} // namespace cachet
+
+#endif // CACHET_CONVERSION_BLOCKENCODER_H

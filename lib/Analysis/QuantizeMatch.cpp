@@ -1,0 +1,239 @@
+//===- QuantizeMatch.cpp - recognize linalg q8_0 quantization -------------===//
+
+#include "cachet/Analysis/QuantizeMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace cachet;
+
+/// Returns true if `value` is the f32 constant `expected`.
+static bool isF32Constant(Value value, double expected) {
+  FloatAttr attr;
+  return value && value.getType().isF32() &&
+         matchPattern(value, m_Constant(&attr)) &&
+         attr.getValueAsDouble() == expected;
+}
+
+/// Returns the block argument `value` is, possibly extended to f32 first;
+/// null if it is something else or not computed in f32.
+static BlockArgument asF32Argument(Value value) {
+  if (!value.getType().isF32())
+    return {};
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    value = ext.getIn();
+  return dyn_cast<BlockArgument>(value);
+}
+
+/// Returns true if `value` is `arg / 127.0` in f32 (ggml's q8_0 scale).
+static bool isScaleOf(Value value, Value arg) {
+  auto div = value.getDefiningOp<arith::DivFOp>();
+  return div && div.getLhs() == arg && isF32Constant(div.getRhs(), 127.0);
+}
+
+/// Returns true if `map` drops the last of its dimensions and keeps the
+/// others in order.
+static bool dropsLastDim(AffineMap map) {
+  unsigned rank = map.getNumDims();
+  if (map.getNumSymbols() != 0 || map.getNumResults() + 1 != rank)
+    return false;
+  for (auto [i, expr] : llvm::enumerate(map.getResults()))
+    if (expr != getAffineDimExpr(i, map.getContext()))
+      return false;
+  return true;
+}
+
+bool cachet::isQuantizeCandidate(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getResult(0).getType()).isSignlessInteger(8))
+    return false;
+  return llvm::any_of(op.getBody()->getOperations(), [](Operation &inner) {
+    return isa<arith::FPToSIOp>(inner);
+  });
+}
+
+/// Returns true if `value` is `id = d != 0 ? 1 / d : 0` with
+/// `d = amax / 127`, computed from `amax` (a block argument); the select may
+/// be written with either predicate polarity.
+static bool isInverseScale(Value value, Value amax) {
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return false;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!cmp)
+    return false;
+  Value inverse = select.getTrueValue(), zero = select.getFalseValue();
+  switch (cmp.getPredicate()) {
+  case arith::CmpFPredicate::UNE:
+  case arith::CmpFPredicate::ONE:
+    break;
+  case arith::CmpFPredicate::OEQ:
+  case arith::CmpFPredicate::UEQ:
+    std::swap(inverse, zero);
+    break;
+  default:
+    return false;
+  }
+  Value d = cmp.getLhs();
+  if (!isF32Constant(cmp.getRhs(), 0.0)) {
+    if (!isF32Constant(cmp.getLhs(), 0.0))
+      return false;
+    d = cmp.getRhs();
+  }
+  auto div = inverse.getDefiningOp<arith::DivFOp>();
+  return isF32Constant(zero, 0.0) && div && isF32Constant(div.getLhs(), 1.0) &&
+         div.getRhs() == d && isScaleOf(d, amax);
+}
+
+/// Checks the reduction `op`: `max(acc, |float(x)|)` over the last dim of
+/// `blocks` into a fill of 0.0, f32.
+static LogicalResult checkAbsMax(linalg::GenericOp op, Value blocks,
+                                 std::string &reason) {
+  auto fail = [&](const Twine &message) {
+    reason = message.str();
+    return failure();
+  };
+  unsigned rank = cast<RankedTensorType>(blocks.getType()).getRank();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getDpsInputs()[0] != blocks || iterators.size() != rank ||
+      iterators.back() != utils::IteratorType::reduction ||
+      llvm::count(iterators, utils::IteratorType::reduction) != 1 ||
+      !op.getIndexingMapsArray()[0].isIdentity() ||
+      !dropsLastDim(op.getIndexingMapsArray()[1]))
+    return fail("the block maxima are not a reduction over the 32 values of "
+                "each block");
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !isF32Constant(fill.getInputs()[0], 0.0))
+    return fail("the block maxima do not start from a fill of 0.0 : f32");
+  Block *body = op.getBody();
+  Value yielded = body->getTerminator()->getOperand(0);
+  Value acc = body->getArgument(1), candidate;
+  Operation *combine = yielded.getDefiningOp();
+  if (isa_and_present<arith::MaximumFOp, arith::MaxNumFOp>(combine)) {
+    Value l = combine->getOperand(0), r = combine->getOperand(1);
+    candidate = l == acc ? r : r == acc ? l : Value();
+  } else if (auto select = dyn_cast_if_present<arith::SelectOp>(combine)) {
+    // MAX(acc, a) = acc > a ? acc : a.
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    if (cmp && cmp.getPredicate() == arith::CmpFPredicate::OGT &&
+        cmp.getLhs() == acc && select.getTrueValue() == acc &&
+        cmp.getRhs() == select.getFalseValue())
+      candidate = cmp.getRhs();
+  }
+  if (!candidate)
+    return fail("the block maxima are not combined with arith.maximumf, "
+                "arith.maxnumf or a select on 'ogt'");
+  auto abs = candidate.getDefiningOp<math::AbsFOp>();
+  if (!abs || asF32Argument(abs.getOperand()) != body->getArgument(0))
+    return fail("the block maxima are not of |float(x)| computed in f32");
+  return success();
+}
+
+/// Checks the scales generic `op`: `truncf(amax / 127)` to f16, element-wise.
+static bool isScales(linalg::GenericOp op, Value absMax) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getDpsInputs()[0] != absMax ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      !getElementTypeOrSelf(op.getResult(0).getType()).isF16())
+    return false;
+  Block *body = op.getBody();
+  auto trunc =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::TruncFOp>();
+  return trunc && isScaleOf(trunc.getIn(), body->getArgument(0));
+}
+
+std::optional<QuantizeMatch> cachet::matchQuantize(linalg::GenericOp quants,
+                                                   std::string &reason) {
+  auto fail = [&](const Twine &message) -> std::optional<QuantizeMatch> {
+    reason = message.str();
+    return std::nullopt;
+  };
+  QuantizeMatch match;
+  match.quants = quants;
+  if (quants.getNumDpsInputs() != 2 || quants.getNumDpsInits() != 1)
+    return fail("the quants generic must read the values and the block "
+                "maxima, and write one i8 tensor");
+  if (quants.getNumParallelLoops() != quants.getNumLoops())
+    return fail("the quants generic has a reduction loop");
+  SmallVector<AffineMap> maps = quants.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || !maps[2].isIdentity() || !dropsLastDim(maps[1]))
+    return fail("the quants generic must read value [..., b, i] and block "
+                "maximum [..., b] for quant [..., b, i]");
+  Value blocks = quants.getDpsInputs()[0];
+  auto blocksType = cast<RankedTensorType>(blocks.getType());
+  if (blocksType.getShape().back() != 32)
+    return fail("the innermost dimension of the values is not a block of 32");
+
+  // The body: fptosi(round(float(x) * id)).
+  Block *body = quants.getBody();
+  auto toInt =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::FPToSIOp>();
+  if (!toInt)
+    return fail("the quant is not converted to i8 by arith.fptosi");
+  Operation *round = toInt.getIn().getDefiningOp();
+  if (isa_and_present<math::RoundOp>(round))
+    match.rounding = Rounding::Away;
+  else if (isa_and_present<math::RoundEvenOp>(round))
+    match.rounding = Rounding::Even;
+  else
+    return fail("the quant is not rounded by math.round or math.roundeven "
+                "before arith.fptosi");
+  auto mul = round->getOperand(0).getDefiningOp<arith::MulFOp>();
+  if (!mul || !mul.getType().isF32())
+    return fail("the rounded value is not a product x * id in f32");
+  Value x = mul.getLhs(), id = mul.getRhs();
+  if (asF32Argument(x) != body->getArgument(0))
+    std::swap(x, id);
+  if (asF32Argument(x) != body->getArgument(0))
+    return fail("the rounded product does not read the value as f32");
+  if (!isInverseScale(id, body->getArgument(1)))
+    return fail("the quant's factor is not 'd != 0 ? 1 / d : 0' with "
+                "d = amax / 127 in f32, the ggml q8_0 rule");
+
+  // The values are a reshape of [..., D] into blocks of 32.
+  match.blocks = blocks.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!match.blocks)
+    return fail("the values are not a tensor.expand_shape into blocks of 32");
+  SmallVector<ReassociationIndices> groups =
+      match.blocks.getReassociationIndices();
+  unsigned rank = blocksType.getRank();
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    bool last = i + 1 == groups.size();
+    if (group.size() != (last ? 2u : 1u))
+      return fail("the expand_shape does not split only the innermost "
+                  "dimension into [blocks, 32]");
+  }
+  if (groups.size() + 1 != rank)
+    return fail("the expand_shape does not split only the innermost "
+                "dimension into [blocks, 32]");
+  match.input = match.blocks.getSrc();
+  Type element = getElementTypeOrSelf(match.input.getType());
+  if (!element.isF16() && !element.isBF16() && !element.isF32())
+    return fail("the values are not f16, bf16 or f32");
+
+  match.absMax = quants.getDpsInputs()[1].getDefiningOp<linalg::GenericOp>();
+  if (!match.absMax)
+    return fail("the block maxima are not computed by a linalg.generic");
+  if (failed(checkAbsMax(match.absMax, blocks, reason)))
+    return std::nullopt;
+
+  // The scales, if the function computes them, from the same maxima.
+  for (Operation *user : match.absMax->getUsers()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (generic && generic != quants &&
+        isScales(generic, match.absMax.getResult(0))) {
+      match.scales = generic;
+      break;
+    }
+  }
+  if (match.scales && match.scales->getBlock() != quants->getBlock())
+    return fail("the scales and the quants are computed in different blocks");
+  return match;
+}

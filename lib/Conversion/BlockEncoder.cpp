@@ -1,0 +1,419 @@
+//===- BlockEncoder.cpp - encode ggml blocks in IR ------------------------===//
+//
+// The arithmetic follows ggml's reference quantizers step for step, in f32,
+// with every C conversion spelled out: `(int8_t)f` truncates toward zero
+// (arith.fptosi), `roundf` rounds halves away from zero (computed exactly
+// from the truncation, so no target's round instruction decides a tie), and
+// `GGML_FP32_TO_FP16` rounds to nearest even (arith.truncf).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/Conversion/BlockEncoder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cfloat>
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+/// The formats, by how their scale and quants are computed.
+enum class Format { Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL };
+
+Format getFormat(BlockQuantizedType type) {
+  return llvm::TypeSwitch<Type, Format>(type)
+      .Case([](Q8_0Type) { return Format::Q8_0; })
+      .Case([](Q4_0Type) { return Format::Q4_0; })
+      .Case([](Q4_1Type) { return Format::Q4_1; })
+      .Case([](Q5_0Type) { return Format::Q5_0; })
+      .Case([](Q5_1Type) { return Format::Q5_1; })
+      .Default([](Type) { return Format::IQ4_NL; });
+}
+
+/// Byte offsets of the fields after `d` (-1 where a format has none).
+struct Offsets {
+  int min, highBits, quants;
+};
+
+Offsets getOffsets(Format format) {
+  switch (format) {
+  case Format::Q8_0:
+  case Format::Q4_0:
+  case Format::IQ4_NL:
+    return {-1, -1, 2};
+  case Format::Q4_1:
+    return {2, -1, 4};
+  case Format::Q5_0:
+    return {-1, 2, 6};
+  case Format::Q5_1:
+    return {2, 4, 8};
+  }
+  llvm_unreachable("unknown format");
+}
+
+/// The iq4_nl code book (ggml's kvalues_iq4nl).
+constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                     1,    13,   25,  38,  53,  69,  89,  113};
+
+/// ggml's GROUP_MAX_EPS: an iq4_nl block below it gets scale 0.
+constexpr float kGroupMaxEps = 1e-15f;
+
+} // namespace
+
+/// What a scan of the block's values yields. For the formats with a signed
+/// scale `max` is the first value of largest magnitude; for q4_1 / q5_1
+/// `min` and `max` are the extremes. `d` is the unrounded f32 scale (for
+/// iq4_nl the first guess, `max / -127`), `id` its inverse as ggml computes
+/// it, `tiny` (iq4_nl) whether the block is below GROUP_MAX_EPS.
+struct BlockEncoder::Params {
+  Value min, max, d, id, tiny;
+};
+
+BlockEncoder::BlockEncoder(OpBuilder &b, Location loc, BlockQuantizedType type,
+                           Rounding rounding, ValueReader readValue)
+    : b(b), loc(loc), type(type), rounding(rounding), readValue(readValue) {}
+
+Value BlockEncoder::f32(double value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Value BlockEncoder::i32(int32_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+Value BlockEncoder::index(int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value BlockEncoder::select(Value cond, Value a, Value c) {
+  return arith::SelectOp::create(b, loc, cond, a, c);
+}
+
+/// Returns a loop over the 32 lanes of the block carrying `init`; `body`
+/// gets the lane's value and the carried values and returns the next ones.
+static SmallVector<Value> forEachLane(
+    OpBuilder &b, Location loc, ValueRange init,
+    const BlockEncoder::ValueReader &readValue,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
+        body) {
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, 32);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, init,
+      [&](OpBuilder &nb, Location nloc, Value lane, ValueRange carried) {
+        Value x = readValue(nb, nloc, lane);
+        scf::YieldOp::create(nb, nloc, body(nb, lane, x, carried));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+BlockEncoder::Params BlockEncoder::scan() {
+  Format format = getFormat(type);
+  Params params;
+  auto cmp = [&](OpBuilder &nb, arith::CmpFPredicate pred, Value l, Value r) {
+    return arith::CmpFOp::create(nb, loc, pred, l, r).getResult();
+  };
+  auto sel = [&](OpBuilder &nb, Value c, Value l, Value r) {
+    return arith::SelectOp::create(nb, loc, c, l, r).getResult();
+  };
+  // id = d ? 1 / d : 0, as C tests a float (NaN is true).
+  auto inverse = [&](Value d) {
+    Value nonZero = cmp(b, arith::CmpFPredicate::UNE, d, f32(0));
+    return select(nonZero, arith::DivFOp::create(b, loc, f32(1), d), f32(0));
+  };
+  if (format == Format::Q8_0) {
+    // amax = MAX(amax, fabsf(v)), MAX(a, b) being a > b ? a : b.
+    SmallVector<Value> r = forEachLane(
+        b, loc, {f32(0)}, readValue,
+        [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+          Value a = math::AbsFOp::create(nb, loc, x);
+          return {
+              sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0], a)};
+        });
+    params.max = r[0];
+    params.d = arith::DivFOp::create(b, loc, params.max, f32(127));
+    params.id = inverse(params.d);
+    return params;
+  }
+  if (format == Format::Q4_1 || format == Format::Q5_1) {
+    SmallVector<Value> r = forEachLane(
+        b, loc, {f32(FLT_MAX), f32(-FLT_MAX)}, readValue,
+        [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+          return {
+              sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
+              sel(nb, cmp(nb, arith::CmpFPredicate::OGT, x, c[1]), x, c[1])};
+        });
+    params.min = r[0];
+    params.max = r[1];
+    Value range = arith::SubFOp::create(b, loc, params.max, params.min);
+    params.d = arith::DivFOp::create(b, loc, range,
+                                     f32(format == Format::Q4_1 ? 15 : 31));
+    params.id = inverse(params.d);
+    return params;
+  }
+  // The first value of largest magnitude: updated only on a strictly larger
+  // one.
+  SmallVector<Value> r = forEachLane(
+      b, loc, {f32(0), f32(0)}, readValue,
+      [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+        Value a = math::AbsFOp::create(nb, loc, x);
+        Value larger = cmp(nb, arith::CmpFPredicate::OLT, c[0], a);
+        return {sel(nb, larger, a, c[0]), sel(nb, larger, x, c[1])};
+      });
+  Value amax = r[0];
+  params.max = r[1];
+  double divisor = format == Format::Q4_0   ? -8
+                   : format == Format::Q5_0 ? -16
+                                            : kIQ4NLValues[0];
+  params.d = arith::DivFOp::create(b, loc, params.max, f32(divisor));
+  if (format != Format::IQ4_NL) {
+    params.id = inverse(params.d);
+    return params;
+  }
+  params.tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, amax,
+                                      f32(kGroupMaxEps));
+  params.id = arith::DivFOp::create(b, loc, f32(1), params.d);
+  return params;
+}
+
+/// ggml's best_index_int8 over the iq4_nl code book: the index of the entry
+/// nearest to `x` (the upper one of a pair unless the lower one is strictly
+/// nearer, the differences rounded to f32 as in C) and the entry itself.
+static std::pair<Value, Value> bestIndex(OpBuilder &b, Location loc, Value x) {
+  auto f32 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto i32 = [&](int32_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto sel = [&](Value c, Value l, Value r) -> Value {
+    return arith::SelectOp::create(b, loc, c, l, r);
+  };
+  // The binary search ends with lo = kvalues[upper - 1] <= x < kvalues[upper].
+  Value upper = i32(1), lo = f32(kIQ4NLValues[0]), hi = f32(kIQ4NLValues[1]);
+  for (int k = 1; k < 15; ++k) {
+    Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                        f32(kIQ4NLValues[k]));
+    upper = sel(above, i32(k + 1), upper);
+    lo = sel(above, f32(kIQ4NLValues[k]), lo);
+    hi = sel(above, f32(kIQ4NLValues[k + 1]), hi);
+  }
+  Value lowerNearer = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, arith::SubFOp::create(b, loc, x, lo),
+      arith::SubFOp::create(b, loc, hi, x));
+  Value best =
+      sel(lowerNearer, arith::SubIOp::create(b, loc, upper, i32(1)), upper);
+  Value value = sel(lowerNearer, lo, hi);
+  Value first = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x,
+                                      f32(kIQ4NLValues[0]));
+  Value last = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                     f32(kIQ4NLValues[15]));
+  best = sel(first, i32(0), sel(last, i32(15), best));
+  value =
+      sel(first, f32(kIQ4NLValues[0]), sel(last, f32(kIQ4NLValues[15]), value));
+  return {best, value};
+}
+
+/// `roundf(value)` (or, with rounding <even>, `roundevenf`) as i32, for
+/// |value| < 2^23: the truncation and the fraction it leaves are exact.
+Value BlockEncoder::roundToInt(Value value) {
+  Value t = arith::FPToSIOp::create(b, loc, b.getI32Type(), value);
+  Value fraction = arith::SubFOp::create(
+      b, loc, value, arith::SIToFPOp::create(b, loc, b.getF32Type(), t));
+  auto cmp = [&](arith::CmpFPredicate pred, double c) -> Value {
+    return arith::CmpFOp::create(b, loc, pred, fraction, f32(c));
+  };
+  Value up, down;
+  if (rounding == Rounding::Away) {
+    up = cmp(arith::CmpFPredicate::OGE, 0.5);
+    down = cmp(arith::CmpFPredicate::OLE, -0.5);
+  } else {
+    Value odd =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              arith::AndIOp::create(b, loc, t, i32(1)), i32(0));
+    up = arith::OrIOp::create(
+        b, loc, cmp(arith::CmpFPredicate::OGT, 0.5),
+        arith::AndIOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, 0.5),
+                              odd));
+    down = arith::OrIOp::create(
+        b, loc, cmp(arith::CmpFPredicate::OLT, -0.5),
+        arith::AndIOp::create(b, loc, cmp(arith::CmpFPredicate::OEQ, -0.5),
+                              odd));
+  }
+  Value plus = arith::ExtUIOp::create(b, loc, b.getI32Type(), up);
+  Value minus = arith::ExtUIOp::create(b, loc, b.getI32Type(), down);
+  return arith::SubIOp::create(b, loc, arith::AddIOp::create(b, loc, t, plus),
+                               minus);
+}
+
+/// The quant of value `lane` (an index) as i32, before packing.
+Value BlockEncoder::quant(const Params &params, Value lane) {
+  Format format = getFormat(type);
+  Value x = readValue(b, loc, lane);
+  auto truncated = [&](Value v, double offset) -> Value {
+    return arith::FPToSIOp::create(
+        b, loc, b.getI32Type(), arith::AddFOp::create(b, loc, v, f32(offset)));
+  };
+  switch (format) {
+  case Format::Q8_0:
+    return roundToInt(arith::MulFOp::create(b, loc, x, params.id));
+  case Format::Q4_0:
+  case Format::Q5_0: {
+    bool q4 = format == Format::Q4_0;
+    Value scaled = arith::MulFOp::create(b, loc, x, params.id);
+    return arith::MinSIOp::create(b, loc, i32(q4 ? 15 : 31),
+                                  truncated(scaled, q4 ? 8.5 : 16.5));
+  }
+  case Format::Q4_1:
+  case Format::Q5_1: {
+    Value scaled = arith::MulFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, x, params.min), params.id);
+    Value q = truncated(scaled, 0.5);
+    return format == Format::Q4_1 ? arith::MinSIOp::create(b, loc, i32(15), q)
+                                  : q;
+  }
+  case Format::IQ4_NL:
+    return select(
+        params.tiny, i32(8),
+        bestIndex(b, loc, arith::MulFOp::create(b, loc, params.id, x)).first);
+  }
+  llvm_unreachable("unknown format");
+}
+
+/// The iq4_nl scale: the least-squares fit `sum(w q x) / sum(w q q)` of the
+/// quants picked with the first guess, `w = x * x`; 0 for a tiny block.
+Value BlockEncoder::iq4Scale(const Params &params) {
+  SmallVector<Value> sums = forEachLane(
+      b, loc, {f32(0), f32(0)}, readValue,
+      [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+        Value q =
+            bestIndex(nb, loc, arith::MulFOp::create(nb, loc, params.id, x))
+                .second;
+        Value w = arith::MulFOp::create(nb, loc, x, x);
+        Value wq = arith::MulFOp::create(nb, loc, w, q);
+        return {arith::AddFOp::create(nb, loc, c[0],
+                                      arith::MulFOp::create(nb, loc, wq, x)),
+                arith::AddFOp::create(nb, loc, c[1],
+                                      arith::MulFOp::create(nb, loc, wq, q))};
+      });
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sums[1], f32(0));
+  Value d =
+      select(positive, arith::DivFOp::create(b, loc, sums[0], sums[1]), f32(0));
+  return select(params.tiny, f32(0), d);
+}
+
+/// Byte `which` (an index, 0 or 1) of `value` (f32) rounded to f16, as i8.
+Value BlockEncoder::halfByte(Value value, Value which) {
+  Value half = arith::TruncFOp::create(b, loc, b.getF16Type(), value);
+  Value bits = arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::BitcastOp::create(b, loc, b.getI16Type(), half));
+  Value shift = arith::MulIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), which),
+      i32(8));
+  return arith::TruncIOp::create(b, loc, b.getI8Type(),
+                                 arith::ShRUIOp::create(b, loc, bits, shift));
+}
+
+Value BlockEncoder::encodeByte(Value byte) {
+  Format format = getFormat(type);
+  Offsets offsets = getOffsets(format);
+  Params params = scan();
+  Type i8 = b.getI8Type();
+  // Emits `cond ? thenFn() : elseFn()` as an scf.if yielding an i8, so that
+  // a byte computes only its own field.
+  auto branch = [&](Value cond, function_ref<Value()> thenFn,
+                    function_ref<Value()> elseFn) -> Value {
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{i8}, cond,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, thenFn());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, elseFn());
+    return ifOp.getResult(0);
+  };
+  auto below = [&](int64_t bound) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, byte,
+                                 index(bound));
+  };
+  auto field = [&](int offset) -> Value {
+    return arith::SubIOp::create(b, loc, byte, index(offset));
+  };
+
+  // qs: q8_0 holds quant j, the nibble formats quants j and j + 16.
+  auto quants = [&]() -> Value {
+    Value j = field(offsets.quants);
+    if (format == Format::Q8_0)
+      return arith::TruncIOp::create(b, loc, i8, quant(params, j));
+    Value low = arith::AndIOp::create(b, loc, quant(params, j), i32(15));
+    Value high = arith::AndIOp::create(
+        b, loc, quant(params, arith::AddIOp::create(b, loc, j, index(16))),
+        i32(15));
+    Value packed = arith::OrIOp::create(
+        b, loc, low, arith::ShLIOp::create(b, loc, high, i32(4)));
+    return arith::TruncIOp::create(b, loc, i8, packed);
+  };
+  std::function<Value()> rest = quants;
+  if (offsets.highBits >= 0) {
+    // qh byte k: bit i is bit 4 of quant 8k + i.
+    rest = [&, quants]() -> Value {
+      return branch(
+          below(offsets.quants),
+          [&]() -> Value {
+            Value first = arith::MulIOp::create(b, loc, field(offsets.highBits),
+                                                index(8));
+            Value lb = index(0), ub = index(8), step = index(1);
+            auto loop = scf::ForOp::create(
+                b, loc, lb, ub, step, ValueRange{i32(0)},
+                [&](OpBuilder &nb, Location, Value bit, ValueRange acc) {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPoint(nb.getInsertionBlock(),
+                                      nb.getInsertionPoint());
+                  Value q =
+                      quant(params, arith::AddIOp::create(b, loc, first, bit));
+                  Value high = arith::AndIOp::create(
+                      b, loc, arith::ShRUIOp::create(b, loc, q, i32(4)),
+                      i32(1));
+                  Value shift =
+                      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), bit);
+                  scf::YieldOp::create(
+                      b, loc,
+                      ValueRange{arith::OrIOp::create(
+                          b, loc, acc[0],
+                          arith::ShLIOp::create(b, loc, high, shift))});
+                });
+            return arith::TruncIOp::create(b, loc, i8, loop.getResult(0));
+          },
+          quants);
+    };
+  }
+  std::function<Value()> afterScale = rest;
+  if (offsets.min >= 0)
+    afterScale = [&, rest]() -> Value {
+      return branch(
+          below(offsets.min + 2),
+          [&]() { return halfByte(params.min, field(offsets.min)); }, rest);
+    };
+  return branch(
+      below(2),
+      [&]() -> Value {
+        Value d = format == Format::IQ4_NL ? iq4Scale(params) : params.d;
+        return halfByte(d, byte);
+      },
+      afterScale);
+}
+
+std::pair<Value, Value> BlockEncoder::encodeQ8(Value lane) {
+  Params params = scan();
+  Value q = arith::TruncIOp::create(b, loc, b.getI8Type(), quant(params, lane));
+  Value d = arith::TruncFOp::create(b, loc, b.getF16Type(), params.d);
+  return {q, d};
+}
