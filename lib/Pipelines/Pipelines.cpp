@@ -92,11 +92,16 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                         const CompileOptions &options) {
   addAttachDevice(pm, options);
 
+  // Front-end attention and quantization to cachet ops, with rewrites on
+  // and off: raising picks the kernels, so both variants run the same ones
+  // and compare the rewrites alone (a generic attention and a flash kernel
+  // sum in different orders).
+  addPipeline(pm, "cachet-raise-attention,cachet-raise-quantize");
+
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
-    addPipeline(pm, "cachet-raise-attention,cachet-raise-quantize,"
-                    "cachet-dequant-once-kv,"
-                    "cachet-pad-weight-rows,canonicalize");
+    addPipeline(pm, "cachet-dequant-once-kv,cachet-pad-weight-rows,"
+                    "canonicalize");
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
   // The tensor-core kernels run by default on NVVM only (mma-sync, PTX's
