@@ -33,6 +33,7 @@ tools = [
     "cachet-runner",
     "cachet-bench",
     "cachet-probe",
+    "cachet-gen",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     "cachet-spirv-reflect",
