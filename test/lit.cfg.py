@@ -21,6 +21,9 @@ config.substitutions.append(("%cachet_lib_dir", config.cachet_lib_dir))
 config.substitutions.append(
     ("%mlir_runner_utils",
      os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -3,7 +3,7 @@
 Usage: llama_reference.py RUN_OUTPUT ARGS_FILE [cachet-gen options]
 
 RUN_OUTPUT is the output of `cachet-run --print-results` on the generated
-function, ARGS_FILE the `PREFIX.args` file that `cachet-gen --write-inputs`
+function (or of mlir-runner on test/Tools/Inputs/cpu_main.py's wrapper), ARGS_FILE the `PREFIX.args` file that `cachet-gen --write-inputs`
 wrote (the `--input=` flags, in argument order), and the options are the ones
 given to cachet-gen (the same defaults apply). The script recomputes the layer
 or model from the input files in double precision, rounding to the activation
@@ -16,6 +16,7 @@ code, so it cannot catch a generator that writes the wrong layer; this can.
 Only the KV formats f16, bf16 and q8_0 are implemented.
 """
 import math
+import re
 import struct
 import sys
 
@@ -224,9 +225,15 @@ def main():
         logits = project(rms_norm(x, norm), head)
         expected = [None, sum(logits, [])]
 
-    got = [[float(v) for v in line.split()[1:]]
-           for line in open(run_output).read().splitlines()
-           if line.strip().startswith("values:")]
+    text = open(run_output).read()
+    if "Unranked Memref" in text:
+        number = r"-?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?)"
+        got = [[float(v) for v in re.findall(number, block.split("data =")[1])]
+               for block in text.split("Unranked Memref")[1:]]
+    else:
+        got = [[float(v) for v in line.split()[1:]]
+               for line in text.splitlines()
+               if line.strip().startswith("values:")]
     status = 0
     for r, want in enumerate(expected):
         if want is None:
