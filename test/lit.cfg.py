@@ -47,6 +47,13 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# `cachet-quantize`: the dialect has cachet.quantize (cachet-gen's packed KV
+# formats use it).
+with open(os.path.join(config.cachet_src_root, "include", "cachet", "Dialect",
+                       "CachetOps.td")) as ops:
+    if 'Cachet_Op<"quantize"' in ops.read():
+        config.available_features.add("cachet-quantize")
+
 # `vulkan`: a Vulkan device (lavapipe counts) that libcachet_runtime can use.
 # `vulkan-coop-matrix`: one on which the runtime enabled
 # VK_KHR_cooperative_matrix (the H200 through NVIDIA's driver; not lavapipe).
