@@ -21,6 +21,9 @@ config.substitutions.append(("%cachet_lib_dir", config.cachet_lib_dir))
 config.substitutions.append(
     ("%mlir_runner_utils",
      os.path.join(config.llvm_lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -33,6 +36,7 @@ tools = [
     "cachet-runner",
     "cachet-bench",
     "cachet-probe",
+    "cachet-gen",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     "cachet-spirv-reflect",
@@ -42,6 +46,13 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# `cachet-quantize`: the dialect has cachet.quantize (cachet-gen's packed KV
+# formats use it).
+with open(os.path.join(config.cachet_src_root, "include", "cachet", "Dialect",
+                       "CachetOps.td")) as ops:
+    if 'Cachet_Op<"quantize"' in ops.read():
+        config.available_features.add("cachet-quantize")
 
 # `vulkan`: a Vulkan device (lavapipe counts) that libcachet_runtime can use.
 # `vulkan-coop-matrix`: one on which the runtime enabled
