@@ -241,6 +241,8 @@ def main():
     ap.add_argument("--json", help="write every run's result here")
     args = ap.parse_args()
     cachet_opt = os.path.abspath(args.cachet_opt)
+    # Runs happen in scratch folders: every path they get is absolute.
+    args.work = os.path.abspath(args.work)
 
     os.makedirs(args.work, exist_ok=True)
     files, total, chunks = collect(args.corpus, args.input)
