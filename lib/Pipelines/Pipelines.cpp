@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the cachet-compile pipeline ------------------------===//
 
 #include "cachet/Pipelines/Pipelines.h"
+#include "cachet/Pipelines/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -90,6 +91,8 @@ static void addAttachDevice(OpPassManager &pm,
 
 void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                         const CompileOptions &options) {
+  // IR that upstream passes below would crash on becomes a diagnostic.
+  addPipeline(pm, "cachet-check-compile-input");
   addAttachDevice(pm, options);
 
   // Front-end attention and quantization to cachet ops, with rewrites on
@@ -253,6 +256,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
+  addPipeline(pm, "cachet-check-compile-input");
   addAttachDevice(pm, options);
   addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
                    ",canonicalize,func.func(convert-linalg-to-loops),"
@@ -268,6 +272,7 @@ void cachet::buildCachetReferencePipeline(OpPassManager &pm,
 }
 
 void cachet::registerCachetPipelines() {
+  registerCachetPipelinesPasses();
   PassPipelineRegistration<CompileOptions>(
       "cachet-compile-reference",
       "Compile a module for the host CPU without rewrites: the reference "

@@ -148,7 +148,8 @@ void buildCachetReferencePipeline(mlir::OpPassManager &pm,
                                   const CompileOptions &options);
 
 /// Registers `cachet-compile` and `cachet-compile-reference` with the global
-/// pipeline registry.
+/// pipeline registry, and the passes only they need
+/// (`cachet-check-compile-input`).
 void registerCachetPipelines();
 
 } // namespace cachet
