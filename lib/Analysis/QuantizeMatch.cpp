@@ -48,7 +48,9 @@ static bool dropsLastDim(AffineMap map) {
 }
 
 bool cachet::isQuantizeCandidate(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1 ||
+  // On tensors only: a generic on buffers (after bufferization) has no
+  // result to replace.
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       !getElementTypeOrSelf(op.getResult(0).getType()).isSignlessInteger(8))
     return false;
   return llvm::any_of(op.getBody()->getOperations(), [](Operation &inner) {

@@ -466,3 +466,19 @@ func.func @floor(%x: tensor<4x2x128xf16>, %cq: tensor<64x2x128xi8>,
   %cq2 = tensor.insert_slice %qc into %cq[%p, 0, 0] [4, 2, 128] [1, 1, 1] : tensor<4x2x128xi8> into tensor<64x2x128xi8>
   return %cq2, %cs2 : tensor<64x2x128xi8>, tensor<64x2x4xf16>
 }
+
+// -----
+
+// A generic on buffers (already bufferized) has no result to raise: left
+// alone, no crash.
+// CHECK-LABEL: func.func @on_buffers
+// CHECK: linalg.generic
+func.func @on_buffers(%x: memref<4xf32>, %q: memref<4xi8>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%q : memref<4xi8>) {
+    ^bb0(%a: f32, %o: i8):
+      %r = arith.fptosi %a : f32 to i8
+      linalg.yield %r : i8
+  }
+  return
+}
