@@ -92,7 +92,7 @@ static void addAttachDevice(OpPassManager &pm,
 void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                         const CompileOptions &options) {
   // IR that upstream passes below would crash on becomes a diagnostic.
-  addPipeline(pm, "cachet-check-compile-input");
+  pm.addPass(createCheckCompileInput());
   addAttachDevice(pm, options);
 
   // Front-end attention and quantization to cachet ops, with rewrites on
@@ -256,7 +256,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
-  addPipeline(pm, "cachet-check-compile-input");
+  pm.addPass(createCheckCompileInput());
   addAttachDevice(pm, options);
   addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
                    ",canonicalize,func.func(convert-linalg-to-loops),"
