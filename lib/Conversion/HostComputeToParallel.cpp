@@ -50,8 +50,7 @@ bool isElementAccess(Operation *op) {
 Role classify(Operation *op) {
   if (isElementAccess(op))
     return Role::Compute;
-  if (op->getNumRegions() > 0 && !isa<scf::ParallelOp>(op) &&
-      isa<scf::ForOp, scf::IfOp, scf::WhileOp>(op) && !hasParallelLoop(op)) {
+  if (isa<scf::ForOp, scf::IfOp, scf::WhileOp>(op) && !hasParallelLoop(op)) {
     bool accesses = op->walk([](Operation *nested) {
                         return isElementAccess(nested) ? WalkResult::interrupt()
                                                        : WalkResult::advance();

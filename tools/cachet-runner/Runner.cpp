@@ -152,9 +152,7 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::string element;
   std::string blockFormat;
-  /// Arguments: the entry writes it in place. Results: the index of the
-  /// argument it aliases, or -1.
-  bool updated = false;
+  /// Results: the index of the argument it aliases, or -1.
   int aliases = -1;
   int64_t count() const {
     int64_t n = 1;
@@ -193,8 +191,6 @@ bool readTensor(const json::Value &value, Tensor &tensor, std::string &error) {
   tensor.element = element->string;
   if (const json::Value *format = value.get("block_format"))
     tensor.blockFormat = format->string;
-  if (const json::Value *updated = value.get("updated"))
-    tensor.updated = updated->boolean;
   if (const json::Value *aliases = value.get("aliases"))
     tensor.aliases = static_cast<int>(aliases->number);
   if (!elementBytes(tensor.element)) {
@@ -731,25 +727,24 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   struct Output {
     std::string label;
     const Tensor *tensor;
-    size_t argument; // SIZE_MAX for a result
+    bool isArgument;
+    size_t index;
   };
   std::vector<Output> outputs;
   for (size_t r = 0; r < manifest.results.size(); ++r)
-    outputs.push_back({"result " + std::to_string(r), &manifest.results[r],
-                       SIZE_MAX});
+    outputs.push_back(
+        {"result " + std::to_string(r), &manifest.results[r], false, r});
   for (size_t i = 0; i < manifest.arguments.size(); ++i)
-    if (std::any_of(manifest.results.begin(), manifest.results.end(),
-                    [&](const Tensor &r) {
-                      return r.aliases == static_cast<int>(i);
-                    }))
+    if (std::any_of(
+            manifest.results.begin(), manifest.results.end(),
+            [&](const Tensor &r) { return r.aliases == static_cast<int>(i); }))
       outputs.push_back({"argument " + std::to_string(i) + " (updated)",
-                         &manifest.arguments[i], i});
+                         &manifest.arguments[i], true, i});
   auto bytesOf = [&](const Output &o,
                      const std::vector<std::vector<uint8_t>> &results,
                      const std::vector<std::vector<uint8_t>> &args)
       -> const std::vector<uint8_t> & {
-    return o.argument == SIZE_MAX ? results[&o - outputs.data()]
-                                  : args[o.argument];
+    return o.isArgument ? args[o.index] : results[o.index];
   };
 
   if (options.check) {
