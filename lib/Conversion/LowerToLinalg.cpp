@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -120,6 +121,8 @@ private:
   LogicalResult lowerQuantize(QuantizeOp op);
   LogicalResult lowerBlockEmpty(tensor::EmptyOp op);
   LogicalResult lowerBlockInsertSlice(tensor::InsertSliceOp op);
+  LogicalResult
+  lowerBlockMaterialize(bufferization::MaterializeInDestinationOp op);
   LogicalResult lowerReturn(func::ReturnOp op);
   /// Replaces the block-typed `value` by `bytes`, through a cast that
   /// getBytes resolves and eraseBlockCasts removes.
@@ -477,6 +480,23 @@ LowerToLinalgPass::lowerBlockInsertSlice(tensor::InsertSliceOp op) {
   return success();
 }
 
+LogicalResult LowerToLinalgPass::lowerBlockMaterialize(
+    bufferization::MaterializeInDestinationOp op) {
+  OpBuilder b(op);
+  FailureOr<Value> source = getBytes(b, op, op.getSource());
+  if (failed(source))
+    return failure();
+  FailureOr<Value> dest = getBytes(b, op, op.getDest());
+  if (failed(dest))
+    return failure();
+  Value bytes = bufferization::MaterializeInDestinationOp::create(
+                    b, op.getLoc(), *source, *dest)
+                    .getResult();
+  replaceWithBytes(b, op.getResult(), bytes);
+  op.erase();
+  return success();
+}
+
 LogicalResult LowerToLinalgPass::lowerReturn(func::ReturnOp op) {
   OpBuilder b(op);
   for (OpOperand &operand : op->getOpOperands()) {
@@ -801,7 +821,8 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
              << user->getName()
              << "' uses a block-quantized tensor; only cachet.dequantize, "
                 "cachet.dequant_transpose, tensor.extract_slice, "
-                "tensor.insert_slice and func.return can";
+                "tensor.insert_slice, bufferization.materialize_in_destination "
+                "and func.return can";
     }
     blockCasts.erase(cast);
     cast->erase();
@@ -829,7 +850,8 @@ void LowerToLinalgPass::runOnOperation() {
               AttentionPartialOp>(op))
         ops.push_back(op);
       // Block-typed tensors a quantize fills or a function returns.
-      if (isa<tensor::EmptyOp, tensor::InsertSliceOp>(op) &&
+      if (isa<tensor::EmptyOp, tensor::InsertSliceOp,
+              bufferization::MaterializeInDestinationOp>(op) &&
           getByteType(op->getResult(0).getType()))
         ops.push_back(op);
       if (isa<func::ReturnOp>(op) &&
@@ -848,6 +870,9 @@ void LowerToLinalgPass::runOnOperation() {
               .Case([&](tensor::EmptyOp op) { return lowerBlockEmpty(op); })
               .Case([&](tensor::InsertSliceOp op) {
                 return lowerBlockInsertSlice(op);
+              })
+              .Case([&](bufferization::MaterializeInDestinationOp op) {
+                return lowerBlockMaterialize(op);
               })
               .Case([&](func::ReturnOp op) { return lowerReturn(op); })
               .Case([&](AttentionOp op) { return lowerAttention(op); })

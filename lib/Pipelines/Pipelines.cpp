@@ -93,6 +93,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                         const CompileOptions &options) {
   // IR that upstream passes below would crash on becomes a diagnostic.
   pm.addPass(createCheckCompileInput());
+  pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
   addAttachDevice(pm, options);
 
   // Front-end attention and quantization to cachet ops, with rewrites on
@@ -257,6 +258,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
 void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                                           const CompileOptions &options) {
   pm.addPass(createCheckCompileInput());
+  pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
   addAttachDevice(pm, options);
   addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
                    ",canonicalize,func.func(convert-linalg-to-loops),"

@@ -26,7 +26,7 @@ func.func @not_traceable(%a: tensor<4x!cachet.q8_0>, %c: i1) -> tensor<128xf16> 
 
 func.func private @use(tensor<4x!cachet.q8_0>)
 func.func @other_user(%a: tensor<4x!cachet.q8_0>) {
-  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses a block-quantized tensor; only cachet.dequantize, cachet.dequant_transpose, tensor.extract_slice, tensor.insert_slice and func.return can}}
+  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses a block-quantized tensor; only cachet.dequantize, cachet.dequant_transpose, tensor.extract_slice, tensor.insert_slice, bufferization.materialize_in_destination and func.return can}}
   func.call @use(%a) : (tensor<4x!cachet.q8_0>) -> ()
   return
 }

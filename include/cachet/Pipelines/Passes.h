@@ -3,6 +3,8 @@
 #ifndef CACHET_PIPELINES_PASSES_H
 #define CACHET_PIPELINES_PASSES_H
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -31,4 +31,47 @@ def CheckCompileInput : Pass<"cachet-check-compile-input", "mlir::ModuleOp"> {
   }];
 }
 
+def KeepArgumentUpdates
+    : Pass<"cachet-keep-argument-updates", "mlir::func::FuncOp"> {
+  let summary = "Keep a tensor.insert_slice that covers a whole function "
+                "argument as an update of that argument";
+  let description = [{
+    A front end appends to a KV cache passed as an argument with
+    `tensor.insert_slice %new into %cache[...]`. One-shot bufferization with
+    function boundaries writes the new rows into the caller's buffer, and
+    the caller expects that. When the slice covers the whole destination
+    (a cache of `T` rows receiving `T` new ones), `insert_slice`'s folder
+    replaces it by `%new`, which any later greedy rewrite applies: the
+    argument is then left as it was. Whether the caller's buffer changes
+    would depend on the sizes and on which passes ran.
+
+    This pass, first in `cachet-compile` and `cachet-compile-reference`,
+    rewrites each whole-destination `tensor.insert_slice` whose destination
+    is a function argument (directly, or through earlier `insert_slice`s or
+    destination-style ops writing into it) to
+    `bufferization.materialize_in_destination`, which nothing folds away and
+    which bufferizes to a copy into the argument's buffer. Each rewrite is a
+    remark. Partial slices and destinations that are not arguments are left
+    alone.
+
+    ```mlir
+    // Before
+    func.func @append(%new: tensor<4x64xf16>, %cache: tensor<4x64xf16>)
+        -> tensor<4x64xf16> {
+      %0 = tensor.insert_slice %new into %cache[0, 0] [4, 64] [1, 1]
+          : tensor<4x64xf16> into tensor<4x64xf16>
+      return %0 : tensor<4x64xf16>
+    }
+    // After
+    func.func @append(%new: tensor<4x64xf16>, %cache: tensor<4x64xf16>)
+        -> tensor<4x64xf16> {
+      %0 = bufferization.materialize_in_destination %new in %cache
+          : (tensor<4x64xf16>, tensor<4x64xf16>) -> tensor<4x64xf16>
+      return %0 : tensor<4x64xf16>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // CACHET_PIPELINES_PASSES_TD
