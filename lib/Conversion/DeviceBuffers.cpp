@@ -119,6 +119,96 @@ Value alignedPointer(OpBuilder &b, Location loc, Value memref) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
 }
 
+/// The runtime's resident upload of constant data (cachet/runtime.h).
+constexpr StringLiteral kResident = "cachetMgpuResident";
+
+/// Returns the declaration of runtime function `name` of type `type`,
+/// declared as an llvm.func: llvm-request-c-wrappers would otherwise redirect
+/// a func.func callee to a `_mlir_ciface_` wrapper.
+LLVM::LLVMFuncOp getRuntimeFunction(OpBuilder &b, ModuleOp module,
+                                    StringRef name,
+                                    LLVM::LLVMFunctionType type) {
+  if (auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return callee;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+}
+
+/// Returns true if `global` can stay resident on the device: a constant of
+/// static shape and identity layout.
+bool canBeResident(memref::GlobalOp global) {
+  return global && global.getConstant() && global.getType().hasStaticShape() &&
+         global.getType().getLayout().isIdentity();
+}
+
+/// Replaces the kernel uses of constant `getGlobal` by its resident device
+/// copy: `cachetMgpuResident` with the constant's own slot, the device
+/// pointer then given the memref's descriptor. Returns the device memref.
+Value emitResidentCopy(OpBuilder &b, memref::GetGlobalOp getGlobal,
+                       memref::GlobalOp global) {
+  auto module = getGlobal->getParentOfType<ModuleOp>();
+  MLIRContext *context = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
+  Location loc = getGlobal.getLoc();
+
+  // The slot: one zero-initialized pointer per constant and module.
+  std::string slotName = ("__cachet_resident_" + global.getSymName()).str();
+  if (!module.lookupSymbol<LLVM::GlobalOp>(slotName)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto slot = LLVM::GlobalOp::create(b, loc, ptr, /*isConstant=*/false,
+                                       LLVM::Linkage::Internal, slotName,
+                                       Attribute());
+    Block *init = b.createBlock(&slot.getInitializerRegion());
+    b.setInsertionPointToStart(init);
+    LLVM::ReturnOp::create(b, loc,
+                           LLVM::ZeroOp::create(b, loc, ptr).getResult());
+  }
+  LLVM::LLVMFuncOp callee = getRuntimeFunction(
+      b, module, kResident, LLVM::LLVMFunctionType::get(ptr, {ptr, ptr, i64}));
+
+  MemRefType type = global.getType();
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value slot = LLVM::AddressOfOp::create(b, loc, ptr, slotName);
+  Value size = arith::ConstantIntOp::create(b, loc, i64, bytes);
+  Value device = LLVM::CallOp::create(
+                     b, loc, callee,
+                     ValueRange{slot, alignedPointer(b, loc, getGlobal), size})
+                     .getResult();
+
+  // The memref descriptor of the device pointer (finalize-memref-to-llvm's
+  // layout), cast to the memref type; reconcile-unrealized-casts folds the
+  // cast into the lowered uses.
+  int64_t rank = type.getRank();
+  SmallVector<Type> fields = {ptr, ptr, i64};
+  if (rank) {
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+  }
+  auto descriptorType = LLVM::LLVMStructType::getLiteral(context, fields);
+  Value descriptor = LLVM::UndefOp::create(b, loc, descriptorType);
+  auto insert = [&](Value value, ArrayRef<int64_t> position) {
+    descriptor =
+        LLVM::InsertValueOp::create(b, loc, descriptor, value, position);
+  };
+  insert(device, {0});
+  insert(device, {1});
+  insert(arith::ConstantIntOp::create(b, loc, i64, 0), {2});
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    insert(arith::ConstantIntOp::create(b, loc, i64, type.getDimSize(dim)),
+           {3, dim});
+    insert(arith::ConstantIntOp::create(b, loc, i64, strides[dim]), {4, dim});
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
+      .getResult(0);
+}
+
 /// Replaces a `memref.copy` from a host argument into a pitched device view
 /// (see cachet-pitched-weights) with a call to the runtime's 2D upload,
 /// which also zeroes the gap after each row.
@@ -137,20 +227,13 @@ LogicalResult emitPitchedUpload(OpBuilder &b, memref::CopyOp copy) {
   int64_t pitchBytes = strides[strides.size() - 2] * elementBytes;
   int64_t rows = source.getNumElements() / source.getShape().back();
 
-  // Declared as an llvm.func: llvm-request-c-wrappers would otherwise
-  // redirect a func.func callee to a `_mlir_ciface_` wrapper.
   auto module = copy->getParentOfType<ModuleOp>();
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type i64 = b.getI64Type();
-  auto calleeType = LLVM::LLVMFunctionType::get(b.getI32Type(),
-                                                {ptr, i64, ptr, i64, i64, i64});
-  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(kMemcpy2D);
-  if (!callee) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    callee =
-        LLVM::LLVMFuncOp::create(b, module.getLoc(), kMemcpy2D, calleeType);
-  }
+  LLVM::LLVMFuncOp callee = getRuntimeFunction(
+      b, module, kMemcpy2D,
+      LLVM::LLVMFunctionType::get(b.getI32Type(),
+                                  {ptr, i64, ptr, i64, i64, i64}));
   Location loc = copy.getLoc();
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, value);
@@ -223,6 +306,8 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());
   SmallVector<Value> deviceBuffers;
+  // Resident copies of constants: on the device, never freed here.
+  SmallVector<Value> residentBuffers;
   // The argument (or writable global) each device copy was uploaded from.
   DenseMap<Value, Value> uploadedFrom;
   for (Value buffer : kernelBuffers) {
@@ -245,19 +330,30 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       continue;
     }
     if (auto global = buffer.getDefiningOp<memref::GetGlobalOp>()) {
-      // A constant or global: uploaded where it is taken. A global that is
-      // not constant and that the device writes is copied back like an
-      // argument.
+      // A constant that kernels only read: resident, uploaded on the first
+      // call. Another global: uploaded where it is taken, and copied back
+      // like an argument if the device may write it.
       SmallVector<OpOperand *> uses = llvm::to_vector(llvm::map_range(
           global->getUses(), [](OpOperand &use) { return &use; }));
+      auto symbol = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          global, global.getNameAttr());
       b.setInsertionPointAfter(global);
+      if (residentConstants && canBeResident(symbol) &&
+          !deviceMayWrite(global, Value())) {
+        Value device = emitResidentCopy(b, global, symbol);
+        for (OpOperand *use : uses)
+          use->set(device);
+        residentBuffers.push_back(device);
+        global.emitRemark("cachet-device-buffers: constant @")
+            << symbol.getSymName()
+            << " stays resident on the device (uploaded on the first call)";
+        continue;
+      }
       Value device = deviceAlloc(b, global.getLoc(), global);
       memcpy(b, global.getLoc(), device, global);
       for (OpOperand *use : uses)
         use->set(device);
       deviceBuffers.push_back(device);
-      auto symbol = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-          global, global.getNameAttr());
       if (!symbol || !symbol.getConstant())
         uploadedFrom[device] = global;
       continue;
@@ -280,10 +376,11 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     deviceBuffers.push_back(device.getMemref());
   }
 
-  for (Value device : deviceBuffers)
+  for (Value device : llvm::concat<Value>(deviceBuffers, residentBuffers))
     if (failed(legalizeHostUses(b, device)))
       return failure();
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
+  onDevice.insert(residentBuffers.begin(), residentBuffers.end());
 
   // Arguments the device writes (updated in place): the caller sees the
   // update, as with the CPU reference.

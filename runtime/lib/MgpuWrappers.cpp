@@ -756,6 +756,26 @@ CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch, const void *src,
   return CACHET_SUCCESS;
 }
 
+void *cachetMgpuResident(void **slot, const void *host, uint64_t bytes) {
+  if (!slot || (!host && bytes)) {
+    reportError(__func__, "null slot or host pointer",
+                CACHET_ERROR_INVALID_ARGUMENT);
+    return nullptr;
+  }
+  // One lock for every slot: two threads calling a function for the first
+  // time upload its constants once.
+  static std::mutex residentMutex;
+  std::lock_guard<std::mutex> lock(residentMutex);
+  if (*slot)
+    return *slot;
+  void *device = mgpuMemAlloc(bytes, nullptr, false);
+  if (!device)
+    return nullptr;
+  mgpuMemcpy(device, const_cast<void *>(host), bytes, nullptr);
+  *slot = device;
+  return device;
+}
+
 CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {
   nextLaunchFlags = flags;
   return CACHET_SUCCESS;

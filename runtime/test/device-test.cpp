@@ -485,6 +485,20 @@ void testMgpu(DeviceFixture &f) {
     for (size_t c2 = 0; c2 < 16; ++c2)
       good &= padded[r * 16 + c2] == (c2 < 10 ? rowsIn[r * 12 + c2] : 0);
   check(good, "cachetMgpuMemcpy2D copies rows and zeroes the gaps");
+  // Resident constants: uploaded by the first call only.
+  std::vector<uint8_t> constant(24), readBack(24, 0);
+  for (size_t i = 0; i < constant.size(); ++i)
+    constant[i] = static_cast<uint8_t>(3 * i + 1);
+  void *slot = nullptr;
+  void *resident = cachetMgpuResident(&slot, constant.data(), constant.size());
+  mgpuMemcpy(readBack.data(), resident, readBack.size(), stream);
+  check(resident && slot == resident && readBack == constant,
+        "cachetMgpuResident uploads into its slot");
+  constant[0] = 0xee;
+  void *again = cachetMgpuResident(&slot, constant.data(), constant.size());
+  mgpuMemcpy(readBack.data(), again, readBack.size(), stream);
+  check(again == resident && readBack[0] == 1,
+        "cachetMgpuResident returns the slot's copy without uploading again");
   mgpuMemset16(devC, 0xabcd, 8, stream);
   std::vector<uint16_t> halves(10, 0);
   mgpuMemcpy(halves.data(), devC, 20, stream);

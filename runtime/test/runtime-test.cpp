@@ -986,6 +986,25 @@ void testMgpu(FakeMemory layout, bool unified) {
     for (size_t c = 0; c < 16; ++c)
       good &= padded[r * 16 + c] == (c < 10 ? rowsIn[r * 12 + c] : 0);
   check(good, "cachetMgpuMemcpy2D copies rows and zeroes the gaps");
+  // Resident constants: uploaded by the first call only.
+  std::vector<uint8_t> constant(24), readBack(24, 0);
+  for (size_t i = 0; i < constant.size(); ++i)
+    constant[i] = static_cast<uint8_t>(3 * i + 1);
+  void *slot = nullptr;
+  void *resident =
+      cachetMgpuResident(&slot, constant.data(), constant.size());
+  mgpuMemcpy(readBack.data(), resident, readBack.size(), stream);
+  check(resident && slot == resident && readBack == constant,
+        "cachetMgpuResident uploads into its slot");
+  constant[0] = 0xee;
+  void *again = cachetMgpuResident(&slot, constant.data(), constant.size());
+  mgpuMemcpy(readBack.data(), again, readBack.size(), stream);
+  check(again == resident && readBack[0] == 1,
+        "cachetMgpuResident returns the slot's copy without uploading again");
+  cachetMgpuTakeError(nullptr, 0);
+  check(cachetMgpuResident(nullptr, constant.data(), 4) == nullptr &&
+            cachetMgpuTakeError(nullptr, 0) == CACHET_ERROR_INVALID_ARGUMENT,
+        "cachetMgpuResident without a slot is an error");
   void *later = mgpuEventCreate();
   mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
                    4);

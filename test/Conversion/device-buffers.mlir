@@ -1,4 +1,5 @@
-// RUN: cachet-opt %s -split-input-file -cachet-device-buffers | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -verify-diagnostics -cachet-device-buffers | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-device-buffers=resident-constants=false | FileCheck %s --check-prefix=PERCALL
 
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[X:.*]]: memref<16xf32>)
@@ -91,14 +92,30 @@ module attributes {gpu.container_module} {
 // -----
 
 // A constant (a memref.get_global of a constant global) that a kernel reads
-// is uploaded where it is taken and never copied back.
+// stays resident: the runtime uploads it on the first call into the module's
+// slot for it, and it is never freed or copied back.
 // CHECK-LABEL: func.func @constant_weight
 // CHECK: %[[G:.*]] = memref.get_global @w : memref<4x4xf32>
-// CHECK-NEXT: %[[DG:.*]] = gpu.alloc () : memref<4x4xf32>
-// CHECK-NEXT: gpu.memcpy %[[DG]], %[[G]]
+// CHECK: %[[SLOT:.*]] = llvm.mlir.addressof @__cachet_resident_w
+// CHECK: %[[DEV:.*]] = llvm.call @cachetMgpuResident(%[[SLOT]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[DEV]], %{{.*}}[0]
+// CHECK: %[[DG:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<4x4xf32>
 // CHECK: gpu.launch_func @k::@k {{.*}} args(%[[DG]] : memref<4x4xf32>
 // CHECK-NOT: gpu.memcpy %[[G]]
-// CHECK: gpu.dealloc %[[DG]]
+// CHECK-NOT: gpu.dealloc %[[DG]]
+// CHECK: return
+// CHECK: llvm.mlir.global internal @__cachet_resident_w() {{.*}} : !llvm.ptr
+// CHECK-NEXT: llvm.mlir.zero
+// CHECK: llvm.func @cachetMgpuResident(!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+// With resident-constants=false it is uploaded where it is taken, on every
+// call, and never copied back.
+// PERCALL-LABEL: func.func @constant_weight
+// PERCALL: %[[G:.*]] = memref.get_global @w : memref<4x4xf32>
+// PERCALL-NEXT: %[[DG:.*]] = gpu.alloc () : memref<4x4xf32>
+// PERCALL-NEXT: gpu.memcpy %[[DG]], %[[G]]
+// PERCALL: gpu.launch_func @k::@k {{.*}} args(%[[DG]] : memref<4x4xf32>
+// PERCALL-NOT: gpu.memcpy %[[G]]
+// PERCALL: gpu.dealloc %[[DG]]
 module attributes {gpu.container_module} {
   memref.global "private" constant @w : memref<4x4xf32> = dense<1.0>
   gpu.module @k {
@@ -106,6 +123,7 @@ module attributes {gpu.container_module} {
   }
   func.func @constant_weight() -> memref<4xf32> {
     %c1 = arith.constant 1 : index
+    // expected-remark @below {{cachet-device-buffers: constant @w stays resident on the device (uploaded on the first call)}}
     %w = memref.get_global @w : memref<4x4xf32>
     %y = memref.alloc() : memref<4xf32>
     gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)

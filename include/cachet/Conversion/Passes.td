@@ -516,9 +516,15 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
       updated in place, such as a KV cache appended with `insert_slice`), it
       is copied back into the argument before every return, so the caller
       sees the update as with the CPU reference;
-    * a constant or global (`memref.get_global`) a kernel uses is uploaded
-      where it is taken; a global that is not constant is copied back like
-      an argument;
+    * a constant global (`memref.get_global` of a `constant` memref.global,
+      what bufferization makes of `arith.constant` and immutable
+      `ml_program.global`s) that kernels only read stays resident: the
+      runtime's `cachetMgpuResident` uploads it on the first call and
+      returns the same device copy after, through a zero-initialized slot
+      (an `llvm.mlir.global` per constant) in the module, with a remark;
+      `resident-constants=false` uploads it on every call instead;
+    * a global that is not constant is uploaded where it is taken and, if a
+      kernel may write it, copied back like an argument;
     * a returned device buffer is copied into a new host buffer before the
       return, except the device copy of an argument, for which the argument
       itself is returned (the result aliases it, as in the reference);
@@ -559,6 +565,12 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"residentConstants", "resident-constants", "bool",
+           /*default=*/"true",
+           "Upload each constant global once and keep it on the device "
+           "(false: upload it on every call)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",

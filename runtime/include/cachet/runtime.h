@@ -532,6 +532,16 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch,
                                                  uint64_t rowBytes,
                                                  uint64_t rows);
 
+/** A device copy of host constant data that stays resident: the first call
+ *  allocates `bytes` of mgpuMemAlloc memory, uploads `host` into it (after
+ *  the work recorded so far) and stores its address in `*slot`; later calls
+ *  return `*slot`. Generated code gives each constant global of a module its
+ *  own zero-initialized slot, so a module's constants are uploaded once per
+ *  load and kept until the process exits. Returns NULL on failure (kept for
+ *  cachetMgpuTakeError). */
+CACHET_RT_EXPORT void *cachetMgpuResident(void **slot, const void *host,
+                                          uint64_t bytes);
+
 /** Returns the device time between two recorded mgpu events, in ns. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuEventElapsedNs(void *start, void *end,
                                                        uint64_t *ns);
