@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -110,5 +111,36 @@ LogicalResult DeviceProfileAttr::verify(
     return emitError() << "device profile '" << name
                        << "': 'subgroup_size' must be a power of two, got "
                        << subgroupSize;
+  return success();
+}
+
+LogicalResult CachetDialect::verifyRegionResultAttribute(Operation *op,
+                                                         unsigned regionIndex,
+                                                         unsigned resultIndex,
+                                                         NamedAttribute attr) {
+  if (attr.getName() != getArgmaxOfAttrName())
+    return success();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  auto of = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!function || !of)
+    return op->emitError("'")
+           << getArgmaxOfAttrName()
+           << "' must be an integer attribute on a function result";
+  ArrayRef<Type> results = function.getResultTypes();
+  int64_t source = of.getInt();
+  if (source < 0 || source >= static_cast<int64_t>(results.size()) ||
+      source == resultIndex)
+    return op->emitError("'")
+           << getArgmaxOfAttrName() << "' of result " << resultIndex
+           << " names result " << source << ", not another result";
+  auto index = dyn_cast<ShapedType>(results[resultIndex]);
+  auto values = dyn_cast<ShapedType>(results[source]);
+  if (!index || !isa<IntegerType, IndexType>(index.getElementType()) ||
+      !values || !isa<FloatType>(values.getElementType()) ||
+      values.getRank() == 0)
+    return op->emitError("'")
+           << getArgmaxOfAttrName() << "': result " << resultIndex
+           << " must be a shaped integer result and result " << source
+           << " a shaped float result of rank 1 or more";
   return success();
 }

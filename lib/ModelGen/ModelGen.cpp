@@ -1159,14 +1159,19 @@ public:
     }
     if (o.returnCaches)
       results.insert(results.end(), caches.begin(), caches.end());
-    std::vector<std::string> names, types;
+    std::vector<std::string> names, types, resultTypes;
     for (const Val &r : results) {
       names.push_back(r.name);
       types.push_back(r.type());
+      resultTypes.push_back(r.type());
     }
+    // The next token is the argmax of the last row of the logits (result
+    // 1): a check may accept another token whose logit ties the best one.
+    if (o.kind == Kind::Model)
+      resultTypes[0] += " {cachet.argmax_of = 1 : i64}";
     std::string fn = o.kind == Kind::Layer ? "layer" : "model";
     os << "func.func @" << fn << "(" << join(signature, ",\n    ") << ")\n"
-       << "    -> (" << join(types) << ") {\n"
+       << "    -> (" << join(resultTypes) << ") {\n"
        << body.str() << "  return " << join(names) << " : " << join(types)
        << "\n}\n";
   }

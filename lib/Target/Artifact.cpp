@@ -3,6 +3,7 @@
 #include "cachet/Target/Artifact.h"
 
 #include "cachet/Analysis/Buffers.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -99,6 +100,9 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     if (auto format =
             entry.getResultAttrOfType<StringAttr>(index, "cachet.block_format"))
       (*result)["block_format"] = format.getValue().str();
+    if (auto of = entry.getResultAttrOfType<IntegerAttr>(
+            index, cachet::CachetDialect::getArgmaxOfAttrName()))
+      (*result)["argmax_of"] = of.getInt();
     results.push_back(std::move(*result));
   }
   // In-place state, as the CPU reference has it after bufferization:

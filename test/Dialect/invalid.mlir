@@ -445,3 +445,18 @@ func.func @quantize_split_scales_blocks(%a: tensor<4x64xf16>) {
   %q, %s = cachet.quantize %a : tensor<4x64xf16> -> tensor<4x64xi8>, tensor<4x4xf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'cachet.argmax_of' of result 0 names result 2, not another result}}
+func.func private @argmax_of_out_of_range() -> (tensor<1xi32> {cachet.argmax_of = 2 : i64}, tensor<4x8xf32>)
+
+// -----
+
+// expected-error @+1 {{'cachet.argmax_of': result 0 must be a shaped integer result and result 1 a shaped float result of rank 1 or more}}
+func.func private @argmax_of_float_index() -> (tensor<1xf32> {cachet.argmax_of = 1 : i64}, tensor<4x8xf32>)
+
+// -----
+
+// expected-error @+1 {{'cachet.argmax_of' must be an integer attribute on a function result}}
+func.func private @argmax_of_not_integer() -> (tensor<1xi32> {cachet.argmax_of = "logits"}, tensor<4x8xf32>)

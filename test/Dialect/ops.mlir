@@ -135,3 +135,8 @@ module attributes {cachet.device = #cachet.device<name = "custom", vendor = "gen
     strided_read_penalty = 2.5, pdl = false, l2_prefetch = "none", coop_matrix = [],
     subgroup_size = 16, shared_memory_bytes = 49152>} {
 }
+
+// The next token as the argmax of the last row of the logits.
+// CHECK-LABEL: func.func private @argmax_of
+// CHECK-SAME: tensor<1xi32> {cachet.argmax_of = 1 : i64}
+func.func private @argmax_of() -> (tensor<1xi32> {cachet.argmax_of = 1 : i64}, tensor<4x8xf32>)

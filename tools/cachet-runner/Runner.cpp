@@ -18,6 +18,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 using namespace cachet;
@@ -154,6 +155,9 @@ struct Tensor {
   std::string blockFormat;
   /// Results: the index of the argument it aliases, or -1.
   int aliases = -1;
+  /// Integer results: the float result whose last rows this one is the
+  /// argmax of (cachet.argmax_of), or -1.
+  int argmaxOf = -1;
   int64_t count() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -193,6 +197,8 @@ bool readTensor(const json::Value &value, Tensor &tensor, std::string &error) {
     tensor.blockFormat = format->string;
   if (const json::Value *aliases = value.get("aliases"))
     tensor.aliases = static_cast<int>(aliases->number);
+  if (const json::Value *of = value.get("argmax_of"))
+    tensor.argmaxOf = static_cast<int>(of->number);
   if (!elementBytes(tensor.element)) {
     error = "manifest: unsupported element type '" + tensor.element + "'";
     return false;
@@ -558,6 +564,46 @@ std::string checkElement(const Manifest &manifest, const Tensor &result) {
   return element;
 }
 
+/// Accepts an argmax index that differs from the reference's when the
+/// reference's values tie there: the value at the other index is within the
+/// values' tolerance of the best one.
+class ArgmaxTies {
+public:
+  ArgmaxTies() = default;
+  ArgmaxTies(const Manifest &manifest, const Tensor &values,
+             const std::vector<uint8_t> &refValues, int64_t count)
+      : element(values.element), ref(&refValues), count(count) {
+    row = values.shape.empty() ? 1 : values.shape.back();
+    rows = row ? values.count() / row : 0;
+    std::tie(atol, rtol) = tolerance(checkElement(manifest, values));
+    double squares = 0;
+    for (int64_t i = 0; i < values.count(); ++i) {
+      double v = readElement(element, ref->data(), i);
+      if (std::isfinite(v))
+        squares += v * v;
+    }
+    rms = values.count() ? std::sqrt(squares / values.count()) : 0;
+  }
+  explicit operator bool() const { return ref != nullptr; }
+
+  /// Returns true if index `other` ties the reference's index `best` in the
+  /// row element `i` is the argmax of.
+  bool tie(int64_t i, double best, double other) const {
+    int64_t r = rows - count + i;
+    if (!ref || r < 0 || best < 0 || other < 0 || best >= row || other >= row)
+      return false;
+    double top = readElement(element, ref->data(), r * row + int64_t(best));
+    double there = readElement(element, ref->data(), r * row + int64_t(other));
+    return top - there <= atol + rtol * std::max(std::fabs(top), rms);
+  }
+
+private:
+  std::string element;
+  const std::vector<uint8_t> *ref = nullptr;
+  int64_t count = 0, row = 0, rows = 0;
+  double atol = 0, rtol = 0, rms = 0;
+};
+
 } // namespace
 
 Spread cachet::spread(std::vector<double> values) {
@@ -778,14 +824,24 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       // another order on the GPU) may be one step apart in 1% of them.
       bool integer = !t.blockFormat.empty() || readAs[0] == 'i';
       bool quantized = t.blockFormat.empty() && readAs == "i8";
+      // An argmax (cachet.argmax_of): another index is as good when the
+      // reference's value there ties its best one within that result's
+      // tolerance; element i is the argmax of the i-th of the last rows.
+      ArgmaxTies ties;
+      if (integer && !o.isArgument && t.argmaxOf >= 0 &&
+          t.argmaxOf < static_cast<int>(manifest.results.size()))
+        ties = ArgmaxTies(manifest, manifest.results[t.argmaxOf],
+                          refResults[t.argmaxOf], count);
       double maxAbs = 0, maxRel = 0;
-      int64_t bad = 0, oneStep = 0;
+      int64_t bad = 0, oneStep = 0, tied = 0;
       for (int64_t i = 0; i < count; ++i) {
         double a = readElement(readAs, gpuBytes.data(), i);
         double b = readElement(readAs, refBytes.data(), i);
         double diff = std::fabs(a - b);
         if (quantized && diff == 1)
           ++oneStep;
+        else if (diff != 0 && ties.tie(i, b, a))
+          ++tied;
         else if (std::isnan(a) != std::isnan(b) ||
                  (integer ? diff != 0
                           : diff > atol + rtol * std::max(std::fabs(b), rms)))
@@ -802,6 +858,9 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       if (quantized)
         out << "i8: equal, or one step apart in at most 1%; " << oneStep
             << " one step apart";
+      else if (ties)
+        out << t.element << ": exact, or a tie within the tolerance of result "
+            << t.argmaxOf << "; " << tied << " tied";
       else if (integer)
         out << (t.blockFormat.empty() ? t.element : t.blockFormat)
             << ": byte-exact";

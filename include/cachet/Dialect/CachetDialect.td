@@ -26,13 +26,28 @@ def Cachet_Dialect : Dialect {
     * `cachet.dequantize`, `cachet.dequant_transpose` and `cachet.attention`;
     * `#cachet.device<...>`, the device profile that every cachet pass reads
       from the module (see `cachet-attach-device`).
+    * `{cachet.argmax_of = N : i64}` on an integer function result: it is
+      the argmax, along the innermost dimension, of the last rows of float
+      result N (a model's next token over its logits). `cachet-runner
+      --check` then accepts another index whose reference value ties the
+      best one within result N's tolerance. Verified: N names another
+      result, of float elements and rank 1 or more.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the module attribute that holds the device profile.
     static constexpr ::llvm::StringLiteral getDeviceAttrName() {
       return ::llvm::StringLiteral("cachet.device");
+    }
+    /// Name of the function result attribute that marks an integer result
+    /// as the argmax, along the innermost dimension, of the last rows of
+    /// another (float) result: `{cachet.argmax_of = N : i64}`. Checks
+    /// (cachet-runner) accept a token whose logit ties the best one within
+    /// the float tolerance.
+    static constexpr ::llvm::StringLiteral getArgmaxOfAttrName() {
+      return ::llvm::StringLiteral("cachet.argmax_of");
     }
     /// Name of the function argument attribute that marks a weight.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {

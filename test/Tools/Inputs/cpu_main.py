@@ -27,7 +27,9 @@ def main():
                        text, re.S)
     name = header.group(1)
     arg_types = re.findall(r"%\w+: (tensor<[^>]*>)", header.group(2))
-    result_types = [t.strip() for t in header.group(3).split(", ")]
+    # Result attributes ({cachet.argmax_of = ...}) are not part of the type.
+    result_types = [re.sub(r" \{.*\}$", "", t.strip())
+                    for t in header.group(3).split(", ")]
     assert len(arg_types) == len(files), (len(arg_types), len(files))
     out = [text,
            "func.func private @printMemrefF32(memref<*xf32>)",
