@@ -162,8 +162,8 @@ FailureOr<AttentionShape> getShape(AttentionOp op, std::string &reason) {
   }
   for (Type t : {query.getElementType(), key.getElementType(),
                  value.getElementType(), result.getElementType()})
-    if (!t.isF16() && !t.isF32()) {
-      reason = "element types other than f16 and f32";
+    if (!t.isF16() && !t.isBF16() && !t.isF32()) {
+      reason = "element types other than f16, bf16 and f32";
       return failure();
     }
   AttentionShape s;
@@ -184,12 +184,21 @@ FailureOr<AttentionShape> getShape(AttentionOp op, std::string &reason) {
   return s;
 }
 
+/// The element type of the scalar kernel's K and V tiles: the data's, except
+/// that bf16 is staged as f32 (exact; Vulkan devices have no bf16 workgroup
+/// memory, and every product is taken in f32 anyway).
+Type getScalarTileElement(Type element) {
+  return element.isBF16() ? Float32Type::get(element.getContext()) : element;
+}
+
 /// Builds the flash-attention kernel of one attention.
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const AttentionShape &s,
                 const KernelConfig &c)
-      : b(b), loc(loc), s(s), c(c) {}
+      : b(b), loc(loc), s(s), c(c),
+        half(s.queryElement.isBF16() ? Type(b.getBF16Type())
+                                     : Type(b.getF16Type())) {}
 
   /// Emits the scalar kernel reading `query`, `key`, `value` and `mask`
   /// (memrefs; mask may be null) and writing `out`.
@@ -299,6 +308,11 @@ private:
   /// visible (`newMax` -inf).
   Value foldTileSum(Value runningMax, Value runningSum, Value newMax,
                     Value scores, Value thread);
+  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
+  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
+  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
+  /// the result vector<2x2xf32>).
+  Value bf16MmaSync(Value a, Value bOp, Value acc);
   /// Returns the end of the KV positions the query tile starting at
   /// `tileStart` sees.
   Value keyEnd(Value tileStart, std::optional<int64_t> causal) {
@@ -314,6 +328,9 @@ private:
   Location loc;
   const AttentionShape &s;
   const KernelConfig &c;
+  /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
+  /// and V are bf16 (mma-sync only), f16 otherwise.
+  Type half;
 };
 
 void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
@@ -419,8 +436,10 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   // K and V tiles; each thread's row of the f32 output accumulator and of
   // the tile's scores / probabilities.
   SmallVector<Type> shared = {
-      MemRefType::get({c.keyTile, s.headDim}, s.keyElement, nullptr, workgroup),
-      MemRefType::get({c.keyTile, s.valueDim}, s.valueElement, nullptr,
+      MemRefType::get({c.keyTile, s.headDim}, getScalarTileElement(s.keyElement),
+                      nullptr, workgroup),
+      MemRefType::get({c.keyTile, s.valueDim},
+                      getScalarTileElement(s.valueElement), nullptr,
                       workgroup),
       MemRefType::get({c.queryTile, s.valueDim}, f32Type, nullptr, workgroup),
       MemRefType::get({c.queryTile, c.keyTile}, f32Type, nullptr, workgroup)};
@@ -560,15 +579,57 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   gpu::TerminatorOp::create(b, loc);
 }
 
+Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
+  Type i32 = b.getI32Type();
+  auto pairs = [&](Value fragment) {
+    SmallVector<Value> words;
+    auto type = cast<VectorType>(fragment.getType());
+    for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, fragment,
+                                             ArrayRef<int64_t>{i});
+      Value word = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, i32), pair);
+      words.push_back(
+          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+    }
+    return words;
+  };
+  SmallVector<Value> accumulator;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < 2; ++e)
+      accumulator.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, e}));
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  SmallVector<Value> aWords = pairs(a), bWords = pairs(bOp);
+  Value d = NVVM::MmaOp::create(
+      b, loc, Type(resultType), ValueRange(aWords), ValueRange(bWords),
+      ValueRange(accumulator), ArrayRef<int64_t>{16, 8, 16},
+      std::optional<NVVM::MMAB1Op>(), std::optional<NVVM::MMAIntOverflow>(),
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  auto cType = VectorType::get({2, 2}, f32Type);
+  Value result = arith::ConstantOp::create(
+      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < 2; ++e)
+      result = vector::InsertOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, d, 2 * i + e), result,
+          ArrayRef<int64_t>{i, e});
+  return result;
+}
+
 SmallVector<Value>
 KernelBuilder::loadVectors(int64_t rows, int64_t dim, Value thread,
                            function_ref<Value(Value)> rowValid,
                            function_ref<SmallVector<Value>(Value, Value)> at,
                            Value source) {
-  auto vecType = VectorType::get({c.vectorWidth}, b.getF16Type());
+  auto vecType = VectorType::get({c.vectorWidth}, half);
   Value zeros = arith::ConstantOp::create(
-      b, loc, vecType,
-      DenseElementsAttr::get(vecType, b.getZeroAttr(b.getF16Type())));
+      b, loc, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(half)));
   int64_t total = rows * dim;
   int64_t perThread = llvm::divideCeil(total, c.vectorWidth * c.threads);
   SmallVector<Value> vectors;
@@ -631,7 +692,7 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
       continue;
     kinds.push_back(kind);
     shared.push_back(MemRefType::get({t.rows, t.stride},
-                                     t.f32 ? b.getF32Type() : b.getF16Type(),
+                                     t.f32 ? b.getF32Type() : half,
                                      nullptr, workgroup));
   }
   Value one = index(1);
@@ -1177,7 +1238,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
                                  std::optional<int64_t> causal) {
-  Type f16Type = b.getF16Type();
+  Type f16Type = half;
   Type f32Type = b.getF32Type();
   // Q, K and V tiles only: the scores never leave registers.
   MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
@@ -1257,8 +1318,10 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
     return rowsOf(type, rows);
   };
   auto mma = [&](Value a, Value bOp, Value acc) -> Value {
-    return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
-                                    ArrayRef<int64_t>{16, 8, 16});
+    if (f16Type.isF16())
+      return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
+                                      ArrayRef<int64_t>{16, 8, 16});
+    return bf16MmaSync(a, bOp, acc);
   };
   auto element = [&](Value v, int64_t i, int64_t e) -> Value {
     return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, e});
@@ -1566,7 +1629,9 @@ struct LowerAttentionPass final
 };
 
 /// Returns why the mma kernel cannot run `s` on `profile`, or "".
-std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile) {
+/// `allowBF16`: the kernel also takes bf16 Q, K and V (mma-sync).
+std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
+                      bool allowBF16) {
   if (!profile)
     return "no device profile";
   bool has = llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
@@ -1575,9 +1640,13 @@ std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile) {
   });
   if (!has)
     return "the profile has no 16x16x16:f16->f32 cooperative matrix";
-  if (!s.queryElement.isF16() || !s.keyElement.isF16() ||
-      !s.valueElement.isF16())
-    return "Q, K and V are not all f16";
+  bool f16 = s.queryElement.isF16() && s.keyElement.isF16() &&
+             s.valueElement.isF16();
+  bool bf16 = s.queryElement.isBF16() && s.keyElement.isBF16() &&
+              s.valueElement.isBF16();
+  if (!f16 && !(allowBF16 && bf16))
+    return allowBF16 ? "Q, K and V are not all f16 or all bf16"
+                     : "Q, K and V are not all f16";
   if (s.headDim % 16 != 0 || s.valueDim % 16 != 0)
     return "the head dimensions are not multiples of 16";
   return "";
@@ -1607,20 +1676,25 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   // kernel's dynamic workgroup memory: the profile's share of
   // resident-workgroups workgroups.
   uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
-  std::string noMma = variant == "scalar" ? std::string("variant=scalar")
-                                          : whyNotMma(s, profile);
-  if (noMma.empty() && variant == "auto" && !allowMma)
-    noMma = "allow-mma is off: the target does not run the mma kernel";
-  if (noMma.empty() &&
-      (subgroup < 16 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup)))
-    noMma = llvm::formatv("subgroups of {0} lanes (the mma kernel takes 16, "
+  // Why each tensor-core kernel cannot run ("" when it can): mma takes f16,
+  // mma-sync f16 or bf16.
+  std::string noMma, noSync;
+  for (bool sync : {false, true}) {
+    std::string &why = sync ? noSync : noMma;
+    why = variant == "scalar" ? std::string("variant=scalar")
+                              : whyNotMma(s, profile, /*allowBF16=*/sync);
+    if (why.empty() && variant == "auto" && !allowMma)
+      why = "allow-mma is off: the target does not run the mma kernel";
+    if (why.empty() &&
+        (subgroup < 16 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup)))
+      why = llvm::formatv("subgroups of {0} lanes (the mma kernel takes 16, "
                           "32 or 64)",
                           subgroup)
                 .str();
+  }
 
   // mma-sync: the same tensor cores through PTX's mma.sync, whose fragment
   // layout is known (NVVM only: allow-mma-sync or variant=mma-sync).
-  std::string noSync = noMma;
   if (noSync.empty() && subgroup != 32)
     noSync =
         llvm::formatv("subgroups of {0} lanes (mma.sync takes 32)", subgroup)
@@ -1634,9 +1708,9 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   c.subgroup = subgroup;
   bool doubleBuffered = false;
   std::function<uint64_t(int64_t)> sharedUse;
-  if (noMma.empty()) {
-    c.variant =
-        variant != "mma" && noSync.empty() ? Variant::MmaSync : Variant::Mma;
+  bool useSync = variant != "mma" && noSync.empty();
+  if (useSync || noMma.empty()) {
+    c.variant = useSync ? Variant::MmaSync : Variant::Mma;
     bool staged = c.variant == Variant::Mma;
     // Four subgroups of 16 rows (row-blocks blocks of them) each unless the
     // option says otherwise.
@@ -1693,8 +1767,10 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
                                 : std::max<int64_t>(32, 2 * subgroup);
     c.threads = c.queryTile;
     int64_t bytesPerPosition =
-        s.headDim * (s.keyElement.getIntOrFloatBitWidth() / 8) +
-        s.valueDim * (s.valueElement.getIntOrFloatBitWidth() / 8);
+        s.headDim *
+            (getScalarTileElement(s.keyElement).getIntOrFloatBitWidth() / 8) +
+        s.valueDim *
+            (getScalarTileElement(s.valueElement).getIntOrFloatBitWidth() / 8);
     // K and V tiles, the f32 accumulator rows and the f32 score rows.
     sharedUse = [&, bytesPerPosition](int64_t t) -> uint64_t {
       return t * bytesPerPosition + 4 * c.queryTile * (s.valueDim + t);
@@ -1800,9 +1876,10 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
     tiles += llvm::formatv(" ({0}-byte vectors)", 2 * c.vectorWidth);
     if (c.variant == Variant::MmaSync)
       op.emitRemark("cachet-lower-attention: mma-sync flash-attention kernel "
-                    "(nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in "
-                    "registers): ")
-          << tiles;
+                    "(")
+          << (s.queryElement.isBF16() ? "nvvm.mma.sync m16n8k16 bf16"
+                                      : "nvgpu.mma.sync m16n8k16 f16")
+          << ", f32 accumulate, softmax in registers): " << tiles;
     else
       op.emitRemark("cachet-lower-attention: mma flash-attention kernel "
                     "(gpu.subgroup_mma 16x16x16 f16, f32 accumulate): ")

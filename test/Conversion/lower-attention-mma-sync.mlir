@@ -16,6 +16,9 @@
 // Profiles mma.sync cannot serve keep the reference lowering.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=WAVE64
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOCOOP
+//
+// bf16 on the scalar kernel (lavapipe): K/V tiles staged as f32.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // CHECK-LABEL: func.func @head_major
 // CHECK: gpu.launch
@@ -63,4 +66,29 @@ func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>
   %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.125
       : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16>, tensor<4x40x80xf16> -> tensor<4x40x64xf16>
   return %o : tensor<4x40x64xf16>
+}
+
+// -----
+
+// bf16 Q, K and V: the same kernel on bf16 fragments. nvgpu.mma.sync of
+// LLVM 22 has no bf16, so the multiply-accumulates are nvvm.mma.sync on the
+// bf16 pairs packed into i32.
+// CHECK-LABEL: func.func @bf16
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x136xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: vector.store %{{.*}} : memref<8x64x128xbf16>, vector<2xbf16>
+// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel (nvvm.mma.sync m16n8k16 bf16, f32 accumulate, softmax in registers): query tile 64
+// NOSYNC: remark: cachet-lower-attention: scalar flash-attention kernel (Q, K and V are not all f16)
+// SCALAR: remark: cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix)
+// SCALAR-LABEL: func.func @bf16
+// SCALAR: gpu.launch {{.*}} workgroup(%{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>
+// SCALAR: memref.load %{{.*}} : memref<2x256x128xbf16, strided<[?, ?, 1], offset: ?>>
+// SCALAR: arith.extf %{{.*}} : bf16 to f32
+func.func @bf16(%q: tensor<8x64x128xbf16>, %k: tensor<2x256x128xbf16>,
+                %v: tensor<2x256x128xbf16>) -> tensor<8x64x128xbf16> {
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.0883883461 causal 192
+      : tensor<8x64x128xbf16>, tensor<2x256x128xbf16>, tensor<2x256x128xbf16> -> tensor<8x64x128xbf16>
+  return %o : tensor<8x64x128xbf16>
 }

@@ -707,7 +707,7 @@ def LowerLaunchAttributes
 def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
   let summary = "Flash-attention kernels for cachet.attention";
   let description = [{
-    Replaces each `cachet.attention` (static shapes, f16/f32 operands, f32
+    Replaces each `cachet.attention` (static shapes, f16/bf16/f32 operands, f32
     accumulator; token-major or head-major K/V, GQA, causal offset, additive
     mask) by a flash-attention kernel: a `gpu.launch` over buffers, one
     workgroup per (query tile, query head), query head `h` reading KV head
@@ -771,14 +771,15 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       or 64 lanes and a profile whose `coop_matrix` lists
       `16x16x16:f16->f32`.
     * `mma-sync` (NVVM): the same one-pass kernel on PTX's `mma.sync`
-      (`nvgpu.mma.sync` m16n8k16 f16 with f32 accumulators), whose fragment
-      layout is known: lane `4g + t` holds rows `g` and `g + 8`, columns
+      (`nvgpu.mma.sync` m16n8k16 f16 with f32 accumulators; for bf16 Q, K
+      and V, `nvvm.mma.sync` m16n8k16 bf16, which `nvgpu.mma.sync` of LLVM
+      22 lacks), whose fragment layout is known: lane `4g + t` holds rows `g` and `g + 8`, columns
       `2t, 2t + 1` of each 8-column block. Operands come from the padded
       workgroup-memory tiles through `nvgpu.ldmatrix` (four 8x8 matrices a
       load; V transposed as it loads), Q's once per subgroup. The scores
       never leave registers: a row's max is the max of the lane's scores
       and its quad's (two xor shuffles), `P = exp2(s - max)` rounded to f16
-      is packed from the score fragments straight into the A operand of
+      (bf16) is packed from the score fragments straight into the A operand of
       `P V`, the accumulators are rescaled by `alpha` row by row, and the
       row sums stay per lane until the end. No workgroup memory beyond the
       Q, K and V tiles (and the second K/V buffers), so the default key
