@@ -260,8 +260,14 @@ void cachet::buildCachetReferencePipeline(OpPassManager &pm,
   pm.addPass(createCheckCompileInput());
   pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
   addAttachDevice(pm, options);
+  // Temporaries are freed (ownership-based deallocation): a reference run
+  // under LeakSanitizer, or called in a loop, leaks nothing.
   addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
-                   ",canonicalize,func.func(convert-linalg-to-loops),"
+                   ",buffer-deallocation-pipeline")
+                      .str());
+  pm.addNestedPass<func::FuncOp>(createReturnArguments());
+  addPipeline(pm, "convert-bufferization-to-memref,"
+                   "canonicalize,func.func(convert-linalg-to-loops),"
                    "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
                    // bf16 arithmetic in f32 (one rounding per op, as the
                    // GPU targets do it): x86 has no bf16 libcalls to lean on.
@@ -269,8 +275,7 @@ void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                    "target-type=f32},arith-expand{include-bf16=true},"
                    "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
                    "convert-to-llvm,reconcile-unrealized-casts,"
-                   "cachet-strip-attributes")
-                      .str());
+                  "cachet-strip-attributes");
 }
 
 void cachet::registerCachetPipelines() {

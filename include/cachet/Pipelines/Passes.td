@@ -74,4 +74,29 @@ def KeepArgumentUpdates
   let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
 }
 
+def ReturnArguments : Pass<"cachet-return-arguments", "mlir::func::FuncOp"> {
+  let summary = "Return arguments, not clones of them, after ownership-based "
+                "buffer deallocation";
+  let description = [{
+    `cachet-compile-reference` frees its temporaries with upstream's
+    `buffer-deallocation-pipeline`. That pipeline gives the caller ownership
+    of every result, so a result that is a function argument (a KV cache
+    updated in place and returned) is returned as a `bufferization.clone` of
+    it: a copy the caller must free, where the GPU variants and the manifest
+    (`"aliases"`) return the argument itself. This pass, right after the
+    deallocation pipeline, returns the argument (or the view of it) instead
+    and erases the clone. The caller owns its arguments, so ownership is
+    not lost; clones of anything else (a returned constant global) stay.
+
+    ```mlir
+    // Before
+    %0 = bufferization.clone %cache : memref<4x64xf16> to memref<4x64xf16>
+    return %0 : memref<4x64xf16>
+    // After
+    return %cache : memref<4x64xf16>
+    ```
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // CACHET_PIPELINES_PASSES_TD
