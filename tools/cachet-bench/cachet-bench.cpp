@@ -52,6 +52,29 @@ int usage(const char *error = nullptr) {
   return 2;
 }
 
+/// --help: what each option does, on stdout.
+int help() {
+  std::cout
+      << "usage: cachet-bench SUITE_DIR [--repeat=N] [--warmup=N] "
+         "[--filter=TEXT] [--seed=N] [--json=FILE]\n"
+         "\n"
+         "Runs every case of a benchmark suite (SUITE_DIR/suite.json, "
+         "written with\nthe artifacts by bench/make-suite.py): both GPU "
+         "variants of each artifact\n(rewrites off and on) are called once "
+         "and compared byte for byte, then\ntimed in interleaved calls. "
+         "Times are the device time from the first\nkernel's start to the "
+         "last one's end (medians with [min, max]).\n"
+         "\n"
+         "  --repeat=N     timed calls of each variant (default 20)\n"
+         "  --warmup=N     untimed calls of each variant first (default 2)\n"
+         "  --filter=TEXT  only the cases whose table, label or test contains "
+         "TEXT\n"
+         "  --seed=N       seed of the random inputs (default 1)\n"
+         "  --json=FILE    also write every result as JSON\n"
+         "  --help         this text\n";
+  return 0;
+}
+
 bool readSuite(const std::string &folder, std::string &name,
                std::vector<Case> &cases, std::string &error) {
   std::ifstream file(folder + "/suite.json");
@@ -249,6 +272,8 @@ int main(int argc, char **argv) {
       seed = std::strtoul(v, nullptr, 10);
     else if (const char *v = value("--json="))
       jsonPath = v;
+    else if (arg == "--help" || arg == "-h")
+      return help();
     else if (arg.rfind("--", 0) == 0 || !folder.empty())
       return usage(("unknown argument " + arg).c_str());
     else
