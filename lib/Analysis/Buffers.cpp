@@ -34,6 +34,9 @@ bool cachet::mayWriteBuffer(Value buffer) {
 }
 
 bool cachet::isPlainBuffer(MemRefType type) {
+  // An identity layout is row-major from offset 0, whatever the sizes.
+  if (type.getLayout().isIdentity())
+    return true;
   SmallVector<int64_t> strides;
   int64_t offset;
   return memref::isStaticShapeAndContiguousRowMajor(type) &&

@@ -15,3 +15,21 @@ module attributes {gpu.container_module} {
     return %v : f32
   }
 }
+
+// -----
+
+// A returned view at an offset: the runtime's copies take the aligned
+// pointer, so it is refused rather than copied from the wrong place.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4x8xf32>) kernel { gpu.return }
+  }
+  func.func @offset_view() -> memref<8xf32, strided<[1], offset: 8>> {
+    %c1 = arith.constant 1 : index
+    %y = memref.alloc() : memref<4x8xf32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%y : memref<4x8xf32>)
+    %row = memref.subview %y[1, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: 8>>
+    // expected-error @+1 {{cachet-device-buffers: a returned view of a device buffer is not contiguous at offset 0}}
+    return %row : memref<8xf32, strided<[1], offset: 8>>
+  }
+}

@@ -158,3 +158,28 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A returned prefix of a device buffer with a dynamic size, cast to an
+// identity layout (as bufferization returns an extract_slice): contiguous
+// from offset 0, so copied to the host like a whole buffer.
+// CHECK-LABEL: func.func @dynamic_prefix
+// CHECK: %[[D:.*]] = gpu.alloc () : memref<4x8xf32>
+// CHECK: %[[V:.*]] = memref.cast
+// CHECK: %[[H:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: gpu.memcpy %[[H]], %[[V]] : memref<?xf32>, memref<?xf32>
+// CHECK: return %[[H]]
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4x8xf32>) kernel { gpu.return }
+  }
+  func.func @dynamic_prefix(%n: index) -> memref<?xf32> {
+    %c1 = arith.constant 1 : index
+    %y = memref.alloc() : memref<4x8xf32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%y : memref<4x8xf32>)
+    %prefix = memref.subview %y[0, 0] [1, %n] [1, 1] : memref<4x8xf32> to memref<?xf32, strided<[1]>>
+    %cast = memref.cast %prefix : memref<?xf32, strided<[1]>> to memref<?xf32>
+    return %cast : memref<?xf32>
+  }
+}

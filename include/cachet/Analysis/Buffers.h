@@ -20,8 +20,9 @@ namespace cachet {
 /// and metadata extraction do not.
 bool mayWriteBuffer(mlir::Value buffer);
 
-/// Returns true if `type` is one run of bytes from its aligned pointer:
-/// statically shaped, contiguous and at offset 0. The runtime's copies take
+/// Returns true if `type` is one run of bytes from its aligned pointer: an
+/// identity layout (of any sizes), or a statically shaped, contiguous view
+/// at offset 0. The runtime's copies take
 /// the aligned pointer (upstream's gpu.memcpy lowering drops a view's
 /// offset), so only such buffers may be copied between host and device.
 bool isPlainBuffer(mlir::MemRefType type);
