@@ -161,6 +161,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // inner loop maps to the threads of a workgroup.
   addPipeline(pm, llvm::formatv(
                       "func.func(cachet-reductions-inner,"
+                      "cachet-lower-reductions,"
                       "convert-linalg-to-parallel-loops,"
                       "cachet-host-compute-to-parallel,"
                       "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0} "

@@ -1,0 +1,161 @@
+// cachet-lower-reductions: one workgroup per output of a row or full
+// reduction, the row split over its threads and combined by a tree.
+// RUN: cachet-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 min-reduction-size=128}))' | FileCheck %s
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: error: cachet-lower-reductions: workgroup-size 48 is not a power of two
+
+// A sum of squares to a 0-d buffer (an RMSNorm over a vector): one
+// workgroup, every thread folding every 64th value from 0.0.
+// CHECK-LABEL: func.func @sum_of_squares
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) workgroup(%[[P:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c64{{.*}} iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
+// CHECK: %[[X:.*]] = memref.load %{{.*}} : memref<4096xf16>
+// CHECK: %[[E:.*]] = arith.extf %[[X]]
+// CHECK: %[[SQ:.*]] = arith.mulf %[[E]], %[[E]]
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[SQ]]
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: memref.store %[[SUM]], %[[P]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-6: gpu.barrier
+// CHECK: scf.if
+// CHECK: %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK: %[[TOTAL:.*]] = memref.load %[[P]]
+// CHECK: arith.addf %[[INIT]], %[[TOTAL]]
+// CHECK: memref.store {{.*}}[] : memref<f32>
+func.func @sum_of_squares(%x: memref<4096xf16>, %acc: memref<f32>) {
+  // expected-remark @below {{cachet-lower-reductions: 1 workgroup of 64 threads, one per output, each folding a row of 4096 values (arith.addf), partials combined by a tree in workgroup memory}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<4096xf16>) outs(%acc : memref<f32>) {
+  ^bb0(%in: f16, %out: f32):
+    %e = arith.extf %in : f16 to f32
+    %sq = arith.mulf %e, %e : f32
+    %sum = arith.addf %out, %sq : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Row maxima of a [3][5][256] tensor into [5][3] (a transposed output):
+// 15 workgroups, the block id delinearized into the two parallel indices;
+// the max's identity is -inf and the term comes first, as in the payload.
+// CHECK-LABEL: func.func @row_max
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c15{{.*}},
+// CHECK: %cst{{.*}} = arith.constant 0xFF800000 : f32
+// CHECK: scf.for
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: scf.if
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<5x3xf32>
+func.func @row_max(%s: memref<3x5x256xf32>, %m: memref<5x3xf32>) {
+  // expected-remark @below {{15 workgroups of 64 threads}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d1, d0)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : memref<3x5x256xf32>) outs(%m : memref<5x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %max = arith.maximumf %in, %out : f32
+    linalg.yield %max : f32
+  }
+  return
+}
+
+// -----
+
+// The row's index in the payload (linalg.index) maps to the loop's.
+// CHECK-LABEL: func.func @indexed
+// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: arith.index_cast %[[I]]
+func.func @indexed(%x: memref<2x512xf32>, %y: memref<2xf32>) {
+  // expected-remark @below {{2 workgroups of 64 threads}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x512xf32>) outs(%y : memref<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    %t = arith.mulf %in, %f : f32
+    %sum = arith.addf %out, %t : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: short rows keep one thread per output.
+// CHECK-LABEL: func.func @short
+// CHECK: linalg.generic
+func.func @short(%x: memref<8x64xf32>, %y: memref<8xf32>) {
+  // expected-remark @below {{cachet-lower-reductions: one thread per output kept: rows of 64 values, fewer than min-reduction-size 128}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %out, %in : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: a contraction (a mat-vec as a generic) and an argmax (two
+// outputs) are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-2: linalg.generic
+func.func @left_alone(%w: memref<16x256xf32>, %x: memref<256xf32>,
+                      %y: memref<16xf32>, %v: memref<f32>, %i: memref<i32>) {
+  // expected-remark @below {{one thread per output kept: a contraction}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%w, %x : memref<16x256xf32>, memref<256xf32>) outs(%y : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %sum = arith.addf %out, %p : f32
+    linalg.yield %sum : f32
+  }
+  // expected-remark @below {{one thread per output kept: more than one output}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> ()>,
+                                   affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<256xf32>) outs(%v, %i : memref<f32>, memref<i32>) {
+  ^bb0(%in: f32, %best: f32, %at: i32):
+    %j = linalg.index 0 : index
+    %ji = arith.index_cast %j : index to i32
+    %gt = arith.cmpf ogt, %in, %best : f32
+    %nb = arith.select %gt, %in, %best : f32
+    %ni = arith.select %gt, %ji, %at : i32
+    linalg.yield %nb, %ni : f32, i32
+  }
+  return
+}
+
+// -----
+
+// Negative: a payload whose output feeds more than the combine.
+// CHECK-LABEL: func.func @not_a_fold
+// CHECK: linalg.generic
+func.func @not_a_fold(%x: memref<256xf32>, %y: memref<f32>) {
+  // expected-remark @below {{one thread per output kept: the payload is not combine(output, term)}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<256xf32>) outs(%y : memref<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %out, %in : f32
+    %sum = arith.addf %out, %t : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
