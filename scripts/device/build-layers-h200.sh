@@ -9,7 +9,10 @@
 # Cases: every KV format (f16, bf16, split q8_0 and each packed ggml format),
 # f16 and bf16 activations (bf16 with quantized KV runs the bf16 mma-sync
 # kernel), GQA 4 and 8, prefill and decode, constant weights (resident on the
-# device), a model, and the fuzz seeds 1-8 of scripts/fuzz-layers.sh.
+# device), a model, layers of hidden size 1024 (RMSNorm rows that
+# cachet-lower-reductions takes), the reductions of
+# test/Integration/Inputs/reductions.mlir, and the fuzz seeds 1-8 of
+# scripts/fuzz-layers.sh.
 set -eu
 build=build
 jobs=2
@@ -47,6 +50,8 @@ gqa8_q8 layer --hidden=512 --heads=8 --kv-heads=1 --head-dim=64 --ffn=1024 $P --
 dec_q8 layer $G --tokens=1 --past=63 --kv=q8_0 --matmul=matvec
 dec_bf16_q4_0 layer $G --tokens=1 --past=63 --dtype=bf16 --kv=q4_0
 const_q8 layer --hidden=256 --heads=4 --kv-heads=2 --head-dim=64 --ffn=512 $P --kv=q8_0 --weights=constants
+red_dec layer --hidden=1024 --heads=8 --kv-heads=2 --head-dim=128 --ffn=2816 --tokens=1 --past=511 --kv=q8_0 --matmul=matvec
+red_pre layer --hidden=1024 --heads=8 --kv-heads=2 --head-dim=128 --ffn=2816 --tokens=16 --past=240 --kv=q4_0 --dtype=bf16
 model_bf16_q8 model --kind=model --hidden=256 --heads=4 --kv-heads=1 --head-dim=64 --ffn=512 --vocab=512 --layers=2 --tokens=8 --past=0 --dtype=bf16 --kv=q8_0
 CASES
 # The fuzz seeds' layers, as scripts/fuzz-layers.sh draws them.
@@ -59,6 +64,8 @@ for f in "$keep"/seed*.mlir; do
   echo "$name layer" >> "$out/src/cases"
 done
 rm -rf "$keep"
+cp test/Integration/Inputs/reductions.mlir "$out/src/red_ops.mlir"
+echo "red_ops reductions" >> "$out/src/cases"
 
 compile() { # compile NAME ENTRY TARGET
   local extra=()

@@ -155,6 +155,8 @@ struct Tensor {
   std::string blockFormat;
   /// Results: the index of the argument it aliases, or -1.
   int aliases = -1;
+  /// Arguments marked cachet.weight.
+  bool weight = false;
   /// Integer results: the float result whose last rows this one is the
   /// argmax of (cachet.argmax_of), or -1.
   int argmaxOf = -1;
@@ -197,6 +199,8 @@ bool readTensor(const json::Value &value, Tensor &tensor, std::string &error) {
     tensor.blockFormat = format->string;
   if (const json::Value *aliases = value.get("aliases"))
     tensor.aliases = static_cast<int>(aliases->number);
+  if (const json::Value *weight = value.get("weight"))
+    tensor.weight = weight->kind == json::Value::Kind::Bool && weight->boolean;
   if (const json::Value *of = value.get("argmax_of"))
     tensor.argmaxOf = static_cast<int>(of->number);
   if (!elementBytes(tensor.element)) {
@@ -305,8 +309,15 @@ bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
     return true;
   }
   int64_t n = tensor.count();
+  // Weight matrices (cachet.weight, rank 2 or more) are drawn like a layer's
+  // initialization, in +-1/sqrt(fan-in) with the innermost size as fan-in
+  // ([out][in]), so that activations keep their scale through a layer as in
+  // a trained model.
+  float scale = 1.0f;
+  if (tensor.weight && tensor.shape.size() >= 2 && tensor.shape.back() > 0)
+    scale = 1.0f / std::sqrt(static_cast<float>(tensor.shape.back()));
   for (int64_t i = 0; i < n; ++i) {
-    float v = unit(rng);
+    float v = unit(rng) * scale;
     if (tensor.element == "f32") {
       std::memcpy(&data[4 * i], &v, 4);
     } else if (tensor.element == "f16" || tensor.element == "bf16") {
@@ -564,6 +575,73 @@ std::string checkElement(const Manifest &manifest, const Tensor &result) {
   return element;
 }
 
+/// Decodes ggml blocks of `format` (ggml's dequantize_row_* rules) into
+/// `values`, and the size of one quantization step of each value's block
+/// into `steps`. Returns false for an unknown format.
+bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
+                  std::vector<double> &values, std::vector<double> &steps) {
+  static const int kIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                 1,    13,   25,  38,  53,  69,  89,  113};
+  size_t blockBytes = format == "q8_0"     ? 34
+                      : format == "q4_0"   ? 18
+                      : format == "q4_1"   ? 20
+                      : format == "q5_0"   ? 22
+                      : format == "q5_1"   ? 24
+                      : format == "iq4_nl" ? 18
+                                           : 0;
+  if (!blockBytes)
+    return false;
+  auto half = [&](const uint8_t *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return static_cast<double>(halfToFloat(h));
+  };
+  for (size_t b = 0; b + blockBytes <= bytes.size(); b += blockBytes) {
+    const uint8_t *block = bytes.data() + b;
+    double d = half(block), m = 0;
+    double q[32];
+    if (format == "q8_0") {
+      for (int j = 0; j < 32; ++j)
+        q[j] = static_cast<int8_t>(block[2 + j]);
+    } else if (format == "q4_0" || format == "q4_1" || format == "iq4_nl") {
+      const uint8_t *qs = block + (format == "q4_1" ? 4 : 2);
+      if (format == "q4_1")
+        m = half(block + 2);
+      for (int j = 0; j < 16; ++j) {
+        int lo = qs[j] & 0xF, hi = qs[j] >> 4;
+        if (format == "iq4_nl") {
+          q[j] = kIQ4NL[lo];
+          q[j + 16] = kIQ4NL[hi];
+        } else {
+          int bias = format == "q4_0" ? 8 : 0;
+          q[j] = lo - bias;
+          q[j + 16] = hi - bias;
+        }
+      }
+    } else {
+      bool q51 = format == "q5_1";
+      if (q51)
+        m = half(block + 2);
+      uint32_t qh;
+      std::memcpy(&qh, block + (q51 ? 4 : 2), 4);
+      const uint8_t *qs = block + (q51 ? 8 : 6);
+      int bias = q51 ? 0 : 16;
+      for (int j = 0; j < 16; ++j) {
+        int h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+        q[j] = ((qs[j] & 0xF) | h0) - bias;
+        q[j + 16] = ((qs[j] >> 4) | h1) - bias;
+      }
+    }
+    // iq4_nl's levels are up to 24 apart.
+    double step = std::fabs(d) * (format == "iq4_nl" ? 24 : 1);
+    for (int j = 0; j < 32; ++j) {
+      values.push_back(q[j] * d + m);
+      steps.push_back(step);
+    }
+  }
+  return true;
+}
+
 /// Accepts an argmax index that differs from the reference's when the
 /// reference's values tie there: the value at the other index is within the
 /// values' tolerance of the best one.
@@ -808,13 +886,27 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       // mean square: a sum whose terms cancel is as precise as its terms.
       std::string element = checkElement(manifest, t);
       auto [atol, rtol] = tolerance(element);
+      // ggml blocks (a quantized cache) are decoded and compared as values:
+      // a value computed from floats on another device may sit on the
+      // other side of a rounding boundary, one quantization step away.
+      std::vector<double> gpuValues, refValues, refSteps, gpuSteps;
+      bool blocks =
+          !t.blockFormat.empty() &&
+          decodeBlocks(t.blockFormat, gpuBytes, gpuValues, gpuSteps) &&
+          decodeBlocks(t.blockFormat, refBytes, refValues, refSteps);
       double squares = 0;
-      int64_t count = t.blockFormat.empty()
-                          ? t.count()
-                          : static_cast<int64_t>(refBytes.size());
+      int64_t count = blocks                   ? int64_t(refValues.size())
+                      : t.blockFormat.empty() ? t.count()
+                                              : int64_t(refBytes.size());
       std::string readAs = t.blockFormat.empty() ? t.element : "u8";
+      auto refAt = [&](int64_t i) {
+        return blocks ? refValues[i] : readElement(readAs, refBytes.data(), i);
+      };
+      auto gpuAt = [&](int64_t i) {
+        return blocks ? gpuValues[i] : readElement(readAs, gpuBytes.data(), i);
+      };
       for (int64_t i = 0; i < count; ++i) {
-        double b = readElement(readAs, refBytes.data(), i);
+        double b = refAt(i);
         if (std::isfinite(b))
           squares += b * b;
       }
@@ -822,7 +914,7 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       // Integers and ggml blocks are compared exactly, except that i8
       // values (a quantized cache computed from floats, whose sums run in
       // another order on the GPU) may be one step apart in 1% of them.
-      bool integer = !t.blockFormat.empty() || readAs[0] == 'i';
+      bool integer = !blocks && (!t.blockFormat.empty() || readAs[0] == 'i');
       bool quantized = t.blockFormat.empty() && readAs == "i8";
       // An argmax (cachet.argmax_of): another index is as good when the
       // reference's value there ties its best one within that result's
@@ -835,10 +927,14 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       double maxAbs = 0, maxRel = 0;
       int64_t bad = 0, oneStep = 0, tied = 0;
       for (int64_t i = 0; i < count; ++i) {
-        double a = readElement(readAs, gpuBytes.data(), i);
-        double b = readElement(readAs, refBytes.data(), i);
+        double a = gpuAt(i);
+        double b = refAt(i);
         double diff = std::fabs(a - b);
+        double within = atol + rtol * std::max(std::fabs(b), rms);
         if (quantized && diff == 1)
+          ++oneStep;
+        else if (blocks && diff > within &&
+                 diff <= std::max(refSteps[i], gpuSteps[i]) * 1.001 + within)
           ++oneStep;
         else if (diff != 0 && ties.tie(i, b, a))
           ++tied;
@@ -857,6 +953,11 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
           << ", max rel error " << maxRel << " (";
       if (quantized)
         out << "i8: equal, or one step apart in at most 1%; " << oneStep
+            << " one step apart";
+      else if (blocks)
+        out << t.blockFormat << " decoded: " << element << " tolerance "
+            << atol << " + " << rtol << " x max(|ref|, rms ref " << rms
+            << "), or one quantization step apart in at most 1%; " << oneStep
             << " one step apart";
       else if (ties)
         out << t.element << ": exact, or a tie within the tolerance of result "
