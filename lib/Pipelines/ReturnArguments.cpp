@@ -29,7 +29,10 @@ struct ReturnArgumentsPass final
     func.walk([&](func::ReturnOp ret) {
       for (OpOperand &operand : ret->getOpOperands()) {
         auto clone = operand.get().getDefiningOp<bufferization::CloneOp>();
-        if (!clone || !isArgumentView(clone.getInput(), func))
+        // A clone that changes the layout stays: the result type is the
+        // clone's.
+        if (!clone || clone.getInput().getType() != clone.getType() ||
+            !isArgumentView(clone.getInput(), func))
           continue;
         operand.set(clone.getInput());
         if (clone->use_empty())

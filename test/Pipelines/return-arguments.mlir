@@ -39,3 +39,16 @@ func.func @global() -> memref<4xf32> {
   %0 = bufferization.clone %g : memref<4xf32> to memref<4xf32>
   return %0 : memref<4xf32>
 }
+
+// -----
+
+// Negative: a clone that changes the layout is the result's type; it stays.
+// CHECK-LABEL: func.func @layout
+// CHECK: bufferization.clone
+func.func @layout(%cache: memref<4x64xf16>, %n: index) -> memref<?xf16> {
+  %v = memref.subview %cache[1, 0] [1, %n] [1, 1]
+      : memref<4x64xf16> to memref<?xf16, strided<[1], offset: 64>>
+  %0 = bufferization.clone %v : memref<?xf16, strided<[1], offset: 64>>
+      to memref<?xf16>
+  return %0 : memref<?xf16>
+}
