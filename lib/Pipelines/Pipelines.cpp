@@ -20,6 +20,22 @@ static void addPipeline(OpPassManager &pm, StringRef text) {
                              text);
 }
 
+/// Checks that `text`, a pipeline built from the option `option` of
+/// `cachet-compile`, parses; a failure names the option and carries the
+/// parser's message.
+static LogicalResult
+checkOptionPipeline(StringRef option, StringRef text,
+                    function_ref<LogicalResult(const Twine &)> emitError) {
+  OpPassManager scratch("builtin.module");
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (succeeded(parsePassPipeline(text, scratch, os)))
+    return success();
+  StringRef first = StringRef(message).trim().split('\n').first;
+  return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " +
+                   first);
+}
+
 /// SPIR-V capabilities and extensions of the Vulkan 1.2 devices cachet runs
 /// on (lavapipe included): 8/16-bit storage and arithmetic, subgroup
 /// shuffles (the subgroup mat-vec kernels' reductions).
@@ -89,8 +105,77 @@ static void addAttachDevice(OpPassManager &pm,
                         .str());
 }
 
-void cachet::buildCachetCompilePipeline(OpPassManager &pm,
-                                        const CompileOptions &options) {
+/// Checks every option of `options` that goes into a pass's text.
+static LogicalResult
+checkCompileOptions(const cachet::CompileOptions &options,
+                    function_ref<LogicalResult(const Twine &)> emitError) {
+  struct Piece {
+    StringRef option;
+    std::string text;
+  };
+  Piece pieces[] = {
+      {"attention-options",
+       llvm::formatv("cachet-lower-attention{{{0}}",
+                     options.attentionOptions.getValue())},
+      {"matvec-options", llvm::formatv("func.func(cachet-lower-matvec{{{0}})",
+                                       options.matvecOptions.getValue())},
+      {"dequant-transpose-options",
+       llvm::formatv("func.func(cachet-lower-dequant-transpose{{{0}})",
+                     options.dequantTransposeOptions.getValue())},
+      {"prefetch-options",
+       llvm::formatv("cachet-prefetch-matvec-chains{{{0}}",
+                     options.prefetchOptions.getValue())},
+      {"profile", llvm::formatv("cachet-attach-device{{profile={0}}",
+                                options.profile.getValue())},
+      {"format or toolkit",
+       llvm::formatv("gpu-module-to-binary{{format={0}{1}}",
+                     options.format.getValue(),
+                     options.toolkit.empty()
+                         ? std::string()
+                         : " toolkit=" + options.toolkit.getValue())},
+      {"chip or features",
+       llvm::formatv("nvvm-attach-target{{chip={0} features={1}}",
+                     options.chip.empty() ? "sm_90" : options.chip.getValue(),
+                     options.features.getValue())},
+  };
+  for (const Piece &piece : pieces)
+    if (failed(checkOptionPipeline(piece.option, piece.text, emitError)))
+      return failure();
+  static constexpr StringLiteral kFormats[] = {
+      "isa", "assembly", "bin", "binary", "fatbin", "llvm", "offloading"};
+  if (!llvm::is_contained(kFormats, options.format.getValue()))
+    return emitError(llvm::Twine("cachet-compile: bad format '") +
+                     options.format.getValue() +
+                     "': one of isa, bin, fatbin, llvm, offloading");
+  if (options.workgroupSize <= 0)
+    return emitError(llvm::Twine("cachet-compile: bad workgroup-size ") +
+                     llvm::Twine(options.workgroupSize.getValue()) +
+                     ": must be positive");
+  return success();
+}
+
+/// The name of `kernel` in cachet-lower-attention's `variant` option.
+static StringRef getVariantName(cachet::AttentionKernel kernel) {
+  switch (kernel) {
+  case cachet::AttentionKernel::Auto:
+    return "auto";
+  case cachet::AttentionKernel::Scalar:
+    return "scalar";
+  case cachet::AttentionKernel::Mma:
+    return "mma";
+  case cachet::AttentionKernel::MmaSync:
+    return "mma-sync";
+  case cachet::AttentionKernel::Reference:
+    return "reference";
+  }
+  llvm_unreachable("unknown attention kernel");
+}
+
+LogicalResult cachet::buildCachetCompilePipeline(
+    OpPassManager &pm, const CompileOptions &options,
+    function_ref<LogicalResult(const Twine &)> emitError) {
+  if (failed(checkCompileOptions(options, emitError)))
+    return failure();
   // IR that upstream passes below would crash on becomes a diagnostic.
   pm.addPass(createCheckCompileInput());
   pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
@@ -113,10 +198,10 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // gpu.subgroup_mma, and on SPIR-V mma is opt-in (attention-kernel=mma):
   // it needs a Vulkan device with VK_KHR_cooperative_matrix, which a
   // profile's coop_matrix (tensor cores) does not promise.
-  if (options.attentionKernel != "reference")
+  if (options.attentionKernel != AttentionKernel::Reference)
     addPipeline(pm,
                 llvm::formatv("cachet-lower-attention{{variant={0} {1} {2}}",
-                              options.attentionKernel.getValue(),
+                              getVariantName(options.attentionKernel),
                               options.target == Target::NVVM
                                   ? "allow-mma=true allow-mma-sync=true "
                                     "dynamic-shared=true async-copy=true "
@@ -137,8 +222,9 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   // (kBufferizeFunctions starts with eliminate-empty-tensors).
   addPipeline(
       pm, (kBufferizeFunctions + ",canonicalize,cachet-pitched-weights").str());
-  if (options.matvecKernel == "subgroup" ||
-      (options.matvecKernel == "auto" && options.target != Target::SPIRV))
+  if (options.matvecKernel == MatvecKernel::Subgroup ||
+      (options.matvecKernel == MatvecKernel::Auto &&
+       options.target != Target::SPIRV))
     addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0} {1}})",
                                   // SPIR-V vectors have at most 4
                                   // components; bf16 is emulated per scalar.
@@ -176,7 +262,8 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
   std::string format = "bin";
   switch (options.target) {
   case Target::SPIRV:
-    addPipeline(pm, options.attentionKernel == "mma" ? kSPIRVCoopMatrixTarget
+    addPipeline(pm, options.attentionKernel == AttentionKernel::Mma
+                        ? kSPIRVCoopMatrixTarget
                                                      : kSPIRVTarget);
     addPrefetch(pm, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
@@ -224,7 +311,7 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
     break;
   }
   if (options.hostOnly)
-    return;
+    return success();
 
   std::string toolkit = options.toolkit.empty()
                             ? std::string()
@@ -254,10 +341,20 @@ void cachet::buildCachetCompilePipeline(OpPassManager &pm,
                                       "intersperse-sizes-for-kernels=true}"
                                     : "")
                       .str());
+  return success();
 }
 
-void cachet::buildCachetReferencePipeline(OpPassManager &pm,
-                                          const CompileOptions &options) {
+LogicalResult cachet::buildCachetReferencePipeline(
+    OpPassManager &pm, const CompileOptions &options,
+    function_ref<LogicalResult(const Twine &)> emitError) {
+  if (!options.profile.empty() &&
+      failed(checkOptionPipeline(
+          "profile",
+          llvm::formatv("cachet-attach-device{{profile={0}}",
+                        options.profile.getValue())
+              .str(),
+          emitError)))
+    return failure();
   pm.addPass(createCheckCompileInput());
   pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
   addAttachDevice(pm, options);
@@ -277,22 +374,50 @@ void cachet::buildCachetReferencePipeline(OpPassManager &pm,
                    "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
                    "convert-to-llvm,reconcile-unrealized-casts,"
                   "cachet-strip-attributes");
+  return success();
+}
+
+/// Registers pipeline `name` built by `build` from CompileOptions: a bad
+/// option is a diagnostic of the pipeline parser (exit status 1), not an
+/// abort.
+static void registerCompilePipeline(
+    StringRef name, StringRef description,
+    LogicalResult (*build)(OpPassManager &, const cachet::CompileOptions &,
+                           function_ref<LogicalResult(const Twine &)>)) {
+  registerPassPipeline(
+      name, description,
+      [build](OpPassManager &pm, StringRef text,
+              function_ref<LogicalResult(const Twine &)> emitError) {
+        cachet::CompileOptions options;
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        // The option parser reports an unknown name or enum value on
+        // stderr (llvm::cl); this names the text it came from.
+        if (failed(options.parseFromString(text, os)))
+          return emitError(llvm::Twine("cachet-compile: bad option in '") +
+                           text + "'" +
+                           (StringRef(message).trim().empty()
+                                ? llvm::Twine(" (cachet-opt --help lists the "
+                                              "options and their values)")
+                                : llvm::Twine(": ") +
+                                      StringRef(message).trim()));
+        return build(pm, options, emitError);
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(cachet::CompileOptions());
+      });
 }
 
 void cachet::registerCachetPipelines() {
   registerCachetPipelinesPasses();
-  PassPipelineRegistration<CompileOptions>(
+  registerCompilePipeline(
       "cachet-compile-reference",
       "Compile a module for the host CPU without rewrites: the reference "
       "that GPU results are checked against",
-      [](OpPassManager &pm, const CompileOptions &options) {
-        buildCachetReferencePipeline(pm, options);
-      });
-  PassPipelineRegistration<CompileOptions>(
+      buildCachetReferencePipeline);
+  registerCompilePipeline(
       "cachet-compile",
       "Compile a module for a GPU: device profile, cachet's rewrites, "
       "kernels, SPIR-V/NVVM/ROCDL binaries and host code calling the runtime",
-      [](OpPassManager &pm, const CompileOptions &options) {
-        buildCachetCompilePipeline(pm, options);
-      });
+      buildCachetCompilePipeline);
 }

@@ -186,11 +186,12 @@ void loadAndStoreBF16AsI16(llvm::Module &module) {
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
 /// links it into the shared object `path`.
 LogicalResult buildSharedObject(ModuleOp module, const ArtifactOptions &options,
-                                function_ref<void(OpPassManager &)> build,
+                                function_ref<LogicalResult(OpPassManager &)> build,
                                 StringRef path) {
   OwningOpRef<ModuleOp> clone = module.clone();
   PassManager pm(module.getContext());
-  build(pm);
+  if (failed(build(pm)))
+    return failure();
   if (failed(pm.run(*clone)))
     return failure();
 
@@ -271,20 +272,26 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
   if (failed(manifest))
     return failure();
 
+  auto emitError = [&](const Twine &message) -> LogicalResult {
+    return module.emitError(message);
+  };
   for (bool rewrites : {true, false}) {
     CompileOptions compile;
     compile.copyOptionValuesFrom(options.compile);
     compile.rewrites = rewrites;
     if (failed(buildSharedObject(
             module, options,
-            [&](OpPassManager &pm) { buildCachetCompilePipeline(pm, compile); },
+            [&](OpPassManager &pm) {
+              return buildCachetCompilePipeline(pm, compile, emitError);
+            },
             file(rewrites ? "gpu.so" : "gpu-norewrite.so"))))
       return failure();
   }
   if (failed(buildSharedObject(
           module, options,
           [&](OpPassManager &pm) {
-            buildCachetReferencePipeline(pm, options.compile);
+            return buildCachetReferencePipeline(pm, options.compile,
+                                                emitError);
           },
           file("ref.so"))))
     return failure();

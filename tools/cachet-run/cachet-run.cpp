@@ -120,7 +120,10 @@ int main(int argc, char **argv) {
               " prefetch=" + prefetch + " matvec-kernel=" + matvecKernel +
               " attention-kernel=" + attentionKernel + " " + compileOptions,
           errorStream))) {
-    std::cerr << "cachet-run: " << error << "\n";
+    // llvm::cl reports an unknown name or value on stderr itself.
+    std::cerr << "cachet-run: bad cachet-compile option"
+              << (error.empty() ? std::string(" (see above)") : ": " + error)
+              << "\n";
     return 2;
   }
   SmallString<128> directory(emit);

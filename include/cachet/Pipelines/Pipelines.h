@@ -25,6 +25,12 @@ inline constexpr llvm::StringLiteral kBufferizeFunctions =
 /// The GPU code `cachet-compile` generates.
 enum class Target { SPIRV, NVVM, ROCDL };
 
+/// Mat-vec kernels of `cachet-compile` (`matvec-kernel`).
+enum class MatvecKernel { Auto, Subgroup, Generic };
+
+/// cachet.attention kernels of `cachet-compile` (`attention-kernel`).
+enum class AttentionKernel { Auto, Scalar, Mma, MmaSync, Reference };
+
 /// The `mode` of cachet-prefetch-matvec-chains inside `cachet-compile`.
 enum class PrefetchMode { Auto, L2, Bulk, Pdl, PdlL2, PdlBulk, Off };
 
@@ -67,15 +73,18 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "amdgcn/bitcode and llvm/bin/ld.lld for rocdl; empty "
                      "takes upstream's default"),
       llvm::cl::init("")};
-  Option<std::string> matvecKernel{
+  Option<MatvecKernel> matvecKernel{
       *this, "matvec-kernel",
-      llvm::cl::desc("Mat-vec kernels: subgroup (cachet-lower-matvec: a "
-                     "subgroup per row, 16-byte loads, several in flight), "
-                     "generic (parallel loops, one thread per row) or auto "
-                     "(subgroup on NVVM and ROCDL, generic on SPIR-V, whose "
-                     "bf16 storage emulation does not take vector loads "
-                     "yet)"),
-      llvm::cl::init("auto")};
+      llvm::cl::desc("Mat-vec kernels (cachet-lower-matvec)"),
+      llvm::cl::init(MatvecKernel::Auto),
+      llvm::cl::values(
+          clEnumValN(MatvecKernel::Auto, "auto",
+                     "subgroup on NVVM and ROCDL, generic on SPIR-V (whose "
+                     "bf16 storage emulation does not take vector loads yet)"),
+          clEnumValN(MatvecKernel::Subgroup, "subgroup",
+                     "a subgroup per row, 16-byte loads, several in flight"),
+          clEnumValN(MatvecKernel::Generic, "generic",
+                     "parallel loops, one thread per row"))};
   Option<std::string> matvecOptions{
       *this, "matvec-options",
       llvm::cl::desc("Options of cachet-lower-matvec for the subgroup "
@@ -92,17 +101,23 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "target's (a later one wins), e.g. \"key-tile=32 "
                      "tile-pad-bytes=0\""),
       llvm::cl::init("")};
-  Option<std::string> attentionKernel{
+  Option<AttentionKernel> attentionKernel{
       *this, "attention-kernel",
-      llvm::cl::desc("cachet.attention kernels (cachet-lower-attention): auto "
-                     "(mma-sync on NVVM where the profile has 16x16x16 f16 "
-                     "cooperative matrices, scalar otherwise), scalar (one "
-                     "thread per query row, every target), mma (subgroup "
-                     "matrices: wmma on NVVM, KHR cooperative matrix on "
-                     "SPIR-V), mma-sync (PTX mma.sync, the softmax in "
-                     "registers; NVVM) or reference (the linalg lowering of "
-                     "cachet-lower-to-linalg)"),
-      llvm::cl::init("auto")};
+      llvm::cl::desc("cachet.attention kernels (cachet-lower-attention)"),
+      llvm::cl::init(AttentionKernel::Auto),
+      llvm::cl::values(
+          clEnumValN(AttentionKernel::Auto, "auto",
+                     "mma-sync on NVVM where the profile has 16x16x16 f16 "
+                     "cooperative matrices, scalar otherwise"),
+          clEnumValN(AttentionKernel::Scalar, "scalar",
+                     "one thread per query row, every target"),
+          clEnumValN(AttentionKernel::Mma, "mma",
+                     "subgroup matrices: wmma on NVVM, KHR cooperative "
+                     "matrix on SPIR-V"),
+          clEnumValN(AttentionKernel::MmaSync, "mma-sync",
+                     "PTX mma.sync, the softmax in registers (NVVM)"),
+          clEnumValN(AttentionKernel::Reference, "reference",
+                     "the linalg lowering of cachet-lower-to-linalg"))};
   Option<bool> rewrites{
       *this, "rewrites",
       llvm::cl::desc("Run cachet's memory-hierarchy rewrites (off gives the "
@@ -137,15 +152,22 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 /// Builds `cachet-compile`: device profile, cachet's rewrites, bufferization,
 /// kernels, target lowering and serialization, host code to LLVM calling the
 /// runtime's mgpu* ABI.
-void buildCachetCompilePipeline(mlir::OpPassManager &pm,
-                                const CompileOptions &options);
+/// Fails, through `emitError`, on an option the pipeline cannot be built
+/// from: the passes' own options given as text (`attention-options`,
+/// `matvec-options`, `dequant-transpose-options`, `prefetch-options`), or
+/// values the target passes refuse (`format`, `chip`, `features`,
+/// `toolkit`, `profile`). The message names the option.
+llvm::LogicalResult buildCachetCompilePipeline(
+    mlir::OpPassManager &pm, const CompileOptions &options,
+    llvm::function_ref<llvm::LogicalResult(const llvm::Twine &)> emitError);
 
 /// Builds `cachet-compile-reference`: the same function compiled for the host
 /// CPU, without rewrites, through upstream's LLVM lowering. Only `profile` of
 /// `options` is used. Its output is the reference the GPU results are checked
 /// against.
-void buildCachetReferencePipeline(mlir::OpPassManager &pm,
-                                  const CompileOptions &options);
+llvm::LogicalResult buildCachetReferencePipeline(
+    mlir::OpPassManager &pm, const CompileOptions &options,
+    llvm::function_ref<llvm::LogicalResult(const llvm::Twine &)> emitError);
 
 /// Registers `cachet-compile` and `cachet-compile-reference` with the global
 /// pipeline registry, and the passes only they need
