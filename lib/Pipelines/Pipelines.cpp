@@ -122,6 +122,11 @@ checkCompileOptions(const cachet::CompileOptions &options,
       {"dequant-transpose-options",
        llvm::formatv("func.func(cachet-lower-dequant-transpose{{{0}})",
                      options.dequantTransposeOptions.getValue())},
+      {"dequant-once-options",
+       llvm::formatv("cachet-dequant-once-kv{{{0}}",
+                     options.dequantOnceOptions.getValue())},
+      {"pad-options", llvm::formatv("cachet-pad-weight-rows{{{0}}",
+                                    options.padOptions.getValue())},
       {"prefetch-options",
        llvm::formatv("cachet-prefetch-matvec-chains{{{0}}",
                      options.prefetchOptions.getValue())},
@@ -189,8 +194,11 @@ LogicalResult cachet::buildCachetCompilePipeline(
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites)
-    addPipeline(pm, "cachet-dequant-once-kv,cachet-pad-weight-rows,"
-                    "canonicalize");
+    addPipeline(pm, llvm::formatv("cachet-dequant-once-kv{{{0}},"
+                                  "cachet-pad-weight-rows{{{1}},canonicalize",
+                                  options.dequantOnceOptions.getValue(),
+                                  options.padOptions.getValue())
+                        .str());
 
   // Flash-attention kernels, on tensors (the same with rewrites on and off).
   // The tensor-core kernels run by default on NVVM only (mma-sync, PTX's

@@ -11,6 +11,14 @@
 // RUN: not cachet-opt %s --cachet-compile="target=nvvm format=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not cachet-opt %s --cachet-compile="workgroup-size=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WORKGROUP
 // RUN: not cachet-opt %s --cachet-compile-reference="bogus=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REFERENCE
+// RUN: not cachet-opt %s --cachet-compile="dequant-once-options=nope=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONCE
+// RUN: not cachet-opt %s --cachet-compile="pad-options=pad=x" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PAD
+// dequant-once's options reach the pass: a q4_0 layer of 6 queries per KV
+// head is decode-shaped for the default min-queries (32), rewritten when
+// forced.
+// RUN: cachet-gen --hidden=64 --ffn=96 --past=2 --tokens=3 --kv=q4_0 -o %t.mlir
+// RUN: cachet-opt %t.mlir --cachet-compile="target=spirv profile=lavapipe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONCE-DEFAULT
+// RUN: cachet-opt %t.mlir --cachet-compile="target=spirv profile=lavapipe dequant-once-options={min-queries=1 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONCE-FORCED
 // A good set of options still compiles.
 // RUN: cachet-opt %s --cachet-compile="target=spirv profile=lavapipe matvec-kernel=generic attention-kernel=scalar attention-options={key-tile=16}" -o /dev/null
 
@@ -25,6 +33,10 @@
 // FORMAT: error: cachet-compile: bad format 'nope': one of isa, bin, fatbin, llvm, offloading
 // WORKGROUP: error: cachet-compile: bad workgroup-size 0: must be positive
 // REFERENCE: error: cachet-compile: bad option in 'bogus=1'
+// ONCE: error: cachet-compile: bad dequant-once-options: <Pass-Options-Parser>: no such option nope
+// PAD: error: cachet-compile: bad pad-options:
+// ONCE-DEFAULT: remark: cachet-dequant-once-kv: not rewritten: decode-shaped: 6 < min-queries 32
+// ONCE-FORCED: remark: cachet-dequant-once-kv: rewritten (forced)
 
 func.func @add(%a: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<16xf32> {
   %e = tensor.empty() : tensor<16xf32>

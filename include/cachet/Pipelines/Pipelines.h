@@ -90,6 +90,16 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("Options of cachet-lower-matvec for the subgroup "
                      "kernels, e.g. \"rows-per-block=8 loads-per-lane=8\""),
       llvm::cl::init("")};
+  Option<std::string> dequantOnceOptions{
+      *this, "dequant-once-options",
+      llvm::cl::desc("Options of cachet-dequant-once-kv (rewrites on), e.g. "
+                     "\"max-scratch-bytes=67108864 min-queries=1 force=true\""),
+      llvm::cl::init("")};
+  Option<std::string> padOptions{
+      *this, "pad-options",
+      llvm::cl::desc("Options of cachet-pad-weight-rows (rewrites on), e.g. "
+                     "\"pad=0\""),
+      llvm::cl::init("")};
   Option<std::string> dequantTransposeOptions{
       *this, "dequant-transpose-options",
       llvm::cl::desc("Options of cachet-lower-dequant-transpose added to the "
