@@ -10,6 +10,7 @@
 
 #include "cachet/Analysis/DequantOnceCost.h"
 #include "cachet/Device/DeviceProfile.h"
+#include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,7 +31,8 @@ using namespace mlir;
 using namespace cachet;
 
 /// The unit attribute marking the function-level KV scratch.
-static constexpr StringLiteral kScratchAttrName = "cachet.kv_scratch";
+static constexpr StringLiteral kScratchAttrName =
+    CachetDialect::getKVScratchAttrName();
 
 namespace {
 /// One attention the pass rewrites, with its shapes.

@@ -10,6 +10,7 @@
 
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Device/DeviceProfile.h"
+#include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Passes.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
@@ -551,7 +552,7 @@ std::string whyWaitFirst(gpu::LaunchFuncOp launch, ArrayRef<Value> weights,
       }
       // An async launch (on a stream of its own) orders nothing here.
       if (!prev.getAsyncToken() && prev.getAsyncDependencies().empty() &&
-          (!prev->hasAttr("cachet.pdl") || !triggerAtStart))
+          (!prev->hasAttr(CachetDialect::getPdlAttrName()) || !triggerAtStart))
         return "";
       continue;
     }
@@ -759,7 +760,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
               (plan.pdl || plan.prefetch != PrefetchKind::None) &&
               member.weights.front().load &&
               member.weights.front().load->hasAttr(
-                  getStreamingWeightAttrName())) {
+                  CachetDialect::getStreamingWeightAttrName())) {
             bool pdl = plan.pdl;
             plan = Plan();
             plan.pdl = pdl;
@@ -908,7 +909,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             bool early = sinkWait && waitFirst.empty();
             emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
                             triggerAtStart, early);
-            launch->setAttr("cachet.pdl", UnitAttr::get(&getContext()));
+            launch->setAttr(CachetDialect::getPdlAttrName(),
+                            UnitAttr::get(&getContext()));
             os << "; pdl: ";
             if (plan.prologue) {
               os << "the first ";

@@ -1,6 +1,7 @@
 //===- MatvecChain.cpp - chains of streaming mat-vec launches ------------===//
 
 #include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -119,7 +120,7 @@ static std::optional<StreamingWeight> matchMarkedWeight(gpu::GPUFuncOp kernel,
                                                         std::string &reason) {
   auto isMarked = [](Operation *user) {
     return isa<vector::LoadOp>(user) &&
-           user->hasAttr(getStreamingWeightAttrName());
+           user->hasAttr(CachetDialect::getStreamingWeightAttrName());
   };
   if (llvm::none_of(weight.getUsers(), isMarked))
     return std::nullopt;

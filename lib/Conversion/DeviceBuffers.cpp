@@ -2,6 +2,7 @@
 
 #include "cachet/Analysis/Buffers.h"
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -158,9 +159,9 @@ Value emitResidentCopy(OpBuilder &b, memref::GetGlobalOp getGlobal,
   if (!module.lookupSymbol<LLVM::GlobalOp>(slotName)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(module.getBody());
-    auto slot = LLVM::GlobalOp::create(b, loc, ptr, /*isConstant=*/false,
-                                       LLVM::Linkage::Internal, slotName,
-                                       Attribute());
+    auto slot =
+        LLVM::GlobalOp::create(b, loc, ptr, /*isConstant=*/false,
+                               LLVM::Linkage::Internal, slotName, Attribute());
     Block *init = b.createBlock(&slot.getInitializerRegion());
     b.setInsertionPointToStart(init);
     LLVM::ReturnOp::create(b, loc,
@@ -230,10 +231,10 @@ LogicalResult emitPitchedUpload(OpBuilder &b, memref::CopyOp copy) {
   auto module = copy->getParentOfType<ModuleOp>();
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Type i64 = b.getI64Type();
-  LLVM::LLVMFuncOp callee = getRuntimeFunction(
-      b, module, kMemcpy2D,
-      LLVM::LLVMFunctionType::get(b.getI32Type(),
-                                  {ptr, i64, ptr, i64, i64, i64}));
+  LLVM::LLVMFuncOp callee =
+      getRuntimeFunction(b, module, kMemcpy2D,
+                         LLVM::LLVMFunctionType::get(
+                             b.getI32Type(), {ptr, i64, ptr, i64, i64, i64}));
   Location loc = copy.getLoc();
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, value);
@@ -262,7 +263,8 @@ LogicalResult legalizeHostUses(OpBuilder &b, Value value) {
     }
     b.setInsertionPoint(user);
     if (auto copy = dyn_cast<memref::CopyOp>(user);
-        copy && copy->hasAttr("cachet.pitched_upload")) {
+        copy &&
+        copy->hasAttr(cachet::CachetDialect::getPitchedUploadAttrName())) {
       if (failed(emitPitchedUpload(b, copy)))
         return failure();
       copy.erase();

@@ -2,6 +2,7 @@
 
 #include "cachet/Analysis/Buffers.h"
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,7 +92,7 @@ struct HostComputeToParallelPass final
     auto source = dyn_cast<MemRefType>(copy.getSource().getType());
     auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
     if (!source || !target || source.getRank() == 0 ||
-        copy->hasAttr("cachet.pitched_upload") ||
+        copy->hasAttr(cachet::CachetDialect::getPitchedUploadAttrName()) ||
         (cachet::isPlainBuffer(source) && cachet::isPlainBuffer(target)))
       return;
     OpBuilder b(copy);

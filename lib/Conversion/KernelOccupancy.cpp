@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 namespace cachet {
 #define GEN_PASS_DEF_KERNELOCCUPANCY
@@ -20,7 +21,7 @@ struct KernelOccupancyPass final
   using Base::Base;
 
   void runOnOperation() override {
-    StringRef mark = cachet::getMinWorkgroupsPerSMAttrName();
+    StringRef mark = cachet::CachetDialect::getMinWorkgroupsPerSMAttrName();
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
       int64_t workgroups = 0;
       kernel.walk([&](Operation *op) {

@@ -249,7 +249,7 @@ private:
       return;
     launch.walk([&](Operation *op) {
       if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp>(op))
-        op->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
+        op->setAttr(CachetDialect::getMinWorkgroupsPerSMAttrName(),
                     b.getI64IntegerAttr(c.minWorkgroupsPerSM));
     });
   }
@@ -436,11 +436,10 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   // K and V tiles; each thread's row of the f32 output accumulator and of
   // the tile's scores / probabilities.
   SmallVector<Type> shared = {
-      MemRefType::get({c.keyTile, s.headDim}, getScalarTileElement(s.keyElement),
-                      nullptr, workgroup),
+      MemRefType::get({c.keyTile, s.headDim},
+                      getScalarTileElement(s.keyElement), nullptr, workgroup),
       MemRefType::get({c.keyTile, s.valueDim},
-                      getScalarTileElement(s.valueElement), nullptr,
-                      workgroup),
+                      getScalarTileElement(s.valueElement), nullptr, workgroup),
       MemRefType::get({c.queryTile, s.valueDim}, f32Type, nullptr, workgroup),
       MemRefType::get({c.queryTile, c.keyTile}, f32Type, nullptr, workgroup)};
   Value one = index(1);
@@ -585,10 +584,10 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
     SmallVector<Value> words;
     auto type = cast<VectorType>(fragment.getType());
     for (int64_t i = 0; i < type.getDimSize(0); ++i) {
-      Value pair = vector::ExtractOp::create(b, loc, fragment,
-                                             ArrayRef<int64_t>{i});
-      Value word = vector::BitCastOp::create(
-          b, loc, VectorType::get({1}, i32), pair);
+      Value pair =
+          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{i});
+      Value word =
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
       words.push_back(
           vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
     }
@@ -607,8 +606,7 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
       b, loc, Type(resultType), ValueRange(aWords), ValueRange(bWords),
       ValueRange(accumulator), ArrayRef<int64_t>{16, 8, 16},
       std::optional<NVVM::MMAB1Op>(), std::optional<NVVM::MMAIntOverflow>(),
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   auto cType = VectorType::get({2, 2}, f32Type);
@@ -691,9 +689,8 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
     if (!t.rows)
       continue;
     kinds.push_back(kind);
-    shared.push_back(MemRefType::get({t.rows, t.stride},
-                                     t.f32 ? b.getF32Type() : half,
-                                     nullptr, workgroup));
+    shared.push_back(MemRefType::get(
+        {t.rows, t.stride}, t.f32 ? b.getF32Type() : half, nullptr, workgroup));
   }
   Value one = index(1);
   MmaFrame f;
@@ -1640,8 +1637,8 @@ std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
   });
   if (!has)
     return "the profile has no 16x16x16:f16->f32 cooperative matrix";
-  bool f16 = s.queryElement.isF16() && s.keyElement.isF16() &&
-             s.valueElement.isF16();
+  bool f16 =
+      s.queryElement.isF16() && s.keyElement.isF16() && s.valueElement.isF16();
   bool bf16 = s.queryElement.isBF16() && s.keyElement.isBF16() &&
               s.valueElement.isBF16();
   if (!f16 && !(allowBF16 && bf16))

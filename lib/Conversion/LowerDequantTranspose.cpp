@@ -2,6 +2,7 @@
 
 #include "cachet/Conversion/BlockDecoder.h"
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -127,7 +128,7 @@ struct LowerDequantTransposePass final
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(getDequantTransposeAttrName()))
+      if (op->hasAttr(CachetDialect::getDequantTransposeAttrName()))
         ops.push_back(op);
     });
     for (linalg::GenericOp op : ops) {
@@ -158,7 +159,9 @@ struct LowerDequantTransposePass final
   /// Fills `plan` for `op`; returns why the kernel does not apply, or "".
   std::string makePlan(linalg::GenericOp op, Plan &plan) {
     plan.block = dyn_cast<BlockQuantizedType>(
-        cast<TypeAttr>(op->getAttr(getDequantTransposeAttrName())).getValue());
+        cast<TypeAttr>(
+            op->getAttr(CachetDialect::getDequantTransposeAttrName()))
+            .getValue());
     if (!plan.block)
       return "the marker does not name a block format";
     Value bytes = getBytes(op);

@@ -1,6 +1,7 @@
 //===- LowerLaunchAttributes.cpp - launch flags for marked launches ------===//
 
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,7 +30,7 @@ struct LowerLaunchAttributesPass final
     OpBuilder b(module.getContext());
     LLVM::LLVMFuncOp callee;
     module.walk([&](gpu::LaunchFuncOp launch) {
-      if (!launch->hasAttr("cachet.pdl"))
+      if (!launch->hasAttr(cachet::CachetDialect::getPdlAttrName()))
         return;
       if (!callee) {
         callee = module.lookupSymbol<LLVM::LLVMFuncOp>(kSetNextLaunchFlags);

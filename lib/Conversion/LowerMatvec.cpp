@@ -1,6 +1,7 @@
 //===- LowerMatvec.cpp - subgroup-per-row mat-vec kernels ----------------===//
 
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Device/DeviceProfile.h"
@@ -428,7 +429,7 @@ struct LowerMatvecPass final
       auto loop = scf::ForOp::create(kb, loc, block, index(kb, blocks),
                                      index(kb, grid));
       // Registers for every block of the grid at once (nvvm.minctasm).
-      loop->setAttr(cachet::getMinWorkgroupsPerSMAttrName(),
+      loop->setAttr(cachet::CachetDialect::getMinWorkgroupsPerSMAttrName(),
                     kb.getI64IntegerAttr(perCU));
       block = loop.getInductionVar();
       kb.setInsertionPoint(loop.getBody()->getTerminator());
@@ -579,7 +580,8 @@ struct LowerMatvecPass final
         auto v = vector::LoadOp::create(lb, l, vecType, memref, indices);
         v.setAlignment(loadBytes);
         if (weight)
-          v->setAttr(cachet::getStreamingWeightAttrName(), lb.getUnitAttr());
+          v->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                     lb.getUnitAttr());
         return v.getResult();
       };
       // The weight loads come first: nothing they read is written by a

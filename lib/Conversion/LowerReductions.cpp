@@ -1,4 +1,5 @@
-//===- LowerReductions.cpp - a workgroup per reduced row -------------------===//
+//===- LowerReductions.cpp - a workgroup per reduced row
+//-------------------===//
 
 #include "cachet/Conversion/Passes.h"
 
@@ -49,8 +50,7 @@ std::string match(linalg::GenericOp op, int64_t minSize, Reduction &r) {
     return "more than one output";
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   int64_t reductions = llvm::count(iterators, utils::IteratorType::reduction);
-  if (reductions != 1 ||
-      iterators.back() != utils::IteratorType::reduction)
+  if (reductions != 1 || iterators.back() != utils::IteratorType::reduction)
     return "not one reduction dimension, innermost";
   if (linalg::isaContractionOpInterface(op))
     return "a contraction (mat-mul and mat-vec have their own kernels)";
@@ -106,8 +106,7 @@ struct LowerReductionsPass final
     });
     for (linalg::GenericOp op : generics) {
       Reduction r;
-      SmallVector<utils::IteratorType> iterators =
-          op.getIteratorTypesArray();
+      SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
       // Only reductions are worth a remark when they are left alone.
       if (llvm::count(iterators, utils::IteratorType::reduction) == 0)
         continue;
@@ -172,8 +171,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
   // Each thread folds every threads-th term of the row into its partial,
   // with the payload cloned (the combine applied to the partial instead of
   // the output).
-  Value identity = arith::ConstantOp::create(
-      kb, loc, *getIdentity(r.combine, type));
+  Value identity =
+      arith::ConstantOp::create(kb, loc, *getIdentity(r.combine, type));
   auto loop = scf::ForOp::create(kb, loc, tid, index(kb, length),
                                  index(kb, threads), ValueRange{identity});
   {
@@ -256,8 +255,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
 
   op.emitRemark("cachet-lower-reductions: ")
       << outputs << (outputs == 1 ? " workgroup" : " workgroups") << " of "
-      << threads << " threads, one per output, each folding a row of "
-      << length << " values (" << r.combine->getName()
+      << threads << " threads, one per output, each folding a row of " << length
+      << " values (" << r.combine->getName()
       << "), partials combined by a tree in workgroup memory";
   op.erase();
 }

@@ -167,7 +167,7 @@ LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
     if (!bytes)
       continue;
     func.setResultAttr(
-        index, "cachet.block_format",
+        index, CachetDialect::getBlockFormatAttrName(),
         StringAttr::get(func.getContext(),
                         cast<BlockQuantizedType>(
                             cast<RankedTensorType>(type).getElementType())
@@ -190,7 +190,7 @@ LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
                                                    Value(arg));
     arg.replaceAllUsesExcept(cast.getResult(0), cast);
     blockCasts.insert(cast);
-    func.setArgAttr(arg.getArgNumber(), "cachet.block_format",
+    func.setArgAttr(arg.getArgNumber(), CachetDialect::getBlockFormatAttrName(),
                     b.getStringAttr(block.getFormatName()));
   }
   func.setFunctionType(FunctionType::get(func.getContext(), inputs, results));
@@ -286,7 +286,8 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
         linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
   if (block && isa<DequantTransposeOp>(op))
-    generic->setAttr(getDequantTransposeAttrName(), TypeAttr::get(block));
+    generic->setAttr(CachetDialect::getDequantTransposeAttrName(),
+                     TypeAttr::get(block));
   op->getResult(0).replaceAllUsesWith(generic.getResult(0));
   op->erase();
   return success();

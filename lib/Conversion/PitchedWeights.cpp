@@ -1,6 +1,7 @@
 //===- PitchedWeights.cpp - padded weight arguments as pitched buffers ---===//
 
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,8 +29,8 @@ struct PitchedWeightsPass final
   LogicalResult runOnFunction(func::FuncOp func) {
     OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
     for (BlockArgument arg : func.getArguments()) {
-      auto pitch = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                      "cachet.row_pitch");
+      auto pitch = func.getArgAttrOfType<IntegerAttr>(
+          arg.getArgNumber(), cachet::CachetDialect::getRowPitchAttrName());
       if (!pitch)
         continue;
       auto type = dyn_cast<MemRefType>(arg.getType());
@@ -58,7 +59,8 @@ struct PitchedWeightsPass final
       Value view =
           memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
       auto copy = memref::CopyOp::create(b, loc, arg, view);
-      copy->setAttr("cachet.pitched_upload", b.getUnitAttr());
+      copy->setAttr(cachet::CachetDialect::getPitchedUploadAttrName(),
+                    b.getUnitAttr());
       arg.replaceAllUsesExcept(view, copy);
     }
     return success();

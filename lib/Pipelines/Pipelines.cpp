@@ -32,8 +32,7 @@ checkOptionPipeline(StringRef option, StringRef text,
   if (succeeded(parsePassPipeline(text, scratch, os)))
     return success();
   StringRef first = StringRef(message).trim().split('\n').first;
-  return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " +
-                   first);
+  return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " + first);
 }
 
 /// SPIR-V capabilities and extensions of the Vulkan 1.2 devices cachet runs
@@ -114,9 +113,8 @@ checkCompileOptions(const cachet::CompileOptions &options,
     std::string text;
   };
   Piece pieces[] = {
-      {"attention-options",
-       llvm::formatv("cachet-lower-attention{{{0}}",
-                     options.attentionOptions.getValue())},
+      {"attention-options", llvm::formatv("cachet-lower-attention{{{0}}",
+                                          options.attentionOptions.getValue())},
       {"matvec-options", llvm::formatv("func.func(cachet-lower-matvec{{{0}})",
                                        options.matvecOptions.getValue())},
       {"dequant-transpose-options",
@@ -127,17 +125,15 @@ checkCompileOptions(const cachet::CompileOptions &options,
                      options.dequantOnceOptions.getValue())},
       {"pad-options", llvm::formatv("cachet-pad-weight-rows{{{0}}",
                                     options.padOptions.getValue())},
-      {"prefetch-options",
-       llvm::formatv("cachet-prefetch-matvec-chains{{{0}}",
-                     options.prefetchOptions.getValue())},
+      {"prefetch-options", llvm::formatv("cachet-prefetch-matvec-chains{{{0}}",
+                                         options.prefetchOptions.getValue())},
       {"profile", llvm::formatv("cachet-attach-device{{profile={0}}",
                                 options.profile.getValue())},
       {"format or toolkit",
-       llvm::formatv("gpu-module-to-binary{{format={0}{1}}",
-                     options.format.getValue(),
-                     options.toolkit.empty()
-                         ? std::string()
-                         : " toolkit=" + options.toolkit.getValue())},
+       llvm::formatv(
+           "gpu-module-to-binary{{format={0}{1}}", options.format.getValue(),
+           options.toolkit.empty() ? std::string()
+                                   : " toolkit=" + options.toolkit.getValue())},
       {"chip or features",
        llvm::formatv("nvvm-attach-target{{chip={0} features={1}}",
                      options.chip.empty() ? "sm_90" : options.chip.getValue(),
@@ -272,7 +268,7 @@ LogicalResult cachet::buildCachetCompilePipeline(
   case Target::SPIRV:
     addPipeline(pm, options.attentionKernel == AttentionKernel::Mma
                         ? kSPIRVCoopMatrixTarget
-                                                     : kSPIRVTarget);
+                        : kSPIRVTarget);
     addPrefetch(pm, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
@@ -373,14 +369,14 @@ LogicalResult cachet::buildCachetReferencePipeline(
                       .str());
   pm.addNestedPass<func::FuncOp>(createReturnArguments());
   addPipeline(pm, "convert-bufferization-to-memref,"
-                   "canonicalize,func.func(convert-linalg-to-loops),"
-                   "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
-                   // bf16 arithmetic in f32 (one rounding per op, as the
-                   // GPU targets do it): x86 has no bf16 libcalls to lean on.
-                   "arith-emulate-unsupported-floats{source-types=bf16 "
-                   "target-type=f32},arith-expand{include-bf16=true},"
-                   "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
-                   "convert-to-llvm,reconcile-unrealized-casts,"
+                  "canonicalize,func.func(convert-linalg-to-loops),"
+                  "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+                  // bf16 arithmetic in f32 (one rounding per op, as the
+                  // GPU targets do it): x86 has no bf16 libcalls to lean on.
+                  "arith-emulate-unsupported-floats{source-types=bf16 "
+                  "target-type=f32},arith-expand{include-bf16=true},"
+                  "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+                  "convert-to-llvm,reconcile-unrealized-casts,"
                   "cachet-strip-attributes");
   return success();
 }
@@ -402,13 +398,12 @@ static void registerCompilePipeline(
         // The option parser reports an unknown name or enum value on
         // stderr (llvm::cl); this names the text it came from.
         if (failed(options.parseFromString(text, os)))
-          return emitError(llvm::Twine("cachet-compile: bad option in '") +
-                           text + "'" +
-                           (StringRef(message).trim().empty()
-                                ? llvm::Twine(" (cachet-opt --help lists the "
-                                              "options and their values)")
-                                : llvm::Twine(": ") +
-                                      StringRef(message).trim()));
+          return emitError(
+              llvm::Twine("cachet-compile: bad option in '") + text + "'" +
+              (StringRef(message).trim().empty()
+                   ? llvm::Twine(" (cachet-opt --help lists the "
+                                 "options and their values)")
+                   : llvm::Twine(": ") + StringRef(message).trim()));
         return build(pm, options, emitError);
       },
       [](function_ref<void(const detail::PassOptions &)> handler) {

@@ -83,11 +83,11 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     FailureOr<llvm::json::Object> arg = describe(entry.getLoc(), type);
     if (failed(arg))
       return failure();
-    if (auto format =
-            entry.getArgAttrOfType<StringAttr>(index, "cachet.block_format"))
+    if (auto format = entry.getArgAttrOfType<StringAttr>(
+            index, CachetDialect::getBlockFormatAttrName()))
       (*arg)["block_format"] = format.getValue().str();
-    if (auto pitch =
-            entry.getArgAttrOfType<IntegerAttr>(index, "cachet.row_pitch"))
+    if (auto pitch = entry.getArgAttrOfType<IntegerAttr>(
+            index, CachetDialect::getRowPitchAttrName()))
       (*arg)["row_pitch"] = pitch.getInt();
     (*arg)["weight"] =
         static_cast<bool>(entry.getArgAttr(index, "cachet.weight"));
@@ -97,8 +97,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     FailureOr<llvm::json::Object> result = describe(entry.getLoc(), type);
     if (failed(result))
       return failure();
-    if (auto format =
-            entry.getResultAttrOfType<StringAttr>(index, "cachet.block_format"))
+    if (auto format = entry.getResultAttrOfType<StringAttr>(
+            index, CachetDialect::getBlockFormatAttrName()))
       (*result)["block_format"] = format.getValue().str();
     if (auto of = entry.getResultAttrOfType<IntegerAttr>(
             index, cachet::CachetDialect::getArgmaxOfAttrName()))
@@ -185,9 +185,10 @@ void loadAndStoreBF16AsI16(llvm::Module &module) {
 
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
 /// links it into the shared object `path`.
-LogicalResult buildSharedObject(ModuleOp module, const ArtifactOptions &options,
-                                function_ref<LogicalResult(OpPassManager &)> build,
-                                StringRef path) {
+LogicalResult
+buildSharedObject(ModuleOp module, const ArtifactOptions &options,
+                  function_ref<LogicalResult(OpPassManager &)> build,
+                  StringRef path) {
   OwningOpRef<ModuleOp> clone = module.clone();
   PassManager pm(module.getContext());
   if (failed(build(pm)))
@@ -290,8 +291,7 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
   if (failed(buildSharedObject(
           module, options,
           [&](OpPassManager &pm) {
-            return buildCachetReferencePipeline(pm, options.compile,
-                                                emitError);
+            return buildCachetReferencePipeline(pm, options.compile, emitError);
           },
           file("ref.so"))))
     return failure();

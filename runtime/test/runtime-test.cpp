@@ -991,8 +991,7 @@ void testMgpu(FakeMemory layout, bool unified) {
   for (size_t i = 0; i < constant.size(); ++i)
     constant[i] = static_cast<uint8_t>(3 * i + 1);
   void *slot = nullptr;
-  void *resident =
-      cachetMgpuResident(&slot, constant.data(), constant.size());
+  void *resident = cachetMgpuResident(&slot, constant.data(), constant.size());
   mgpuMemcpy(readBack.data(), resident, readBack.size(), stream);
   check(resident && slot == resident && readBack == constant,
         "cachetMgpuResident uploads into its slot");

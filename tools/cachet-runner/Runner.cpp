@@ -895,7 +895,7 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
           decodeBlocks(t.blockFormat, gpuBytes, gpuValues, gpuSteps) &&
           decodeBlocks(t.blockFormat, refBytes, refValues, refSteps);
       double squares = 0;
-      int64_t count = blocks                   ? int64_t(refValues.size())
+      int64_t count = blocks                  ? int64_t(refValues.size())
                       : t.blockFormat.empty() ? t.count()
                                               : int64_t(refBytes.size());
       std::string readAs = t.blockFormat.empty() ? t.element : "u8";
@@ -968,8 +968,8 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
         out << "i8: equal, or one step apart in at most 1%; " << oneStep
             << " one step apart";
       else if (blocks)
-        out << t.blockFormat << " decoded: " << element << " tolerance "
-            << atol << " + " << rtol << " x max(|ref|, rms ref " << rms
+        out << t.blockFormat << " decoded: " << element << " tolerance " << atol
+            << " + " << rtol << " x max(|ref|, rms ref " << rms
             << "), or one quantization step apart in at most 1%; " << oneStep
             << " one step apart";
       else if (ties)

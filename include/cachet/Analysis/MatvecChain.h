@@ -54,14 +54,6 @@
 
 namespace cachet {
 
-/// The unit attribute cachet-lower-matvec puts on the `vector.load`s of the
-/// weight in its subgroup kernels: in a one-dimensional grid each element
-/// of the weight is loaded by one of them once, so the kernel streams the
-/// weight (the second form the matcher accepts, besides the structural one).
-constexpr llvm::StringLiteral getStreamingWeightAttrName() {
-  return llvm::StringLiteral("cachet.streaming_weight");
-}
-
 /// The weight a kernel streams.
 struct StreamingWeight {
   /// Index of the weight among the kernel's arguments (and the launch's

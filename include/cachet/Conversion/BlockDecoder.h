@@ -20,13 +20,6 @@
 
 namespace cachet {
 
-/// The attribute cachet-lower-to-linalg puts on the `linalg.generic` of a
-/// packed `cachet.dequant_transpose` (its value: the block type), which
-/// cachet-lower-dequant-transpose replaces by a one-pass kernel.
-constexpr llvm::StringLiteral getDequantTransposeAttrName() {
-  return llvm::StringLiteral("cachet.dequant_transpose");
-}
-
 /// Converts a float `value` to `type` (extf, truncf or nothing): how every
 /// lowering turns decoded f32 values (and other floats) into the element
 /// type it stores, so that all of them round the same way.

@@ -23,13 +23,6 @@
 
 namespace cachet {
 
-/// The mark cachet's kernel generators put on ops of a kernel body that
-/// sizes its workgroup memory for N workgroups per SM (an i64 N);
-/// cachet-kernel-occupancy turns it into the kernel's nvvm.minctasm.
-constexpr llvm::StringLiteral getMinWorkgroupsPerSMAttrName() {
-  return llvm::StringLiteral("cachet.min_workgroups_per_sm");
-}
-
 #define GEN_PASS_DECL
 #include "cachet/Conversion/Passes.h.inc"
 

@@ -49,6 +49,48 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getArgmaxOfAttrName() {
       return ::llvm::StringLiteral("cachet.argmax_of");
     }
+    // The attributes cachet's passes leave for later ones (discardable; each
+    // named here once).
+    /// Block format of a function argument or result lowered to bytes
+    /// (cachet-lower-to-linalg): a StringAttr such as "q8_0".
+    static constexpr ::llvm::StringLiteral getBlockFormatAttrName() {
+      return ::llvm::StringLiteral("cachet.block_format");
+    }
+    /// Padded row pitch in elements of a weight argument
+    /// (cachet-pad-weight-rows): an i64.
+    static constexpr ::llvm::StringLiteral getRowPitchAttrName() {
+      return ::llvm::StringLiteral("cachet.row_pitch");
+    }
+    /// A memref.copy into a pitched weight buffer that the runtime's strided
+    /// upload performs (cachet-pitched-weights): a unit attribute.
+    static constexpr ::llvm::StringLiteral getPitchedUploadAttrName() {
+      return ::llvm::StringLiteral("cachet.pitched_upload");
+    }
+    /// A gpu.launch_func launched with programmatic dependent launch
+    /// (cachet-prefetch-matvec-chains): a unit attribute.
+    static constexpr ::llvm::StringLiteral getPdlAttrName() {
+      return ::llvm::StringLiteral("cachet.pdl");
+    }
+    /// A weight load of a streaming mat-vec kernel (cachet-lower-matvec),
+    /// which cachet-prefetch-matvec-chains follows: a unit attribute.
+    static constexpr ::llvm::StringLiteral getStreamingWeightAttrName() {
+      return ::llvm::StringLiteral("cachet.streaming_weight");
+    }
+    /// An op of a kernel body sized for N workgroups per SM (an i64 N);
+    /// cachet-kernel-occupancy turns it into the kernel's nvvm.minctasm.
+    static constexpr ::llvm::StringLiteral getMinWorkgroupsPerSMAttrName() {
+      return ::llvm::StringLiteral("cachet.min_workgroups_per_sm");
+    }
+    /// The dequant-once scratch of an attention (cachet-dequant-once-kv).
+    static constexpr ::llvm::StringLiteral getKVScratchAttrName() {
+      return ::llvm::StringLiteral("cachet.kv_scratch");
+    }
+    /// A generic that cachet-lower-to-linalg made of a
+    /// cachet.dequant_transpose: a TypeAttr of its block type, for
+    /// cachet-lower-dequant-transpose.
+    static constexpr ::llvm::StringLiteral getDequantTransposeAttrName() {
+      return ::llvm::StringLiteral("cachet.dequant_transpose");
+    }
     /// Name of the function argument attribute that marks a weight.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {
       return ::llvm::StringLiteral("cachet.weight");
