@@ -1786,9 +1786,10 @@ int main(int argc, char **argv) {
       options.quick = true;
     else if (arg == "-v" || arg == "--verbose")
       options.verbose = true;
-    else if (arg == "-h" || arg == "--help")
-      return usage();
-    else
+    else if (arg == "-h" || arg == "--help") {
+      usage();
+      return 0;
+    } else
       return usage(("unknown argument '" + arg + "'").c_str());
   }
   if (!options.fitSweep.empty())

@@ -17,11 +17,36 @@
 #include <iostream>
 #include <string>
 
-static int usage() {
-  std::cerr << "usage: cachet-runner ARTIFACT_DIR [--inputs=random:SEED | "
-               "--input=FILE ...] [--check] [--compare-rewrites] "
-               "[--repeat=N] [--print-results]\n";
+static constexpr const char *kUsage =
+    "usage: cachet-runner ARTIFACT_DIR [--inputs=random:SEED | "
+    "--input=FILE ...] [--check] [--compare-rewrites] [--repeat=N] "
+    "[--print-results]\n";
+
+static int usage(const std::string &error = "") {
+  if (!error.empty())
+    std::cerr << "cachet-runner: " << error << "\n";
+  std::cerr << kUsage;
   return 2;
+}
+
+/// --help: what each option does, on stdout.
+static int help() {
+  std::cout
+      << kUsage
+      << "\nRuns an artifact of cachet-run --emit (manifest.json, gpu.so, "
+         "gpu-norewrite.so,\nref.so) with libcachet_runtime and the GPU "
+         "driver only.\n\n"
+         "  --inputs=random:SEED  random inputs from SEED (default "
+         "random:1)\n"
+         "  --input=FILE          one raw input file per argument, in order\n"
+         "  --check               compare with the CPU reference (ref.so)\n"
+         "  --compare-rewrites    compare rewrites off and on byte for byte\n"
+         "  --repeat=N            time N interleaved calls of each variant\n"
+         "  --print-results       print the results\n"
+         "  --help                this text\n"
+         "\nExit status: 0, 1 when a check or comparison fails, 2 on an "
+         "error, 77 when\nthe device lacks what the kernels need.\n";
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -44,12 +69,14 @@ int main(int argc, char **argv) {
       options.repeat = std::atoi(v);
     else if (arg == "--print-results")
       options.printResults = true;
+    else if (arg == "--help" || arg == "-h")
+      return help();
     else if (arg.rfind("--", 0) == 0 || !options.artifact.empty())
-      return usage();
+      return usage("unknown argument " + arg);
     else
       options.artifact = arg;
   }
   if (options.artifact.empty())
-    return usage();
+    return usage("no artifact folder given");
   return cachet::runArtifact(options, std::cout, std::cerr);
 }
