@@ -1235,7 +1235,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
                                  std::optional<int64_t> causal) {
-  Type f16Type = half;
+  Type halfType = half;
   Type f32Type = b.getF32Type();
   // Q, K and V tiles only: the scores never leave registers.
   MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
@@ -1276,7 +1276,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
   auto tileRowOf = [&](int64_t r, int64_t i) {
     return add(addv(warpRows, g), 16 * r + 8 * i);
   };
-  auto aType = VectorType::get({4, 2}, f16Type);
+  auto aType = VectorType::get({4, 2}, halfType);
   auto cType = VectorType::get({2, 2}, f32Type);
   Value zeroC = arith::ConstantOp::create(
       b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
@@ -1290,7 +1290,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
   // The two B operands in an ldmatrix result (matrices 0-1 and 2-3).
   // (Row by row: the NVVM lowering takes neither n-D strided slices nor
   // n-D from_elements.)
-  auto bType = VectorType::get({2, 2}, f16Type);
+  auto bType = VectorType::get({2, 2}, halfType);
   auto rowsOf = [&](VectorType type, ArrayRef<Value> rows) -> Value {
     Value v = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
     for (auto [i, row] : llvm::enumerate(rows))
@@ -1315,7 +1315,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
     return rowsOf(type, rows);
   };
   auto mma = [&](Value a, Value bOp, Value acc) -> Value {
-    if (f16Type.isF16())
+    if (halfType.isF16())
       return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
                                       ArrayRef<int64_t>{16, 8, 16});
     return bf16MmaSync(a, bOp, acc);
@@ -1487,7 +1487,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                     b, loc,
                     arith::SubFOp::create(b, loc, rowScores[2 * jb + e],
                                           rowMax)));
-            Value rounded = castFloat(b, loc, p, f16Type);
+            Value rounded = castFloat(b, loc, p, halfType);
             probs[(r * keyBlocks + jb) * 4 + 2 * i + e] = rounded;
             sum = arith::AddFOp::create(b, loc, sum,
                                         castFloat(b, loc, rounded, f32Type));
