@@ -6,6 +6,10 @@
 # measured by bench/torch_anchors.py in the same lease. Logs and JSON go to
 # $OUT/attention.tgz after each stage. Usage, from the repository root on the
 # GPU server: scripts/device/attention-h200.sh [REPEAT]
+#
+# Saving a run: its logs and JSON go on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from them go to bench/results/runNN.json (bench/results/README.md).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D

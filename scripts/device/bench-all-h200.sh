@@ -12,6 +12,10 @@
 # --preset=h200), s/pf-*/ (one suite per --prefetch mode, --only=tg),
 # s/dt-*/ (dequant-transpose variants) and attn/art/*-pp64-d448/
 # (bench/make-attention-artifacts.sh).
+#
+# Saving a run: its logs and JSON go on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from them go to bench/results/runNN.json (bench/results/README.md).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/w; mkdir -p $W/p; D=.device; B=$D/bin; dir=$D

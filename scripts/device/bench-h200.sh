@@ -11,6 +11,10 @@
 # (e.g. "kernel", "tg", "d4096"); REPEAT (default 20) sets --repeat, LIMIT
 # (default 150) the seconds each cachet-bench run may take. Logs
 # and JSON go to $WORK (default ./bench-out).
+#
+# Saving a run: its logs and JSON go on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from them go to bench/results/runNN.json (bench/results/README.md).
 set -u
 dir=${1:?usage: bench-h200.sh DIR FILTER...}
 shift

@@ -6,6 +6,10 @@
 # DIR/bin/cachet-runner, DIR/bin/cachet-runtime-test,
 # DIR/lib/libcachet_runtime.so and DIR/art/. Run from the repository root
 # there: scripts/device/layers-h200.sh DIR
+#
+# Saving a run: its console log goes on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from it go to bench/results/runNN.json (bench/results/README.md).
 set -u
 dir=${1:?usage: layers-h200.sh DIR}
 . "$(dirname "$0")/env.sh"

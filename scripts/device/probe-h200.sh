@@ -27,6 +27,11 @@
 # in each log: "L2 read one slice per workgroup N" (docs/device-profiles.md,
 # "The H200's L2 through a whole-GPU sweep", says what each outcome means).
 # Exit status: 0 when every run wrote its profile, 1 otherwise.
+#
+# Saving a run: its logs, profiles and fits go on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/device-profiles.md
+# or docs/BENCHMARKS.md quotes from them go to bench/results/runNN.json
+# (bench/results/README.md).
 set -u
 dir=${1:?usage: probe-h200.sh DIR}
 out=${OUT:-probe-out}

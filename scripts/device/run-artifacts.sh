@@ -8,6 +8,10 @@
 # DIR holds bin/cachet-runner, lib/libcachet_runtime.so and art/*/ (artifact
 # folders from `cachet-run --emit=...`). A .gl/ folder of Debian packages
 # with the Vulkan loader is unpacked first where the server lacks one.
+#
+# Saving a run: its console log goes on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from it go to bench/results/runNN.json (bench/results/README.md).
 set -u
 dir=${1:?usage: run-artifacts.sh DIR [runner options...]}
 shift

@@ -21,6 +21,10 @@
 #      --attention-kernel=mma --only=attention
 #   bench/make-suite.py -o .device/spirv --preset=h200 --target=spirv \
 #      --only=attention                                  # optional: scalar
+#
+# Saving a run: its logs and JSON go on branch bench-runs, under
+# docs/runs/<run>/ (not in main's tree); the figures docs/BENCHMARKS.md
+# quotes from them go to bench/results/runNN.json (bench/results/README.md).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D
