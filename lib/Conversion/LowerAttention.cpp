@@ -14,12 +14,14 @@
 
 #include "Attention/AttentionKernels.h"
 
+#include "cachet/Conversion/Attention.h"
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -114,9 +116,11 @@ struct LowerAttentionPass final
     DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    // A walk, not the greedy driver, which would also erase the kernels'
+    // dead ops and lower the attentions in another order.
+    IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops)
-      if (failed(lower(op, profile)))
-        return signalPassFailure();
+      (void)lower(rewriter, op, profile);
   }
 
   /// Chooses the kernel of `op` from the options and `profile`; returns
@@ -124,7 +128,10 @@ struct LowerAttentionPass final
   FailureOr<KernelConfig> choose(AttentionOp op, const AttentionShape &s,
                                  DeviceProfileAttr profile);
 
-  LogicalResult lower(AttentionOp op, DeviceProfileAttr profile);
+  /// Replaces `op` by the kernel choose() picks for it; fails, after a
+  /// remark, where the reference lowering keeps it (and nothing changed).
+  LogicalResult lower(RewriterBase &rewriter, AttentionOp op,
+                      DeviceProfileAttr profile);
 };
 
 /// Returns why the mma kernel cannot run `s` on `profile`, or "".
@@ -395,14 +402,14 @@ FailureOr<KernelConfig> LowerAttentionPass::choose(AttentionOp op,
   return c;
 }
 
-LogicalResult LowerAttentionPass::lower(AttentionOp op,
+LogicalResult LowerAttentionPass::lower(RewriterBase &rewriter, AttentionOp op,
                                         DeviceProfileAttr profile) {
   std::string reason;
   FailureOr<AttentionShape> shape = getShape(op, reason);
   if (failed(shape)) {
     op.emitRemark("cachet-lower-attention: reference lowering kept: ")
         << reason;
-    return success();
+    return failure();
   }
   // K or V that is cachet.dequantize of a token-major packed cache passed
   // as a function argument is decoded inside the kernel (the in-kernel
@@ -419,9 +426,11 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
             .getElementType());
   FailureOr<KernelConfig> config = choose(op, *shape, profile);
   if (failed(config))
-    return success();
+    return failure();
 
-  OpBuilder b(op);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   auto toBuffer = [&](Value tensor) -> Value {
     if (!tensor)
@@ -461,12 +470,32 @@ LogicalResult LowerAttentionPass::lower(AttentionOp op,
   Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
                                                    /*restrict=*/true,
                                                    /*writable=*/true);
-  op.replaceAllUsesWith(result);
-  op.erase();
+  rewriter.replaceOp(op, result);
+  // K and V of one cachet.dequantize: erase it once.
+  if (valueDequant == keyDequant)
+    valueDequant = {};
   for (DequantizeOp dequant : {keyDequant, valueDequant})
     if (dequant && dequant->use_empty())
-      dequant.erase();
+      rewriter.eraseOp(dequant);
   return success();
 }
 
+/// cachet.attention to the kernel cachet-lower-attention builds with its
+/// default options.
+struct LowerAttentionPattern final : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    // The pass's choice with its default options, until the configuration
+    // comes from an attribute of the op.
+    LowerAttentionPass pass;
+    return pass.lower(rewriter, op, lookupDeviceProfile(op));
+  }
+};
+
 } // namespace
+
+void cachet::populateLowerAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerAttentionPattern>(patterns.getContext());
+}
