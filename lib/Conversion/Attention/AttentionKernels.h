@@ -1,0 +1,347 @@
+//===- AttentionKernels.h - flash-attention kernel builders -----*- C++ -*-===//
+//
+// The flash-attention kernels of cachet-lower-attention, private to
+// lib/Conversion: the shape of one attention, the kernel chosen for it and
+// KernelBuilder, which emits that kernel as a gpu.launch. The pass
+// (LowerAttention.cpp) chooses; the builders only build:
+//
+//   KernelBuilder.cpp  pieces every kernel uses: the K/V tile staging, the
+//                      masked scores, the online-softmax step, the lane
+//                      reductions, the mma kernels' launch and vectors;
+//   ScalarKernel.cpp   buildScalar (every target);
+//   MmaKernel.cpp      buildMma (gpu.subgroup_mma);
+//   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_LIB_CONVERSION_ATTENTION_ATTENTIONKERNELS_H
+#define CACHET_LIB_CONVERSION_ATTENTION_ATTENTIONKERNELS_H
+
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
+#include <tuple>
+#include <utility>
+
+namespace cachet::attention {
+
+/// log2(e): the mma kernels' softmax is in base 2.
+constexpr double kLog2E = 1.4426950408889634;
+
+/// The shapes and types of one attention, all static.
+struct AttentionShape {
+  int64_t queryHeads, queries, positions, kvHeads, headDim, valueDim;
+  int64_t group;
+  bool tokenMajor;
+  mlir::Type queryElement, keyElement, valueElement, resultElement;
+  /// Rank of the mask (2 or 3), 0 without one.
+  int64_t maskRank = 0;
+  /// The block formats K and V are decoded from inside the kernel (null
+  /// when the kernel reads them as floats).
+  BlockQuantizedType keyBlock, valueBlock;
+};
+
+/// The kernels cachet-lower-attention builds.
+enum class Variant { Scalar, Mma, MmaSync };
+
+/// The kernel chosen for one attention.
+struct KernelConfig {
+  Variant variant;
+  /// Query rows per workgroup (one thread per row in the scalar kernel, 16
+  /// per subgroup in the mma kernel).
+  int64_t queryTile;
+  /// KV positions staged in workgroup memory at a time.
+  int64_t keyTile;
+  /// Threads per workgroup.
+  int64_t threads;
+  /// Lanes per subgroup (mma kernel).
+  int64_t subgroup;
+  /// f16 elements per vector load and store of the Q, K and V tiles (mma
+  /// kernel).
+  int64_t vectorWidth = 1;
+  /// Bytes each row of a workgroup-memory tile is padded by (mma kernel).
+  int64_t padBytes = 0;
+  /// Whether the mma kernel's tiles are views of dynamic workgroup memory
+  /// (else static workgroup attributions).
+  bool dynamicShared = false;
+  /// Whether a subgroup synchronizes its private staging with
+  /// nvvm.bar.warp.sync (else gpu.barrier).
+  bool warpSync = false;
+  /// Whether f16 K/V tiles are double buffered and filled by
+  /// nvgpu.device_async_copy (else through registers).
+  bool asyncCopy = false;
+  /// Whether a subgroup skips rescaling its accumulators while its rows'
+  /// maxima stay (needs warpSync: the branch is per subgroup).
+  bool lazyRescale = false;
+  /// 16-row blocks per subgroup (mma kernel): with more than one, a K or V
+  /// operand loaded from workgroup memory serves all of them, and Q is read
+  /// from workgroup memory per key tile instead of held in registers.
+  int64_t rowBlocks = 1;
+  /// Workgroups per SM the kernel's registers should allow (0: no hint),
+  /// marked on its mma ops for cachet-kernel-occupancy.
+  int64_t minWorkgroupsPerSM = 0;
+};
+
+/// The workgroup-memory tiles of the mma kernels: Q, K, V (f16) and, for
+/// the kernel that stages its softmax (wmma), the scores (f32), P (f16) and a
+/// 16-column row broadcast (f32); double buffered, a second K and V. Each
+/// row is padded by `padBytes`.
+struct MmaTiles {
+  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, Count };
+  struct Tile {
+    int64_t rows = 0, cols = 0, stride = 0;
+    bool f32 = false;
+    int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
+  };
+  /// Indexed by Kind; tiles the kernel does not use have no rows.
+  Tile tiles[Count];
+  /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
+  int64_t offsets[Count] = {};
+  int64_t totalBytes = 0;
+
+  MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
+           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
+           bool qReadOnce = true, bool stagedSoftmax = true) {
+    auto add = [&](Kind kind, int64_t rows, int64_t cols, bool f32,
+                   bool place = true) {
+      int64_t stride = cols + padBytes / (f32 ? 4 : 2);
+      tiles[kind] = {rows, cols, stride, f32};
+      offsets[kind] = totalBytes;
+      if (place)
+        totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
+    };
+    // Double buffered, Q (read once, before the first key tile) shares the
+    // second K tile's memory where it fits.
+    bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
+    add(Q, queryTile, headDim, false, !shareQ);
+    add(K, keyTile, headDim, false);
+    add(V, keyTile, valueDim, false);
+    if (stagedSoftmax) {
+      add(Scores, queryTile, keyTile, true);
+      add(Probs, queryTile, keyTile, false);
+      add(Rows, queryTile, 16, true);
+    }
+    if (!doubleBuffer)
+      return;
+    add(K2, keyTile, headDim, false);
+    add(V2, keyTile, valueDim, false);
+    if (shareQ)
+      offsets[Q] = offsets[K2];
+  }
+  bool has(Kind kind) const { return tiles[kind].rows > 0; }
+};
+
+/// The element type of the scalar kernel's K and V tiles: the data's, except
+/// that bf16 is staged as f32 (exact; Vulkan devices have no bf16 workgroup
+/// memory, and every product is taken in f32 anyway).
+mlir::Type getScalarTileElement(mlir::Type element);
+
+/// Builds the flash-attention kernel of one attention.
+class KernelBuilder {
+public:
+  KernelBuilder(mlir::OpBuilder &b, mlir::Location loc, const AttentionShape &s,
+                const KernelConfig &c)
+      : b(b), loc(loc), s(s), c(c),
+        half(s.queryElement.isBF16() ? mlir::Type(b.getBF16Type())
+                                     : mlir::Type(b.getF16Type())) {}
+
+  /// Emits the kernel `c.variant` reading `query`, `key`, `value` and `mask`
+  /// (memrefs; mask may be null) and writing `out`.
+  void build(mlir::Value query, mlir::Value key, mlir::Value value,
+             mlir::Value mask, mlir::Value out, double scale,
+             std::optional<int64_t> causal);
+
+private:
+  //===--- The kernels, one file each ------------------------------------===//
+
+  /// Emits the scalar kernel (ScalarKernel.cpp): one thread per query row,
+  /// the KV range walked twice.
+  void buildScalar(mlir::Value query, mlir::Value key, mlir::Value value,
+                   mlir::Value mask, mlir::Value out, double scale,
+                   std::optional<int64_t> causal);
+
+  /// Emits the one-pass kernel with `Q K^T` and `P V` on 16x16x16 f16
+  /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*), the output
+  /// accumulated in registers and rescaled per key tile (MmaKernel.cpp).
+  void buildMma(mlir::Value query, mlir::Value key, mlir::Value value,
+                mlir::Value mask, mlir::Value out, double scale,
+                std::optional<int64_t> causal);
+
+  /// Emits the one-pass kernel with `Q K^T` and `P V` on m16n8k16
+  /// nvgpu.mma.sync and nvgpu.ldmatrix (NVVM): fragments of a known layout,
+  /// so the scores, the softmax and P stay in registers (MmaSyncKernel.cpp).
+  void buildMmaSync(mlir::Value query, mlir::Value key, mlir::Value value,
+                    mlir::Value mask, mlir::Value out, double scale,
+                    std::optional<int64_t> causal);
+
+  /// One online-softmax step of the scalar kernel's row `thread`: the key
+  /// tile's scores are `scores[thread, 0 .. keyTile)` and `newMax` is the
+  /// running max with theirs folded in. Returns the running sum rescaled to
+  /// `newMax` plus the tile's sum of exp(score - newMax); nothing is summed
+  /// while no key is visible (`newMax` -inf) (ScalarKernel.cpp).
+  mlir::Value foldTileSum(mlir::Value runningMax, mlir::Value runningSum,
+                          mlir::Value newMax, mlir::Value scores,
+                          mlir::Value thread);
+
+  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
+  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
+  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
+  /// the result vector<2x2xf32>) (MmaSyncKernel.cpp).
+  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+
+  //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
+
+  mlir::Value index(int64_t v) {
+    return mlir::arith::ConstantIndexOp::create(b, loc, v);
+  }
+  mlir::Value f32(double v) {
+    return mlir::arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  /// Indices of position `pos`, dimension `dim` of K or V.
+  llvm::SmallVector<mlir::Value> kvIndices(mlir::Value kvHead, mlir::Value pos,
+                                           mlir::Value dim) {
+    if (s.tokenMajor)
+      return {pos, kvHead, dim};
+    return {kvHead, pos, dim};
+  }
+  /// `for (iv = lb; iv < ub; iv += step)` with `body(iv)`.
+  void forLoop(mlir::Value lb, mlir::Value ub, mlir::Value step,
+               llvm::function_ref<void(mlir::Value)> body);
+  /// Returns the end of the KV positions the query tile starting at
+  /// `tileStart` sees.
+  mlir::Value keyEnd(mlir::Value tileStart, std::optional<int64_t> causal);
+  /// Returns the number of key tiles the query tile starting at `tileStart`
+  /// walks.
+  mlir::Value keyTileCount(mlir::Value tileStart,
+                           std::optional<int64_t> causal);
+
+  /// Copies the `[keyTile][dim]` tile of `source` (K or V) at position
+  /// `start` into workgroup memory `tile`, zeros past the last position.
+  void loadTile(mlir::Value source, mlir::Value tile, int64_t dim,
+                mlir::Value kvHead, mlir::Value start, mlir::Value thread,
+                BlockQuantizedType block);
+  /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
+  /// the queries) and position `pos` from the dot product `dot`: -inf for
+  /// positions past the end or after the causal bound.
+  mlir::Value maskedScore(mlir::Value dot, double scale, mlir::Value mask,
+                          mlir::Value head, mlir::Value row,
+                          mlir::Value loadRow, mlir::Value pos,
+                          std::optional<int64_t> causal);
+
+  /// The online softmax of a row whose running max moves from `runningMax`
+  /// to `newMax` (the caller folds the key tile's max in): `none`, whether
+  /// no key is visible yet (`newMax` is `minusInf`, so nothing may be
+  /// summed), and `alpha`, the factor exp(runningMax - newMax) that rescales
+  /// the running sum and the accumulators (1 while none).
+  struct SoftmaxRescale {
+    mlir::Value none, alpha;
+  };
+  /// `base2`: exp2 (the mma kernels' scores are in base 2), else exp.
+  SoftmaxRescale softmaxRescale(mlir::Value runningMax, mlir::Value newMax,
+                                mlir::Value minusInf, bool base2);
+  /// P = exp(`exponent`) (exp2 with `base2`), `zero` while `none`.
+  mlir::Value softmaxWeight(mlir::Value none, mlir::Value zero,
+                            mlir::Value exponent, bool base2);
+  /// The running sum rescaled by `alpha` plus the key tile's `tileSum`.
+  mlir::Value rescaledSum(mlir::Value runningSum, mlir::Value alpha,
+                          mlir::Value tileSum);
+
+  /// How reduceAcrossLanes combines two lanes' values.
+  enum class LaneCombine { Max, Min, Sum };
+  /// Reduces `v` over each group of `lanes` consecutive lanes (a power of
+  /// two) of a subgroup of `width` lanes by a shuffle-xor tree: every lane
+  /// of a group gets the group's result.
+  mlir::Value reduceAcrossLanes(mlir::Value v, int64_t lanes, int64_t width,
+                                LaneCombine combine);
+
+  /// Whether every row of one subgroup of an mma kernel sees the whole key
+  /// tile at `start`: no mask operand, no position past the end, and none
+  /// after the causal bound of the subgroup's first row (tile row
+  /// `subgroupRow` of the query tile at `tileStart`). Such a tile skips the
+  /// masking. The constant false with a mask operand.
+  ///
+  /// The two mma kernels emit this test in two orders, kept so that sharing
+  /// it changed no IR: `syncOrder` is the mma-sync kernel's (the tile's end
+  /// computed even with a mask operand, then unused; the subgroup's first
+  /// row before the causal offset), else the mma kernel's.
+  mlir::Value unmaskedTile(mlir::Value start, mlir::Value tileStart,
+                           mlir::Value subgroupRow, bool hasMask,
+                           std::optional<int64_t> causal, bool syncOrder);
+
+  //===--- Shared by the mma kernels (KernelBuilder.cpp) -----------------===//
+
+  /// The launch of an mma kernel, its workgroup-memory tiles (indexed by
+  /// MmaTiles::Kind, null where the layout has none) and the ids every part
+  /// of it uses.
+  struct MmaFrame {
+    mlir::gpu::LaunchOp launch;
+    llvm::SmallVector<mlir::Value> tiles;
+    mlir::Value thread, head, kvHead, tileStart;
+  };
+  /// Creates the launch of an mma kernel over `layout`'s tiles and moves the
+  /// insertion point into its body (the caller guards it).
+  MmaFrame beginMma(const MmaTiles &layout);
+  /// Stages the query tile in workgroup memory, zeros past the last query.
+  void stageQuery(mlir::Value query, const MmaFrame &f);
+  /// The iteration arguments of the K/V tiles before the first key tile:
+  /// the first tiles' asynchronous copies, or their f16 vectors.
+  llvm::SmallVector<mlir::Value> kvInit(mlir::Value key, mlir::Value value,
+                                        const MmaFrame &f);
+  /// At the top of key tile `iv`, whose K/V iteration arguments are
+  /// `carried`: makes the tile's K and V visible in workgroup memory,
+  /// returns those tiles and appends the next tile's arguments to `next`.
+  std::pair<mlir::Value, mlir::Value>
+  kvStage(mlir::Value key, mlir::Value value, const MmaFrame &f,
+          mlir::ValueRange carried, mlir::Value iv,
+          llvm::SmallVector<mlir::Value> &next);
+  /// After the key tiles: waits for copies still in flight.
+  void kvFinish(mlir::ValueRange results);
+  /// Marks the matrix products of `launch` with the workgroups per SM its
+  /// registers should allow (cachet-kernel-occupancy), where asked for.
+  void markOccupancy(mlir::gpu::LaunchOp launch);
+  /// The f16 vectors `thread` loads of the `[keyTile][dim]` tile of K or V
+  /// at `start` (none when the kernel decodes the tile from `block`s).
+  llvm::SmallVector<mlir::Value> kvVectors(mlir::Value source, int64_t dim,
+                                           mlir::Value start,
+                                           BlockQuantizedType block,
+                                           const MmaFrame &f);
+  /// Starts the asynchronous copies of the K and V tiles at `start` into
+  /// `kDst` and `vDst` (zero-filled past the last position); returns their
+  /// group.
+  mlir::Value copyTiles(mlir::Value key, mlir::Value value, mlir::Value start,
+                        mlir::Value kDst, mlir::Value vDst, const MmaFrame &f);
+  /// Row, column and "inside the tile" of the `k`-th f16 vector that
+  /// `thread` copies of a `[rows][dim]` tile.
+  std::tuple<mlir::Value, mlir::Value, mlir::Value>
+  vectorCoords(int64_t rows, int64_t dim, mlir::Value thread, int64_t k);
+  /// Loads `thread`'s vectors of a `[rows][dim]` f16 tile from `source` at
+  /// the indices `at(row, column)`; zeros where `rowValid(row)` is false.
+  llvm::SmallVector<mlir::Value>
+  loadVectors(int64_t rows, int64_t dim, mlir::Value thread,
+              llvm::function_ref<mlir::Value(mlir::Value)> rowValid,
+              llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
+                                                                mlir::Value)>
+                  at,
+              mlir::Value source);
+  /// Stores the vectors of loadVectors into the workgroup tile `tile`.
+  void storeVectors(llvm::ArrayRef<mlir::Value> vectors, int64_t rows,
+                    int64_t dim, mlir::Value thread, mlir::Value tile);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  const AttentionShape &s;
+  const KernelConfig &c;
+  /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
+  /// and V are bf16 (mma-sync only), f16 otherwise.
+  mlir::Type half;
+};
+
+} // namespace cachet::attention
+
+#endif // CACHET_LIB_CONVERSION_ATTENTION_ATTENTIONKERNELS_H

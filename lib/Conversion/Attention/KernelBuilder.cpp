@@ -1,0 +1,449 @@
+//===- KernelBuilder.cpp - pieces every attention kernel uses -------------===//
+//
+// The parts of KernelBuilder that the scalar, mma and mma-sync kernels
+// share: K/V tile staging, masked scores, the online-softmax step, lane
+// reductions, and the mma kernels' launch, query staging and K/V vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+
+#include "cachet/Conversion/BlockDecoder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace cachet;
+using namespace cachet::attention;
+
+Type cachet::attention::getScalarTileElement(Type element) {
+  return element.isBF16() ? Float32Type::get(element.getContext()) : element;
+}
+
+void KernelBuilder::build(Value query, Value key, Value value, Value mask,
+                          Value out, double scale,
+                          std::optional<int64_t> causal) {
+  switch (c.variant) {
+  case Variant::MmaSync:
+    return buildMmaSync(query, key, value, mask, out, scale, causal);
+  case Variant::Mma:
+    return buildMma(query, key, value, mask, out, scale, causal);
+  case Variant::Scalar:
+    return buildScalar(query, key, value, mask, out, scale, causal);
+  }
+  llvm_unreachable("unknown attention kernel variant");
+}
+
+void KernelBuilder::forLoop(Value lb, Value ub, Value step,
+                            function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+Value KernelBuilder::keyEnd(Value tileStart, std::optional<int64_t> causal) {
+  Value end = index(s.positions);
+  if (!causal)
+    return end;
+  Value last =
+      arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
+  return arith::MinUIOp::create(b, loc, last, end);
+}
+
+Value KernelBuilder::keyTileCount(Value tileStart,
+                                  std::optional<int64_t> causal) {
+  return arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
+                                    index(c.keyTile));
+}
+
+void KernelBuilder::markOccupancy(gpu::LaunchOp launch) {
+  if (c.minWorkgroupsPerSM <= 0)
+    return;
+  launch.walk([&](Operation *op) {
+    if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp>(op))
+      op->setAttr(CachetDialect::getMinWorkgroupsPerSMAttrName(),
+                  b.getI64IntegerAttr(c.minWorkgroupsPerSM));
+  });
+}
+
+void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
+                             Value kvHead, Value start, Value thread,
+                             BlockQuantizedType block) {
+  Type element = cast<MemRefType>(tile.getType()).getElementType();
+  forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
+    Value j = arith::DivUIOp::create(b, loc, i, index(dim));
+    Value x = arith::RemUIOp::create(b, loc, i, index(dim));
+    Value pos = arith::AddIOp::create(b, loc, start, j);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          pos, index(s.positions));
+    // A clamped load and a select, not an scf.if with a result: on SPIR-V
+    // that becomes a Function variable inside the loop, which lavapipe
+    // allocates anew on every iteration.
+    Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    Value v;
+    if (block) {
+      // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
+      BlockDecoder decoder(
+          b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+            return memref::LoadOp::create(rb, rl, source,
+                                          ValueRange{clamped, kvHead, offset})
+                .getResult();
+          });
+      v = castFloat(b, loc, decoder.decodeValue(x), element);
+    } else {
+      v = castFloat(
+          b, loc,
+          memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
+          element);
+    }
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    memref::StoreOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, inRange, v, zero),
+                            tile, ValueRange{j, x});
+  });
+}
+
+Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
+                                 Value head, Value row, Value loadRow,
+                                 Value pos, std::optional<int64_t> causal) {
+  Type f32Type = b.getF32Type();
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value score = arith::MulFOp::create(b, loc, dot, f32(scale));
+  Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos,
+                                        index(s.positions));
+  if (mask) {
+    Value maskPos = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+    SmallVector<Value> indices = {loadRow, maskPos};
+    if (s.maskRank == 3)
+      indices.insert(indices.begin(), head);
+    Value m = memref::LoadOp::create(b, loc, mask, indices);
+    score = arith::AddFOp::create(b, loc, score, castFloat(b, loc, m, f32Type));
+  }
+  if (causal) {
+    Value last = arith::AddIOp::create(b, loc, row, index(*causal));
+    visible = arith::AndIOp::create(
+        b, loc, visible,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos, last));
+  }
+  return arith::SelectOp::create(b, loc, visible, score, minusInf);
+}
+
+KernelBuilder::SoftmaxRescale KernelBuilder::softmaxRescale(Value runningMax,
+                                                            Value newMax,
+                                                            Value minusInf,
+                                                            bool base2) {
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                                     minusInf);
+  Value exponent = arith::SubFOp::create(b, loc, runningMax, newMax);
+  Value factor = base2 ? math::Exp2Op::create(b, loc, exponent).getResult()
+                       : math::ExpOp::create(b, loc, exponent).getResult();
+  Value alpha = arith::SelectOp::create(b, loc, none, f32(1), factor);
+  return {none, alpha};
+}
+
+Value KernelBuilder::softmaxWeight(Value none, Value zero, Value exponent,
+                                   bool base2) {
+  Value p = base2 ? math::Exp2Op::create(b, loc, exponent).getResult()
+                  : math::ExpOp::create(b, loc, exponent).getResult();
+  return arith::SelectOp::create(b, loc, none, zero, p);
+}
+
+Value KernelBuilder::rescaledSum(Value runningSum, Value alpha, Value tileSum) {
+  Value rescaled = arith::MulFOp::create(b, loc, runningSum, alpha);
+  return arith::AddFOp::create(b, loc, rescaled, tileSum);
+}
+
+Value KernelBuilder::reduceAcrossLanes(Value v, int64_t lanes, int64_t width,
+                                       LaneCombine combine) {
+  for (int64_t offset = 1; offset < lanes; offset *= 2) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, v, offset, width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    switch (combine) {
+    case LaneCombine::Max:
+      v = arith::MaximumFOp::create(b, loc, v, other);
+      break;
+    case LaneCombine::Min:
+      v = arith::MinimumFOp::create(b, loc, v, other);
+      break;
+    case LaneCombine::Sum:
+      v = arith::AddFOp::create(b, loc, v, other);
+      break;
+    }
+  }
+  return v;
+}
+
+Value KernelBuilder::unmaskedTile(Value start, Value tileStart,
+                                  Value subgroupRow, bool hasMask,
+                                  std::optional<int64_t> causal,
+                                  bool syncOrder) {
+  Value unmasked = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  auto tileEnd = [&]() -> Value {
+    return arith::AddIOp::create(b, loc, start, index(c.keyTile));
+  };
+  Value end = syncOrder ? tileEnd() : Value();
+  if (hasMask)
+    return unmasked;
+  if (!end)
+    end = tileEnd();
+  unmasked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                   index(s.positions));
+  if (!causal)
+    return unmasked;
+  // The causal bound of the subgroup's first row: the last position it sees
+  // plus one.
+  Value offset = syncOrder ? Value() : index(*causal + 1);
+  Value firstRow = arith::AddIOp::create(b, loc, tileStart, subgroupRow);
+  if (syncOrder)
+    offset = index(*causal + 1);
+  Value bound = arith::AddIOp::create(b, loc, firstRow, offset);
+  return arith::AndIOp::create(
+      b, loc, unmasked,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, bound));
+}
+
+SmallVector<Value>
+KernelBuilder::loadVectors(int64_t rows, int64_t dim, Value thread,
+                           function_ref<Value(Value)> rowValid,
+                           function_ref<SmallVector<Value>(Value, Value)> at,
+                           Value source) {
+  auto vecType = VectorType::get({c.vectorWidth}, half);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(half)));
+  int64_t total = rows * dim;
+  int64_t perThread = llvm::divideCeil(total, c.vectorWidth * c.threads);
+  SmallVector<Value> vectors;
+  for (int64_t k = 0; k < perThread; ++k) {
+    auto [r, x, inTile] = vectorCoords(rows, dim, thread, k);
+    Value valid = arith::AndIOp::create(b, loc, inTile, rowValid(r));
+    auto v = vector::LoadOp::create(b, loc, vecType, source, at(r, x));
+    v.setAlignment(2 * c.vectorWidth);
+    vectors.push_back(arith::SelectOp::create(b, loc, valid, v, zeros));
+  }
+  return vectors;
+}
+
+void KernelBuilder::storeVectors(ArrayRef<Value> vectors, int64_t rows,
+                                 int64_t dim, Value thread, Value tile) {
+  for (auto [k, v] : llvm::enumerate(vectors)) {
+    auto [r, x, inTile] = vectorCoords(rows, dim, thread, k);
+    auto store = [&]() {
+      vector::StoreOp::create(b, loc, v, tile, ValueRange{r, x})
+          .setAlignment(2 * c.vectorWidth);
+    };
+    if (rows * dim % (c.vectorWidth * c.threads) == 0) {
+      store();
+      continue;
+    }
+    auto guard = scf::IfOp::create(b, loc, inTile, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    store();
+  }
+}
+
+std::tuple<Value, Value, Value> KernelBuilder::vectorCoords(int64_t rows,
+                                                            int64_t dim,
+                                                            Value thread,
+                                                            int64_t k) {
+  // Element i = (k threads + thread) width, clamped to the last vector.
+  int64_t total = rows * dim;
+  Value i = arith::MulIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, thread, index(k * c.threads)),
+      index(c.vectorWidth));
+  Value inTile =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, index(total));
+  Value clamped =
+      arith::MinUIOp::create(b, loc, i, index(total - c.vectorWidth));
+  Value r = arith::DivUIOp::create(b, loc, clamped, index(dim));
+  Value x = arith::RemUIOp::create(b, loc, clamped, index(dim));
+  return {r, x, inTile};
+}
+
+KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  SmallVector<Type> shared;
+  SmallVector<int64_t> kinds;
+  for (int64_t kind = 0; kind < MmaTiles::Count; ++kind) {
+    const MmaTiles::Tile &t = layout.tiles[kind];
+    if (!t.rows)
+      continue;
+    kinds.push_back(kind);
+    shared.push_back(MemRefType::get(
+        {t.rows, t.stride}, t.f32 ? b.getF32Type() : half, nullptr, workgroup));
+  }
+  Value one = index(1);
+  MmaFrame f;
+  f.launch = gpu::LaunchOp::create(
+      b, loc, index(llvm::divideCeil(s.queries, c.queryTile)),
+      index(s.queryHeads), one, index(c.threads), one, one,
+      /*dynamicSharedMemorySize=*/
+      c.dynamicShared ? arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                     layout.totalBytes)
+                            .getResult()
+                      : Value(),
+      /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, c.dynamicShared ? SmallVector<Type>() : shared);
+  b.setInsertionPointToStart(&f.launch.getBody().front());
+  f.tiles.assign(MmaTiles::Count, Value());
+  Value base;
+  if (c.dynamicShared)
+    base = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                        workgroup));
+  for (auto [i, kind] : llvm::enumerate(kinds))
+    f.tiles[kind] =
+        c.dynamicShared
+            ? memref::ViewOp::create(b, loc, cast<MemRefType>(shared[i]), base,
+                                     index(layout.offsets[kind]), ValueRange{})
+                  .getResult()
+            : Value(f.launch.getWorkgroupAttributions()[i]);
+  f.thread = f.launch.getThreadIds().x;
+  f.head = f.launch.getBlockIds().y;
+  f.kvHead = arith::DivUIOp::create(b, loc, f.head, index(s.group));
+  f.tileStart = arith::MulIOp::create(b, loc, f.launch.getBlockIds().x,
+                                      index(c.queryTile));
+  return f;
+}
+
+void KernelBuilder::stageQuery(Value query, const MmaFrame &f) {
+  SmallVector<Value> qVectors = loadVectors(
+      c.queryTile, s.headDim, f.thread,
+      [&](Value r) -> Value {
+        return arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult,
+            arith::AddIOp::create(b, loc, f.tileStart, r), index(s.queries));
+      },
+      [&](Value r, Value x) -> SmallVector<Value> {
+        Value qRow = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, f.tileStart, r),
+            index(s.queries - 1));
+        return {f.head, qRow, x};
+      },
+      query);
+  storeVectors(qVectors, c.queryTile, s.headDim, f.thread,
+               f.tiles[MmaTiles::Q]);
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::kvVectors(Value source, int64_t dim,
+                                            Value start,
+                                            BlockQuantizedType block,
+                                            const MmaFrame &f) {
+  if (block)
+    return {};
+  return loadVectors(
+      c.keyTile, dim, f.thread,
+      [&](Value j) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                     arith::AddIOp::create(b, loc, start, j),
+                                     index(s.positions));
+      },
+      [&](Value j, Value x) -> SmallVector<Value> {
+        Value pos = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, start, j),
+            index(s.positions - 1));
+        return kvIndices(f.kvHead, pos, x);
+      },
+      source);
+}
+
+Value KernelBuilder::copyTiles(Value key, Value value, Value start, Value kDst,
+                               Value vDst, const MmaFrame &f) {
+  SmallVector<Value> tokens;
+  for (auto [source, dim, tile] :
+       {std::tuple<Value, int64_t, Value>{key, s.headDim, kDst},
+        {value, s.valueDim, vDst}}) {
+    int64_t perThread = c.keyTile * dim / (c.vectorWidth * c.threads);
+    for (int64_t k = 0; k < perThread; ++k) {
+      auto [j, x, inTile] = vectorCoords(c.keyTile, dim, f.thread, k);
+      Value pos = arith::AddIOp::create(b, loc, start, j);
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          pos, index(s.positions));
+      Value clamped =
+          arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+      Value elements = arith::SelectOp::create(b, loc, valid,
+                                               index(c.vectorWidth), index(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tile, ValueRange{j, x}, source,
+          kvIndices(f.kvHead, clamped, x), b.getIndexAttr(c.vectorWidth),
+          elements, c.vectorWidth == 8 ? b.getUnitAttr() : nullptr));
+    }
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+SmallVector<Value> KernelBuilder::kvInit(Value key, Value value,
+                                         const MmaFrame &f) {
+  Value zero = index(0);
+  if (c.asyncCopy)
+    return {copyTiles(key, value, zero, f.tiles[MmaTiles::K],
+                      f.tiles[MmaTiles::V], f)};
+  SmallVector<Value> init = kvVectors(key, s.headDim, zero, s.keyBlock, f);
+  init.append(kvVectors(value, s.valueDim, zero, s.valueBlock, f));
+  return init;
+}
+
+std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
+                                               const MmaFrame &f,
+                                               ValueRange carried, Value iv,
+                                               SmallVector<Value> &next) {
+  Value start = arith::MulIOp::create(b, loc, iv, index(c.keyTile));
+  Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
+  Value kTile = f.tiles[MmaTiles::K], vTile = f.tiles[MmaTiles::V];
+  if (c.asyncCopy) {
+    // Tile t is in buffer t mod 2: wait for its copies, then (after every
+    // subgroup is done with tile t - 1) start tile t + 1's into the other.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[0],
+                                     b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    Value even = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, iv, index(2)), index(0));
+    auto pick = [&](Value first, Value second) -> Value {
+      return arith::SelectOp::create(b, loc, even, first, second);
+    };
+    Value kOther = f.tiles[MmaTiles::K2], vOther = f.tiles[MmaTiles::V2];
+    next.push_back(copyTiles(key, value, nextStart, pick(kOther, kTile),
+                             pick(vOther, vTile), f));
+    return {pick(kTile, kOther), pick(vTile, vOther)};
+  }
+  // K and V tiles in registers: the global loads of tile t + 1 are issued
+  // before tile t is multiplied (packed caches decode in the tile loop).
+  int64_t kCount = s.keyBlock ? 0
+                              : llvm::divideCeil(c.keyTile * s.headDim,
+                                                 c.vectorWidth * c.threads);
+  gpu::BarrierOp::create(b, loc);
+  if (s.keyBlock)
+    loadTile(key, kTile, s.headDim, f.kvHead, start, f.thread, s.keyBlock);
+  else
+    storeVectors(SmallVector<Value>(carried.take_front(kCount)), c.keyTile,
+                 s.headDim, f.thread, kTile);
+  if (s.valueBlock)
+    loadTile(value, vTile, s.valueDim, f.kvHead, start, f.thread, s.valueBlock);
+  else
+    storeVectors(SmallVector<Value>(carried.drop_front(kCount)), c.keyTile,
+                 s.valueDim, f.thread, vTile);
+  gpu::BarrierOp::create(b, loc);
+  next.append(kvVectors(key, s.headDim, nextStart, s.keyBlock, f));
+  next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock, f));
+  return {kTile, vTile};
+}
+
+void KernelBuilder::kvFinish(ValueRange results) {
+  if (c.asyncCopy)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, results[0],
+                                     b.getI32IntegerAttr(0));
+}
