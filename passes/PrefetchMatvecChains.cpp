@@ -160,28 +160,28 @@ struct Mode {
   bool pdl = false;
 };
 
-/// Parses `text`; returns std::nullopt for an unknown mode.
-std::optional<Mode> parseMode(StringRef text) {
+/// The mechanisms `mode` asks for.
+Mode getMode(PrefetchMode option) {
   Mode mode;
-  if (text == "auto") {
+  switch (option) {
+  case PrefetchMode::Auto:
     mode.automatic = true;
-    return mode;
-  }
-  if (text == "off")
-    return mode;
-  if (text.consume_front("pdl")) {
-    mode.pdl = true;
-    if (text.empty())
-      return mode;
-    if (!text.consume_front("+"))
-      return std::nullopt;
-  }
-  if (text == "l2")
+    break;
+  case PrefetchMode::Off:
+    break;
+  case PrefetchMode::L2:
+  case PrefetchMode::PdlL2:
     mode.prefetch = PrefetchKind::L2;
-  else if (text == "bulk")
+    break;
+  case PrefetchMode::Bulk:
+  case PrefetchMode::PdlBulk:
     mode.prefetch = PrefetchKind::Bulk;
-  else
-    return std::nullopt;
+    break;
+  case PrefetchMode::Pdl:
+    break;
+  }
+  mode.pdl = option == PrefetchMode::Pdl || option == PrefetchMode::PdlL2 ||
+             option == PrefetchMode::PdlBulk;
   return mode;
 }
 
@@ -685,27 +685,11 @@ gpu::GPUFuncOp getOwnKernel(ModuleOp host, gpu::LaunchFuncOp launch,
 
 void PrefetchMatvecChainsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::optional<Mode> mode = parseMode(this->mode);
+  std::optional<Mode> mode = getMode(this->mode);
   auto remarkOn = [](Operation *op) {
     InFlightDiagnostic diag = op->emitRemark("cachet-prefetch-matvec-chains: ");
     return diag;
   };
-  if (pdlTrigger != "end" && pdlTrigger != "start") {
-    module.emitError("cachet-prefetch-matvec-chains: unknown pdl-trigger '")
-        << pdlTrigger << "' (end, start)";
-    return signalPassFailure();
-  }
-  if (pdlWait != "start" && pdlWait != "after-weight-loads") {
-    module.emitError("cachet-prefetch-matvec-chains: unknown pdl-wait '")
-        << pdlWait << "' (start, after-weight-loads)";
-    return signalPassFailure();
-  }
-  if (!mode) {
-    module.emitRemark("cachet-prefetch-matvec-chains: unknown mode '")
-        << this->mode
-        << "' (auto, l2, bulk, pdl, pdl+l2, pdl+bulk, off); nothing done";
-    return;
-  }
   DeviceProfileAttr profile = lookupDeviceProfile(module);
   SymbolTableCollection symbolTables;
 
@@ -729,8 +713,8 @@ void PrefetchMatvecChainsPass::runOnOperation() {
     budgetProblem =
         numCtas < 0 ? "no ctas and no #cachet.device profile" : "ctas is 0";
 
-  bool triggerAtStart = pdlTrigger == "start";
-  bool sinkWait = pdlWait == "after-weight-loads";
+  bool triggerAtStart = pdlTrigger == PdlTrigger::Start;
+  bool sinkWait = pdlWait == PdlWait::AfterWeightLoads;
   AliasAnalysis aliases(module);
   for (auto func : module.getOps<FunctionOpInterface>()) {
     MatvecChains found = findMatvecChains(func, symbolTables);

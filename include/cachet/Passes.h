@@ -3,6 +3,8 @@
 #ifndef CACHET_PASSES_H
 #define CACHET_PASSES_H
 
+#include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -590,8 +590,20 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     `launch_dependents`).
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
-           "auto, l2, bulk, pdl, pdl+l2, pdl+bulk or off">,
+    Option<"mode", "mode", "::cachet::PrefetchMode",
+           /*default=*/"::cachet::PrefetchMode::Auto",
+           "Mechanisms of a chain launch", [{::llvm::cl::values(
+      clEnumValN(::cachet::PrefetchMode::Auto, "auto",
+                 "chosen from the profile and the target"),
+      clEnumValN(::cachet::PrefetchMode::L2, "l2",
+                 "L2 prefetch of the next weight"),
+      clEnumValN(::cachet::PrefetchMode::Bulk, "bulk",
+                 "bulk L2 prefetch of the next weight (sm_90+)"),
+      clEnumValN(::cachet::PrefetchMode::Pdl, "pdl",
+                 "programmatic dependent launch (sm_90+)"),
+      clEnumValN(::cachet::PrefetchMode::PdlL2, "pdl+l2", "pdl and l2"),
+      clEnumValN(::cachet::PrefetchMode::PdlBulk, "pdl+bulk", "pdl and bulk"),
+      clEnumValN(::cachet::PrefetchMode::Off, "off", "no prefetch, no pdl"))}]>,
     Option<"fraction", "fraction", "double", /*default=*/"-1.0",
            "Share of the next weight to prefetch, in (0, 1]; negative: "
            "0.5">,
@@ -601,20 +613,145 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     Option<"ctas", "ctas", "int64_t", /*default=*/"-1",
            "Prefetching CTAs per launch (the last ones); negative: the "
            "profile's compute units">,
-    Option<"pdlTrigger", "pdl-trigger", "std::string", /*default=*/"\"start\"",
-           "Where a pdl kernel lets the next grid launch: end (before every "
-           "return) or start (before its prologue)">,
-    Option<"pdlWait", "pdl-wait", "std::string",
-           /*default=*/"\"after-weight-loads\"",
-           "Where a pdl kernel waits for the grid before it: start, or "
-           "after-weight-loads (loads of its own weights may come first "
-           "where no kernel that can still run may write them)">,
+    Option<"pdlTrigger", "pdl-trigger", "::cachet::PdlTrigger",
+           /*default=*/"::cachet::PdlTrigger::Start",
+           "Where a pdl kernel lets the next grid launch",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::PdlTrigger::Start, "start",
+                 "before its prologue"),
+      clEnumValN(::cachet::PdlTrigger::End, "end", "before every return"))}]>,
+    Option<"pdlWait", "pdl-wait", "::cachet::PdlWait",
+           /*default=*/"::cachet::PdlWait::AfterWeightLoads",
+           "Where a pdl kernel waits for the grid before it",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::PdlWait::Start, "start", "before anything else"),
+      clEnumValN(::cachet::PdlWait::AfterWeightLoads, "after-weight-loads",
+                 "after the first loads of its own weights, where no kernel "
+                 "that can still run may write them"))}]>,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect"
   ];
+}
+
+def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp"> {
+  let summary = "Choose each op's kernel: a #cachet.kernel_config the "
+                "lowerings carry out";
+  let description = [{
+    Every kernel decision of cachet is taken here, from the `#cachet.device`
+    profile and the op's shapes, and kept in the IR as the discardable
+    attribute `cachet.kernel_config` (`#cachet.kernel_config<...>`, see the
+    dialect docs); the lowering passes (`cachet-lower-attention`) build what
+    it says and decide nothing. Each decision is a remark on the op saying
+    what was chosen and why. An op that already has a config keeps it (a
+    remark says so): writing the attribute in the input overrides the cost
+    model, as the options below do for every op at once. An op left without
+    a config keeps its reference lowering.
+
+    `cachet.attention` (lib/Analysis/AttentionConfig.cpp): which of the
+    scalar, mma (gpu.subgroup_mma) and mma-sync (PTX mma.sync) flash
+    kernels, with which query and key tiles, vectors, tile padding, dynamic
+    workgroup memory and double buffering.
+
+    * `attention-kernel=auto`: mma-sync where `allow-mma-sync` is set
+      (cachet-compile sets it on NVVM) and mma.sync can serve the attention
+      (f16 or bf16 Q/K/V, head dimensions that are multiples of 16, 32-lane
+      subgroups, a profile with 16x16x16 f16 cooperative matrices), else
+      mma where the profile has that cooperative matrix and `allow-mma` is
+      set (f16 only), else scalar. `scalar`, `mma`, `mma-sync` ask for one;
+      `reference` configures none.
+    * The key tile is the largest power of two up to 64 whose tiles fit the
+      workgroup memory budget: the profile's, at most the 48 KiB of static
+      memory a CUDA kernel gets, or with `dynamic-shared` the profile's over
+      `resident-workgroups`. The scalar kernel's query tile is two
+      subgroups of rows (at least 32), halved down to 32 until a key tile
+      fits; the mma kernels' is four subgroups of `16 * row-blocks` rows.
+    * On a `mesa` profile (llvmpipe, which silently ends a loop nest after
+      65535 iterations) an attention whose scalar tile loop would run
+      longer keeps the reference lowering.
+
+    Options are range-checked: a value out of range is an error naming the
+    option and its allowed values.
+
+    Before (`profile=h200`, `allow-mma-sync=true`):
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+        : tensor<8x128x64xf16>, tensor<2x256x64xf16>, tensor<2x256x64xf16>
+        -> tensor<8x128x64xf16>
+    ```
+
+    After:
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+        {cachet.kernel_config = #cachet.kernel_config<
+           variant = attention_mma_sync, tile = [64, 64], workgroup = 128,
+           subgroup = 32, vector_width = 8, pad_bytes = 16>}
+        : tensor<8x128x64xf16>, tensor<2x256x64xf16>, tensor<2x256x64xf16>
+        -> tensor<8x128x64xf16>
+    ```
+  }];
+  let options = [
+    Option<"attentionKernel", "attention-kernel",
+           "::cachet::AttentionKernelChoice",
+           /*default=*/"::cachet::AttentionKernelChoice::Auto",
+           "cachet.attention kernel", [{::llvm::cl::values(
+      clEnumValN(::cachet::AttentionKernelChoice::Auto, "auto",
+                 "from the profile and the shapes"),
+      clEnumValN(::cachet::AttentionKernelChoice::Scalar, "scalar",
+                 "one thread per query row, every target"),
+      clEnumValN(::cachet::AttentionKernelChoice::Mma, "mma",
+                 "gpu.subgroup_mma (wmma, KHR cooperative matrix)"),
+      clEnumValN(::cachet::AttentionKernelChoice::MmaSync, "mma-sync",
+                 "PTX mma.sync, the softmax in registers (NVVM)"),
+      clEnumValN(::cachet::AttentionKernelChoice::Reference, "reference",
+                 "no config: the reference lowering"))}]>,
+    Option<"allowMmaSync", "allow-mma-sync", "bool", /*default=*/"false",
+           "Whether auto may choose the mma-sync kernel (the target lowers "
+           "nvgpu.mma.sync and nvgpu.ldmatrix: NVVM)">,
+    Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
+           "Whether auto may choose the mma kernel (the target lowers "
+           "gpu.subgroup_mma and the runtime runs it)">,
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
+           "Query rows per workgroup (0: from the profile's subgroup size)">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "KV positions per workgroup-memory tile (0: from the profile's "
+           "workgroup memory)">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "Bytes per vector load and store of the mma kernels' Q, K and V "
+           "tiles, a power of two (SPIR-V takes at most 4 components: 8)">,
+    Option<"tilePadBytes", "tile-pad-bytes", "int64_t", /*default=*/"16",
+           "Bytes each row of the mma kernels' workgroup-memory tiles is "
+           "padded by, so the 16 rows of an operand start in different "
+           "banks (a multiple of 16; 0: none)">,
+    Option<"dynamicShared", "dynamic-shared", "bool", /*default=*/"false",
+           "Whether the mma kernels' tiles are views of dynamic workgroup "
+           "memory (gpu.dynamic_shared_memory), which may exceed 48 KiB "
+           "(NVVM: the runtime opts in above it)">,
+    Option<"residentWorkgroups", "resident-workgroups", "int64_t",
+           /*default=*/"3",
+           "With dynamic-shared: the mma kernels' tiles take at most the "
+           "profile's workgroup memory over this many workgroups (1 or more)">,
+    Option<"occupancyHint", "occupancy-hint", "bool", /*default=*/"false",
+           "With dynamic-shared: ask (min_workgroups_per_sm) for registers "
+           "that let resident-workgroups workgroups share an SM">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
+           "With dynamic-shared: double-buffer f16 K/V tiles filled by "
+           "nvgpu.device_async_copy (cp.async, NVVM only)">,
+    Option<"rowBlocks", "row-blocks", "int64_t", /*default=*/"1",
+           "16-row blocks per subgroup in the mma kernels (a power of two up "
+           "to subgroup / 16)">,
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+           "With warp-sync: skip rescaling the accumulators for a key tile "
+           "that moves none of a subgroup's row maxima">,
+    Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
+           "Order a subgroup's private staging with nvvm.bar.warp.sync "
+           "instead of gpu.barrier (NVVM only)">,
+  ];
+  let dependentDialects = ["::cachet::CachetDialect"];
 }
 
 #endif // CACHET_PASSES_TD

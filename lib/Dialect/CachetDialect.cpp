@@ -144,3 +144,94 @@ LogicalResult CachetDialect::verifyRegionResultAttribute(Operation *op,
            << " a shaped float result of rank 1 or more";
   return success();
 }
+
+LogicalResult KernelConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, KernelVariant variant,
+    ArrayRef<int64_t> tile, int64_t workgroup, int64_t subgroup,
+    int64_t vectorWidth, int64_t rowBlocks, int64_t stages, int64_t split,
+    int64_t padBytes, ArrayRef<int64_t> loads, int64_t minWorkgroupsPerSM,
+    bool dynamicShared, bool warpSync, bool lazyRescale, bool stageX) {
+  auto fail = [&]() {
+    return emitError() << "#cachet.kernel_config<variant = "
+                       << stringifyKernelVariant(variant) << ">: ";
+  };
+  auto isPow2 = [](int64_t v) {
+    return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
+  };
+  bool attention = variant == KernelVariant::AttentionScalar ||
+                   variant == KernelVariant::AttentionMma ||
+                   variant == KernelVariant::AttentionMmaSync;
+  bool mma = variant == KernelVariant::AttentionMma ||
+             variant == KernelVariant::AttentionMmaSync;
+  if (variant != KernelVariant::MatvecGeneric &&
+      (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0))
+    return fail() << "'tile' must have two positive entries ("
+                  << (attention ? "query rows, key positions"
+                                : "subgroups per workgroup, rows per subgroup")
+                  << ")";
+  if (workgroup < 0)
+    return fail() << "'workgroup' must not be negative, got " << workgroup;
+  if (subgroup != 0 && !isPow2(subgroup))
+    return fail() << "'subgroup' must be 0 or a power of two, got " << subgroup;
+  if (!isPow2(vectorWidth))
+    return fail() << "'vector_width' must be a power of two, got "
+                  << vectorWidth;
+  if (!isPow2(rowBlocks))
+    return fail() << "'row_blocks' must be a power of two, got " << rowBlocks;
+  if (stages != 1 && stages != 2)
+    return fail() << "'stages' must be 1 or 2, got " << stages;
+  if (stages == 2 && !dynamicShared)
+    return fail() << "'stages = 2' needs 'dynamic_shared = true'";
+  if (split < 1)
+    return fail() << "'split' must be positive, got " << split;
+  if (padBytes < 0 || padBytes % 16 != 0)
+    return fail() << "'pad_bytes' must be a non-negative multiple of 16, got "
+                  << padBytes;
+  if (minWorkgroupsPerSM < 0)
+    return fail() << "'min_workgroups_per_sm' must not be negative, got "
+                  << minWorkgroupsPerSM;
+  if (lazyRescale && !warpSync)
+    return fail() << "'lazy_rescale' needs 'warp_sync = true'";
+  if (llvm::any_of(loads, [](int64_t v) { return v < 0; }) || loads.size() > 2)
+    return fail() << "'loads' must have at most two non-negative entries";
+  if (mma) {
+    if (tile[1] % 16 != 0)
+      return fail() << "the key tile " << tile[1]
+                    << " is not a multiple of 16 (the mma kernels' column "
+                       "block)";
+    if (tile[0] % (16 * rowBlocks) != 0)
+      return fail() << "the query tile " << tile[0]
+                    << " is not a multiple of 16 * row_blocks ("
+                    << 16 * rowBlocks << ")";
+  }
+  if (variant == KernelVariant::AttentionScalar &&
+      (rowBlocks != 1 || stages != 1 || dynamicShared || warpSync))
+    return fail() << "the scalar kernel takes no 'row_blocks', 'stages', "
+                     "'dynamic_shared' or 'warp_sync'";
+  if (!attention && (rowBlocks != 1 || stages != 1 || split != 1 ||
+                     padBytes != 0 || dynamicShared || warpSync || lazyRescale))
+    return fail() << "a mat-vec kernel takes no 'row_blocks', 'stages', "
+                     "'split', 'pad_bytes', 'dynamic_shared', 'warp_sync' or "
+                     "'lazy_rescale'";
+  if (attention && (stageX || !loads.empty()))
+    return fail() << "an attention kernel takes no 'stage_x' or 'loads'";
+  return success();
+}
+
+LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() != getKernelConfigAttrName())
+    return success();
+  auto config = dyn_cast<KernelConfigAttr>(attr.getValue());
+  if (!config)
+    return op->emitError("'")
+           << getKernelConfigAttrName() << "' must be a #cachet.kernel_config";
+  bool onAttention = op->getName().getStringRef() == "cachet.attention";
+  bool onMatvec = op->getName().getStringRef() == "linalg.matvec";
+  if (config.isAttention() ? !onAttention : !onMatvec)
+    return op->emitError("'")
+           << getKernelConfigAttrName() << "' of variant "
+           << stringifyKernelVariant(config.getVariant()) << " must be on "
+           << (config.isAttention() ? "a cachet.attention" : "a linalg.matvec");
+  return success();
+}

@@ -1,7 +1,15 @@
 //===- Pipelines.cpp - the cachet-compile pipeline ------------------------===//
 
 #include "cachet/Pipelines/Pipelines.h"
+#include "cachet/Conversion/Passes.h"
+#include "cachet/Device/DeviceProfile.h"
+#include "cachet/Passes.h"
 #include "cachet/Pipelines/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -11,29 +19,79 @@
 
 using namespace mlir;
 
-/// Appends the textual pipeline `text` (nested under builtin.module) to `pm`.
-/// The texts below are fixed and only interpolate validated options, so a
-/// parse failure is a bug in this file: it is reported, not hidden.
-static void addPipeline(OpPassManager &pm, StringRef text) {
-  if (failed(parsePassPipeline(text, pm, llvm::errs())))
-    llvm::report_fatal_error(llvm::Twine("cachet-compile: bad sub-pipeline: ") +
-                             text);
-}
+namespace {
+/// Adds passes to a pass manager from typed options. Fixed pipeline texts
+/// (upstream passes with constant options) are parsed; a pass whose options
+/// come from `cachet-compile` is created in C++, its options set from the
+/// typed ones and then from the option text the user gave for it. The first
+/// failure is reported through `emitError`, naming the option; later calls
+/// do nothing.
+class PipelineBuilder {
+public:
+  PipelineBuilder(OpPassManager &pm,
+                  function_ref<LogicalResult(const Twine &)> emitError)
+      : pm(pm), emitError(emitError) {}
 
-/// Checks that `text`, a pipeline built from the option `option` of
-/// `cachet-compile`, parses; a failure names the option and carries the
-/// parser's message.
-static LogicalResult
-checkOptionPipeline(StringRef option, StringRef text,
-                    function_ref<LogicalResult(const Twine &)> emitError) {
-  OpPassManager scratch("builtin.module");
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (succeeded(parsePassPipeline(text, scratch, os)))
-    return success();
-  StringRef first = StringRef(message).trim().split('\n').first;
-  return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " + first);
-}
+  /// Appends the fixed pipeline `text`.
+  void add(StringRef text) {
+    if (failed(status))
+      return;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (failed(parsePassPipeline(text, pm, os)))
+      status =
+          emitError(llvm::Twine("cachet-compile: internal error: the "
+                                "pipeline text '") +
+                    text + "' does not parse: " + StringRef(message).trim());
+  }
+
+  /// Appends `pass` (on `builtin.module`, or on each `func.func` with
+  /// `onFunctions`) after applying `text`, the value of the cachet-compile
+  /// option `option`, to its options.
+  void add(std::unique_ptr<Pass> pass, StringRef option = "",
+           StringRef text = "", bool onFunctions = false) {
+    if (failed(status))
+      return;
+    if (!text.trim().empty() &&
+        failed(pass->initializeOptions(text, [&](const Twine &message) {
+          return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " +
+                           message);
+        }))) {
+      status = failure();
+      return;
+    }
+    if (onFunctions)
+      pm.addNestedPass<func::FuncOp>(std::move(pass));
+    else
+      pm.addPass(std::move(pass));
+  }
+
+  /// Checks `text`, the value of the cachet-compile option `option`, against
+  /// the options of `pass`, which the pipeline does not run (an option
+  /// given for a pass that is off is still checked).
+  void check(std::unique_ptr<Pass> pass, StringRef option, StringRef text) {
+    if (failed(status) || text.trim().empty())
+      return;
+    status = pass->initializeOptions(text, [&](const Twine &message) {
+      return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " +
+                       message);
+    });
+  }
+
+  /// Appends `pass` to run on each `func.func`.
+  void addOnFunctions(std::unique_ptr<Pass> pass, StringRef option = "",
+                      StringRef text = "") {
+    add(std::move(pass), option, text, /*onFunctions=*/true);
+  }
+
+  LogicalResult getStatus() const { return status; }
+
+private:
+  OpPassManager &pm;
+  function_ref<LogicalResult(const Twine &)> emitError;
+  LogicalResult status = success();
+};
+} // namespace
 
 /// SPIR-V capabilities and extensions of the Vulkan 1.2 devices cachet runs
 /// on (lavapipe included): 8/16-bit storage and arithmetic, subgroup
@@ -62,86 +120,37 @@ static constexpr StringLiteral kSPIRVCoopMatrixTarget =
 /// Adds cachet-prefetch-matvec-chains: after outlining and the target
 /// attribute (which says what the chip supports), before the kernels are
 /// converted to the target.
-static void addPrefetch(OpPassManager &pm,
+static void addPrefetch(PipelineBuilder &builder,
                         const cachet::CompileOptions &options) {
   if (!options.rewrites)
-    return;
-  StringRef mode;
-  switch (options.prefetch) {
-  case cachet::PrefetchMode::Auto:
-    mode = "auto";
-    break;
-  case cachet::PrefetchMode::L2:
-    mode = "l2";
-    break;
-  case cachet::PrefetchMode::Bulk:
-    mode = "bulk";
-    break;
-  case cachet::PrefetchMode::Pdl:
-    mode = "pdl";
-    break;
-  case cachet::PrefetchMode::PdlL2:
-    mode = "pdl+l2";
-    break;
-  case cachet::PrefetchMode::PdlBulk:
-    mode = "pdl+bulk";
-    break;
-  case cachet::PrefetchMode::Off:
-    mode = "off";
-    break;
-  }
-  addPipeline(pm, llvm::formatv("cachet-prefetch-matvec-chains{{mode={0} {1}}",
-                                mode, options.prefetchOptions.getValue())
-                      .str());
+    return builder.check(cachet::createPrefetchMatvecChains(),
+                         "prefetch-options", options.prefetchOptions);
+  cachet::PrefetchMatvecChainsOptions prefetch;
+  prefetch.mode = options.prefetch;
+  builder.add(cachet::createPrefetchMatvecChains(prefetch), "prefetch-options",
+              options.prefetchOptions);
 }
 
 /// Attaches the profile of `options`, if one is given.
-static void addAttachDevice(OpPassManager &pm,
+static void addAttachDevice(PipelineBuilder &builder,
                             const cachet::CompileOptions &options) {
   if (!options.profile.empty())
-    addPipeline(pm, llvm::formatv("cachet-attach-device{{profile={0}}",
-                                  options.profile.getValue())
-                        .str());
+    builder.add(cachet::createAttachDevice(
+        cachet::AttachDeviceOptions{options.profile.getValue()}));
 }
 
-/// Checks every option of `options` that goes into a pass's text.
+/// Checks the options of `options` that no pass checks when it is built.
 static LogicalResult
 checkCompileOptions(const cachet::CompileOptions &options,
                     function_ref<LogicalResult(const Twine &)> emitError) {
-  struct Piece {
-    StringRef option;
-    std::string text;
-  };
-  Piece pieces[] = {
-      {"attention-options", llvm::formatv("cachet-lower-attention{{{0}}",
-                                          options.attentionOptions.getValue())},
-      {"matvec-options", llvm::formatv("func.func(cachet-lower-matvec{{{0}})",
-                                       options.matvecOptions.getValue())},
-      {"dequant-transpose-options",
-       llvm::formatv("func.func(cachet-lower-dequant-transpose{{{0}})",
-                     options.dequantTransposeOptions.getValue())},
-      {"dequant-once-options",
-       llvm::formatv("cachet-dequant-once-kv{{{0}}",
-                     options.dequantOnceOptions.getValue())},
-      {"pad-options", llvm::formatv("cachet-pad-weight-rows{{{0}}",
-                                    options.padOptions.getValue())},
-      {"prefetch-options", llvm::formatv("cachet-prefetch-matvec-chains{{{0}}",
-                                         options.prefetchOptions.getValue())},
-      {"profile", llvm::formatv("cachet-attach-device{{profile={0}}",
-                                options.profile.getValue())},
-      {"format or toolkit",
-       llvm::formatv(
-           "gpu-module-to-binary{{format={0}{1}}", options.format.getValue(),
-           options.toolkit.empty() ? std::string()
-                                   : " toolkit=" + options.toolkit.getValue())},
-      {"chip or features",
-       llvm::formatv("nvvm-attach-target{{chip={0} features={1}}",
-                     options.chip.empty() ? "sm_90" : options.chip.getValue(),
-                     options.features.getValue())},
-  };
-  for (const Piece &piece : pieces)
-    if (failed(checkOptionPipeline(piece.option, piece.text, emitError)))
-      return failure();
+  if (!options.profile.empty()) {
+    llvm::Expected<cachet::DeviceProfile> profile =
+        cachet::resolveProfile(options.profile);
+    if (!profile)
+      return emitError(llvm::Twine("cachet-compile: bad profile '") +
+                       options.profile.getValue() +
+                       "': " + llvm::toString(profile.takeError()));
+  }
   static constexpr StringLiteral kFormats[] = {
       "isa", "assembly", "bin", "binary", "fatbin", "llvm", "offloading"};
   if (!llvm::is_contained(kFormats, options.format.getValue()))
@@ -155,21 +164,39 @@ checkCompileOptions(const cachet::CompileOptions &options,
   return success();
 }
 
-/// The name of `kernel` in cachet-lower-attention's `variant` option.
-static StringRef getVariantName(cachet::AttentionKernel kernel) {
-  switch (kernel) {
-  case cachet::AttentionKernel::Auto:
-    return "auto";
-  case cachet::AttentionKernel::Scalar:
-    return "scalar";
-  case cachet::AttentionKernel::Mma:
-    return "mma";
-  case cachet::AttentionKernel::MmaSync:
-    return "mma-sync";
-  case cachet::AttentionKernel::Reference:
-    return "reference";
+/// Adds the kernel choice and the flash-attention kernels: on tensors, the
+/// same with rewrites on and off. The tensor-core kernels run by default on
+/// NVVM only (mma-sync, PTX's mma.sync; mma, wmma, when asked for): ROCDL
+/// lowers neither nvgpu nor gpu.subgroup_mma, and on SPIR-V mma is opt-in
+/// (attention-kernel=mma): it needs a Vulkan device with
+/// VK_KHR_cooperative_matrix, which a profile's coop_matrix (tensor cores)
+/// does not promise.
+static void addAttention(PipelineBuilder &builder,
+                         const cachet::CompileOptions &options) {
+  if (options.attentionKernel == cachet::AttentionKernel::Reference)
+    return builder.check(cachet::createSelectKernelConfigs(),
+                         "attention-options", options.attentionOptions);
+  cachet::SelectKernelConfigsOptions select;
+  select.attentionKernel = options.attentionKernel;
+  switch (options.target) {
+  case cachet::Target::NVVM:
+    select.allowMma = true;
+    select.allowMmaSync = true;
+    select.dynamicShared = true;
+    select.asyncCopy = true;
+    select.warpSync = true;
+    break;
+  case cachet::Target::SPIRV:
+    select.allowMma = false;
+    select.vectorBytes = 8;
+    break;
+  case cachet::Target::ROCDL:
+    select.allowMma = false;
+    break;
   }
-  llvm_unreachable("unknown attention kernel");
+  builder.add(cachet::createSelectKernelConfigs(select), "attention-options",
+              options.attentionOptions);
+  builder.add(cachet::createLowerAttention());
 }
 
 LogicalResult cachet::buildCachetCompilePipeline(
@@ -177,103 +204,94 @@ LogicalResult cachet::buildCachetCompilePipeline(
     function_ref<LogicalResult(const Twine &)> emitError) {
   if (failed(checkCompileOptions(options, emitError)))
     return failure();
+  PipelineBuilder builder(pm, emitError);
   // IR that upstream passes below would crash on becomes a diagnostic.
-  pm.addPass(createCheckCompileInput());
-  pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
-  addAttachDevice(pm, options);
+  builder.add(createCheckCompileInput());
+  builder.addOnFunctions(createKeepArgumentUpdates());
+  addAttachDevice(builder, options);
 
   // Front-end attention and quantization to cachet ops, with rewrites on
   // and off: raising picks the kernels, so both variants run the same ones
   // and compare the rewrites alone (a generic attention and a flash kernel
   // sum in different orders).
-  addPipeline(pm, "cachet-raise-attention,cachet-raise-quantize");
+  builder.add(createRaiseAttention());
+  builder.add(createRaiseQuantize());
 
   // The memory-hierarchy rewrites, each deciding from the profile.
-  if (options.rewrites)
-    addPipeline(pm, llvm::formatv("cachet-dequant-once-kv{{{0}},"
-                                  "cachet-pad-weight-rows{{{1}},canonicalize",
-                                  options.dequantOnceOptions.getValue(),
-                                  options.padOptions.getValue())
-                        .str());
+  if (options.rewrites) {
+    builder.add(createDequantOnceKV(), "dequant-once-options",
+                options.dequantOnceOptions);
+    builder.add(createPadWeightRows(), "pad-options", options.padOptions);
+    builder.add("canonicalize");
+  } else {
+    builder.check(createDequantOnceKV(), "dequant-once-options",
+                  options.dequantOnceOptions);
+    builder.check(createPadWeightRows(), "pad-options", options.padOptions);
+  }
 
-  // Flash-attention kernels, on tensors (the same with rewrites on and off).
-  // The tensor-core kernels run by default on NVVM only (mma-sync, PTX's
-  // mma.sync; mma, wmma, when asked for): ROCDL lowers neither nvgpu nor
-  // gpu.subgroup_mma, and on SPIR-V mma is opt-in (attention-kernel=mma):
-  // it needs a Vulkan device with VK_KHR_cooperative_matrix, which a
-  // profile's coop_matrix (tensor cores) does not promise.
-  if (options.attentionKernel != AttentionKernel::Reference)
-    addPipeline(pm,
-                llvm::formatv("cachet-lower-attention{{variant={0} {1} {2}}",
-                              getVariantName(options.attentionKernel),
-                              options.target == Target::NVVM
-                                  ? "allow-mma=true allow-mma-sync=true "
-                                    "dynamic-shared=true async-copy=true "
-                                    "warp-sync=true"
-                              : options.target == Target::SPIRV
-                                  ? "allow-mma=false vector-bytes=8"
-                                  : "allow-mma=false",
-                              options.attentionOptions.getValue())
-                    .str());
+  addAttention(builder, options);
 
   // Reference implementations of the cachet ops, ggml bytes for block types.
-  addPipeline(pm, "cachet-lower-to-linalg");
+  builder.add(createLowerToLinalg());
 
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.
   // A result inserted into a tensor (a KV cache append) is computed in the
   // destination's slice: its tensor.empty becomes that slice
   // (kBufferizeFunctions starts with eliminate-empty-tensors).
-  addPipeline(
-      pm, (kBufferizeFunctions + ",canonicalize,cachet-pitched-weights").str());
+  builder.add(kBufferizeFunctions);
+  builder.add("canonicalize");
+  builder.add(createPitchedWeights());
+  bool spirv = options.target == Target::SPIRV;
   if (options.matvecKernel == MatvecKernel::Subgroup ||
-      (options.matvecKernel == MatvecKernel::Auto &&
-       options.target != Target::SPIRV))
-    addPipeline(pm, llvm::formatv("func.func(cachet-lower-matvec{{{0} {1}})",
-                                  // SPIR-V vectors have at most 4
-                                  // components; bf16 is emulated per scalar.
-                                  options.target == Target::SPIRV
-                                      ? "load-bytes=8 bf16-vectors=false"
-                                      : "",
-                                  options.matvecOptions.getValue())
-                        .str());
+      (options.matvecKernel == MatvecKernel::Auto && !spirv)) {
+    // SPIR-V vectors have at most 4 components; bf16 is emulated per
+    // scalar.
+    LowerMatvecOptions matvec;
+    if (spirv) {
+      matvec.loadBytes = 8;
+      matvec.bf16Vectors = false;
+    }
+    builder.addOnFunctions(createLowerMatvec(matvec), "matvec-options",
+                           options.matvecOptions);
+  } else {
+    builder.check(createLowerMatvec(), "matvec-options", options.matvecOptions);
+  }
   // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.
-  addPipeline(
-      pm, llvm::formatv("func.func(cachet-lower-dequant-transpose{{{0} {1}})",
-                        options.target == Target::SPIRV
-                            ? "load-bytes=4 store-bytes=8 workgroup-alloc=true "
-                              "scalar-stores=true"
-                            : "",
-                        options.dequantTransposeOptions.getValue())
-              .str());
+  LowerDequantTransposeOptions dequantTranspose;
+  if (spirv) {
+    dequantTranspose.loadBytes = 4;
+    dequantTranspose.storeBytes = 8;
+    dequantTranspose.workgroupAlloc = true;
+    dequantTranspose.scalarStores = true;
+  }
+  builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose),
+                         "dequant-transpose-options",
+                         options.dequantTransposeOptions);
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.
-  addPipeline(pm, llvm::formatv(
-                      "func.func(cachet-reductions-inner,"
-                      "cachet-lower-reductions,"
-                      "convert-linalg-to-parallel-loops,"
-                      "cachet-host-compute-to-parallel,"
-                      "scf-parallel-loop-tiling{{parallel-loop-tile-sizes={0} "
-                      "no-min-max-bounds=true},"
-                      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-                      "canonicalize,gpu-launch-sink-index-computations,"
-                      "gpu-kernel-outlining,lower-affine,canonicalize,"
-                      "fold-memref-alias-ops,cachet-device-buffers",
-                      options.workgroupSize.getValue())
-                      .str());
+  builder.add("func.func(cachet-reductions-inner,cachet-lower-reductions,"
+              "convert-linalg-to-parallel-loops,"
+              "cachet-host-compute-to-parallel)");
+  builder.addOnFunctions(createParallelLoopTilingPass(
+      {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
+  builder.add("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+              "canonicalize,gpu-launch-sink-index-computations,"
+              "gpu-kernel-outlining,lower-affine,canonicalize,"
+              "fold-memref-alias-ops");
+  builder.add(createDeviceBuffers());
 
   std::string format = "bin";
   switch (options.target) {
   case Target::SPIRV:
-    addPipeline(pm, options.attentionKernel == AttentionKernel::Mma
-                        ? kSPIRVCoopMatrixTarget
-                        : kSPIRVTarget);
-    addPrefetch(pm, options);
+    builder.add(options.attentionKernel == AttentionKernel::Mma
+                    ? kSPIRVCoopMatrixTarget
+                    : kSPIRVTarget);
+    addPrefetch(builder, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
-    addPipeline(
-        pm,
+    builder.add(
         "cachet-emulate-bf16-storage,"
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
         "cachet-scalarize-vector-memory,"
@@ -285,44 +303,41 @@ LogicalResult cachet::buildCachetCompilePipeline(
         "spirv-lower-abi-attrs,"
         "spirv-update-vce,cachet-spirv-interface-version))");
     break;
-  case Target::NVVM:
-    addPipeline(
-        pm,
-        llvm::formatv("nvvm-attach-target{{chip={0} features={1} O=3}",
-                      options.chip.empty() ? "sm_90" : options.chip.getValue(),
-                      options.features.getValue())
-            .str());
-    addPrefetch(pm, options);
-    addPipeline(pm,
-                "gpu.module(cachet-align-workgroup-memory,"
+  case Target::NVVM: {
+    GpuNVVMAttachTargetOptions nvvm;
+    nvvm.chip = options.chip.empty() ? "sm_90" : options.chip.getValue();
+    nvvm.features = options.features;
+    nvvm.optLevel = 3;
+    builder.add(createGpuNVVMAttachTarget(nvvm));
+    addPrefetch(builder, options);
+    builder.add("gpu.module(cachet-align-workgroup-memory,"
                 "cachet-kernel-occupancy,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
                 "cachet-extern-dynamic-shared-memory),"
                 "reconcile-unrealized-casts");
     format = options.format;
     break;
-  case Target::ROCDL:
-    addPipeline(
-        pm,
-        llvm::formatv("rocdl-attach-target{{chip={0} O=3}",
-                      options.chip.empty() ? "gfx942" : options.chip.getValue())
-            .str());
-    addPrefetch(pm, options);
-    addPipeline(pm, "gpu.module(cachet-align-workgroup-memory,"
-                    "convert-scf-to-cf,convert-gpu-to-rocdl),"
-                    "reconcile-unrealized-casts");
+  }
+  case Target::ROCDL: {
+    GpuROCDLAttachTargetOptions rocdl;
+    rocdl.chip = options.chip.empty() ? "gfx942" : options.chip.getValue();
+    rocdl.optLevel = 3;
+    builder.add(createGpuROCDLAttachTarget(rocdl));
+    addPrefetch(builder, options);
+    builder.add("gpu.module(cachet-align-workgroup-memory,"
+                "convert-scf-to-cf,convert-gpu-to-rocdl),"
+                "reconcile-unrealized-casts");
     format = options.format;
     break;
   }
+  }
   if (options.hostOnly)
-    return success();
+    return builder.getStatus();
 
-  std::string toolkit = options.toolkit.empty()
-                            ? std::string()
-                            : " toolkit=" + options.toolkit.getValue();
-  addPipeline(
-      pm, llvm::formatv("gpu-module-to-binary{{format={0}{1}}", format, toolkit)
-              .str());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format;
+  binary.toolkitPath = options.toolkit;
+  builder.add(createGpuModuleToBinaryPass(binary));
   // Host code: memrefs to LLVM, launches to mgpu* calls. On SPIR-V, kernels
   // take bare buffer pointers, each followed by its size in bytes (the
   // Vulkan binding convention of the runtime); on NVVM and ROCDL they take
@@ -333,52 +348,45 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // after gpu-async-region: before it, each call (a host op) would end the
   // async region, and a stream synchronization after every PDL launch would
   // leave the GPU idle while the host queues the next one.
-  addPipeline(pm, "func.func(gpu-async-region),cachet-lower-launch-attributes");
-  addPipeline(pm, llvm::formatv("expand-strided-metadata,"
-                                "finalize-memref-to-llvm,"
-                                "func.func(llvm-request-c-wrappers),"
-                                "gpu-to-llvm{0},convert-to-llvm,"
-                                "reconcile-unrealized-casts,"
-                                "cachet-strip-attributes",
-                                options.target == Target::SPIRV
-                                    ? "{use-bare-pointers-for-kernels=true "
-                                      "intersperse-sizes-for-kernels=true}"
-                                    : "")
-                      .str());
-  return success();
+  builder.add("func.func(gpu-async-region)");
+  builder.add(createLowerLaunchAttributes());
+  builder.add("expand-strided-metadata,finalize-memref-to-llvm,"
+              "func.func(llvm-request-c-wrappers)");
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.kernelBarePtrCallConv = spirv;
+  toLLVM.kernelIntersperseSizeCallConv = spirv;
+  builder.add(createGpuToLLVMConversionPass(toLLVM));
+  builder.add("convert-to-llvm,reconcile-unrealized-casts");
+  builder.add(createStripCachetAttributes());
+  return builder.getStatus();
 }
 
 LogicalResult cachet::buildCachetReferencePipeline(
     OpPassManager &pm, const CompileOptions &options,
     function_ref<LogicalResult(const Twine &)> emitError) {
-  if (!options.profile.empty() &&
-      failed(checkOptionPipeline(
-          "profile",
-          llvm::formatv("cachet-attach-device{{profile={0}}",
-                        options.profile.getValue())
-              .str(),
-          emitError)))
+  if (failed(checkCompileOptions(options, emitError)))
     return failure();
-  pm.addPass(createCheckCompileInput());
-  pm.addNestedPass<func::FuncOp>(createKeepArgumentUpdates());
-  addAttachDevice(pm, options);
+  PipelineBuilder builder(pm, emitError);
+  builder.add(createCheckCompileInput());
+  builder.addOnFunctions(createKeepArgumentUpdates());
+  addAttachDevice(builder, options);
   // Temporaries are freed (ownership-based deallocation): a reference run
   // under LeakSanitizer, or called in a loop, leaks nothing.
-  addPipeline(pm, ("cachet-lower-to-linalg," + kBufferizeFunctions +
-                   ",buffer-deallocation-pipeline")
-                      .str());
-  pm.addNestedPass<func::FuncOp>(createReturnArguments());
-  addPipeline(pm, "convert-bufferization-to-memref,"
-                  "canonicalize,func.func(convert-linalg-to-loops),"
-                  "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
-                  // bf16 arithmetic in f32 (one rounding per op, as the
-                  // GPU targets do it): x86 has no bf16 libcalls to lean on.
-                  "arith-emulate-unsupported-floats{source-types=bf16 "
-                  "target-type=f32},arith-expand{include-bf16=true},"
-                  "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
-                  "convert-to-llvm,reconcile-unrealized-casts,"
-                  "cachet-strip-attributes");
-  return success();
+  builder.add(createLowerToLinalg());
+  builder.add(kBufferizeFunctions);
+  builder.add("buffer-deallocation-pipeline");
+  builder.addOnFunctions(createReturnArguments());
+  builder.add("convert-bufferization-to-memref,"
+              "canonicalize,func.func(convert-linalg-to-loops),"
+              "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+              // bf16 arithmetic in f32 (one rounding per op, as the
+              // GPU targets do it): x86 has no bf16 libcalls to lean on.
+              "arith-emulate-unsupported-floats{source-types=bf16 "
+              "target-type=f32},arith-expand{include-bf16=true},"
+              "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers),"
+              "convert-to-llvm,reconcile-unrealized-casts");
+  builder.add(createStripCachetAttributes());
+  return builder.getStatus();
 }
 
 /// Registers pipeline `name` built by `build` from CompileOptions: a bad

@@ -1,17 +1,54 @@
-// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=fast" -verify-diagnostics
-// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma query-tile=24" 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma tile-pad-bytes=8" 2>&1 | FileCheck %s --check-prefix=PAD
-// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma dynamic-shared=true resident-workgroups=0" 2>&1 | FileCheck %s --check-prefix=RESIDENT
+// Bad options of cachet-select-kernel-configs are errors that name the
+// option and its allowed values, before any IR is touched (exit status 1,
+// no abort: `not` fails on a signal).
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=fast" 2>&1 | FileCheck %s --check-prefix=KERNEL
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="tile-pad-bytes=8" 2>&1 | FileCheck %s --check-prefix=PAD
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="resident-workgroups=0" 2>&1 | FileCheck %s --check-prefix=RESIDENT
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="row-blocks=3" 2>&1 | FileCheck %s --check-prefix=ROWBLOCKS
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="vector-bytes=6" 2>&1 | FileCheck %s --check-prefix=VECTOR
+// KERNEL: for the --attention-kernel option: Cannot find option named 'fast'!
+// PAD: cachet-select-kernel-configs: bad tile-pad-bytes 8: a non-negative multiple of 16
+// RESIDENT: cachet-select-kernel-configs: bad resident-workgroups 0: 1 or more
+// ROWBLOCKS: cachet-select-kernel-configs: bad row-blocks 3: a power of two from 1
+// VECTOR: cachet-select-kernel-configs: bad vector-bytes 6: a power of two from 2
 
-// An unknown variant, a query tile the mma kernel cannot split, a row pad
-// that would misalign 16-byte rows and no resident workgroup keep the
-// reference lowering, with a remark that names the option.
-// ROWS: remark: cachet-lower-attention: reference lowering kept: query-tile 24 is not a multiple of 16 (the mma kernel's rows per subgroup)
-// PAD: remark: cachet-lower-attention: reference lowering kept: tile-pad-bytes 8 is not a non-negative multiple of 16
-// RESIDENT: remark: cachet-lower-attention: reference lowering kept: resident-workgroups 0 is below 1
+// A query tile the mma kernel cannot split keeps the reference lowering,
+// with a remark that names the option; the attention gets no config.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=mma query-tile=24" 2>&1 | FileCheck %s --check-prefix=ROWS
+// ROWS: remark: cachet-select-kernel-configs: reference lowering kept: query-tile 24 is not a multiple of 16 (the mma kernel's rows per subgroup)
+// ROWS-LABEL: func.func @attention
+// ROWS-NOT: cachet.kernel_config
+// ROWS: return
+
+// A config written in the input that the kernel cannot serve is an error of
+// cachet-lower-attention naming the reason.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention -verify-diagnostics -o /dev/null
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -verify-diagnostics -o /dev/null
+
 func.func @attention(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: unknown variant 'fast' (auto, scalar, mma or mma-sync)}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}
+
+// -----
+
+// More workgroup memory than any device has.
+func.func @too_big(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error @+1 {{cachet-lower-attention: cannot build #cachet.kernel_config<variant = attention_scalar, tile = [1024, 1024]>: query tile 1024 and key tile 1024 need 4456448 bytes of static workgroup memory}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [1024, 1024]>}
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}
+
+// -----
+
+// A scalar kernel runs one thread per query row.
+func.func @threads(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error @+1 {{the scalar kernel runs one thread per query row: workgroup 64 is not the query tile 32}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32, 8], workgroup = 64>}
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>
 }

@@ -2,23 +2,23 @@
 // fragments read by nvgpu.ldmatrix (V transposed), the scores, softmax and
 // P in registers (a row's max over its quad by xor shuffles), the output
 // stored as two columns per lane.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true" 2>/dev/null | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=mma-sync dynamic-shared=true async-copy=true" -cachet-lower-attention 2>/dev/null | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=mma-sync dynamic-shared=true async-copy=true" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 //
 // auto takes mma-sync only with allow-mma-sync (cachet-compile sets it on
 // NVVM); without it, the wmma kernel.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma-sync=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSYNC
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSYNC
 //
 // Two 16-row blocks per subgroup: Q's operands are read per key tile.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=mma-sync dynamic-shared=true async-copy=true row-blocks=2 query-tile=64" 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=mma-sync dynamic-shared=true async-copy=true row-blocks=2 query-tile=64" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS
 //
 // Profiles mma.sync cannot serve keep the reference lowering.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=WAVE64
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention="variant=mma-sync" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOCOOP
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-select-kernel-configs="attention-kernel=mma-sync" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=WAVE64
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="attention-kernel=mma-sync" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOCOOP
 //
 // bf16 on the scalar kernel (lavapipe): K/V tiles staged as f32.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // CHECK-LABEL: func.func @head_major
 // CHECK: gpu.launch
@@ -34,12 +34,12 @@
 // CHECK: scf.yield
 // CHECK-NOT: xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<8x64x128xf16>, vector<2xf16>
-// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
 // AUTO: mma-sync flash-attention kernel
 // NOSYNC: mma flash-attention kernel (gpu.subgroup_mma
 // ROWS: mma-sync flash-attention kernel {{.*}}: query tile 64 (2 subgroups of 32 rows), key tile 64
-// WAVE64: reference lowering kept: variant=mma-sync: subgroups of 64 lanes (mma.sync takes 32)
-// NOCOOP: reference lowering kept: variant=mma-sync: the profile has no 16x16x16:f16->f32 cooperative matrix
+// WAVE64: reference lowering kept: attention-kernel=mma-sync: subgroups of 64 lanes (mma.sync takes 32)
+// NOCOOP: reference lowering kept: attention-kernel=mma-sync: the profile has no 16x16x16:f16->f32 cooperative matrix
 func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
                       %v: tensor<2x256x128xf16>) -> tensor<8x64x128xf16> {
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.0883883461 causal 192
@@ -58,7 +58,7 @@ func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
 // CHECK: scf.if
 // CHECK: memref.load %{{.*}} : memref<4x40x80xf16, strided<[?, ?, 1], offset: ?>>
 // CHECK: vector.from_elements
-// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
 func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>,
                        %vq: tensor<80x2x2x!cachet.q8_0>, %m: tensor<4x40x80xf16>) -> tensor<4x40x64xf16> {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
@@ -79,9 +79,9 @@ func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: vector.store %{{.*}} : memref<8x64x128xbf16>, vector<2xbf16>
-// REMARK: remark: cachet-lower-attention: mma-sync flash-attention kernel (nvvm.mma.sync m16n8k16 bf16, f32 accumulate, softmax in registers): query tile 64
-// NOSYNC: remark: cachet-lower-attention: scalar flash-attention kernel (Q, K and V are not all f16)
-// SCALAR: remark: cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix)
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel (nvvm.mma.sync m16n8k16 bf16, f32 accumulate, softmax in registers): query tile 64
+// NOSYNC: remark: cachet-select-kernel-configs: scalar flash-attention kernel (Q, K and V are not all f16)
+// SCALAR: remark: cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix)
 // SCALAR-LABEL: func.func @bf16
 // SCALAR: gpu.launch {{.*}} workgroup(%{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>
 // SCALAR: memref.load %{{.*}} : memref<2x256x128xbf16, strided<[?, ?, 1], offset: ?>>

@@ -1,4 +1,4 @@
-// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-lower-attention="dynamic-shared=true async-copy=true warp-sync=true row-blocks=2 resident-workgroups=2" 2>&1 >/dev/null | FileCheck %s
+// RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared=true async-copy=true warp-sync=true row-blocks=2 resident-workgroups=2" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s
 
 // Rewrites off and on must give the same bytes, so the mma kernel picks the
 // same tiles whether K/V are decoded in the kernel (rewrites off: nothing is
@@ -10,8 +10,8 @@
 // its kernel allocates (the in-kernel decode path has no second K/V
 // buffers). (The integration test's shapes: with different tiles they
 // differed in 20480 bytes on the H200.)
-// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (66560 bytes of workgroup memory), {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers
-// CHECK: remark: cachet-lower-attention: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (75776 bytes of workgroup memory), {{.*}}, K/V double-buffered by asynchronous copies
+// CHECK: remark: cachet-select-kernel-configs: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (66560 bytes of workgroup memory), {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers
+// CHECK: remark: cachet-select-kernel-configs: mma flash-attention kernel {{.*}}: query tile 128 (4 subgroups of 32 rows), key tile 32 (75776 bytes of workgroup memory), {{.*}}, K/V double-buffered by asynchronous copies
 func.func @off_and_on(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>, %vq: tensor<80x2x2x!cachet.q8_0>,
                       %kh: tensor<2x80x64xf16>, %vh: tensor<2x80x64xf16>) -> (tensor<4x40x64xf16>, tensor<4x40x64xf16>) {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>

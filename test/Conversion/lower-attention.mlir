@@ -1,10 +1,10 @@
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="variant=scalar query-tile=16 key-tile=8" 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="allow-mma=false" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-lower-attention="dynamic-shared=true async-copy=true warp-sync=true" 2>/dev/null | FileCheck %s --check-prefix=ASYNC
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma=false" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared=true async-copy=true warp-sync=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=ASYNC
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
 // thread per query row, 32 rows, a key tile of 64 positions; K and V read
@@ -73,13 +73,13 @@
 // ASYNC: nvvm.bar.warp.sync
 // ASYNC: scf.yield
 // ASYNC: nvgpu.device_async_wait
-// FORCED: remark: cachet-lower-attention: scalar flash-attention kernel (variant=scalar): query tile 16 (one thread per row), key tile 8
+// FORCED: remark: cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar): query tile 16 (one thread per row), key tile 8
 // FORCED-IR-LABEL: func.func @head_major_causal
 // FORCED-IR-NOT: gpu.subgroup_mma
 // FORCED-IR: return
-// NOMMA: remark: cachet-lower-attention: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
+// NOMMA: remark: cachet-select-kernel-configs: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
 func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %v: tensor<2x96x64xf16>) -> tensor<8x48x64xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
       : tensor<8x48x64xf16>, tensor<2x96x64xf16>, tensor<2x96x64xf16> -> tensor<8x48x64xf16>
   return %o : tensor<8x48x64xf16>
@@ -98,7 +98,7 @@ func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %
 // MMA-NOT: gpu.subgroup_mma
 // MMA: return
 func.func @token_major_mask_f32(%q: tensor<4x8x32xf32>, %k: tensor<16x2x32xf32>, %v: tensor<16x2x32xf32>, %m: tensor<4x8x16xf32>) -> tensor<4x8x32xf32> {
-  // expected-remark @+1 {{cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32}}
   %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.25
       : tensor<4x8x32xf32>, tensor<16x2x32xf32>, tensor<16x2x32xf32>, tensor<4x8x16xf32> -> tensor<4x8x32xf32>
   return %o : tensor<4x8x32xf32>
@@ -111,7 +111,7 @@ func.func @token_major_mask_f32(%q: tensor<4x8x32xf32>, %k: tensor<16x2x32xf32>,
 // CHECK: cachet.attention
 // CHECK-NOT: gpu.launch
 func.func @f16_accumulator(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: the accumulator is not f32}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: the accumulator is not f32}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25 {accumulator = f16}
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>
@@ -123,7 +123,7 @@ func.func @f16_accumulator(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: t
 // CHECK-LABEL: func.func @dynamic
 // CHECK: cachet.attention
 func.func @dynamic(%q: tensor<2x?x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x?x32xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: dynamic shape}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: dynamic shape}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
       : tensor<2x?x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x?x32xf16>
   return %o : tensor<2x?x32xf16>
@@ -136,7 +136,7 @@ func.func @dynamic(%q: tensor<2x?x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x
 // CHECK-LABEL: func.func @too_wide
 // CHECK: cachet.attention
 func.func @too_wide(%q: tensor<1x4x4096xf32>, %k: tensor<8x1x4096xf32>, %v: tensor<8x1x4096xf32>) -> tensor<1x4x4096xf32> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: query tile 32 and key tile 1 need 557184 bytes of workgroup memory, the budget is 32768}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: query tile 32 and key tile 1 need 557184 bytes of workgroup memory, the budget is 32768}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
       : tensor<1x4x4096xf32>, tensor<8x1x4096xf32>, tensor<8x1x4096xf32> -> tensor<1x4x4096xf32>
   return %o : tensor<1x4x4096xf32>
@@ -149,7 +149,7 @@ func.func @too_wide(%q: tensor<1x4x4096xf32>, %k: tensor<8x1x4096xf32>, %v: tens
 // CHECK-LABEL: func.func @llvmpipe_long
 // CHECK: cachet.attention
 func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v: tensor<1x8192x128xf16>) -> tensor<1x4x128xf16> {
-  // expected-remark @+1 {{cachet-lower-attention: reference lowering kept: the scalar kernel's KV-tile loop nest runs 147968 iterations, more than the 65535 llvmpipe executes (profile vendor mesa)}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: the scalar kernel's KV-tile loop nest runs 147968 iterations, more than the 65535 llvmpipe executes (profile vendor mesa)}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.088
       : tensor<1x4x128xf16>, tensor<1x8192x128xf16>, tensor<1x8192x128xf16> -> tensor<1x4x128xf16>
   return %o : tensor<1x4x128xf16>
@@ -180,7 +180,7 @@ func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v
 func.func @in_kernel_dequant(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>, %vq: tensor<80x2x2x!cachet.q4_0>) -> tensor<4x40x64xf16> {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
   %v = cachet.dequantize %vq : tensor<80x2x2x!cachet.q4_0> -> tensor<80x2x64xf16>
-  // expected-remark @+1 {{cachet-lower-attention: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x4 workgroups of 32 threads, GQA 2:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory); K decoded from q8_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x4 workgroups of 32 threads, GQA 2:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory); K decoded from q8_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 40
       : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16> -> tensor<4x40x64xf16>
   return %o : tensor<4x40x64xf16>

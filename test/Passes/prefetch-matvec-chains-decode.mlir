@@ -31,7 +31,7 @@
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{fraction=1.5})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BADFRAC
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains{mode=l2 max-bytes=65536 ctas=4})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE-OPTS
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},cachet-prefetch-matvec-chains{mode=sometimes})" 2>&1 >/dev/null | FileCheck %s --check-prefix=BADMODE
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},cachet-prefetch-matvec-chains{mode=sometimes})" 2>&1 >/dev/null | FileCheck %s --check-prefix=BADMODE
 //
 // ROCDL: s_prefetch_data on gfx12, global prefetch on gfx1250, nothing on gfx942.
 // RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX12
@@ -121,7 +121,7 @@
 // BADFRAC-NOT: llvm.inline_asm
 // NOPROFILE: step 1 of 6, {{.*}}mode=auto without a #cachet.device profile; not rewritten
 // NOPROFILE-OPTS: step 1 of 6, {{.*}}the last 4 CTAs prefetch (l2) 65536 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 65536)
-// BADMODE: unknown mode 'sometimes' (auto, l2, bulk, pdl, pdl+l2, pdl+bulk, off); nothing done
+// BADMODE: for the --mode option: Cannot find option named 'sometimes'!
 
 // GFX12: step 1 of 6, {{.*}}gfx1201: s_prefetch_data; the last 40 CTAs prefetch (s_prefetch_data) 262144 B
 // GFX12: llvm.call_intrinsic "llvm.amdgcn.s.prefetch.data"
@@ -153,7 +153,7 @@
 // HOISTW: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 // HOISTW-NEXT: gpu.return
 
-// BADWAIT: error: cachet-prefetch-matvec-chains: unknown pdl-wait 'later' (start, after-weight-loads)
+// BADWAIT: for the --pdl-wait option: Cannot find option named 'later'!
 
 #mv_w = affine_map<(i, j) -> (i, j)>
 #mv_x = affine_map<(i, j) -> (j)>

@@ -24,7 +24,7 @@
 // SYNC-DAG: st.global.b32
 // SYNC-NOT: wmma
 // SYNC-NOT: st.global.b16
-// SYNC-REMARK: cachet-lower-attention: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
+// SYNC-REMARK: cachet-select-kernel-configs: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
 // RUN: grep -c "st.shared" %t/sync/attention_kernel.ptx | FileCheck %s --check-prefix=SYNC-STS
 // SYNC-STS: {{^8$}}
 //
@@ -55,7 +55,7 @@
 // PTX-DAG: wmma.load.c.sync.aligned.row.m16n16k16.shared.f32
 // PTX-DAG: wmma.load.b.sync.aligned.row.m16n16k16.shared.f16
 // PTX-DAG: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// REMARK: cachet-lower-attention: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 64 (4 subgroups of 16 rows), key tile 32 (71680 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors), subgroup staging synchronized by nvvm.bar.warp.sync
+// REMARK: cachet-select-kernel-configs: mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 accumulate): query tile 64 (4 subgroups of 16 rows), key tile 32 (71680 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors), subgroup staging synchronized by nvvm.bar.warp.sync
 //
 // Static workgroup memory (48 KiB at most) and no padding: a key tile of
 // 32, K/V through registers (16-byte global loads and shared stores).

@@ -13,6 +13,9 @@
 // RUN: not cachet-opt %s --cachet-compile-reference="bogus=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REFERENCE
 // RUN: not cachet-opt %s --cachet-compile="dequant-once-options=nope=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONCE
 // RUN: not cachet-opt %s --cachet-compile="pad-options=pad=x" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PAD
+// RUN: not cachet-opt %s --cachet-compile="attention-options={row-blocks=3}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not cachet-opt %s --cachet-compile="prefetch-options={pdl-wait=later}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WAIT
+// RUN: not cachet-opt %s --cachet-compile="profile=h300" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROFILE
 // dequant-once's options reach the pass: a q4_0 layer of 6 queries per KV
 // head is decode-shaped for the default min-queries (32), rewritten when
 // forced.
@@ -23,7 +26,7 @@
 // RUN: cachet-opt %s --cachet-compile="target=spirv profile=lavapipe matvec-kernel=generic attention-kernel=scalar attention-options={key-tile=16}" -o /dev/null
 
 // ATTENTION: error: cachet-compile: bad attention-options: <Pass-Options-Parser>: no such option bogus
-// BRACE: error: cachet-compile: bad attention-options: {{.*}}missing closing '}'
+// BRACE: error: cachet-compile: bad attention-options: <Pass-Options-Parser>: no such option {
 // MATVEC: error: cachet-compile: bad matvec-options:
 // PREFETCH: error: cachet-compile: bad prefetch-options: <Pass-Options-Parser>: no such option nope
 // DEQUANT: error: cachet-compile: bad dequant-transpose-options: <Pass-Options-Parser>: no such option nope
@@ -35,6 +38,10 @@
 // REFERENCE: error: cachet-compile: bad option in 'bogus=1'
 // ONCE: error: cachet-compile: bad dequant-once-options: <Pass-Options-Parser>: no such option nope
 // PAD: error: cachet-compile: bad pad-options:
+// RANGE: error: cachet-compile: bad attention-options: cachet-select-kernel-configs: bad row-blocks 3: a power of two from 1
+// WAIT: for the --pdl-wait option: Cannot find option named 'later'!
+// WAIT: error: cachet-compile: bad prefetch-options
+// PROFILE: error: cachet-compile: bad profile 'h300': unknown device profile 'h300' (built-ins: h200,
 // ONCE-DEFAULT: remark: cachet-dequant-once-kv: not rewritten: decode-shaped: 6 < min-queries 32
 // ONCE-FORCED: remark: cachet-dequant-once-kv: rewritten (forced)
 

@@ -57,7 +57,8 @@
 // PDLSTART-REMARK: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents first
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
 // RUN: not cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-trigger=middle} format=isa" 2>&1 | FileCheck %s --check-prefix=BADTRIGGER
-// BADTRIGGER: error: cachet-prefetch-matvec-chains: unknown pdl-trigger 'middle' (end, start)
+// BADTRIGGER: for the --pdl-trigger option: Cannot find option named 'middle'!
+// BADTRIGGER: error: cachet-compile: bad prefetch-options
 // sm_90, auto on h200 with the generic kernels, and pdl+bulk asked for on
 // the subgroup kernels (16-byte weight loads): pdl +
 // cp.async.bulk.prefetch.L2.

@@ -54,6 +54,16 @@
 
 namespace cachet {
 
+/// The `mode` of cachet-prefetch-matvec-chains: which mechanisms a chain
+/// launch gets (auto: chosen from the profile and the target).
+enum class PrefetchMode { Auto, L2, Bulk, Pdl, PdlL2, PdlBulk, Off };
+
+/// Where a pdl kernel lets the next grid launch (`pdl-trigger`).
+enum class PdlTrigger { Start, End };
+
+/// Where a pdl kernel waits for the grid before it (`pdl-wait`).
+enum class PdlWait { Start, AfterWeightLoads };
+
 /// The weight a kernel streams.
 struct StreamingWeight {
   /// Index of the weight among the kernel's arguments (and the launch's

@@ -12,17 +12,13 @@
 
 namespace cachet {
 
-/// Adds a pattern that replaces a cachet.attention on static tensors by a
-/// flash-attention kernel (a gpu.launch over buffers, its result a
-/// bufferization.to_tensor), the lowering of cachet-lower-attention.
-///
-/// Which kernel (scalar, mma or mma-sync) and its tiles are chosen by the
-/// pass today: the pattern asks cachet-lower-attention with its default
-/// options, for the device profile of the enclosing module
-/// (cachet-attach-device), so it reproduces `cachet-lower-attention` without
-/// options, remarks included. The configuration will come from an attribute
-/// of the op instead. Where the pass would keep the reference lowering, the
-/// pattern does not match (after the same remark, once per attempt).
+/// Adds a pattern that replaces a cachet.attention on static tensors that
+/// carries a `#cachet.kernel_config` (cachet-select-kernel-configs, or written
+/// by the caller) by that flash-attention kernel: a gpu.launch over buffers,
+/// its result a bufferization.to_tensor, the lowering of
+/// cachet-lower-attention. An op without a config, or whose config the kernel
+/// cannot serve (whyNotAttentionConfig in cachet/Analysis/AttentionConfig.h),
+/// does not match.
 ///
 /// Under mlir::walkAndApplyPatterns the pattern gives the pass's IR byte for
 /// byte. cachet-lower-attention itself walks the ops rather than running

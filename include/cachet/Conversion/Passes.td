@@ -791,9 +791,18 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     which cachet-lower-to-linalg folds into the byte argument), the result a
     `memref.alloc` wrapped in `bufferization.to_tensor restrict writable`.
 
-    Kernels (`variant`):
+    The pass decides nothing: it builds the kernel of each op's
+    `#cachet.kernel_config` (set by `cachet-select-kernel-configs`, which
+    documents the choice, or written in the input). An op without one keeps
+    the reference lowering of `cachet-lower-to-linalg`; a config the kernel
+    cannot serve (element types, head dimensions, subgroups, workgroup
+    memory; see `whyNotAttentionConfig`) is an error naming the reason.
+    `populateLowerAttentionPatterns` (cachet/Conversion/Attention.h) gives
+    the same lowering as a rewrite pattern.
 
-    * `scalar`: one thread per query row, two passes over the key tiles:
+    Kernels (the config's `variant`):
+
+    * `attention_scalar`: one thread per query row, two passes over the key tiles:
       the first keeps each row's running max and sum of `exp(score - max)`,
       the second rounds `P = exp(score - max) / sum` to V's element type, as
       the reference lowering does, and accumulates `P V` (so a result
@@ -802,7 +811,7 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       (lavapipe included). Query tile: two subgroups of rows, at least 32,
       halved (down to 32) until the accumulator rows leave room for a key
       tile.
-    * `mma`: one pass (FlashAttention-2 style). `Q K^T` and `P V` are
+    * `attention_mma`: one pass (FlashAttention-2 style). `Q K^T` and `P V` are
       16x16x16 f16 matrix multiply-accumulates with f32 accumulators
       (`gpu.subgroup_mma_*`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on
       SPIR-V). Each of four subgroups owns 16 query rows: its Q operands are
@@ -829,7 +838,7 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       Q/K/V, head dimensions that are multiples of 16, subgroups of 16, 32
       or 64 lanes and a profile whose `coop_matrix` lists
       `16x16x16:f16->f32`.
-    * `mma-sync` (NVVM): the same one-pass kernel on PTX's `mma.sync`
+    * `attention_mma_sync` (NVVM): the same one-pass kernel on PTX's `mma.sync`
       (`nvgpu.mma.sync` m16n8k16 f16 with f32 accumulators; for bf16 Q, K
       and V, `nvvm.mma.sync` m16n8k16 bf16, which `nvgpu.mma.sync` of LLVM
       22 lacks), whose fragment layout is known: lane `4g + t` holds rows `g` and `g + 8`, columns
@@ -845,27 +854,17 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       tile is 64. Same tiles and options as `mma` otherwise (`row-blocks`:
       Q's operands are read per key tile with more than one). Needs 32-lane
       subgroups as well.
-    * `auto`: `mma-sync` where `allow-mma-sync` is set (cachet-compile sets
-      it on NVVM) and mma.sync can serve the attention, else `mma` where the
-      profile has that cooperative matrix and `allow-mma` is set, `scalar`
-      otherwise (the remark says why).
-
-    Tile sizes come from the `#cachet.device` profile (subgroup size,
-    workgroup memory bytes, capped at the 48 KiB of static workgroup memory
-    a CUDA kernel gets unless the mma kernel's memory is dynamic) unless the
-    options set them: the key tile is the largest power of two up to 64
-    whose tiles fit. The scalar kernel's dot
-    products and `P V` sums are unrolled; on a `mesa` profile (llvmpipe,
-    which silently ends a loop nest after 65535 iterations) an attention
-    whose tile loop would run longer keeps the reference lowering. Every
-    decision is a remark on the op. An attention the kernel does not take (dynamic shapes,
-    an f16 accumulator, other element types, tiles that do not fit) keeps
-    the reference lowering of `cachet-lower-to-linalg`, with a remark.
+    The scalar kernel's dot products and `P V` sums are unrolled. An
+    attention no kernel takes (dynamic shapes, an f16 accumulator, other
+    element types) gets no config from cachet-select-kernel-configs, which
+    says why in a remark.
 
     Before:
 
     ```mlir
     %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
+        {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar,
+           tile = [32, 64], workgroup = 32, subgroup = 8>}
         : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
         -> tensor<8x16x64xf16>
     ```
@@ -896,57 +895,6 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     %o = bufferization.to_tensor %ob restrict writable : memref<8x16x64xf16> to tensor<8x16x64xf16>
     ```
   }];
-  let options = [
-    Option<"variant", "variant", "std::string", /*default=*/"\"auto\"",
-           "Kernel: auto (from the profile), scalar, mma or mma-sync">,
-    Option<"allowMmaSync", "allow-mma-sync", "bool", /*default=*/"false",
-           "Whether auto may choose the mma-sync kernel (the target lowers "
-           "nvgpu.mma.sync and nvgpu.ldmatrix: NVVM)">,
-    Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
-           "Whether auto may choose the mma kernel (the target lowers "
-           "gpu.subgroup_mma and the runtime runs it)">,
-    Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
-           "Query rows per workgroup (0: from the profile's subgroup size)">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
-           "KV positions per workgroup-memory tile (0: from the profile's "
-           "workgroup memory)">,
-    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
-           "Bytes per vector load and store of the mma kernel's Q, K and V "
-           "tiles (SPIR-V takes at most 4 components: 8)">,
-    Option<"tilePadBytes", "tile-pad-bytes", "int64_t", /*default=*/"16",
-           "Bytes each row of the mma kernel's workgroup-memory tiles is "
-           "padded by, so the 16 rows of an operand start in different "
-           "banks (a multiple of 16; 0: none)">,
-    Option<"dynamicShared", "dynamic-shared", "bool", /*default=*/"false",
-           "Whether the mma kernel's tiles are views of dynamic workgroup "
-           "memory (gpu.dynamic_shared_memory), which may exceed 48 KiB "
-           "(NVVM: the runtime opts in above it)">,
-    Option<"residentWorkgroups", "resident-workgroups", "int64_t",
-           /*default=*/"3",
-           "With dynamic-shared: the mma kernel's tiles take at most the "
-           "profile's workgroup memory over this many workgroups">,
-    Option<"occupancyHint", "occupancy-hint", "bool", /*default=*/"false",
-           "With dynamic-shared: mark the mma kernel so that "
-           "cachet-kernel-occupancy asks the backend for registers that let "
-           "resident-workgroups workgroups share an SM">,
-    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
-           "With dynamic-shared: the mma kernel double-buffers f16 K/V tiles "
-           "and fills them with nvgpu.device_async_copy (cp.async, NVVM "
-           "only), the next tile's copies in flight while one is multiplied">,
-    Option<"rowBlocks", "row-blocks", "int64_t", /*default=*/"1",
-           "16-row blocks per subgroup in the mma kernel (1, 2, ... up to "
-           "subgroup / 16): with more, each K and V operand read from "
-           "workgroup memory serves all of them and Q is read per key tile "
-           "instead of held in registers">,
-    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
-           "With warp-sync: a subgroup skips rescaling its output "
-           "accumulators for a key tile that moves none of its rows' maxima "
-           "(no gain measured on the H200: off)">,
-    Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
-           "Whether a subgroup synchronizes its private staging (scores, P, "
-           "row broadcast) with nvvm.bar.warp.sync instead of gpu.barrier "
-           "(NVVM only)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",

@@ -114,4 +114,139 @@ def Cachet_DeviceProfileAttr : AttrDef<Cachet_Dialect, "DeviceProfile"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel configurations
+//===----------------------------------------------------------------------===//
+
+def Cachet_AttentionScalar
+    : I32EnumAttrCase<"AttentionScalar", 0, "attention_scalar">;
+def Cachet_AttentionMma : I32EnumAttrCase<"AttentionMma", 1, "attention_mma">;
+def Cachet_AttentionMmaSync
+    : I32EnumAttrCase<"AttentionMmaSync", 2, "attention_mma_sync">;
+def Cachet_MatvecSubgroup
+    : I32EnumAttrCase<"MatvecSubgroup", 3, "matvec_subgroup">;
+def Cachet_MatvecGeneric
+    : I32EnumAttrCase<"MatvecGeneric", 4, "matvec_generic">;
+def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
+    "the kernel a lowering pass builds for one op",
+    [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
+     Cachet_MatvecSubgroup, Cachet_MatvecGeneric]> {
+  let cppNamespace = "::cachet";
+  let genSpecializedAttr = 0;
+}
+
+/// An int64_t parameter that may be left out (then `value`).
+class Cachet_IntParameter<string value, string desc>
+    : DefaultValuedParameter<"int64_t", value, desc>;
+
+/// A list of int64_t written `[a, b, ...]`, which may be left out (then
+/// empty).
+class Cachet_IntListParameter<string desc>
+    : OptionalArrayRefParameter<"int64_t", desc> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> values;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&]() { return $_parser.parseInteger(values.emplace_back()); }))
+      return ::mlir::failure();
+    return values;
+  }() }];
+  let printer = [{ [&]() {
+    $_printer << '[';
+    ::llvm::interleaveComma($_self, $_printer);
+    $_printer << ']';
+  }() }];
+}
+
+/// A bool parameter that may be left out (then false).
+class Cachet_FlagParameter<string desc> : Cachet_BoolParameter<desc> {
+  let defaultValue = "false";
+}
+
+def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
+  let mnemonic = "kernel_config";
+  let summary = "the kernel a lowering builds for one op, and its parameters";
+  let description = [{
+    The decision `cachet-select-kernel-configs` takes for one op, kept on it
+    as the discardable attribute `cachet.kernel_config` and read by the
+    lowering passes, which only carry it out (the way IREE's
+    `lowering_config` works). A config already in the IR is kept: writing
+    one overrides the cost model. Parameters left out take the default
+    shown.
+
+    * `variant`: the kernel. `attention_scalar`, `attention_mma` and
+      `attention_mma_sync` on `cachet.attention` (cachet-lower-attention);
+      `matvec_subgroup` and `matvec_generic` on `linalg.matvec`
+      (cachet-lower-matvec; `generic` leaves the op to the generic
+      lowering).
+    * `tile`: attention `[query rows per workgroup, KV positions per
+      workgroup-memory tile]`; mat-vec `[subgroups per workgroup, rows per
+      subgroup]`.
+    * `workgroup` (0): threads per workgroup (attention: the query tile for
+      the scalar kernel, one subgroup per `16 * row_blocks` query rows for
+      the mma kernels; 0 derives it).
+    * `subgroup` (0): lanes per subgroup (0: the device profile's).
+    * `vector_width` (1): elements per vector load (attention: of the f16
+      Q/K/V tiles; mat-vec: of the weight rows).
+    * `row_blocks` (1): 16-row blocks per subgroup (mma kernels).
+    * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
+      asynchronous copies (NVVM, with `dynamic_shared`).
+    * `split` (1): workgroups sharing one attention's KV range (1: none).
+    * `pad_bytes` (0): bytes each row of a workgroup-memory tile is padded
+      by (mma kernels; a multiple of 16).
+    * `loads` (`[]`): mat-vec loads in flight per lane, `[alone, paired]`
+      (paired: a kernel whose subgroups compute rows of several mat-vecs).
+    * `min_workgroups_per_sm` (0): workgroups per SM the kernel's registers
+      should allow (mma kernels), or the resident grid's blocks per compute
+      unit (mat-vec; 0: one block per tile).
+    * `dynamic_shared`, `warp_sync`, `lazy_rescale` (false): the mma
+      kernels' tiles in dynamic workgroup memory; subgroup staging ordered
+      by `nvvm.bar.warp.sync`; rescaling skipped where no row max moved.
+    * `stage_x` (false): the mat-vec's x copied to workgroup memory once per
+      block.
+
+    ```mlir
+    %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+        {cachet.kernel_config = #cachet.kernel_config<
+           variant = attention_scalar, tile = [32, 16], workgroup = 32>}
+        : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+        -> tensor<8x16x64xf16>
+    ```
+
+    Verified: the tile has two positive entries, every count is in range,
+    `stages = 2` needs `dynamic_shared`, `lazy_rescale` needs `warp_sync`,
+    the mma kernels' key tile is a multiple of 16 and their query tile a
+    multiple of `16 * row_blocks`. Whether the kernel can serve the op it is
+    on (element types, head dimensions, workgroup memory) is checked by the
+    lowering, which reports a config it cannot build as an error.
+  }];
+  let parameters = (ins
+    EnumParameter<Cachet_KernelVariant>:$variant,
+    Cachet_IntListParameter<"tile sizes">:$tile,
+    Cachet_IntParameter<"0", "threads per workgroup">:$workgroup,
+    Cachet_IntParameter<"0", "lanes per subgroup">:$subgroup,
+    Cachet_IntParameter<"1", "elements per vector">:$vector_width,
+    Cachet_IntParameter<"1", "16-row blocks per subgroup">:$row_blocks,
+    Cachet_IntParameter<"1", "K/V tile buffers">:$stages,
+    Cachet_IntParameter<"1", "workgroups per KV range">:$split,
+    Cachet_IntParameter<"0", "tile row padding in bytes">:$pad_bytes,
+    Cachet_IntListParameter<"loads per lane">:$loads,
+    Cachet_IntParameter<"0", "workgroups per SM">:$min_workgroups_per_sm,
+    Cachet_FlagParameter<"dynamic workgroup memory">:$dynamic_shared,
+    Cachet_FlagParameter<"warp-level staging barriers">:$warp_sync,
+    Cachet_FlagParameter<"lazy accumulator rescaling">:$lazy_rescale,
+    Cachet_FlagParameter<"x in workgroup memory">:$stage_x
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the variant is one of cachet.attention's kernels.
+    bool isAttention() const {
+      return getVariant() == KernelVariant::AttentionScalar ||
+             getVariant() == KernelVariant::AttentionMma ||
+             getVariant() == KernelVariant::AttentionMmaSync;
+    }
+  }];
+}
+
 #endif // CACHET_DIALECT_CACHETATTRS_TD

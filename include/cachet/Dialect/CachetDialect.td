@@ -36,6 +36,7 @@ def Cachet_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the module attribute that holds the device profile.
     static constexpr ::llvm::StringLiteral getDeviceAttrName() {
@@ -90,6 +91,11 @@ def Cachet_Dialect : Dialect {
     /// cachet-lower-dequant-transpose.
     static constexpr ::llvm::StringLiteral getDequantTransposeAttrName() {
       return ::llvm::StringLiteral("cachet.dequant_transpose");
+    }
+    /// The kernel configuration of an op (cachet-select-kernel-configs): a
+    /// #cachet.kernel_config, read by the lowering passes.
+    static constexpr ::llvm::StringLiteral getKernelConfigAttrName() {
+      return ::llvm::StringLiteral("cachet.kernel_config");
     }
     /// Name of the function argument attribute that marks a weight.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {

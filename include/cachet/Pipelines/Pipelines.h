@@ -3,6 +3,9 @@
 #ifndef CACHET_PIPELINES_PIPELINES_H
 #define CACHET_PIPELINES_PIPELINES_H
 
+#include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Analysis/MatvecChain.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,11 +31,9 @@ enum class Target { SPIRV, NVVM, ROCDL };
 /// Mat-vec kernels of `cachet-compile` (`matvec-kernel`).
 enum class MatvecKernel { Auto, Subgroup, Generic };
 
-/// cachet.attention kernels of `cachet-compile` (`attention-kernel`).
-enum class AttentionKernel { Auto, Scalar, Mma, MmaSync, Reference };
-
-/// The `mode` of cachet-prefetch-matvec-chains inside `cachet-compile`.
-enum class PrefetchMode { Auto, L2, Bulk, Pdl, PdlL2, PdlBulk, Off };
+/// cachet.attention kernels of `cachet-compile` (`attention-kernel`): those
+/// of cachet-select-kernel-configs.
+using AttentionKernel = AttentionKernelChoice;
 
 /// Options of `cachet-compile`.
 struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
@@ -107,9 +108,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init("")};
   Option<std::string> attentionOptions{
       *this, "attention-options",
-      llvm::cl::desc("Options of cachet-lower-attention added after the "
-                     "target's (a later one wins), e.g. \"key-tile=32 "
-                     "tile-pad-bytes=0\""),
+      llvm::cl::desc("Options of cachet-select-kernel-configs for "
+                     "cachet.attention, added after the target's (a later "
+                     "one wins), e.g. \"key-tile=32 tile-pad-bytes=0\""),
       llvm::cl::init("")};
   Option<AttentionKernel> attentionKernel{
       *this, "attention-kernel",

@@ -2,8 +2,11 @@
 //
 // The flash-attention kernels of cachet-lower-attention, private to
 // lib/Conversion: the shape of one attention, the kernel chosen for it and
-// KernelBuilder, which emits that kernel as a gpu.launch. The pass
-// (LowerAttention.cpp) chooses; the builders only build:
+// KernelBuilder, which emits that kernel as a gpu.launch. The choice is the
+// op's #cachet.kernel_config (cachet-select-kernel-configs, from
+// lib/Analysis/AttentionConfig.cpp, which also holds AttentionShape and
+// MmaTiles); the pass (LowerAttention.cpp) turns it into a KernelConfig and
+// the builders only build:
 //
 //   KernelBuilder.cpp  pieces every kernel uses: the K/V tile staging, the
 //                      masked scores, the online-softmax step, the lane
@@ -17,6 +20,7 @@
 #ifndef CACHET_LIB_CONVERSION_ATTENTION_ATTENTIONKERNELS_H
 #define CACHET_LIB_CONVERSION_ATTENTION_ATTENTIONKERNELS_H
 
+#include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,23 +38,11 @@ namespace cachet::attention {
 /// log2(e): the mma kernels' softmax is in base 2.
 constexpr double kLog2E = 1.4426950408889634;
 
-/// The shapes and types of one attention, all static.
-struct AttentionShape {
-  int64_t queryHeads, queries, positions, kvHeads, headDim, valueDim;
-  int64_t group;
-  bool tokenMajor;
-  mlir::Type queryElement, keyElement, valueElement, resultElement;
-  /// Rank of the mask (2 or 3), 0 without one.
-  int64_t maskRank = 0;
-  /// The block formats K and V are decoded from inside the kernel (null
-  /// when the kernel reads them as floats).
-  BlockQuantizedType keyBlock, valueBlock;
-};
-
 /// The kernels cachet-lower-attention builds.
 enum class Variant { Scalar, Mma, MmaSync };
 
-/// The kernel chosen for one attention.
+/// The kernel chosen for one attention: its #cachet.kernel_config, with
+/// what it leaves out resolved.
 struct KernelConfig {
   Variant variant;
   /// Query rows per workgroup (one thread per row in the scalar kernel, 16
@@ -87,60 +79,6 @@ struct KernelConfig {
   /// marked on its mma ops for cachet-kernel-occupancy.
   int64_t minWorkgroupsPerSM = 0;
 };
-
-/// The workgroup-memory tiles of the mma kernels: Q, K, V (f16) and, for
-/// the kernel that stages its softmax (wmma), the scores (f32), P (f16) and a
-/// 16-column row broadcast (f32); double buffered, a second K and V. Each
-/// row is padded by `padBytes`.
-struct MmaTiles {
-  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, Count };
-  struct Tile {
-    int64_t rows = 0, cols = 0, stride = 0;
-    bool f32 = false;
-    int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
-  };
-  /// Indexed by Kind; tiles the kernel does not use have no rows.
-  Tile tiles[Count];
-  /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
-  int64_t offsets[Count] = {};
-  int64_t totalBytes = 0;
-
-  MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
-           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
-           bool qReadOnce = true, bool stagedSoftmax = true) {
-    auto add = [&](Kind kind, int64_t rows, int64_t cols, bool f32,
-                   bool place = true) {
-      int64_t stride = cols + padBytes / (f32 ? 4 : 2);
-      tiles[kind] = {rows, cols, stride, f32};
-      offsets[kind] = totalBytes;
-      if (place)
-        totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
-    };
-    // Double buffered, Q (read once, before the first key tile) shares the
-    // second K tile's memory where it fits.
-    bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
-    add(Q, queryTile, headDim, false, !shareQ);
-    add(K, keyTile, headDim, false);
-    add(V, keyTile, valueDim, false);
-    if (stagedSoftmax) {
-      add(Scores, queryTile, keyTile, true);
-      add(Probs, queryTile, keyTile, false);
-      add(Rows, queryTile, 16, true);
-    }
-    if (!doubleBuffer)
-      return;
-    add(K2, keyTile, headDim, false);
-    add(V2, keyTile, valueDim, false);
-    if (shareQ)
-      offsets[Q] = offsets[K2];
-  }
-  bool has(Kind kind) const { return tiles[kind].rows > 0; }
-};
-
-/// The element type of the scalar kernel's K and V tiles: the data's, except
-/// that bf16 is staged as f32 (exact; Vulkan devices have no bf16 workgroup
-/// memory, and every product is taken in f32 anyway).
-mlir::Type getScalarTileElement(mlir::Type element);
 
 /// Builds the flash-attention kernel of one attention.
 class KernelBuilder {

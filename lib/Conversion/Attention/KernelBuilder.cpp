@@ -22,10 +22,6 @@ using namespace mlir;
 using namespace cachet;
 using namespace cachet::attention;
 
-Type cachet::attention::getScalarTileElement(Type element) {
-  return element.isBF16() ? Float32Type::get(element.getContext()) : element;
-}
-
 void KernelBuilder::build(Value query, Value key, Value value, Value mask,
                           Value out, double scale,
                           std::optional<int64_t> causal) {

@@ -1,0 +1,152 @@
+//===- AttentionConfig.h - which flash-attention kernel, which tiles ------===//
+//
+// The cost model behind the #cachet.kernel_config of a cachet.attention:
+// which kernel (scalar, mma, mma-sync), which query and key tiles, vectors,
+// workgroup memory and staging, from the attention's shapes and the device
+// profile. cachet-select-kernel-configs calls selectAttentionConfig and puts
+// the result on the op; cachet-lower-attention checks a config with
+// whyNotAttentionConfig and builds it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_ANALYSIS_ATTENTIONCONFIG_H
+#define CACHET_ANALYSIS_ATTENTIONCONFIG_H
+
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/IR/Value.h"
+#include "llvm/Support/Alignment.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <string>
+
+namespace cachet {
+
+/// The shapes and types of one attention, all static.
+struct AttentionShape {
+  int64_t queryHeads, queries, positions, kvHeads, headDim, valueDim;
+  int64_t group;
+  bool tokenMajor;
+  mlir::Type queryElement, keyElement, valueElement, resultElement;
+  /// Rank of the mask (2 or 3), 0 without one.
+  int64_t maskRank = 0;
+  /// The block formats K and V are decoded from inside the kernel (null
+  /// when the kernel reads them as floats).
+  BlockQuantizedType keyBlock, valueBlock;
+};
+
+/// Returns the static shape of `op`, K/V decoded in the kernel included, or
+/// a reason why no kernel takes it.
+mlir::FailureOr<AttentionShape> getAttentionShape(AttentionOp op,
+                                                  std::string &reason);
+
+/// Returns the cachet.dequantize producing `kv` when the kernel can decode
+/// its input itself: a packed block-quantized, token-major cache that is a
+/// function argument, dequantized without separate scales.
+DequantizeOp getPackedDequantize(mlir::Value kv, bool tokenMajor);
+
+/// The element type of the scalar kernel's K and V tiles: the data's, except
+/// that bf16 is staged as f32 (exact; Vulkan devices have no bf16 workgroup
+/// memory, and every product is taken in f32 anyway).
+mlir::Type getScalarTileElement(mlir::Type element);
+
+/// The workgroup-memory tiles of the mma kernels: Q, K, V (f16) and, for
+/// the kernel that stages its softmax (wmma), the scores (f32), P (f16) and a
+/// 16-column row broadcast (f32); double buffered, a second K and V. Each
+/// row is padded by `padBytes`.
+struct MmaTiles {
+  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, Count };
+  struct Tile {
+    int64_t rows = 0, cols = 0, stride = 0;
+    bool f32 = false;
+    int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
+  };
+  /// Indexed by Kind; tiles the kernel does not use have no rows.
+  Tile tiles[Count];
+  /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
+  int64_t offsets[Count] = {};
+  int64_t totalBytes = 0;
+
+  MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
+           int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
+           bool qReadOnce = true, bool stagedSoftmax = true) {
+    auto add = [&](Kind kind, int64_t rows, int64_t cols, bool f32,
+                   bool place = true) {
+      int64_t stride = cols + padBytes / (f32 ? 4 : 2);
+      tiles[kind] = {rows, cols, stride, f32};
+      offsets[kind] = totalBytes;
+      if (place)
+        totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
+    };
+    // Double buffered, Q (read once, before the first key tile) shares the
+    // second K tile's memory where it fits.
+    bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
+    add(Q, queryTile, headDim, false, !shareQ);
+    add(K, keyTile, headDim, false);
+    add(V, keyTile, valueDim, false);
+    if (stagedSoftmax) {
+      add(Scores, queryTile, keyTile, true);
+      add(Probs, queryTile, keyTile, false);
+      add(Rows, queryTile, 16, true);
+    }
+    if (!doubleBuffer)
+      return;
+    add(K2, keyTile, headDim, false);
+    add(V2, keyTile, valueDim, false);
+    if (shareQ)
+      offsets[Q] = offsets[K2];
+  }
+  bool has(Kind kind) const { return tiles[kind].rows > 0; }
+};
+
+/// llvmpipe (lavapipe) ends a loop nest after this many iterations in all,
+/// silently.
+constexpr int64_t kLlvmpipeLoopIterations = 65535;
+
+/// The kernels `attention-kernel` may ask for.
+enum class AttentionKernelChoice { Auto, Scalar, Mma, MmaSync, Reference };
+
+/// The knobs of the attention cost model (cachet-select-kernel-configs'
+/// options).
+struct AttentionConfigOptions {
+  AttentionKernelChoice kernel = AttentionKernelChoice::Auto;
+  /// Whether auto may choose the mma-sync / mma kernel.
+  bool allowMmaSync = false, allowMma = true;
+  /// 0: from the profile.
+  int64_t queryTile = 0, keyTile = 0;
+  int64_t vectorBytes = 16, tilePadBytes = 16;
+  bool dynamicShared = false;
+  int64_t residentWorkgroups = 3;
+  bool occupancyHint = false, asyncCopy = false;
+  int64_t rowBlocks = 1;
+  bool lazyRescale = false, warpSync = false;
+};
+
+/// Returns "" or which option is out of range, and its allowed values.
+std::string checkAttentionConfigOptions(const AttentionConfigOptions &options);
+
+/// The decision for one attention: a config, or none (the reference
+/// lowering is kept); `remark` says what was chosen and why.
+struct AttentionDecision {
+  KernelConfigAttr config;
+  std::string remark;
+};
+
+/// Chooses the kernel of `op` on `profile` (may be null: defaults).
+AttentionDecision selectAttentionConfig(AttentionOp op,
+                                        DeviceProfileAttr profile,
+                                        const AttentionConfigOptions &options);
+
+/// Returns why `config` cannot be built for `op` on `profile` (element
+/// types, head dimensions, subgroups, workgroup memory), or "".
+std::string whyNotAttentionConfig(AttentionOp op, KernelConfigAttr config,
+                                  DeviceProfileAttr profile);
+
+/// The workgroup memory, in bytes, the kernel of `config` allocates for
+/// `shape`.
+int64_t getAttentionWorkgroupBytes(const AttentionShape &shape,
+                                   KernelConfigAttr config);
+
+} // namespace cachet
+
+#endif // CACHET_ANALYSIS_ATTENTIONCONFIG_H

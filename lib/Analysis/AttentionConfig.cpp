@@ -1,0 +1,473 @@
+//===- AttentionConfig.cpp - which flash-attention kernel, which tiles ----===//
+
+#include "cachet/Analysis/AttentionConfig.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace cachet;
+
+FailureOr<AttentionShape> cachet::getAttentionShape(AttentionOp op,
+                                                    std::string &reason) {
+  auto query = cast<RankedTensorType>(op.getQuery().getType());
+  auto key = cast<RankedTensorType>(op.getKey().getType());
+  auto value = cast<RankedTensorType>(op.getValue().getType());
+  auto result = cast<RankedTensorType>(op.getResult().getType());
+  if (!query.hasStaticShape() || !key.hasStaticShape() ||
+      !value.hasStaticShape()) {
+    reason = "dynamic shape";
+    return failure();
+  }
+  if (op.getAccumulator() && !op.getAccumulator()->isF32()) {
+    reason = "the accumulator is not f32";
+    return failure();
+  }
+  for (Type t : {query.getElementType(), key.getElementType(),
+                 value.getElementType(), result.getElementType()})
+    if (!t.isF16() && !t.isBF16() && !t.isF32()) {
+      reason = "element types other than f16, bf16 and f32";
+      return failure();
+    }
+  AttentionShape s;
+  s.tokenMajor = op.getKvLayout() == KVLayout::TokenMajor;
+  s.queryHeads = query.getDimSize(0);
+  s.queries = query.getDimSize(1);
+  s.headDim = query.getDimSize(2);
+  s.positions = key.getDimSize(op.getKVPosDim());
+  s.kvHeads = key.getDimSize(op.getKVHeadDim());
+  s.valueDim = value.getDimSize(2);
+  s.group = s.queryHeads / s.kvHeads;
+  s.queryElement = query.getElementType();
+  s.keyElement = key.getElementType();
+  s.valueElement = value.getElementType();
+  s.resultElement = result.getElementType();
+  if (Value mask = op.getMask())
+    s.maskRank = cast<RankedTensorType>(mask.getType()).getRank();
+  // K or V that is cachet.dequantize of a token-major packed cache passed
+  // as a function argument is decoded inside the kernel.
+  auto blockOf = [&](Value kv) -> BlockQuantizedType {
+    DequantizeOp dequant = getPackedDequantize(kv, s.tokenMajor);
+    if (!dequant)
+      return {};
+    return cast<BlockQuantizedType>(
+        cast<RankedTensorType>(dequant.getInput().getType()).getElementType());
+  };
+  s.keyBlock = blockOf(op.getKey());
+  s.valueBlock = blockOf(op.getValue());
+  return s;
+}
+
+DequantizeOp cachet::getPackedDequantize(Value kv, bool tokenMajor) {
+  auto dequant = kv.getDefiningOp<DequantizeOp>();
+  if (!dequant || !tokenMajor || dequant.getScales() ||
+      !isa<BlockArgument>(dequant.getInput()))
+    return {};
+  auto input = cast<RankedTensorType>(dequant.getInput().getType());
+  if (!isa<BlockQuantizedType>(input.getElementType()) ||
+      input.getRank() != 3 || !input.hasStaticShape())
+    return {};
+  return dequant;
+}
+
+Type cachet::getScalarTileElement(Type element) {
+  return element.isBF16() ? Float32Type::get(element.getContext()) : element;
+}
+
+std::string
+cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
+  auto bad = [](StringRef option, int64_t value, StringRef allowed) {
+    return llvm::formatv("bad {0} {1}: {2}", option, value, allowed).str();
+  };
+  if (o.queryTile < 0)
+    return bad("query-tile", o.queryTile, "0 (from the profile) or more");
+  if (o.keyTile < 0)
+    return bad("key-tile", o.keyTile, "0 (from the profile) or more");
+  if (o.vectorBytes < 2 || !llvm::isPowerOf2_64(o.vectorBytes))
+    return bad("vector-bytes", o.vectorBytes, "a power of two from 2");
+  if (o.tilePadBytes < 0 || o.tilePadBytes % 16 != 0)
+    return bad("tile-pad-bytes", o.tilePadBytes,
+               "a non-negative multiple of 16");
+  if (o.residentWorkgroups < 1)
+    return bad("resident-workgroups", o.residentWorkgroups, "1 or more");
+  if (o.rowBlocks < 1 || !llvm::isPowerOf2_64(o.rowBlocks))
+    return bad("row-blocks", o.rowBlocks, "a power of two from 1");
+  return "";
+}
+
+/// Returns why the mma kernel cannot run `s` on `profile`, or "".
+/// `allowBF16`: the kernel also takes bf16 Q, K and V (mma-sync).
+static std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
+                             bool allowBF16) {
+  if (!profile)
+    return "no device profile";
+  bool has = llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
+    auto str = dyn_cast<StringAttr>(shape);
+    return str && str.getValue() == "16x16x16:f16->f32";
+  });
+  if (!has)
+    return "the profile has no 16x16x16:f16->f32 cooperative matrix";
+  bool f16 =
+      s.queryElement.isF16() && s.keyElement.isF16() && s.valueElement.isF16();
+  bool bf16 = s.queryElement.isBF16() && s.keyElement.isBF16() &&
+              s.valueElement.isBF16();
+  if (!f16 && !(allowBF16 && bf16))
+    return allowBF16 ? "Q, K and V are not all f16 or all bf16"
+                     : "Q, K and V are not all f16";
+  if (s.headDim % 16 != 0 || s.valueDim % 16 != 0)
+    return "the head dimensions are not multiples of 16";
+  return "";
+}
+
+/// Returns the largest power of two `t <= limit` with `fits(t)`, or 0.
+static int64_t largestPowerOfTwo(int64_t limit,
+                                 function_ref<bool(int64_t)> fits) {
+  int64_t t = 1;
+  while (t * 2 <= limit)
+    t *= 2;
+  for (; t >= 1; t /= 2)
+    if (fits(t))
+      return t;
+  return 0;
+}
+
+/// The profile's subgroup size and workgroup memory, with the defaults of a
+/// module without a profile.
+static std::pair<uint64_t, uint64_t> getLimits(DeviceProfileAttr profile) {
+  uint64_t subgroup = profile ? profile.getSubgroupSize() : 0;
+  uint64_t sharedBytes = profile ? profile.getSharedMemoryBytes() : 0;
+  return {subgroup ? subgroup : 32, sharedBytes ? sharedBytes : 16384};
+}
+
+/// Workgroup memory of the scalar kernel with query tile `q`, key tile `t`:
+/// K and V tiles, the f32 accumulator rows and the f32 score rows.
+static int64_t getScalarBytes(const AttentionShape &s, int64_t q, int64_t t) {
+  int64_t bytesPerPosition =
+      s.headDim *
+          (getScalarTileElement(s.keyElement).getIntOrFloatBitWidth() / 8) +
+      s.valueDim *
+          (getScalarTileElement(s.valueElement).getIntOrFloatBitWidth() / 8);
+  return t * bytesPerPosition + 4 * q * (s.valueDim + t);
+}
+
+/// Iterations of the scalar kernel's KV-tile loop nest, which llvmpipe caps.
+static int64_t getScalarIterations(const AttentionShape &s, int64_t keyTile,
+                                   int64_t threads) {
+  int64_t perTile =
+      llvm::divideCeil(keyTile * (s.headDim + s.valueDim), threads) +
+      2 * keyTile + s.valueDim + 1;
+  return llvm::divideCeil(s.positions, keyTile) * perTile;
+}
+
+int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
+                                           KernelConfigAttr config) {
+  ArrayRef<int64_t> tile = config.getTile();
+  if (config.getVariant() == KernelVariant::AttentionScalar)
+    return getScalarBytes(s, tile[0], tile[1]);
+  bool asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
+  return MmaTiles(tile[0], tile[1], s.headDim, s.valueDim, config.getPadBytes(),
+                  asyncCopy, config.getRowBlocks() == 1,
+                  config.getVariant() == KernelVariant::AttentionMma)
+      .totalBytes;
+}
+
+AttentionDecision
+cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
+                              const AttentionConfigOptions &o) {
+  AttentionDecision d;
+  auto keep = [&](const Twine &why) {
+    d.remark = ("reference lowering kept: " + why).str();
+    return d;
+  };
+  std::string reason;
+  FailureOr<AttentionShape> shape = getAttentionShape(op, reason);
+  if (failed(shape))
+    return keep(reason);
+  const AttentionShape &s = *shape;
+  if (o.kernel == AttentionKernelChoice::Reference)
+    return keep("attention-kernel=reference");
+  auto [subgroup, sharedBytes] = getLimits(profile);
+  std::string from = profile ? ("profile " + profile.getName()).str()
+                             : std::string("no profile: defaults");
+  // Static workgroup memory: at most the profile's, and at most 48 KiB
+  // (the most a CUDA kernel gets without a dynamic opt-in). The mma
+  // kernel's dynamic workgroup memory: the profile's share of
+  // resident-workgroups workgroups.
+  uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
+  // Why each tensor-core kernel cannot run ("" when it can): mma takes f16,
+  // mma-sync f16 or bf16.
+  bool automatic = o.kernel == AttentionKernelChoice::Auto;
+  std::string noMma, noSync;
+  for (bool sync : {false, true}) {
+    std::string &why = sync ? noSync : noMma;
+    why = o.kernel == AttentionKernelChoice::Scalar
+              ? std::string("attention-kernel=scalar")
+              : whyNotMma(s, profile, /*allowBF16=*/sync);
+    if (why.empty() && automatic && !o.allowMma)
+      why = "allow-mma is off: the target does not run the mma kernel";
+    if (why.empty() &&
+        (subgroup < 16 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup)))
+      why = llvm::formatv("subgroups of {0} lanes (the mma kernel takes 16, "
+                          "32 or 64)",
+                          subgroup)
+                .str();
+  }
+  // mma-sync: the same tensor cores through PTX's mma.sync, whose fragment
+  // layout is known (NVVM only: allow-mma-sync or attention-kernel=mma-sync).
+  if (noSync.empty() && subgroup != 32)
+    noSync =
+        llvm::formatv("subgroups of {0} lanes (mma.sync takes 32)", subgroup)
+            .str();
+  if (noSync.empty() && automatic && !o.allowMmaSync)
+    noSync = "allow-mma-sync is off";
+  if (o.kernel == AttentionKernelChoice::MmaSync && !noSync.empty())
+    return keep("attention-kernel=mma-sync: " + noSync);
+
+  KernelVariant variant;
+  int64_t queryTile, threads, rowBlocks = 1, padBytes = 0, vectorWidth = 1;
+  int64_t minWorkgroups = 0;
+  bool doubleBuffered = false, dynamicShared = false, warpSync = false,
+       lazyRescale = false;
+  std::function<uint64_t(int64_t)> sharedUse;
+  bool useSync = o.kernel != AttentionKernelChoice::Mma && noSync.empty();
+  if (useSync || noMma.empty()) {
+    variant =
+        useSync ? KernelVariant::AttentionMmaSync : KernelVariant::AttentionMma;
+    bool staged = variant == KernelVariant::AttentionMma;
+    // Four subgroups of 16 rows (row-blocks blocks of them) each unless the
+    // options say otherwise.
+    rowBlocks = o.rowBlocks;
+    if (16 * rowBlocks > int64_t(subgroup))
+      return keep(llvm::formatv("row-blocks {0} is more than subgroup / 16 "
+                                "({1})",
+                                rowBlocks, subgroup / 16));
+    int64_t subgroupRows = 16 * rowBlocks;
+    queryTile = o.queryTile > 0 ? o.queryTile : 4 * subgroupRows;
+    if (queryTile % subgroupRows != 0)
+      return keep(llvm::formatv("query-tile {0} is not a multiple of {1} (the "
+                                "mma kernel's rows per subgroup)",
+                                queryTile, subgroupRows));
+    threads = queryTile / subgroupRows * subgroup;
+    padBytes = o.tilePadBytes;
+    dynamicShared = o.dynamicShared;
+    warpSync = o.warpSync;
+    // Asynchronous copies need dynamic memory (the second K/V buffers). The
+    // tiles are sized for them whether or not this attention's K/V are
+    // decoded in the kernel (which copies nothing asynchronously): rewrites
+    // off and on must pick the same tiles to give the same bytes.
+    doubleBuffered = o.asyncCopy && dynamicShared;
+    lazyRescale = o.lazyRescale && warpSync;
+    if (dynamicShared) {
+      budget = sharedBytes / o.residentWorkgroups;
+      if (o.occupancyHint)
+        minWorkgroups = o.residentWorkgroups;
+    }
+    // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
+    sharedUse = [&, staged](int64_t t) -> uint64_t {
+      return MmaTiles(queryTile, t, s.headDim, s.valueDim, padBytes,
+                      doubleBuffered, rowBlocks == 1, staged)
+          .totalBytes;
+    };
+    // The widest vector of at most vector-bytes that divides the rows.
+    vectorWidth = std::max<int64_t>(1, o.vectorBytes / 2);
+    while (vectorWidth > 1 &&
+           (s.headDim % vectorWidth != 0 || s.valueDim % vectorWidth != 0))
+      vectorWidth /= 2;
+  } else {
+    variant = KernelVariant::AttentionScalar;
+    // One thread per query row: two subgroups, at least 32 rows.
+    queryTile =
+        o.queryTile > 0 ? o.queryTile : std::max<int64_t>(32, 2 * subgroup);
+    threads = queryTile;
+    sharedUse = [&](int64_t t) -> uint64_t {
+      return getScalarBytes(s, queryTile, t);
+    };
+  }
+  bool scalar = variant == KernelVariant::AttentionScalar;
+  auto chooseKeyTile = [&]() -> int64_t {
+    if (o.keyTile > 0)
+      return o.keyTile;
+    return largestPowerOfTwo(64, [&](int64_t t) {
+      return sharedUse(t) <= budget && (scalar || t >= 16);
+    });
+  };
+  int64_t keyTile = chooseKeyTile();
+  // Asynchronous copies move 4, 8 or 16 bytes, the same number per thread.
+  auto copiesEvenly = [&](int64_t t) {
+    int64_t perCopy = vectorWidth * threads;
+    return vectorWidth >= 2 && t * s.headDim % perCopy == 0 &&
+           t * s.valueDim % perCopy == 0;
+  };
+  if (doubleBuffered && !copiesEvenly(keyTile)) {
+    doubleBuffered = false;
+    keyTile = chooseKeyTile();
+  }
+  // Asynchronous copies: f16 K/V, not decoded in the kernel.
+  bool asyncCopy = doubleBuffered && !s.keyBlock && !s.valueBlock;
+  // Without a query-tile option, the scalar kernel halves its query tile
+  // (down to 32 rows) until its accumulator rows leave room for a key tile.
+  while (scalar && o.queryTile <= 0 && queryTile > 32 &&
+         (keyTile == 0 || sharedUse(keyTile) > budget)) {
+    queryTile /= 2;
+    threads = queryTile;
+    keyTile = chooseKeyTile();
+  }
+  if (keyTile == 0 || sharedUse(keyTile) > budget)
+    return keep(llvm::formatv(
+        "query tile {0} and key tile {1} need {2} bytes of workgroup memory, "
+        "the budget is {3}",
+        queryTile, std::max<int64_t>(keyTile, 1),
+        sharedUse(std::max<int64_t>(keyTile, 1)), budget));
+  if (!scalar && keyTile % 16 != 0)
+    return keep(llvm::formatv("key-tile {0} is not a multiple of 16 (the mma "
+                              "kernel's column block)",
+                              keyTile));
+  if (profile && profile.getVendor() == "mesa" && scalar) {
+    int64_t iterations = getScalarIterations(s, keyTile, threads);
+    if (iterations > kLlvmpipeLoopIterations)
+      return keep(llvm::formatv(
+          "the scalar kernel's KV-tile loop nest runs {0} iterations, more "
+          "than the {1} llvmpipe executes (profile vendor mesa)",
+          iterations, kLlvmpipeLoopIterations));
+  }
+  MLIRContext *ctx = op.getContext();
+  d.config = KernelConfigAttr::get(
+      ctx, variant, {queryTile, keyTile}, threads, subgroup, vectorWidth,
+      rowBlocks, asyncCopy ? 2 : 1, /*split=*/1, padBytes,
+      /*loads=*/{}, minWorkgroups, dynamicShared, !scalar && warpSync,
+      !scalar && lazyRescale, /*stageX=*/false);
+
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
+                               what, block.getFormatName())
+                     .str();
+  // The workgroup memory the kernel allocates: the mma kernel's tiles were
+  // sized for double buffers, which K/V decoded in the kernel do not use.
+  int64_t used = getAttentionWorkgroupBytes(s, d.config);
+  std::string common = llvm::formatv(
+      "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
+      "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
+      "memory)",
+      keyTile, used, llvm::divideCeil(s.queries, queryTile), s.queryHeads,
+      threads, s.group, from, subgroup, sharedBytes);
+  common += decoded;
+  llvm::raw_string_ostream os(d.remark);
+  if (scalar) {
+    os << "scalar flash-attention kernel (" << noMma << "): "
+       << llvm::formatv("query tile {0} (one thread per row), ", queryTile)
+       << common;
+    return d;
+  }
+  // The tensor-core kernels: the rows, the tiles' memory and staging.
+  std::string tiles =
+      llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ", queryTile,
+                    queryTile / (16 * rowBlocks), 16 * rowBlocks)
+          .str() +
+      common +
+      llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup memory",
+                    padBytes, dynamicShared ? "dynamic" : "static")
+          .str();
+  if (dynamicShared)
+    tiles += llvm::formatv(" (budget: 1/{0} of the profile's)",
+                           o.residentWorkgroups);
+  if (minWorkgroups > 0)
+    tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
+                           "for (cachet.min_workgroups_per_sm)",
+                           minWorkgroups);
+  tiles += asyncCopy ? ", K/V double-buffered by asynchronous copies"
+                     : ", K/V through registers";
+  tiles += llvm::formatv(" ({0}-byte vectors)", 2 * vectorWidth);
+  if (variant == KernelVariant::AttentionMmaSync)
+    os << "mma-sync flash-attention kernel ("
+       << (s.queryElement.isBF16() ? "nvvm.mma.sync m16n8k16 bf16"
+                                   : "nvgpu.mma.sync m16n8k16 f16")
+       << ", f32 accumulate, softmax in registers): " << tiles;
+  else
+    os << "mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 "
+          "accumulate): "
+       << tiles
+       << llvm::formatv(", subgroup staging synchronized by {0}",
+                        warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier")
+       << (lazyRescale ? ", lazy rescaling" : "");
+  return d;
+}
+
+std::string cachet::whyNotAttentionConfig(AttentionOp op,
+                                          KernelConfigAttr config,
+                                          DeviceProfileAttr profile) {
+  if (!config.isAttention())
+    return "the variant is not an attention kernel";
+  std::string reason;
+  FailureOr<AttentionShape> shape = getAttentionShape(op, reason);
+  if (failed(shape))
+    return reason;
+  const AttentionShape &s = *shape;
+  auto [profileSubgroup, sharedBytes] = getLimits(profile);
+  ArrayRef<int64_t> tile = config.getTile();
+  KernelVariant variant = config.getVariant();
+  bool scalar = variant == KernelVariant::AttentionScalar;
+  int64_t subgroup =
+      config.getSubgroup() ? config.getSubgroup() : int64_t(profileSubgroup);
+  if (scalar) {
+    if (config.getWorkgroup() != 0 && config.getWorkgroup() != tile[0])
+      return llvm::formatv("the scalar kernel runs one thread per query row: "
+                           "workgroup {0} is not the query tile {1}",
+                           config.getWorkgroup(), tile[0]);
+  } else {
+    bool sync = variant == KernelVariant::AttentionMmaSync;
+    std::string why = whyNotMma(s, profile, /*allowBF16=*/sync);
+    if (!why.empty())
+      return why;
+    if (sync ? subgroup != 32 : (subgroup < 16 || subgroup > 64))
+      return llvm::formatv("subgroups of {0} lanes (the kernel takes {1})",
+                           subgroup, sync ? "32" : "16, 32 or 64");
+    int64_t rows = 16 * config.getRowBlocks();
+    if (rows > subgroup)
+      return llvm::formatv("row_blocks {0} is more than subgroup / 16 ({1})",
+                           config.getRowBlocks(), subgroup / 16);
+    int64_t threads = tile[0] / rows * subgroup;
+    if (config.getWorkgroup() != 0 && config.getWorkgroup() != threads)
+      return llvm::formatv("workgroup {0} is not one subgroup of {1} lanes "
+                           "per {2} query rows ({3} threads)",
+                           config.getWorkgroup(), subgroup, rows, threads);
+    int64_t width = config.getVectorWidth();
+    if (s.headDim % width != 0 || s.valueDim % width != 0)
+      return llvm::formatv("vector_width {0} does not divide the head "
+                           "dimensions {1} and {2}",
+                           width, s.headDim, s.valueDim);
+    if (config.getStages() == 2 && !s.keyBlock && !s.valueBlock) {
+      int64_t perCopy = width * threads;
+      if (width < 2 || tile[1] * s.headDim % perCopy != 0 ||
+          tile[1] * s.valueDim % perCopy != 0)
+        return llvm::formatv("stages = 2: the key tile {0} is not copied in "
+                             "whole {1}-element vectors by {2} threads",
+                             tile[1], width, threads);
+    }
+  }
+  // Static workgroup memory: at most 48 KiB; dynamic: the device's.
+  int64_t budget = config.getDynamicShared()
+                       ? int64_t(sharedBytes)
+                       : std::min<int64_t>(sharedBytes, 49152);
+  int64_t used = getAttentionWorkgroupBytes(s, config);
+  if (used > budget)
+    return llvm::formatv("query tile {0} and key tile {1} need {2} bytes of "
+                         "{3} workgroup memory, the device has {4}",
+                         tile[0], tile[1], used,
+                         config.getDynamicShared() ? "dynamic" : "static",
+                         budget);
+  if (scalar && profile && profile.getVendor() == "mesa") {
+    int64_t iterations = getScalarIterations(s, tile[1], tile[0]);
+    if (iterations > kLlvmpipeLoopIterations)
+      return llvm::formatv(
+          "the scalar kernel's KV-tile loop nest runs {0} iterations, more "
+          "than the {1} llvmpipe executes (profile vendor mesa)",
+          iterations, kLlvmpipeLoopIterations);
+  }
+  return "";
+}

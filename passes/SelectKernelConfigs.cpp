@@ -1,0 +1,83 @@
+//===- SelectKernelConfigs.cpp - choose each op's kernel ------------------===//
+//
+// Puts a #cachet.kernel_config on every op a cachet lowering builds a kernel
+// for, from the cost models of lib/Analysis and the device profile, with a
+// remark per decision. A config already in the IR is kept. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Device/DeviceProfile.h"
+#include "cachet/Passes.h"
+
+namespace cachet {
+#define GEN_PASS_DEF_SELECTKERNELCONFIGS
+#include "cachet/Passes.h.inc"
+} // namespace cachet
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+struct SelectKernelConfigsPass final
+    : public cachet::impl::SelectKernelConfigsBase<SelectKernelConfigsPass> {
+  using Base::Base;
+
+  AttentionConfigOptions getAttentionOptions() const {
+    AttentionConfigOptions o;
+    o.kernel = attentionKernel;
+    o.allowMmaSync = allowMmaSync;
+    o.allowMma = allowMma;
+    o.queryTile = queryTile;
+    o.keyTile = keyTile;
+    o.vectorBytes = vectorBytes;
+    o.tilePadBytes = tilePadBytes;
+    o.dynamicShared = dynamicShared;
+    o.residentWorkgroups = residentWorkgroups;
+    o.occupancyHint = occupancyHint;
+    o.asyncCopy = asyncCopy;
+    o.rowBlocks = rowBlocks;
+    o.lazyRescale = lazyRescale;
+    o.warpSync = warpSync;
+    return o;
+  }
+
+  /// Range-checks the options as they are parsed: a bad one fails the
+  /// pipeline that names it, before any IR is touched.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Pass::initializeOptions(options, errorHandler)))
+      return failure();
+    if (std::string bad = checkAttentionConfigOptions(getAttentionOptions());
+        !bad.empty())
+      return errorHandler("cachet-select-kernel-configs: " + bad);
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    AttentionConfigOptions attention = getAttentionOptions();
+    if (std::string bad = checkAttentionConfigOptions(attention);
+        !bad.empty()) {
+      module.emitError("cachet-select-kernel-configs: ") << bad;
+      return signalPassFailure();
+    }
+    DeviceProfileAttr profile = lookupDeviceProfile(module);
+    StringRef name = CachetDialect::getKernelConfigAttrName();
+    module.walk([&](AttentionOp op) {
+      if (op->hasAttr(name)) {
+        op.emitRemark("cachet-select-kernel-configs: the config in the IR "
+                      "is kept");
+        return;
+      }
+      AttentionDecision d = selectAttentionConfig(op, profile, attention);
+      op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
+      if (d.config)
+        op->setAttr(name, d.config);
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+// RUN: cachet-opt %s -split-input-file -verify-diagnostics
+
+func.func @no_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                   %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{#cachet.kernel_config<variant = attention_scalar>: 'tile' must have two positive entries (query rows, key positions)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @key_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                    %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the key tile 24 is not a multiple of 16 (the mma kernels' column block)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 24]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @stages(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                  %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{'stages = 2' needs 'dynamic_shared = true'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma_sync, tile = [64, 64], stages = 2>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @lazy(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{'lazy_rescale' needs 'warp_sync = true'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 64], lazy_rescale = true>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @wrong_op(%a: tensor<4x8xf16>, %x: tensor<8xf16>, %y: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{'cachet.kernel_config' of variant attention_scalar must be on a cachet.attention}}
+  %r = linalg.matvec {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32, 16]>}
+      ins(%a, %x : tensor<4x8xf16>, tensor<8xf16>) outs(%y : tensor<4xf16>) -> tensor<4xf16>
+  return %r : tensor<4xf16>
+}
+
+// -----
+
+func.func @not_a_config(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                        %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+1 {{'cachet.kernel_config' must be a #cachet.kernel_config}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = "mma"}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @bad_variant(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                       %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+3 {{expected ::cachet::KernelVariant to be one of: attention_scalar, attention_mma, attention_mma_sync, matvec_subgroup, matvec_generic}}
+  // expected-error @+2 {{failed to parse Cachet_KernelConfigAttr parameter 'variant'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_fast, tile = [1, 1]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
