@@ -173,6 +173,81 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
       .totalBytes;
 }
 
+/// The remark for `config` chosen for `s`: the kernel, its tiles and
+/// memory, and for the scalar kernel why no mma kernel (`noMma`).
+static std::string describeAttentionConfig(const AttentionShape &s,
+                                           KernelConfigAttr config,
+                                           DeviceProfileAttr profile,
+                                           const AttentionConfigOptions &o,
+                                           StringRef noMma) {
+  auto [subgroup, sharedBytes] = getLimits(profile);
+  std::string from = profile ? ("profile " + profile.getName()).str()
+                             : std::string("no profile: defaults");
+  int64_t queryTile = config.getTile()[0], keyTile = config.getTile()[1];
+  int64_t threads = config.getWorkgroup(), rowBlocks = config.getRowBlocks();
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
+                               what, block.getFormatName())
+                     .str();
+  // The workgroup memory the kernel allocates: the mma kernel's tiles were
+  // sized for double buffers, which K/V decoded in the kernel do not use.
+  int64_t used = getAttentionWorkgroupBytes(s, config);
+  std::string common = llvm::formatv(
+      "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
+      "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
+      "memory)",
+      keyTile, used, llvm::divideCeil(s.queries, queryTile), s.queryHeads,
+      threads, s.group, from, subgroup, sharedBytes);
+  common += decoded;
+  std::string remark;
+  llvm::raw_string_ostream os(remark);
+  if (config.getVariant() == KernelVariant::AttentionScalar) {
+    os << "scalar flash-attention kernel (" << noMma << "): "
+       << llvm::formatv("query tile {0} (one thread per row), ", queryTile)
+       << common;
+    return remark;
+  }
+  // The tensor-core kernels: the rows, the tiles' memory and staging.
+  bool asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
+  std::string tiles =
+      llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ", queryTile,
+                    queryTile / (16 * rowBlocks), 16 * rowBlocks)
+          .str() +
+      common +
+      llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup memory",
+                    config.getPadBytes(),
+                    config.getDynamicShared() ? "dynamic" : "static")
+          .str();
+  if (config.getDynamicShared())
+    tiles += llvm::formatv(" (budget: 1/{0} of the profile's)",
+                           o.residentWorkgroups);
+  if (config.getMinWorkgroupsPerSm() > 0)
+    tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
+                           "for (cachet.min_workgroups_per_sm)",
+                           config.getMinWorkgroupsPerSm());
+  tiles += asyncCopy ? ", K/V double-buffered by asynchronous copies"
+                     : ", K/V through registers";
+  tiles += llvm::formatv(" ({0}-byte vectors)", 2 * config.getVectorWidth());
+  if (config.getVariant() == KernelVariant::AttentionMmaSync)
+    os << "mma-sync flash-attention kernel ("
+       << (s.queryElement.isBF16() ? "nvvm.mma.sync m16n8k16 bf16"
+                                   : "nvgpu.mma.sync m16n8k16 f16")
+       << ", f32 accumulate, softmax in registers): " << tiles;
+  else
+    os << "mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 "
+          "accumulate): "
+       << tiles
+       << llvm::formatv(", subgroup staging synchronized by {0}",
+                        config.getWarpSync() ? "nvvm.bar.warp.sync"
+                                             : "gpu.barrier")
+       << (config.getLazyRescale() ? ", lazy rescaling" : "");
+  return remark;
+}
+
 AttentionDecision
 cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
                               const AttentionConfigOptions &o) {
@@ -189,8 +264,6 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   if (o.kernel == AttentionKernelChoice::Reference)
     return keep("attention-kernel=reference");
   auto [subgroup, sharedBytes] = getLimits(profile);
-  std::string from = profile ? ("profile " + profile.getName()).str()
-                             : std::string("no profile: defaults");
   // Static workgroup memory: at most the profile's, and at most 48 KiB
   // (the most a CUDA kernel gets without a dynamic opt-in). The mma
   // kernel's dynamic workgroup memory: the profile's share of
@@ -339,62 +412,7 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
       /*loads=*/{}, minWorkgroups, dynamicShared, !scalar && warpSync,
       !scalar && lazyRescale, /*stageX=*/false);
 
-  std::string decoded;
-  for (auto [what, block] :
-       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
-        {"V", s.valueBlock}})
-    if (block)
-      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
-                               what, block.getFormatName())
-                     .str();
-  // The workgroup memory the kernel allocates: the mma kernel's tiles were
-  // sized for double buffers, which K/V decoded in the kernel do not use.
-  int64_t used = getAttentionWorkgroupBytes(s, d.config);
-  std::string common = llvm::formatv(
-      "key tile {0} ({1} bytes of workgroup memory), {2}x{3} workgroups of "
-      "{4} threads, GQA {5}:1 ({6}; subgroup {7}, {8} bytes of workgroup "
-      "memory)",
-      keyTile, used, llvm::divideCeil(s.queries, queryTile), s.queryHeads,
-      threads, s.group, from, subgroup, sharedBytes);
-  common += decoded;
-  llvm::raw_string_ostream os(d.remark);
-  if (scalar) {
-    os << "scalar flash-attention kernel (" << noMma << "): "
-       << llvm::formatv("query tile {0} (one thread per row), ", queryTile)
-       << common;
-    return d;
-  }
-  // The tensor-core kernels: the rows, the tiles' memory and staging.
-  std::string tiles =
-      llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ", queryTile,
-                    queryTile / (16 * rowBlocks), 16 * rowBlocks)
-          .str() +
-      common +
-      llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup memory",
-                    padBytes, dynamicShared ? "dynamic" : "static")
-          .str();
-  if (dynamicShared)
-    tiles += llvm::formatv(" (budget: 1/{0} of the profile's)",
-                           o.residentWorkgroups);
-  if (minWorkgroups > 0)
-    tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
-                           "for (cachet.min_workgroups_per_sm)",
-                           minWorkgroups);
-  tiles += asyncCopy ? ", K/V double-buffered by asynchronous copies"
-                     : ", K/V through registers";
-  tiles += llvm::formatv(" ({0}-byte vectors)", 2 * vectorWidth);
-  if (variant == KernelVariant::AttentionMmaSync)
-    os << "mma-sync flash-attention kernel ("
-       << (s.queryElement.isBF16() ? "nvvm.mma.sync m16n8k16 bf16"
-                                   : "nvgpu.mma.sync m16n8k16 f16")
-       << ", f32 accumulate, softmax in registers): " << tiles;
-  else
-    os << "mma flash-attention kernel (gpu.subgroup_mma 16x16x16 f16, f32 "
-          "accumulate): "
-       << tiles
-       << llvm::formatv(", subgroup staging synchronized by {0}",
-                        warpSync ? "nvvm.bar.warp.sync" : "gpu.barrier")
-       << (lazyRescale ? ", lazy rescaling" : "");
+  d.remark = describeAttentionConfig(s, d.config, profile, o, noMma);
   return d;
 }
 

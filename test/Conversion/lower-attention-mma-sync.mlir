@@ -7,15 +7,15 @@
 //
 // auto takes mma-sync only with allow-mma-sync (cachet-compile sets it on
 // NVVM); without it, the wmma kernel.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=AUTO
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOSYNC
 //
 // Two 16-row blocks per subgroup: Q's operands are read per key tile.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=mma-sync dynamic-shared=true async-copy=true row-blocks=2 query-tile=64" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS
 //
 // Profiles mma.sync cannot serve keep the reference lowering.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-select-kernel-configs="attention-kernel=mma-sync" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=WAVE64
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="attention-kernel=mma-sync" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOCOOP
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-select-kernel-configs="attention-kernel=mma-sync" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=WAVE64
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="attention-kernel=mma-sync" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOCOOP
 //
 // bf16 on the scalar kernel (lavapipe): K/V tiles staged as f32.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
@@ -35,11 +35,13 @@
 // CHECK-NOT: xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<8x64x128xf16>, vector<2xf16>
 // REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel (nvgpu.mma.sync m16n8k16 f16, f32 accumulate, softmax in registers): query tile 64 (4 subgroups of 16 rows), key tile 64 (69632 bytes of workgroup memory), 1x8 workgroups of 128 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); tile rows padded by 16 bytes, dynamic workgroup memory (budget: 1/3 of the profile's), K/V double-buffered by asynchronous copies (16-byte vectors)
-// AUTO: mma-sync flash-attention kernel
+// AUTO: #cachet.kernel_config<variant = attention_mma_sync
 // NOSYNC: mma flash-attention kernel (gpu.subgroup_mma
 // ROWS: mma-sync flash-attention kernel {{.*}}: query tile 64 (2 subgroups of 32 rows), key tile 64
 // WAVE64: reference lowering kept: attention-kernel=mma-sync: subgroups of 64 lanes (mma.sync takes 32)
+// WAVE64-NOT: cachet.kernel_config
 // NOCOOP: reference lowering kept: attention-kernel=mma-sync: the profile has no 16x16x16:f16->f32 cooperative matrix
+// NOCOOP-NOT: cachet.kernel_config
 func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
                       %v: tensor<2x256x128xf16>) -> tensor<8x64x128xf16> {
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.0883883461 causal 192

@@ -1,9 +1,9 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -verify-diagnostics | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma=false" -cachet-lower-attention 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma=false" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOMMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared=true async-copy=true warp-sync=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=ASYNC
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
@@ -73,11 +73,14 @@
 // ASYNC: nvvm.bar.warp.sync
 // ASYNC: scf.yield
 // ASYNC: nvgpu.device_async_wait
-// FORCED: remark: cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar): query tile 16 (one thread per row), key tile 8
+// The decisions, read from the #cachet.kernel_config they leave.
+// FORCED-LABEL: func.func @head_major_causal
+// FORCED: cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [16, 8], workgroup = 16, subgroup = 32>
 // FORCED-IR-LABEL: func.func @head_major_causal
 // FORCED-IR-NOT: gpu.subgroup_mma
 // FORCED-IR: return
-// NOMMA: remark: cachet-select-kernel-configs: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
+// NOMMA-LABEL: func.func @head_major_causal
+// NOMMA: #cachet.kernel_config<variant = attention_scalar, tile = [64, 64], workgroup = 64, subgroup = 32>
 func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %v: tensor<2x96x64xf16>) -> tensor<8x48x64xf16> {
   // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
