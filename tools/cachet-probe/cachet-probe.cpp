@@ -68,6 +68,8 @@ constexpr uint64_t workgroupSize = 64;
 /// A column walk whose packed rows take this many times longer than rows
 /// padded by one line shows an alias cliff.
 constexpr double aliasCliffRatio = 1.3;
+/// Rows of the alias column walk.
+constexpr uint64_t aliasWalkRows = 4096;
 
 /// Median, minimum and maximum of repeated measurements.
 struct Stats {
@@ -464,6 +466,54 @@ struct ReadParams {
   uint32_t pitch = 1, span = 0, perGroup = 0, sentinel = 0xdeadbeef;
 };
 
+/// The profile's own fields, as the stages of Probe::run fill them.
+struct ProfileFields {
+  std::string arch = "unknown";
+  uint64_t cacheLine = 0, l2Bytes = 0, aliasStride = 0, aliasPad = 0;
+  uint64_t computeUnits = 1;
+  double dramGbps = 0, stridedReadPenalty = 1;
+  bool pdl = false;
+  std::string l2Prefetch = "none";
+  /// Quoted "MxNxK:a->c" shapes.
+  std::vector<std::string> coopMatrix;
+  uint64_t subgroupSize = 32;
+};
+
+/// One stride sweep of the cache-line measurement: the cost per access of
+/// one 16 B load every `stride` bytes over a set of `setBytes`, the points'
+/// JSON records and the line fitted to the costs (0 where none fits).
+struct LineSweep {
+  uint64_t setBytes = 0;
+  std::vector<std::pair<uint64_t, double>> cost;
+  std::vector<std::string> points;
+  uint64_t line = 0;
+};
+
+/// The dependent-load tour of the cache-line measurement: its region and
+/// loads, the points' JSON records and the line fitted to the costs (0 where
+/// the tour shows no step).
+struct LineChase {
+  uint64_t regionBytes = 0, loads = 0;
+  std::vector<std::string> points;
+  uint64_t line = 0;
+};
+
+/// One alias-stride measurement: the points' JSON records and the alias
+/// stride they show (0 where no row size shows a cliff).
+struct AliasScan {
+  uint64_t stride = 0;
+  std::vector<std::string> points;
+};
+
+/// Idle time per boundary of `launches` back-to-back launches taking `many`
+/// against one launch over all of them taking `one`, with min/max pairing the
+/// extremes.
+Stats idlePerBoundary(const Stats &many, const Stats &one, uint64_t launches) {
+  double gaps = double(launches - 1);
+  return Stats{(many.median - one.median) / gaps, (many.min - one.max) / gaps,
+               (many.max - one.min) / gaps};
+}
+
 /// Runs the micro-kernels on one runtime and collects the profile.
 class Probe {
 public:
@@ -527,6 +577,99 @@ public:
   std::string run();
 
 private:
+  /// Records what the measurements ran on and how they are timed.
+  void describeRun();
+  /// Allocates the two probe buffers and the output buffer and checks the
+  /// kernels on them.
+  void prepareBuffers();
+  /// Times DRAM copies (kernel and driver) and reads; returns the faster copy
+  /// rate in GB/s.
+  double measureDram();
+  /// Fits the last-level cache to read bandwidth versus working set; returns
+  /// its size (the driver's or a default where the fit fails).
+  uint64_t measureL2Sweep();
+  /// Read bandwidth versus working set, each workgroup reading its own small
+  /// chunk of the stream `sweepChunk` elements long (0: the CPU default).
+  Sweep workingSetSweep(uint64_t sweepChunk);
+  /// Fits the L2 to a sweep in which each workgroup re-reads its own slice;
+  /// returns the fitted size, 0 where the sweep does not run or the fit
+  /// fails.
+  uint64_t measureL2Slices();
+  /// Compute units of the device for the slice sweep, 0 where unknown or on
+  /// a CPU.
+  uint64_t sliceUnitCount();
+  /// The slice sweep over `units` compute units.
+  Sweep sliceSweep(uint64_t units);
+  /// Measures the cache line: a dependent-load tour over a cached region of
+  /// an L2 of `l2Bytes`, else the stride sweeps; 64 where none shows a line.
+  uint64_t measureCacheLine(uint64_t l2Bytes);
+  /// Cost per access of each of `strides` over a set of `setBytes`,
+  /// `accesses` loads per launch where the set is smaller than the buffer.
+  LineSweep strideSweep(uint64_t setBytes, const std::vector<uint64_t> &strides,
+                        uint64_t accesses);
+  /// Cost per load of a dependent-load tour versus the distance between
+  /// loads, over a region that an L2 of `l2Bytes` holds.
+  LineChase lineChase(uint64_t l2Bytes);
+  /// Writes the tours of lineChase into buffer B, one region of
+  /// `regionBytes` per distance; returns the first element of each tour.
+  std::vector<uint32_t> uploadLineChase(const std::vector<uint64_t> &distances,
+                                        uint64_t regionBytes);
+  /// Device times of `steps` dependent loads from each element of `first`
+  /// in buffer B, round-robin, each timed run after an untimed one that
+  /// brings its region into the caches.
+  std::vector<std::vector<double>>
+  timeChases(const std::vector<uint32_t> &first, uint64_t steps);
+  /// The measurements' cache_line record.
+  std::string cacheLineJson(const LineChase &chase, const LineSweep &cached,
+                            const LineSweep &dram, uint64_t lineAccesses,
+                            uint64_t cacheLine);
+  /// Measures the set-index alias stride and its pad for lines of
+  /// `cacheLine` bytes, by a column walk and by a latency tour.
+  void measureAlias(uint64_t cacheLine, uint64_t &aliasStride,
+                    uint64_t &aliasPad);
+  /// A column walk over rows of R bytes versus rows padded by one line of
+  /// `cacheLine` bytes.
+  AliasScan aliasColumnWalk(uint64_t cacheLine);
+  /// A dependent-load tour of 16 rows of R bytes versus rows padded by one
+  /// line of `cacheLine` bytes, `steps` loads per tour.
+  AliasScan aliasLatencyTour(uint64_t cacheLine, uint64_t steps);
+  /// Writes the tours of aliasLatencyTour into buffer B, one packed and one
+  /// padded variant per row size of `rowSizes`, as far as the buffer holds
+  /// them; returns the first element of each variant's tour.
+  std::vector<uint32_t> uploadAliasTours(const std::vector<uint64_t> &rowSizes,
+                                         uint64_t rows, uint64_t cacheLine);
+  /// Times strided against sequential reads; returns the penalty, at least 1.
+  double measureStridedRead();
+  /// Times the idle time at a launch boundary, on CUDA sm_90+ also with
+  /// programmatic dependent launch; returns whether the PDL launches ran.
+  bool measureLaunchBoundary();
+  /// Records whether the device has programmatic dependent launch (`pdl`:
+  /// the PDL launches ran).
+  void describePdl(bool pdl);
+  /// Fills the fields the driver reports or the probe cannot measure.
+  void reportDeviceFields(ProfileFields &fields);
+  /// The cooperative-matrix shapes of the device, quoted, with their source.
+  std::vector<std::string> coopMatrixShapes();
+  /// "major.minor" of the device's compute capability.
+  std::string computeCapability() const;
+  /// The profile JSON of `fields` and the measurements.
+  std::string writeProfile(const ProfileFields &fields);
+
+  /// Bytes one launch of a working-set sweep reads at least.
+  uint64_t minStreamBytes() const {
+    return options.quick ? (8ull << 20)
+                         : (isCpu ? (64ull << 20) : (1ull << 30));
+  }
+  /// The smallest working set of the whole-device sweep.
+  uint64_t smallestWorkingSet() const {
+    return isCpu ? (256ull << 10) : (1ull << 20);
+  }
+  /// The smallest working set the cache fits use. Below it, on a GPU, the
+  /// per-SM L1s and the chunks in flight serve reads faster than the L2.
+  uint64_t fitMinBytes() const {
+    return isCpu ? smallestWorkingSet() : (4ull << 20);
+  }
+
   CachetBuffer alloc(uint64_t bytes) {
     CachetBuffer b;
     check(cachetBufferAlloc(runtime, bytes, &b), "cachetBufferAlloc");
@@ -744,7 +887,14 @@ private:
                pdlCopyKernel = nullptr;
   CachetEvent startEvent = nullptr, endEvent = nullptr;
   CachetBuffer outBuffer = nullptr;
+  /// The two probe buffers, `bufferBytes` each.
+  CachetBuffer bufferA = nullptr, bufferB = nullptr;
+  uint64_t bufferBytes = 0;
   std::vector<CachetBuffer> buffers;
+  /// The profile's "measurements" object, stage by stage.
+  ObjectWriter measurements;
+  /// How each profile field was obtained ("field_sources").
+  std::map<std::string, std::string> sources;
 };
 
 std::string vendorName(uint32_t vendorId) {
@@ -773,8 +923,25 @@ const KnownGpu knownGpus[] = {
 };
 
 std::string Probe::run() {
-  std::map<std::string, std::string> sources;
-  ObjectWriter m;
+  describeRun();
+  prepareBuffers();
+  ProfileFields fields;
+  fields.dramGbps = measureDram();
+  fields.l2Bytes = measureL2Sweep();
+  // Where the slice sweep's fit succeeds it is the physical capacity.
+  if (uint64_t sliceBytes = measureL2Slices())
+    fields.l2Bytes = sliceBytes;
+  fields.cacheLine = measureCacheLine(fields.l2Bytes);
+  measureAlias(fields.cacheLine, fields.aliasStride, fields.aliasPad);
+  fields.stridedReadPenalty = measureStridedRead();
+  fields.pdl = measureLaunchBoundary();
+  describePdl(fields.pdl);
+  reportDeviceFields(fields);
+  return writeProfile(fields);
+}
+
+void Probe::describeRun() {
+  ObjectWriter &m = measurements;
   m.str("tool", "cachet-probe");
   m.str("backend", info.backend);
   m.str("device", info.name);
@@ -794,47 +961,54 @@ std::string Probe::run() {
                                " bytes per workgroup (CPU device)"
                          : "about " + std::to_string(groupTarget) +
                                " workgroups per launch"));
+}
 
+void Probe::prepareBuffers() {
   // Buffers: a power of two, at most maxBindingBytes (bound whole), at least
   // well above any cache the probe reports.
   uint64_t limit = std::min(info.maxBindingBytes, info.maxAllocationBytes);
   uint64_t target = options.quick ? (32ull << 20)
                     : isCpu       ? (128ull << 20)
                                   : (1ull << 30);
-  uint64_t bufferBytes = floorPow2(std::min(limit, target));
-  uint64_t n = bufferBytes / elementBytes;
-  CachetBuffer a = alloc(bufferBytes);
-  CachetBuffer b = alloc(bufferBytes);
+  bufferBytes = floorPow2(std::min(limit, target));
+  bufferA = alloc(bufferBytes);
+  bufferB = alloc(bufferBytes);
   outBuffer = alloc(uint64_t(info.maxWorkgroupCount[0] < 65536
                                  ? info.maxWorkgroupCount[0]
                                  : 65536) *
                     workgroupSize * elementBytes);
-  m.integer("buffer_bytes", bufferBytes);
-  selfCheck(a, b, bufferBytes);
-  m.str("self_check", "passed: probe_copy copied a pattern, probe_read "
-                      "summed it and probe_chase followed a chain as the "
-                      "CPU does");
+  measurements.integer("buffer_bytes", bufferBytes);
+  selfCheck(bufferA, bufferB, bufferBytes);
+  measurements.str("self_check",
+                   "passed: probe_copy copied a pattern, probe_read "
+                   "summed it and probe_chase followed a chain as the "
+                   "CPU does");
+}
 
+double Probe::measureDram() {
   // DRAM copy (read + write bytes) and read-only (a reduction); the driver's
   // own device-to-device copy (cachetBufferCopy) as a second copy figure.
+  uint64_t n = bufferBytes / elementBytes;
   uint64_t copied = covered(n);
-  Stats copyNs = timeIt([&] { launchCopy(a, b, bufferBytes, 0, n); });
+  Stats copyNs =
+      timeIt([&] { launchCopy(bufferA, bufferB, bufferBytes, 0, n); });
   Stats copyGbps = invert(copyNs, 2.0 * copied * elementBytes);
   Stats driverCopyNs = timeIt([&] {
-    check(cachetBufferCopy(runtime, a, 0, b, 0, bufferBytes),
+    check(cachetBufferCopy(runtime, bufferA, 0, bufferB, 0, bufferBytes),
           "cachetBufferCopy");
   });
   Stats driverCopyGbps = invert(driverCopyNs, 2.0 * bufferBytes);
   ReadParams seq;
   seq.span = static_cast<uint32_t>(n);
   uint64_t readElems = covered(n);
-  Stats readNs = timeIt([&] { launchRead(a, bufferBytes, seq, n); });
+  Stats readNs = timeIt([&] { launchRead(bufferA, bufferBytes, seq, n); });
   Stats readGbps = invert(readNs, double(readElems) * elementBytes);
   log("copy " + number(copyGbps.median) + " GB/s (driver copy " +
       number(driverCopyGbps.median) + "), read " + number(readGbps.median) +
       " GB/s");
   bool driverCopyFaster = driverCopyGbps.median > copyGbps.median;
   Stats dramGbps = driverCopyFaster ? driverCopyGbps : copyGbps;
+  ObjectWriter &m = measurements;
   m.raw("dram_copy",
         ObjectWriter()
             .str("method", "probe_copy of one buffer into another; GB/s "
@@ -863,7 +1037,10 @@ std::string Probe::run() {
   sources["dram_gbps"] =
       driverCopyFaster ? "measured (driver_copy median, faster than dram_copy)"
                        : "measured (dram_copy median, faster than driver_copy)";
+  return dramGbps.median;
+}
 
+uint64_t Probe::measureL2Sweep() {
   // Last-level cache: read bandwidth versus working set. A cyclic sweep
   // reads the working set again and again; on a GPU each workgroup reads a
   // small contiguous chunk so that the workgroups in flight at once cover
@@ -872,40 +1049,8 @@ std::string Probe::run() {
   uint64_t sweepChunk = isCpu ? 0 : 256;
   uint64_t sweepChunkBytes =
       (sweepChunk ? sweepChunk : cpuPerGroup) * elementBytes;
-  std::vector<uint64_t> sets;
-  uint64_t smallest = isCpu ? (256ull << 10) : (1ull << 20);
-  const int quarters = options.quick ? 2 : 4;
-  for (uint64_t p = smallest; p <= bufferBytes; p *= 2)
-    for (int q = 0; q < quarters; ++q) {
-      uint64_t w = p + p * q / quarters;
-      if (w <= bufferBytes)
-        sets.push_back(w);
-    }
-  Sweep ws;
-  uint64_t minStream =
-      options.quick ? (8ull << 20) : (isCpu ? (64ull << 20) : (1ull << 30));
-  for (uint64_t w : sets) {
-    ReadParams p;
-    uint64_t span = w / elementBytes;
-    p.span = static_cast<uint32_t>(span);
-    uint64_t stream = std::max<uint64_t>(minStream, 3 * w) / elementBytes;
-    uint32_t groups, perGroup;
-    split(stream, groups, perGroup, sweepChunk);
-    uint64_t done = uint64_t(groups) * perGroup;
-    std::vector<double> raw;
-    Stats ns = timeIt(
-        [&] { launchRead(a, bufferBytes, p, stream, sweepChunk); }, &raw);
-    Stats gbps = invert(ns, double(done) * elementBytes);
-    ObjectWriter point;
-    point.integer("working_set", w)
-        .stats("gbps", gbps)
-        .integer("stream_bytes", done * elementBytes)
-        .integer("workgroups", groups);
-    ws.add(w, gbps, raw, point);
-  }
-  // Below fitMin, on a GPU, the per-SM L1s and the chunks in flight serve
-  // reads faster than the L2: those points are not in the fit.
-  uint64_t fitMin = isCpu ? smallest : (4ull << 20);
+  Sweep ws = workingSetSweep(sweepChunk);
+  uint64_t fitMin = fitMinBytes();
   // The spread: the same fit to every point's slowest and fastest run.
   ws.fitCache(fitMin);
   const CacheFit &l2Fit = ws.fit;
@@ -929,7 +1074,7 @@ std::string Probe::run() {
       .str(
           "method",
           "probe_read repeatedly over a working set W (at least 3 passes and " +
-              std::to_string(minStream) + " bytes per launch, " +
+              std::to_string(minStreamBytes()) + " bytes per launch, " +
               std::to_string(sweepChunkBytes) +
               " contiguous bytes per workgroup); fit of a cache of C bytes "
               "to the points with W >= " +
@@ -946,8 +1091,45 @@ std::string Probe::run() {
       .raw("fit", ws.fitJson());
   if (info.l2CacheBytes)
     l2Object.integer("driver_reports", info.l2CacheBytes);
-  m.raw("l2_bytes", l2Object.integer("result", l2Bytes).str(4));
+  measurements.raw("l2_bytes", l2Object.integer("result", l2Bytes).str(4));
+  return l2Bytes;
+}
 
+Sweep Probe::workingSetSweep(uint64_t sweepChunk) {
+  std::vector<uint64_t> sets;
+  uint64_t smallest = smallestWorkingSet();
+  const int quarters = options.quick ? 2 : 4;
+  for (uint64_t p = smallest; p <= bufferBytes; p *= 2)
+    for (int q = 0; q < quarters; ++q) {
+      uint64_t w = p + p * q / quarters;
+      if (w <= bufferBytes)
+        sets.push_back(w);
+    }
+  Sweep ws;
+  uint64_t minStream = minStreamBytes();
+  for (uint64_t w : sets) {
+    ReadParams p;
+    uint64_t span = w / elementBytes;
+    p.span = static_cast<uint32_t>(span);
+    uint64_t stream = std::max<uint64_t>(minStream, 3 * w) / elementBytes;
+    uint32_t groups, perGroup;
+    split(stream, groups, perGroup, sweepChunk);
+    uint64_t done = uint64_t(groups) * perGroup;
+    std::vector<double> raw;
+    Stats ns = timeIt(
+        [&] { launchRead(bufferA, bufferBytes, p, stream, sweepChunk); }, &raw);
+    Stats gbps = invert(ns, double(done) * elementBytes);
+    ObjectWriter point;
+    point.integer("working_set", w)
+        .stats("gbps", gbps)
+        .integer("stream_bytes", done * elementBytes)
+        .integer("workgroups", groups);
+    ws.add(w, gbps, raw, point);
+  }
+  return ws;
+}
+
+uint64_t Probe::measureL2Slices() {
   // The L2 read one slice per workgroup: every workgroup resident at once
   // (m per compute unit, m = 8..13, within the 16 workgroups of 64
   // invocations any NVIDIA SM since sm_75 holds), each re-reading its own
@@ -955,103 +1137,118 @@ std::string Probe::run() {
   // (probe_read_l2). A line is then only ever read by one SM, so a
   // partitioned L2 (H100/H200: two halves, each keeping a copy of what its
   // SMs read from the other) holds it at most once per side that reads it,
-  // whereas in the sweep above every line is read from both sides in turn.
-  // Not run on a CPU (lavapipe runs compute_units workgroups at a time: the
-  // sweep above already has one reader per line there) or where the unit
-  // count is unknown.
-  uint64_t sliceUnits = 0;
-  if (isCuda) {
-    sliceUnits = info.multiprocessorCount;
-  } else if (!isCpu) {
-    for (const KnownGpu &gpu : knownGpus)
-      if (std::string(info.name).find(gpu.nameFragment) != std::string::npos)
-        sliceUnits = gpu.computeUnits;
+  // whereas in the whole-device sweep every line is read from both sides in
+  // turn.
+  uint64_t sliceUnits = sliceUnitCount();
+  if (!sliceUnits || !readL2Kernel)
+    return 0;
+  Sweep slices = sliceSweep(sliceUnits);
+  uint64_t fitMin = fitMinBytes();
+  slices.fitCache(fitMin);
+  const CacheFit &sFit = slices.fit;
+  uint64_t l2SliceBytes = static_cast<uint64_t>(sFit.bytes);
+  if (l2SliceBytes) {
+    // Each line read by one SM only: no copies in both L2 halves, so the
+    // fit sees the whole capacity (the whole-GPU sweep's figure stays in
+    // measurements.l2_bytes).
+    sources["l2_bytes"] = "measured (slice sweep: each workgroup re-reads "
+                          "its own slice, " +
+                          sFit.model + " replacement fit)";
   }
-  uint64_t l2SliceBytes = 0;
-  if (sliceUnits && readL2Kernel) {
-    const uint64_t perUnit[] = {8, 10, 11, 13};
-    Sweep slices;
-    for (uint64_t slice = 64;; slice *= 2) {
-      bool any = false;
-      for (uint64_t mPerUnit : perUnit) {
-        uint64_t groups = sliceUnits * mPerUnit;
-        uint64_t w = groups * slice * elementBytes;
-        if (w > bufferBytes || groups > info.maxWorkgroupCount[0])
-          continue;
-        any = true;
-        uint64_t passes = 4;
-        while (passes * w < minStream)
-          passes *= 2;
-        ReadParams p;
-        p.chunkShift = log2Exact(slice);
-        p.chunkMask = static_cast<uint32_t>(slice - 1);
-        p.rowShift = log2Exact(passes);
-        p.rowMask = static_cast<uint32_t>(passes - 1);
-        p.pitch = 0;
-        p.perGroup = static_cast<uint32_t>(passes * slice);
-        p.span = static_cast<uint32_t>(groups * passes * slice);
-        CachetBinding bindings[2] = {{a, 0, bufferBytes}, {outBuffer, 0, 0}};
-        uint32_t grid[3] = {static_cast<uint32_t>(groups), 1, 1};
-        std::vector<double> raw;
-        Stats ns = timeIt(
-            [&] {
-              check(cachetLaunchWithBlock(runtime, readL2Kernel, grid, block,
-                                          bindings, 2, &p, sizeof(p)),
-                    "cachetLaunch(probe_read_l2)");
-            },
-            &raw);
-        Stats gbps = invert(ns, double(passes * w));
-        ObjectWriter point;
-        point.integer("working_set", w)
-            .stats("gbps", gbps)
-            .integer("workgroups", groups)
-            .integer("slice_bytes", slice * elementBytes)
-            .integer("passes", passes);
-        slices.add(w, gbps, raw, point);
-      }
-      if (!any)
-        break;
-    }
-    slices.fitCache(fitMin);
-    const CacheFit &sFit = slices.fit;
-    l2SliceBytes = static_cast<uint64_t>(sFit.bytes);
-    if (l2SliceBytes) {
-      // Each line read by one SM only: no copies in both L2 halves, so the
-      // fit sees the whole capacity (the whole-GPU sweep's figure stays in
-      // measurements.l2_bytes).
-      l2Bytes = l2SliceBytes;
-      sources["l2_bytes"] = "measured (slice sweep: each workgroup re-reads "
-                            "its own slice, " +
-                            sFit.model + " replacement fit)";
-    }
-    log("L2 read one slice per workgroup " + std::to_string(l2SliceBytes) +
-        slices.summary());
-    m.raw("l2_slices",
-          ObjectWriter()
-              .str("method",
-                   "probe_read_l2 (loads that skip the L1) by N = " +
-                       std::to_string(sliceUnits) +
-                       " compute units x m workgroups (m = 8, 10, 11, 13; all "
-                       "resident at once), workgroup w re-reading its own "
-                       "disjoint slice [w * S, (w + 1) * S) P times (P a power "
-                       "of two, at least 4, P * W >= " +
-                       std::to_string(minStream) +
-                       " bytes); W = N * S; each line is read by one SM only. "
-                       "The same cache fit as l2_bytes, to the points with W "
-                       ">= " +
-                       std::to_string(fitMin) +
-                       ". Where the fit succeeds it is the profile's l2_bytes "
-                       "(the physical capacity); measurements.l2_bytes keeps "
-                       "what one whole-GPU streaming sweep can use: see "
-                       "docs/device-profiles.md")
-              .integer("fit_min_bytes", fitMin)
-              .integer("compute_units", sliceUnits)
-              .raw("points", slices.pointsJson())
-              .raw("fit", slices.fitJson())
-              .integer("result", l2SliceBytes)
-              .str(4));
-  }
+  log("L2 read one slice per workgroup " + std::to_string(l2SliceBytes) +
+      slices.summary());
+  measurements.raw(
+      "l2_slices",
+      ObjectWriter()
+          .str("method",
+               "probe_read_l2 (loads that skip the L1) by N = " +
+                   std::to_string(sliceUnits) +
+                   " compute units x m workgroups (m = 8, 10, 11, 13; all "
+                   "resident at once), workgroup w re-reading its own "
+                   "disjoint slice [w * S, (w + 1) * S) P times (P a power "
+                   "of two, at least 4, P * W >= " +
+                   std::to_string(minStreamBytes()) +
+                   " bytes); W = N * S; each line is read by one SM only. "
+                   "The same cache fit as l2_bytes, to the points with W "
+                   ">= " +
+                   std::to_string(fitMin) +
+                   ". Where the fit succeeds it is the profile's l2_bytes "
+                   "(the physical capacity); measurements.l2_bytes keeps "
+                   "what one whole-GPU streaming sweep can use: see "
+                   "docs/device-profiles.md")
+          .integer("fit_min_bytes", fitMin)
+          .integer("compute_units", sliceUnits)
+          .raw("points", slices.pointsJson())
+          .raw("fit", slices.fitJson())
+          .integer("result", l2SliceBytes)
+          .str(4));
+  return l2SliceBytes;
+}
 
+uint64_t Probe::sliceUnitCount() {
+  // Not on a CPU: lavapipe runs compute_units workgroups at a time, so the
+  // whole-device sweep already has one reader per line there.
+  if (isCuda)
+    return info.multiprocessorCount;
+  if (isCpu)
+    return 0;
+  uint64_t units = 0;
+  for (const KnownGpu &gpu : knownGpus)
+    if (std::string(info.name).find(gpu.nameFragment) != std::string::npos)
+      units = gpu.computeUnits;
+  return units;
+}
+
+Sweep Probe::sliceSweep(uint64_t units) {
+  const uint64_t perUnit[] = {8, 10, 11, 13};
+  uint64_t minStream = minStreamBytes();
+  Sweep slices;
+  for (uint64_t slice = 64;; slice *= 2) {
+    bool any = false;
+    for (uint64_t mPerUnit : perUnit) {
+      uint64_t groups = units * mPerUnit;
+      uint64_t w = groups * slice * elementBytes;
+      if (w > bufferBytes || groups > info.maxWorkgroupCount[0])
+        continue;
+      any = true;
+      uint64_t passes = 4;
+      while (passes * w < minStream)
+        passes *= 2;
+      ReadParams p;
+      p.chunkShift = log2Exact(slice);
+      p.chunkMask = static_cast<uint32_t>(slice - 1);
+      p.rowShift = log2Exact(passes);
+      p.rowMask = static_cast<uint32_t>(passes - 1);
+      p.pitch = 0;
+      p.perGroup = static_cast<uint32_t>(passes * slice);
+      p.span = static_cast<uint32_t>(groups * passes * slice);
+      CachetBinding bindings[2] = {{bufferA, 0, bufferBytes},
+                                   {outBuffer, 0, 0}};
+      uint32_t grid[3] = {static_cast<uint32_t>(groups), 1, 1};
+      std::vector<double> raw;
+      Stats ns = timeIt(
+          [&] {
+            check(cachetLaunchWithBlock(runtime, readL2Kernel, grid, block,
+                                        bindings, 2, &p, sizeof(p)),
+                  "cachetLaunch(probe_read_l2)");
+          },
+          &raw);
+      Stats gbps = invert(ns, double(passes * w));
+      ObjectWriter point;
+      point.integer("working_set", w)
+          .stats("gbps", gbps)
+          .integer("workgroups", groups)
+          .integer("slice_bytes", slice * elementBytes)
+          .integer("passes", passes);
+      slices.add(w, gbps, raw, point);
+    }
+    if (!any)
+      break;
+  }
+  return slices;
+}
+
+uint64_t Probe::measureCacheLine(uint64_t l2Bytes) {
   // Cache line: cost per access of one 16 B load every `stride` bytes, over
   // a set that the last-level cache holds (a quarter of it) but that a
   // workgroup's L1 does not keep between passes, and over the whole buffer
@@ -1067,125 +1264,15 @@ std::string Probe::run() {
   // Every launch makes the same number of loads.
   uint64_t lineAccesses = std::max<uint64_t>(
       cachedSet / elementBytes,
-      (options.quick ? minStream : bufferBytes / 4) / elementBytes);
-  struct LineSweep {
-    const char *name;
-    uint64_t setBytes;
-    std::vector<std::pair<uint64_t, double>> cost;
-    std::vector<std::string> points;
-    uint64_t line = 0;
-  };
-  LineSweep sweeps[2] = {{"cached", cachedSet, {}, {}, 0},
-                         {"dram", bufferBytes, {}, {}, 0}};
-  for (LineSweep &sweep : sweeps) {
-    // All strides once per round, rounds repeated: drift on a shared machine
-    // hits every stride alike.
-    std::vector<std::vector<double>> strideTimes(strides.size());
-    std::vector<uint64_t> accessCount(strides.size());
-    for (int r = -1; r < reps; ++r)
-      for (size_t i = 0; i < strides.size(); ++i) {
-        ReadParams p;
-        p.pitch = static_cast<uint32_t>(strides[i] / elementBytes);
-        p.span = static_cast<uint32_t>(sweep.setBytes / strides[i]);
-        uint64_t accesses =
-            sweep.setBytes == bufferBytes ? p.span : lineAccesses;
-        accessCount[i] = covered(accesses);
-        double ns = timeOnce([&] { launchRead(a, bufferBytes, p, accesses); });
-        if (r >= 0)
-          strideTimes[i].push_back(ns);
-      }
-    for (size_t i = 0; i < strides.size(); ++i) {
-      Stats perAccess =
-          scaled(summarize(strideTimes[i]), 1.0 / double(accessCount[i]));
-      sweep.cost.push_back({strides[i], perAccess.median});
-      sweep.points.push_back(ObjectWriter()
-                                 .integer("stride", strides[i])
-                                 .stats("ns_per_access", perAccess)
-                                 .str(10));
-    }
-    sweep.line = fitLineSize(sweep.cost);
-  }
-  // Cache line by latency: one chain of dependent loads tours a cached
-  // region (larger than a first-level cache) in 1 KiB slots, the slots in a
-  // random order and in each slot every d-th byte in a random order. A load
-  // misses the first-level cache when it is the first of its line in the
-  // slot, so the share of misses is min(d, L) / L for a line of L bytes (on
-  // NVIDIA: the 32 B sector a miss fills) and the cost per load follows
-  // c + m * min(d, L) / L: the same fit as the stride sweeps, on latency.
-  // d stops at 256 B: with fewer loads per slot a CPU's prefetchers serve
-  // less of each slot and the cost rises again.
-  const std::vector<uint64_t> distances = {16, 32, 64, 128, 256};
-  uint64_t chaseRegion = std::max<uint64_t>(
-      256ull << 10, std::min<uint64_t>(isCpu ? (256ull << 10) : (8ull << 20),
-                                       floorPow2(l2Bytes / 2)));
-  chaseRegion =
-      std::min(chaseRegion, floorPow2(bufferBytes / distances.size()));
-  uint64_t slots = chaseRegion / 1024;
-  uint64_t chaseSteps = isCpu ? 65536 : 32768;
-  std::vector<uint32_t> chaseFirst(distances.size());
-  {
-    std::mt19937 random(1);
-    std::vector<uint32_t> order(slots);
-    for (uint64_t i = 0; i < slots; ++i)
-      order[i] = static_cast<uint32_t>(i);
-    std::shuffle(order.begin(), order.end(), random);
-    // Region r (distance distances[r]) at r * chaseRegion of buffer b; words
-    // hold element indices into the whole buffer.
-    std::vector<uint32_t> words(chaseRegion / 4), tour, within;
-    for (size_t r = 0; r < distances.size(); ++r) {
-      uint32_t regionBase = static_cast<uint32_t>(r * chaseRegion / 16);
-      uint32_t step = static_cast<uint32_t>(distances[r] / 16);
-      tour.clear();
-      for (uint32_t slot : order) {
-        within.clear();
-        for (uint32_t e = 0; e < 64; e += step)
-          within.push_back(slot * 64 + e);
-        std::shuffle(within.begin(), within.end(), random);
-        tour.insert(tour.end(), within.begin(), within.end());
-      }
-      std::fill(words.begin(), words.end(), 0);
-      for (size_t k = 0; k < tour.size(); ++k)
-        words[uint64_t(tour[k]) * 4] = regionBase + tour[(k + 1) % tour.size()];
-      chaseFirst[r] = regionBase + tour.front();
-      check(cachetBufferUpload(runtime, b, r * chaseRegion, words.data(),
-                               chaseRegion),
-            "cachetBufferUpload");
-    }
-  }
-  // Distances round-robin, each timed run after an untimed one that brings
-  // its region into the caches.
-  std::vector<std::vector<double>> chaseTimes(distances.size());
-  for (int r = 0; r < reps; ++r)
-    for (size_t i = 0; i < distances.size(); ++i) {
-      auto chase = [&] {
-        launchChase(b, bufferBytes, chaseFirst[i], uint32_t(chaseSteps));
-      };
-      chase();
-      chaseTimes[i].push_back(timeOnce(chase));
-    }
-  // Latency: the fastest run of each distance (a shared machine only adds
-  // time).
-  std::vector<std::pair<uint64_t, double>> chaseCost;
-  std::vector<std::string> chasePoints;
-  for (size_t i = 0; i < distances.size(); ++i) {
-    Stats perLoad = scaled(summarize(chaseTimes[i]), 1.0 / double(chaseSteps));
-    chaseCost.push_back({distances[i], perLoad.min});
-    chasePoints.push_back(ObjectWriter()
-                              .integer("distance", distances[i])
-                              .stats("ns_per_load", perLoad)
-                              .str(10));
-  }
-  // A rise under 3% of the cost at 16 B is not told apart from noise.
-  uint64_t chaseLine = 0;
-  if (chaseCost.back().second >= 1.03 * chaseCost.front().second)
-    chaseLine = fitLineSize(chaseCost);
-  // The chase filled buffer b: zero it again for the copies below.
-  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
+      (options.quick ? minStreamBytes() : bufferBytes / 4) / elementBytes);
+  LineSweep cachedSweep = strideSweep(cachedSet, strides, lineAccesses);
+  LineSweep dramSweep = strideSweep(bufferBytes, strides, lineAccesses);
+  LineChase chase = lineChase(l2Bytes);
 
   // The chase decides where it shows a step; else the cached sweep where its
   // cost grows at least 1.3x from the smallest stride to the largest (else
   // per-access overhead hides it); else the DRAM sweep.
-  const LineSweep &cachedSweep = sweeps[0], &dramSweep = sweeps[1];
+  uint64_t chaseLine = chase.line;
   bool cachedShows =
       cachedSweep.line &&
       cachedSweep.cost.back().second >= 1.3 * cachedSweep.cost.front().second;
@@ -1208,6 +1295,139 @@ std::string Probe::run() {
       std::to_string(chaseLine) + ", cached sweep " +
       std::to_string(cachedSweep.line) + ", DRAM sweep " +
       std::to_string(dramSweep.line) + ")");
+  measurements.raw("cache_line", cacheLineJson(chase, cachedSweep, dramSweep,
+                                               lineAccesses, cacheLine));
+  return cacheLine;
+}
+
+LineSweep Probe::strideSweep(uint64_t setBytes,
+                             const std::vector<uint64_t> &strides,
+                             uint64_t accesses) {
+  LineSweep sweep;
+  sweep.setBytes = setBytes;
+  // All strides once per round, rounds repeated: drift on a shared machine
+  // hits every stride alike.
+  std::vector<std::vector<double>> strideTimes(strides.size());
+  std::vector<uint64_t> accessCount(strides.size());
+  for (int r = -1; r < reps; ++r)
+    for (size_t i = 0; i < strides.size(); ++i) {
+      ReadParams p;
+      p.pitch = static_cast<uint32_t>(strides[i] / elementBytes);
+      p.span = static_cast<uint32_t>(setBytes / strides[i]);
+      uint64_t launchAccesses = setBytes == bufferBytes ? p.span : accesses;
+      accessCount[i] = covered(launchAccesses);
+      double ns = timeOnce(
+          [&] { launchRead(bufferA, bufferBytes, p, launchAccesses); });
+      if (r >= 0)
+        strideTimes[i].push_back(ns);
+    }
+  for (size_t i = 0; i < strides.size(); ++i) {
+    Stats perAccess =
+        scaled(summarize(strideTimes[i]), 1.0 / double(accessCount[i]));
+    sweep.cost.push_back({strides[i], perAccess.median});
+    sweep.points.push_back(ObjectWriter()
+                               .integer("stride", strides[i])
+                               .stats("ns_per_access", perAccess)
+                               .str(10));
+  }
+  sweep.line = fitLineSize(sweep.cost);
+  return sweep;
+}
+
+LineChase Probe::lineChase(uint64_t l2Bytes) {
+  // Cache line by latency: one chain of dependent loads tours a cached
+  // region (larger than a first-level cache) in 1 KiB slots, the slots in a
+  // random order and in each slot every d-th byte in a random order. A load
+  // misses the first-level cache when it is the first of its line in the
+  // slot, so the share of misses is min(d, L) / L for a line of L bytes (on
+  // NVIDIA: the 32 B sector a miss fills) and the cost per load follows
+  // c + m * min(d, L) / L: the same fit as the stride sweeps, on latency.
+  // d stops at 256 B: with fewer loads per slot a CPU's prefetchers serve
+  // less of each slot and the cost rises again.
+  const std::vector<uint64_t> distances = {16, 32, 64, 128, 256};
+  LineChase chase;
+  chase.regionBytes = std::max<uint64_t>(
+      256ull << 10, std::min<uint64_t>(isCpu ? (256ull << 10) : (8ull << 20),
+                                       floorPow2(l2Bytes / 2)));
+  chase.regionBytes =
+      std::min(chase.regionBytes, floorPow2(bufferBytes / distances.size()));
+  chase.loads = isCpu ? 65536 : 32768;
+  std::vector<uint32_t> chaseFirst =
+      uploadLineChase(distances, chase.regionBytes);
+  std::vector<std::vector<double>> chaseTimes =
+      timeChases(chaseFirst, chase.loads);
+  // Latency: the fastest run of each distance (a shared machine only adds
+  // time).
+  std::vector<std::pair<uint64_t, double>> chaseCost;
+  for (size_t i = 0; i < distances.size(); ++i) {
+    Stats perLoad = scaled(summarize(chaseTimes[i]), 1.0 / double(chase.loads));
+    chaseCost.push_back({distances[i], perLoad.min});
+    chase.points.push_back(ObjectWriter()
+                               .integer("distance", distances[i])
+                               .stats("ns_per_load", perLoad)
+                               .str(10));
+  }
+  // A rise under 3% of the cost at 16 B is not told apart from noise.
+  if (chaseCost.back().second >= 1.03 * chaseCost.front().second)
+    chase.line = fitLineSize(chaseCost);
+  // The chase filled buffer B: zero it again for the copies below.
+  check(cachetBufferFill(runtime, bufferB, 0, bufferBytes, 0),
+        "cachetBufferFill");
+  return chase;
+}
+
+std::vector<uint32_t>
+Probe::uploadLineChase(const std::vector<uint64_t> &distances,
+                       uint64_t regionBytes) {
+  std::vector<uint32_t> chaseFirst(distances.size());
+  uint64_t slots = regionBytes / 1024;
+  std::mt19937 random(1);
+  std::vector<uint32_t> order(slots);
+  for (uint64_t i = 0; i < slots; ++i)
+    order[i] = static_cast<uint32_t>(i);
+  std::shuffle(order.begin(), order.end(), random);
+  // Region r (distance distances[r]) at r * regionBytes of buffer B; words
+  // hold element indices into the whole buffer.
+  std::vector<uint32_t> words(regionBytes / 4), tour, within;
+  for (size_t r = 0; r < distances.size(); ++r) {
+    uint32_t regionBase = static_cast<uint32_t>(r * regionBytes / 16);
+    uint32_t step = static_cast<uint32_t>(distances[r] / 16);
+    tour.clear();
+    for (uint32_t slot : order) {
+      within.clear();
+      for (uint32_t e = 0; e < 64; e += step)
+        within.push_back(slot * 64 + e);
+      std::shuffle(within.begin(), within.end(), random);
+      tour.insert(tour.end(), within.begin(), within.end());
+    }
+    std::fill(words.begin(), words.end(), 0);
+    for (size_t k = 0; k < tour.size(); ++k)
+      words[uint64_t(tour[k]) * 4] = regionBase + tour[(k + 1) % tour.size()];
+    chaseFirst[r] = regionBase + tour.front();
+    check(cachetBufferUpload(runtime, bufferB, r * regionBytes, words.data(),
+                             regionBytes),
+          "cachetBufferUpload");
+  }
+  return chaseFirst;
+}
+
+std::vector<std::vector<double>>
+Probe::timeChases(const std::vector<uint32_t> &first, uint64_t steps) {
+  std::vector<std::vector<double>> times(first.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < first.size(); ++i) {
+      auto chase = [&] {
+        launchChase(bufferB, bufferBytes, first[i], uint32_t(steps));
+      };
+      chase();
+      times[i].push_back(timeOnce(chase));
+    }
+  return times;
+}
+
+std::string Probe::cacheLineJson(const LineChase &chase,
+                                 const LineSweep &cached, const LineSweep &dram,
+                                 uint64_t lineAccesses, uint64_t cacheLine) {
   auto sweepJson = [&](const LineSweep &sweep) {
     return ObjectWriter()
         .integer("set_bytes", sweep.setBytes)
@@ -1215,57 +1435,93 @@ std::string Probe::run() {
         .integer("fitted_line", sweep.line)
         .str(6);
   };
-  m.raw(
-      "cache_line",
+  return ObjectWriter()
+      .str("method",
+           "(1) probe_chase: " + std::to_string(chase.loads) +
+               " dependent loads touring a " +
+               std::to_string(chase.regionBytes) +
+               " B region in 1 KiB slots (slots in a random order, "
+               "every d-th byte of a slot in a random order), one "
+               "invocation, each timed run after an untimed one; the "
+               "fastest run's ns per load against d gets the model "
+               "below where it rises at least 3% from d = 16 to 256. "
+               "(2) "
+               "probe_read of one 16 B element every `stride` bytes, "
+               "the strides round-robin, (a) over a set a quarter of "
+               "the "
+               "measured last-level cache (" +
+               std::to_string(lineAccesses) +
+               " loads per launch), (b) over the whole buffer once; "
+               "below the line size doubling the stride doubles the "
+               "lines fetched, above it the cost stays flat: the line "
+               "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
+               "min(s, L) / L fits the medians best (least squares, "
+               "m > 0). The chase decides where it shows a step, "
+               "else (a) where its cost grows at least 1.3x from 16 B "
+               "to 1 KiB, else (b)")
+      .raw("chase", ObjectWriter()
+                        .integer("region_bytes", chase.regionBytes)
+                        .integer("loads", chase.loads)
+                        .raw("points", joinLines(chase.points, 10))
+                        .integer("line", chase.line)
+                        .str(6))
+      .raw("cached", sweepJson(cached))
+      .raw("dram", sweepJson(dram))
+      .integer("result", cacheLine)
+      .str(4);
+}
+
+void Probe::measureAlias(uint64_t cacheLine, uint64_t &aliasStride,
+                         uint64_t &aliasPad) {
+  const uint64_t tourSteps = isCpu ? 65536 : 32768;
+  AliasScan walk = aliasColumnWalk(cacheLine);
+  AliasScan tour = aliasLatencyTour(cacheLine, tourSteps);
+  // Either walk's cliff counts: the smaller stride. The pad is one line
+  // wherever a cliff shows.
+  bool tourDecides = tour.stride && (!walk.stride || tour.stride < walk.stride);
+  aliasStride = tourDecides ? tour.stride : walk.stride;
+  aliasPad = aliasStride ? cacheLine : 0;
+  sources["alias_stride"] =
+      tourDecides ? "measured (latency tour of 16 rows)"
+      : aliasStride
+          ? "measured (column walk)"
+          : "measured (no cliff in the column walk or the latency tour)";
+  sources["alias_pad"] = "measured (one line where a cliff shows)";
+  log("alias stride " + std::to_string(aliasStride) + ", pad " +
+      std::to_string(aliasPad));
+  measurements.raw(
+      "alias",
       ObjectWriter()
           .str("method",
-               "(1) probe_chase: " + std::to_string(chaseSteps) +
-                   " dependent loads touring a " + std::to_string(chaseRegion) +
-                   " B region in 1 KiB slots (slots in a random order, "
-                   "every d-th byte of a slot in a random order), one "
-                   "invocation, each timed run after an untimed one; the "
-                   "fastest run's ns per load against d gets the model "
-                   "below where it rises at least 3% from d = 16 to 256. "
-                   "(2) "
-                   "probe_read of one 16 B element every `stride` bytes, "
-                   "the strides round-robin, (a) over a set a quarter of "
-                   "the "
-                   "measured last-level cache (" +
-                   std::to_string(lineAccesses) +
-                   " loads per launch), (b) over the whole buffer once; "
-                   "below the line size doubling the stride doubles the "
-                   "lines fetched, above it the cost stays flat: the line "
-                   "L in {32, 64, 128, 256} whose model cost(s) = c + m * "
-                   "min(s, L) / L fits the medians best (least squares, "
-                   "m > 0). The chase decides where it shows a step, "
-                   "else (a) where its cost grows at least 1.3x from 16 B "
-                   "to 1 KiB, else (b)")
-          .raw("chase",
-               ObjectWriter()
-                   .integer("region_bytes", chaseRegion)
-                   .integer("loads", chaseSteps)
-                   .raw(
-                       "points",
-                       "[\n          " +
-                           [&] {
-                             std::string s;
-                             for (size_t i = 0; i < chasePoints.size(); ++i)
-                               s += (i ? ",\n          " : "") + chasePoints[i];
-                             return s;
-                           }() +
-                           "]")
-                   .integer("line", chaseLine)
-                   .str(6))
-          .raw("cached", sweepJson(cachedSweep))
-          .raw("dram", sweepJson(dramSweep))
-          .integer("result", cacheLine)
+               "(1) probe_read walking " + std::to_string(aliasWalkRows) +
+                   " rows of R bytes, 64 B per row, column after column, "
+                   "versus rows padded by one cache line (same bytes); a "
+                   "cliff where the packed walk takes more than " +
+                   number(aliasCliffRatio) +
+                   "x the padded one (median of the interleaved pairs, and "
+                   "slower in every pair). (2) probe_chase touring the "
+                   "first line of 16 rows of R bytes in a fixed random "
+                   "order, " +
+                   std::to_string(tourSteps) +
+                   " dependent loads, versus rows of R + one line; a "
+                   "cliff where the packed tour costs at least 1.2x the "
+                   "padded one per load (fastest runs) at R and every "
+                   "larger R. The alias stride "
+                   "is the smallest R with a cliff in either, the pad one "
+                   "line; 0 where no R shows a cliff")
+          .raw("points", joinLines(walk.points, 8))
+          .raw("tour_points", joinLines(tour.points, 8))
+          .integer("tour_alias_stride", tour.stride)
+          .integer("alias_stride", aliasStride)
+          .integer("alias_pad", aliasPad)
           .str(4));
+}
 
+AliasScan Probe::aliasColumnWalk(uint64_t cacheLine) {
   // Set-index alias stride: a column walk (one line per row, all rows, then
   // the next column) over rows of R bytes versus rows of R + one line.
-  const uint64_t rows = 4096;
-  uint64_t aliasStride = 0, aliasPad = 0;
-  std::vector<std::string> aliasPoints;
+  const uint64_t rows = aliasWalkRows;
+  AliasScan walk;
   // 64 B of each row per column: where the line is longer (or the hardware
   // fetches lines in pairs), the rest of the fetched bytes serve the next
   // column only if they survive the walk down the rows, which is what the
@@ -1273,6 +1529,7 @@ std::string Probe::run() {
   const uint64_t chunkBytes = 64;
   uint64_t chunkElems = chunkBytes / elementBytes;
   const uint64_t padBytes = cacheLine;
+  uint64_t minStream = minStreamBytes();
   for (uint64_t rowBytes = 512; rowBytes <= 16384; rowBytes *= 2) {
     if (rows * (rowBytes + padBytes) > bufferBytes)
       break;
@@ -1289,18 +1546,16 @@ std::string Probe::run() {
     p.pitch = static_cast<uint32_t>(rowBytes / elementBytes);
     padP.pitch = static_cast<uint32_t>((rowBytes + padBytes) / elementBytes);
     Stats packed, padded, ratioStats;
-    timePair([&] { launchRead(a, bufferBytes, p, stream); },
-             [&] { launchRead(a, bufferBytes, padP, stream); }, packed, padded,
-             ratioStats);
+    timePair([&] { launchRead(bufferA, bufferBytes, p, stream); },
+             [&] { launchRead(bufferA, bufferBytes, padP, stream); }, packed,
+             padded, ratioStats);
     double ratio = ratioStats.median;
     // A cliff must show in the median and in every repetition (min > 1): a
     // shared machine's noise alone gives medians above the threshold.
-    if (!aliasStride && ratio > aliasCliffRatio && ratioStats.min > 1.0) {
-      aliasStride = rowBytes;
-      aliasPad = padBytes;
-    }
+    if (!walk.stride && ratio > aliasCliffRatio && ratioStats.min > 1.0)
+      walk.stride = rowBytes;
     double bytes = double(done) * elementBytes;
-    aliasPoints.push_back(ObjectWriter()
+    walk.points.push_back(ObjectWriter()
                               .integer("row_bytes", rowBytes)
                               .stats("packed_gbps", invert(packed, bytes))
                               .stats("padded_gbps", invert(padded, bytes))
@@ -1308,6 +1563,10 @@ std::string Probe::run() {
                               .stats("ratio_spread", ratioStats)
                               .str(8));
   }
+  return walk;
+}
+
+AliasScan Probe::aliasLatencyTour(uint64_t cacheLine, uint64_t steps) {
   // Set-index aliasing by latency: one chain of dependent loads tours the
   // first line of 16 rows of R bytes (a fixed random order, again and
   // again), versus rows of R + one line. Where R is a multiple of the alias
@@ -1317,130 +1576,77 @@ std::string Probe::run() {
   // every packed tour costs at least 1.2x the padded one per load (fastest
   // runs).
   const uint64_t tourRows = 16;
-  const uint64_t tourSteps = isCpu ? 65536 : 32768;
   std::vector<uint64_t> tourStrides;
   for (uint64_t r = 1024; r <= 65536; r *= 2)
     tourStrides.push_back(r);
-  std::vector<uint32_t> tourFirst;
-  {
-    std::mt19937 random(2);
-    std::vector<uint32_t> order(tourRows);
-    for (uint64_t i = 0; i < tourRows; ++i)
-      order[i] = static_cast<uint32_t>(i);
-    std::shuffle(order.begin(), order.end(), random);
-    // Variant v (stride tourStrides[v / 2], padded when v is odd) at offset
-    // 2 * tourRows * 65536 * (v / 2) + (v % 2) * tourRows * 65536 + ... of
-    // buffer b: each variant gets 16 rows of up to 64 KiB + one line.
-    uint64_t variantBytes = tourRows * (65536 + cacheLine);
-    for (size_t v = 0; v < 2 * tourStrides.size(); ++v) {
-      uint64_t pitch = tourStrides[v / 2] + (v % 2 ? cacheLine : 0);
-      uint64_t base = v * variantBytes;
-      if (base + variantBytes > bufferBytes)
-        break;
-      for (uint64_t k = 0; k < tourRows; ++k) {
-        uint32_t from =
-            static_cast<uint32_t>((base + order[k] * pitch) / elementBytes);
-        uint32_t to = static_cast<uint32_t>(
-            (base + order[(k + 1) % tourRows] * pitch) / elementBytes);
-        check(cachetBufferUpload(runtime, b, uint64_t(from) * elementBytes, &to,
-                                 sizeof(to)),
-              "cachetBufferUpload");
-      }
-      tourFirst.push_back(
-          static_cast<uint32_t>((base + order[0] * pitch) / elementBytes));
-    }
-  }
-  std::vector<std::vector<double>> tourTimes(tourFirst.size());
-  for (int r = 0; r < reps; ++r)
-    for (size_t v = 0; v < tourFirst.size(); ++v) {
-      auto tour = [&] {
-        launchChase(b, bufferBytes, tourFirst[v], uint32_t(tourSteps));
-      };
-      tour();
-      tourTimes[v].push_back(timeOnce(tour));
-    }
-  uint64_t tourStride = 0;
-  std::vector<std::string> tourPoints;
+  std::vector<uint32_t> tourFirst =
+      uploadAliasTours(tourStrides, tourRows, cacheLine);
+  std::vector<std::vector<double>> tourTimes = timeChases(tourFirst, steps);
+  AliasScan tour;
   for (size_t v = 0; v + 1 < tourFirst.size(); v += 2) {
-    Stats packed = scaled(summarize(tourTimes[v]), 1.0 / double(tourSteps));
-    Stats padded = scaled(summarize(tourTimes[v + 1]), 1.0 / double(tourSteps));
+    Stats packed = scaled(summarize(tourTimes[v]), 1.0 / double(steps));
+    Stats padded = scaled(summarize(tourTimes[v + 1]), 1.0 / double(steps));
     double ratio = packed.min / padded.min;
     // Every multiple of the alias stride aliases too: a cliff counts when it
     // holds at every larger R as well.
     if (ratio < 1.2)
-      tourStride = 0;
-    else if (!tourStride)
-      tourStride = tourStrides[v / 2];
-    tourPoints.push_back(ObjectWriter()
-                             .integer("row_bytes", tourStrides[v / 2])
-                             .stats("packed_ns_per_load", packed)
-                             .stats("padded_ns_per_load", padded)
-                             .num("packed_over_padded_fastest", ratio)
-                             .str(8));
+      tour.stride = 0;
+    else if (!tour.stride)
+      tour.stride = tourStrides[v / 2];
+    tour.points.push_back(ObjectWriter()
+                              .integer("row_bytes", tourStrides[v / 2])
+                              .stats("packed_ns_per_load", packed)
+                              .stats("padded_ns_per_load", padded)
+                              .num("packed_over_padded_fastest", ratio)
+                              .str(8));
   }
-  log("alias stride by latency " + std::to_string(tourStride));
-  // The tours filled buffer b: zero it again for the copies below.
-  check(cachetBufferFill(runtime, b, 0, bufferBytes, 0), "cachetBufferFill");
-  // Either walk's cliff counts: the smaller stride.
-  bool tourDecides = tourStride && (!aliasStride || tourStride < aliasStride);
-  if (tourDecides) {
-    aliasStride = tourStride;
-    aliasPad = cacheLine;
-  }
-  sources["alias_stride"] =
-      tourDecides ? "measured (latency tour of 16 rows)"
-      : aliasStride
-          ? "measured (column walk)"
-          : "measured (no cliff in the column walk or the latency tour)";
-  sources["alias_pad"] = "measured (one line where a cliff shows)";
-  log("alias stride " + std::to_string(aliasStride) + ", pad " +
-      std::to_string(aliasPad));
-  m.raw("alias",
-        ObjectWriter()
-            .str("method",
-                 "(1) probe_read walking " + std::to_string(rows) +
-                     " rows of R bytes, 64 B per row, column after column, "
-                     "versus rows padded by one cache line (same bytes); a "
-                     "cliff where the packed walk takes more than " +
-                     number(aliasCliffRatio) +
-                     "x the padded one (median of the interleaved pairs, and "
-                     "slower in every pair). (2) probe_chase touring the "
-                     "first line of 16 rows of R bytes in a fixed random "
-                     "order, " +
-                     std::to_string(tourSteps) +
-                     " dependent loads, versus rows of R + one line; a "
-                     "cliff where the packed tour costs at least 1.2x the "
-                     "padded one per load (fastest runs) at R and every "
-                     "larger R. The alias stride "
-                     "is the smallest R with a cliff in either, the pad one "
-                     "line; 0 where no R shows a cliff")
-            .raw(
-                "points", "[\n        " +
-                              [&] {
-                                std::string s;
-                                for (size_t i = 0; i < aliasPoints.size(); ++i)
-                                  s +=
-                                      (i ? ",\n        " : "") + aliasPoints[i];
-                                return s;
-                              }() +
-                              "]")
-            .raw(
-                "tour_points",
-                "[\n        " +
-                    [&] {
-                      std::string s;
-                      for (size_t i = 0; i < tourPoints.size(); ++i)
-                        s += (i ? ",\n        " : "") + tourPoints[i];
-                      return s;
-                    }() +
-                    "]")
-            .integer("tour_alias_stride", tourStride)
-            .integer("alias_stride", aliasStride)
-            .integer("alias_pad", aliasPad)
-            .str(4));
+  log("alias stride by latency " + std::to_string(tour.stride));
+  // The tours filled buffer B: zero it again for the copies below.
+  check(cachetBufferFill(runtime, bufferB, 0, bufferBytes, 0),
+        "cachetBufferFill");
+  return tour;
+}
 
+std::vector<uint32_t>
+Probe::uploadAliasTours(const std::vector<uint64_t> &rowSizes, uint64_t rows,
+                        uint64_t cacheLine) {
+  std::vector<uint32_t> tourFirst;
+  std::mt19937 random(2);
+  std::vector<uint32_t> order(rows);
+  for (uint64_t i = 0; i < rows; ++i)
+    order[i] = static_cast<uint32_t>(i);
+  std::shuffle(order.begin(), order.end(), random);
+  // Variant v (stride rowSizes[v / 2], padded when v is odd) at offset
+  // 2 * rows * 65536 * (v / 2) + (v % 2) * rows * 65536 + ... of buffer B:
+  // each variant gets `rows` rows of up to 64 KiB + one line.
+  uint64_t variantBytes = rows * (65536 + cacheLine);
+  for (size_t v = 0; v < 2 * rowSizes.size(); ++v) {
+    uint64_t pitch = rowSizes[v / 2] + (v % 2 ? cacheLine : 0);
+    uint64_t base = v * variantBytes;
+    if (base + variantBytes > bufferBytes)
+      break;
+    for (uint64_t k = 0; k < rows; ++k) {
+      uint32_t from =
+          static_cast<uint32_t>((base + order[k] * pitch) / elementBytes);
+      uint32_t to = static_cast<uint32_t>(
+          (base + order[(k + 1) % rows] * pitch) / elementBytes);
+      check(cachetBufferUpload(runtime, bufferB, uint64_t(from) * elementBytes,
+                               &to, sizeof(to)),
+            "cachetBufferUpload");
+    }
+    tourFirst.push_back(
+        static_cast<uint32_t>((base + order[0] * pitch) / elementBytes));
+  }
+  return tourFirst;
+}
+
+double Probe::measureStridedRead() {
   // Strided-read penalty: 256 B chunks at a 1 KiB stride (four "heads" read
   // one at a time, token-major) versus the same bytes read sequentially.
+  uint64_t n = bufferBytes / elementBytes;
+  ReadParams seq;
+  seq.span = static_cast<uint32_t>(n);
+  uint64_t readElems = covered(n);
   ReadParams strided;
   strided.chunkShift = log2Exact(256 / elementBytes);
   strided.chunkMask = 256 / elementBytes - 1;
@@ -1450,29 +1656,33 @@ std::string Probe::run() {
   strided.pitch = 1024 / elementBytes;
   strided.span = static_cast<uint32_t>(n);
   Stats stridedNs, seqNs, penaltyStats;
-  timePair([&] { launchRead(a, bufferBytes, strided, n); },
-           [&] { launchRead(a, bufferBytes, seq, n); }, stridedNs, seqNs,
+  timePair([&] { launchRead(bufferA, bufferBytes, strided, n); },
+           [&] { launchRead(bufferA, bufferBytes, seq, n); }, stridedNs, seqNs,
            penaltyStats);
   double penaltyRaw = penaltyStats.median;
   double penalty = std::max(1.0, penaltyRaw);
   sources["strided_read_penalty"] = "measured (strided vs sequential read)";
-  m.raw("strided_read",
-        ObjectWriter()
-            .str("method",
-                 "probe_read of 256 B chunks at a 1 KiB stride (all chunks of "
-                 "one column, then the next: a token-major read of four heads "
-                 "one at a time) versus a sequential read of the same " +
-                     std::to_string(bufferBytes) +
-                     " bytes; penalty = strided time / sequential time, at "
-                     "least 1 in the profile")
-            .stats("strided_gbps", invert(stridedNs, double(readElems) * 16))
-            .stats("sequential_gbps", invert(seqNs, double(readElems) * 16))
-            .num("ratio", penaltyRaw)
-            .stats("ratio_spread", penaltyStats)
-            .num("result", penalty)
-            .str(4));
+  measurements.raw(
+      "strided_read",
+      ObjectWriter()
+          .str("method",
+               "probe_read of 256 B chunks at a 1 KiB stride (all chunks of "
+               "one column, then the next: a token-major read of four heads "
+               "one at a time) versus a sequential read of the same " +
+                   std::to_string(bufferBytes) +
+                   " bytes; penalty = strided time / sequential time, at "
+                   "least 1 in the profile")
+          .stats("strided_gbps", invert(stridedNs, double(readElems) * 16))
+          .stats("sequential_gbps", invert(seqNs, double(readElems) * 16))
+          .num("ratio", penaltyRaw)
+          .stats("ratio_spread", penaltyStats)
+          .num("result", penalty)
+          .str(4));
   log("strided penalty " + number(penaltyRaw));
+  return penalty;
+}
 
+bool Probe::measureLaunchBoundary() {
   // Launch boundaries: N back-to-back copies of S bytes versus one copy of
   // N * S bytes; on CUDA sm_90+ also the PDL copy kernel launched plainly
   // and with programmatic dependent launch.
@@ -1485,17 +1695,14 @@ std::string Probe::run() {
   timePair(
       [&] {
         for (uint64_t i = 0; i < launches; ++i)
-          launchCopy(a, b, bufferBytes, i * launchElems, launchElems);
+          launchCopy(bufferA, bufferB, bufferBytes, i * launchElems,
+                     launchElems);
       },
-      [&] { launchCopy(a, b, bufferBytes, 0, launches * launchElems); }, manyNs,
-      oneNs, manyOverOne);
-  // Idle per boundary, with min/max pairing the extremes.
-  auto idlePerBoundary = [&](const Stats &many, const Stats &one) {
-    double gaps = double(launches - 1);
-    return Stats{(many.median - one.median) / gaps, (many.min - one.max) / gaps,
-                 (many.max - one.min) / gaps};
-  };
-  Stats idleRange = idlePerBoundary(manyNs, oneNs);
+      [&] {
+        launchCopy(bufferA, bufferB, bufferBytes, 0, launches * launchElems);
+      },
+      manyNs, oneNs, manyOverOne);
+  Stats idleRange = idlePerBoundary(manyNs, oneNs, launches);
   log("launch boundary " + number(idleRange.median / 1000) + " us");
   ObjectWriter boundary;
   boundary
@@ -1516,15 +1723,16 @@ std::string Probe::run() {
     timePair(
         [&] {
           for (uint64_t i = 0; i < launches; ++i)
-            launchCopyPdl(a, b, i * launchElems, launchElems, false);
+            launchCopyPdl(bufferA, bufferB, i * launchElems, launchElems,
+                          false);
         },
         [&] {
           for (uint64_t i = 0; i < launches; ++i)
-            launchCopyPdl(a, b, i * launchElems, launchElems, true);
+            launchCopyPdl(bufferA, bufferB, i * launchElems, launchElems, true);
         },
         plainNs, pdlNs, ratio);
-    Stats plainIdle = idlePerBoundary(plainNs, oneNs);
-    Stats pdlIdle = idlePerBoundary(pdlNs, oneNs);
+    Stats plainIdle = idlePerBoundary(plainNs, oneNs, launches);
+    Stats pdlIdle = idlePerBoundary(pdlNs, oneNs, launches);
     log("launch boundary of probe_copy_pdl " + number(plainIdle.median / 1000) +
         " us plain, " + number(pdlIdle.median / 1000) + " us with PDL");
     boundary.raw(
@@ -1545,68 +1753,68 @@ std::string Probe::run() {
             .str(6));
     pdl = true;
   }
-  m.raw("launch_boundary", boundary.str(4));
-  std::string cc = std::to_string(info.computeCapabilityMajor) + "." +
-                   std::to_string(info.computeCapabilityMinor);
+  measurements.raw("launch_boundary", boundary.str(4));
+  return pdl;
+}
+
+void Probe::describePdl(bool pdl) {
   if (isCuda) {
-    m.str("pdl", pdl ? "true: compute capability " + cc +
-                           " (sm_90+ has griddepcontrol) and the PDL "
-                           "launches above ran"
-                     : "false: compute capability " + cc +
-                           " is below sm_90 (no griddepcontrol)");
+    std::string cc = computeCapability();
+    measurements.str("pdl", pdl ? "true: compute capability " + cc +
+                                      " (sm_90+ has griddepcontrol) and the "
+                                      "PDL launches above ran"
+                                : "false: compute capability " + cc +
+                                      " is below sm_90 (no griddepcontrol)");
     sources["pdl"] = "reported (compute capability; PDL launches timed in "
                      "launch_boundary)";
   } else {
-    m.str("pdl", "false: " + std::string(info.backend) +
-                     " has no programmatic dependent launch");
+    measurements.str("pdl", "false: " + std::string(info.backend) +
+                                " has no programmatic dependent launch");
     sources["pdl"] = "reported (backend capability)";
   }
+}
 
-  // Fields the driver reports or the probe cannot measure.
-  std::string name = info.name;
-  std::string vendor = vendorName(info.vendorId);
-  std::string arch = "unknown";
-  uint64_t computeUnits = 1;
-  std::string l2Prefetch = "none";
+void Probe::reportDeviceFields(ProfileFields &fields) {
   sources["compute_units"] = "defaulted (1: not reported by the driver)";
   sources["arch"] = "defaulted (unknown)";
   sources["l2_prefetch"] = "reported (none: SPIR-V has no L2 prefetch)";
   if (isCuda) {
-    arch = "sm_" + std::to_string(info.computeCapabilityMajor) +
-           std::to_string(info.computeCapabilityMinor);
-    computeUnits = info.multiprocessorCount;
+    fields.arch = "sm_" + std::to_string(info.computeCapabilityMajor) +
+                  std::to_string(info.computeCapabilityMinor);
+    fields.computeUnits = info.multiprocessorCount;
     sources["arch"] = "reported (compute capability)";
     sources["compute_units"] = "reported (multiprocessor count)";
     // prefetch.global.L2 exists on every supported chip;
     // cp.async.bulk.prefetch.L2 from sm_90.
-    l2Prefetch = info.computeCapabilityMajor >= 9 ? "bulk" : "l2";
-    sources["l2_prefetch"] = "reported (compute capability " + cc +
+    fields.l2Prefetch = info.computeCapabilityMajor >= 9 ? "bulk" : "l2";
+    sources["l2_prefetch"] = "reported (compute capability " +
+                             computeCapability() +
                              ": cp.async.bulk.prefetch.L2 from sm_90, "
                              "prefetch.global.L2 below)";
   } else if (isCpu) {
     struct utsname u;
     if (uname(&u) == 0)
-      arch = u.machine;
+      fields.arch = u.machine;
     sources["arch"] = "reported (host machine: lavapipe runs on the CPU)";
-    computeUnits = std::max(1u, std::thread::hardware_concurrency());
+    fields.computeUnits = std::max(1u, std::thread::hardware_concurrency());
     if (const char *threads = std::getenv("LP_NUM_THREADS"))
       if (std::atoi(threads) > 0)
-        computeUnits = static_cast<uint64_t>(std::atoi(threads));
+        fields.computeUnits = static_cast<uint64_t>(std::atoi(threads));
     sources["compute_units"] =
         "reported (host hardware threads, lavapipe's worker threads)";
   } else {
     for (const KnownGpu &gpu : knownGpus)
-      if (name.find(gpu.nameFragment) != std::string::npos) {
-        arch = gpu.arch;
-        computeUnits = gpu.computeUnits;
+      if (std::string(info.name).find(gpu.nameFragment) != std::string::npos) {
+        fields.arch = gpu.arch;
+        fields.computeUnits = gpu.computeUnits;
         sources["arch"] = "tabulated by device name";
         sources["compute_units"] = "tabulated by device name";
         break;
       }
   }
-  uint64_t subgroup = info.subgroupSize;
-  if (!subgroup || (subgroup & (subgroup - 1)))
-    subgroup = 32;
+  fields.subgroupSize = info.subgroupSize;
+  if (!fields.subgroupSize || (fields.subgroupSize & (fields.subgroupSize - 1)))
+    fields.subgroupSize = 32;
   sources["name"] = "reported (device name)";
   sources["vendor"] =
       "reported (vendor id " + std::to_string(info.vendorId) + ")";
@@ -1615,11 +1823,16 @@ std::string Probe::run() {
   sources["shared_memory_bytes"] =
       isCuda ? "reported (opt-in shared memory per block)"
              : "reported (maxComputeSharedMemorySize)";
+  fields.coopMatrix = coopMatrixShapes();
+}
+
+std::vector<std::string> Probe::coopMatrixShapes() {
   std::vector<std::string> coopMatrix;
   if (isCuda && info.computeCapabilityMajor >= 7) {
     // WMMA's f16 16x16x16 fragments exist from sm_70.
     coopMatrix = {quote("16x16x16:f16->f32"), quote("16x16x16:f16->f16")};
-    sources["coop_matrix"] = "reported (compute capability " + cc +
+    sources["coop_matrix"] = "reported (compute capability " +
+                             computeCapability() +
                              ": WMMA f16 16x16x16 from sm_70)";
   } else if (std::string(info.backend) == "vulkan") {
     CachetCooperativeMatrixInfo coop{};
@@ -1648,29 +1861,38 @@ std::string Probe::run() {
                              "cooperative-matrix shapes on " +
                              std::string(info.backend) + ")";
   }
+  return coopMatrix;
+}
+
+std::string Probe::computeCapability() const {
+  return std::to_string(info.computeCapabilityMajor) + "." +
+         std::to_string(info.computeCapabilityMinor);
+}
+
+std::string Probe::writeProfile(const ProfileFields &fields) {
   ObjectWriter sourceObject;
   for (const auto &entry : sources)
     sourceObject.str(entry.first, entry.second);
-  m.raw("field_sources", sourceObject.str(4));
+  measurements.raw("field_sources", sourceObject.str(4));
 
   ObjectWriter profile;
-  profile.str("name", name)
-      .str("vendor", vendor)
-      .str("arch", arch)
-      .integer("cache_line", cacheLine)
-      .integer("l2_bytes", l2Bytes)
-      .integer("alias_stride", aliasStride)
-      .integer("alias_pad", aliasPad)
-      .integer("compute_units", computeUnits)
-      .num("dram_gbps", dramGbps.median)
+  profile.str("name", info.name)
+      .str("vendor", vendorName(info.vendorId))
+      .str("arch", fields.arch)
+      .integer("cache_line", fields.cacheLine)
+      .integer("l2_bytes", fields.l2Bytes)
+      .integer("alias_stride", fields.aliasStride)
+      .integer("alias_pad", fields.aliasPad)
+      .integer("compute_units", fields.computeUnits)
+      .num("dram_gbps", fields.dramGbps)
       .boolean("unified_memory", info.unifiedMemory != 0)
-      .num("strided_read_penalty", penalty)
-      .boolean("pdl", pdl)
-      .str("l2_prefetch", l2Prefetch)
-      .raw("coop_matrix", joinArray(coopMatrix))
-      .integer("subgroup_size", subgroup)
+      .num("strided_read_penalty", fields.stridedReadPenalty)
+      .boolean("pdl", fields.pdl)
+      .str("l2_prefetch", fields.l2Prefetch)
+      .raw("coop_matrix", joinArray(fields.coopMatrix))
+      .integer("subgroup_size", fields.subgroupSize)
       .integer("shared_memory_bytes", info.maxSharedMemoryBytes)
-      .raw("measurements", m.str(2));
+      .raw("measurements", measurements.str(2));
   return profile.str() + "\n";
 }
 
