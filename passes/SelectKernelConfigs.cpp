@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Passes.h"
 
@@ -45,13 +46,36 @@ struct SelectKernelConfigsPass final
 
   /// Range-checks the options as they are parsed: a bad one fails the
   /// pipeline that names it, before any IR is touched.
+  MatvecConfigOptions getMatvecOptions() const {
+    MatvecConfigOptions o;
+    o.kernel = matvecKernel;
+    o.subgroupSize = subgroupSize;
+    o.rowsPerBlock = rowsPerBlock;
+    o.loadsPerLane = loadsPerLane;
+    o.pairedLoadsPerLane = pairedLoadsPerLane;
+    o.blocksPerCU = blocksPerCU;
+    o.pairedBlocksPerCU = pairedBlocksPerCU;
+    o.stageX = stageX;
+    o.rowsPerSubgroup = rowsPerSubgroup;
+    o.loadBytes = loadBytes;
+    o.bf16Vectors = bf16Vectors;
+    o.fuseSiblings = fuseSiblings;
+    o.fuseEpilogues = fuseEpilogues;
+    return o;
+  }
+
+  /// Why an option is out of range, or "".
+  std::string checkOptions() const {
+    std::string bad = checkAttentionConfigOptions(getAttentionOptions());
+    return bad.empty() ? checkMatvecConfigOptions(getMatvecOptions()) : bad;
+  }
+
   LogicalResult initializeOptions(
       StringRef options,
       function_ref<LogicalResult(const Twine &)> errorHandler) override {
     if (failed(Pass::initializeOptions(options, errorHandler)))
       return failure();
-    if (std::string bad = checkAttentionConfigOptions(getAttentionOptions());
-        !bad.empty())
+    if (std::string bad = checkOptions(); !bad.empty())
       return errorHandler("cachet-select-kernel-configs: " + bad);
     return success();
   }
@@ -59,8 +83,8 @@ struct SelectKernelConfigsPass final
   void runOnOperation() override {
     ModuleOp module = getOperation();
     AttentionConfigOptions attention = getAttentionOptions();
-    if (std::string bad = checkAttentionConfigOptions(attention);
-        !bad.empty()) {
+    MatvecConfigOptions matvec = getMatvecOptions();
+    if (std::string bad = checkOptions(); !bad.empty()) {
       module.emitError("cachet-select-kernel-configs: ") << bad;
       return signalPassFailure();
     }
@@ -76,6 +100,18 @@ struct SelectKernelConfigsPass final
       op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
       if (d.config)
         op->setAttr(name, d.config);
+    });
+    module.walk([&](linalg::MatvecOp op) {
+      if (op->hasAttr(name)) {
+        op.emitRemark("cachet-select-kernel-configs: the config in the IR "
+                      "is kept");
+        return;
+      }
+      MatvecDecision d = selectMatvecConfig(op, profile, matvec);
+      if (!d.config)
+        return;
+      op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
+      op->setAttr(name, d.config);
     });
   }
 };

@@ -5,6 +5,7 @@
 
 #include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -672,6 +672,20 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       65535 iterations) an attention whose scalar tile loop would run
       longer keeps the reference lowering.
 
+    `linalg.matvec` on buffers (lib/Analysis/MatvecConfig.cpp; a mat-vec on
+    tensors is left for a run after bufferization, when the weight's layout
+    is known): cachet's subgroup kernel (a subgroup per row, `load-bytes`
+    loads, several in flight per lane, `rows-per-block` subgroups a block,
+    `rows-per-subgroup` rows sharing each load of x, a resident grid of
+    `blocks-per-cu` blocks per compute unit, x staged in workgroup memory
+    with `stage-x` where it fits 48 KiB) where it can serve the op (static
+    f16/bf16/f32 weights with an f32 result, rows unit-stride and aligned to
+    the loads, contiguous x and y), else `matvec_generic`, which leaves it
+    to the generic lowering. `matvec-kernel=generic` asks for that
+    everywhere. Kernels whose subgroups compute rows of several mat-vecs
+    (gate/up, K/V, fused by cachet-lower-matvec) take the `paired-`
+    settings: the config keeps both (`loads`, `resident`).
+
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
 
@@ -750,6 +764,52 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
            "Order a subgroup's private staging with nvvm.bar.warp.sync "
            "instead of gpu.barrier (NVVM only)">,
+    Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
+           /*default=*/"::cachet::MatvecKernelChoice::Auto",
+           "linalg.matvec kernel", [{::llvm::cl::values(
+      clEnumValN(::cachet::MatvecKernelChoice::Auto, "auto",
+                 "the subgroup kernel where it serves the op"),
+      clEnumValN(::cachet::MatvecKernelChoice::Subgroup, "subgroup",
+                 "the same (the kernel's conditions still apply)"),
+      clEnumValN(::cachet::MatvecKernelChoice::Generic, "generic",
+                 "the generic lowering, one thread per row"))}]>,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
+           "Mat-vec lanes per row; 0: the device profile's subgroup size (32 "
+           "without one)">,
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"4",
+           "Mat-vec rows (subgroups) per block">,
+    Option<"loadsPerLane", "loads-per-lane", "int64_t", /*default=*/"4",
+           "Mat-vec weight loads (of load-bytes) each lane issues before "
+           "using them">,
+    Option<"pairedLoadsPerLane", "paired-loads-per-lane", "int64_t",
+           /*default=*/"8",
+           "loads-per-lane of a mat-vec kernel whose subgroups compute rows "
+           "of several mat-vecs (gate/up, K/V); 0: loads-per-lane">,
+    Option<"blocksPerCU", "blocks-per-cu", "int64_t", /*default=*/"0",
+           "Mat-vec blocks per compute unit of a resident grid that loops "
+           "over the kernel's blocks (needs the profile's compute units); 0: "
+           "one block per rows-per-block subgroups">,
+    Option<"pairedBlocksPerCU", "paired-blocks-per-cu", "int64_t",
+           /*default=*/"0",
+           "blocks-per-cu of a mat-vec kernel whose subgroups compute rows "
+           "of several mat-vecs; 0: blocks-per-cu">,
+    Option<"stageX", "stage-x", "bool", /*default=*/"false",
+           "Copy a mat-vec's x into workgroup memory once per block and read "
+           "it from there">,
+    Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
+           "Mat-vec rows each subgroup computes, sharing its loads of x (1 "
+           "where it does not divide the rows)">,
+    Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
+           "Bytes of a weight row each lane loads at a time (a power of two; "
+           "SPIR-V vectors have at most 4 components)">,
+    Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
+           "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
+           "keep the generic kernel">,
+    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
+           "One mat-vec kernel for consecutive mat-vecs over the same x">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Do an element-wise op over the results of a kernel's mat-vecs in "
+           "the kernel">,
   ];
   let dependentDialects = ["::cachet::CachetDialect"];
 }

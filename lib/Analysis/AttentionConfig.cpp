@@ -409,8 +409,10 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   d.config = KernelConfigAttr::get(
       ctx, variant, {queryTile, keyTile}, threads, subgroup, vectorWidth,
       rowBlocks, asyncCopy ? 2 : 1, /*split=*/1, padBytes,
-      /*loads=*/{}, minWorkgroups, dynamicShared, !scalar && warpSync,
-      !scalar && lazyRescale, /*stageX=*/false);
+      /*loads=*/{}, minWorkgroups, /*resident=*/{}, dynamicShared,
+      !scalar && warpSync, !scalar && lazyRescale, /*stageX=*/false,
+      /*fuseSiblings=*/false,
+      /*fuseEpilogues=*/false);
 
   d.remark = describeAttentionConfig(s, d.config, profile, o, noMma);
   return d;

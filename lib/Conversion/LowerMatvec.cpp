@@ -4,6 +4,7 @@
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
@@ -25,41 +26,6 @@ namespace cachet {
 using namespace mlir;
 
 namespace {
-
-/// Returns why `op` cannot use the subgroup kernel, or an empty string.
-std::string whyNot(linalg::MatvecOp op, int64_t lanes, int64_t loadBytes,
-                   bool bf16Vectors) {
-  auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
-  auto x = dyn_cast<MemRefType>(op.getInputs()[1].getType());
-  auto y = dyn_cast<MemRefType>(op.getOutputs()[0].getType());
-  if (!a || !x || !y)
-    return "not on memrefs (run after bufferization)";
-  if (!a.hasStaticShape() || !x.hasStaticShape() || !y.hasStaticShape())
-    return "dynamic shape";
-  Type element = a.getElementType();
-  if (!(element.isF16() || element.isBF16() || element.isF32()) ||
-      x.getElementType() != element || !y.getElementType().isF32())
-    return "element types are not f16/bf16/f32 with an f32 result";
-  if (element.isBF16() && !bf16Vectors)
-    return "bf16 weights and bf16-vectors=false";
-  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(a.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
-      (strides[0] * elementBytes) % loadBytes != 0 ||
-      (offset * elementBytes) % loadBytes != 0)
-    return "the weight's rows are not unit-stride and " +
-           std::to_string(loadBytes) + "-byte aligned";
-  if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
-    return "x or y is not contiguous";
-  if (loadBytes < elementBytes ||
-      a.getDimSize(1) % (loadBytes / elementBytes) != 0)
-    return "the row length is not a multiple of " + std::to_string(loadBytes) +
-           " bytes";
-  if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
-    return "subgroup-size is not a power of two";
-  return "";
-}
 
 /// Returns true unless `aliases` proves `a` and `b` disjoint.
 bool mayAlias(AliasAnalysis &aliases, Value a, Value b) {
@@ -210,49 +176,38 @@ struct LowerMatvecPass final
 
   /// The compute units of the module's device profile (0 without one).
   int64_t computeUnits = 0;
-  /// The workgroup memory of the profile's device (0 without one).
-  int64_t sharedMemoryBytes = 0;
-  /// Static workgroup memory a block may have on every target (CUDA's
-  /// limit without an opt-in).
-  static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+  /// The kernel parameters of the group being lowered, from its
+  /// #cachet.kernel_config.
+  int64_t rowsPerBlock = 4, loadsPerLane = 4, pairedLoadsPerLane = 4;
+  int64_t blocksPerCU = 0, pairedBlocksPerCU = 0, rowsPerSubgroup = 1;
+  int64_t loadBytes = 16;
+  bool stageX = false;
 
   void runOnOperation() override {
-    // The subgroup size: the option, else the profile's, else 32.
-    int64_t lanes = subgroupSize;
     cachet::DeviceProfileAttr profile =
         cachet::lookupDeviceProfile(getOperation());
-    if (lanes == 0)
-      lanes = profile && profile.getSubgroupSize() > 0
-                  ? static_cast<int64_t>(profile.getSubgroupSize())
-                  : 32;
     computeUnits =
         profile ? static_cast<int64_t>(profile.getComputeUnits()) : 0;
-    sharedMemoryBytes =
-        profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
-    std::string optionProblem;
-    if (rowsPerBlock <= 0)
-      optionProblem = "rows-per-block must be positive";
-    if (loadsPerLane <= 0)
-      optionProblem = "loads-per-lane must be positive";
-    if (pairedLoadsPerLane < 0)
-      optionProblem = "paired-loads-per-lane must not be negative";
-    if (rowsPerSubgroup <= 0)
-      optionProblem = "rows-per-subgroup must be positive";
-    if (loadBytes <= 0 || !llvm::isPowerOf2_64(loadBytes))
-      optionProblem = "load-bytes must be a power of two";
-    if (blocksPerCU < 0 || pairedBlocksPerCU < 0)
-      optionProblem = "blocks-per-cu and paired-blocks-per-cu must not be "
-                      "negative";
+    StringRef name = cachet::CachetDialect::getKernelConfigAttrName();
     llvm::DenseSet<Operation *> candidates;
+    bool failedConfig = false;
     getOperation().walk([&](linalg::MatvecOp op) {
-      std::string reason = optionProblem.empty()
-                               ? whyNot(op, lanes, loadBytes, bf16Vectors)
-                               : optionProblem;
-      if (reason.empty())
-        candidates.insert(op);
-      else
-        op.emitRemark("cachet-lower-matvec: generic kernel: ") << reason;
+      auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
+      if (!config ||
+          config.getVariant() != cachet::KernelVariant::MatvecSubgroup)
+        return;
+      if (std::string why = cachet::whyNotMatvecConfig(op, config);
+          !why.empty()) {
+        op.emitError("cachet-lower-matvec: cannot build ")
+            << config << ": " << why;
+        failedConfig = true;
+        return;
+      }
+      candidates.insert(op);
     });
+    if (failedConfig)
+      return signalPassFailure();
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
     llvm::DenseSet<Operation *> grouped;
@@ -261,7 +216,26 @@ struct LowerMatvecPass final
         groups.push_back(formGroup(op, candidates, grouped, aliases));
     });
     for (Group &group : groups)
-      lower(group, lanes);
+      lower(group);
+  }
+
+  /// Takes the kernel parameters of `group` from the config of its first
+  /// mat-vec (every member has the same); returns the lanes per row.
+  int64_t readConfig(const Group &group) {
+    auto config = group.classes.front()
+                      .members.front()
+                      .op->getAttrOfType<cachet::KernelConfigAttr>(
+                          cachet::CachetDialect::getKernelConfigAttrName());
+    rowsPerBlock = config.getTile()[0];
+    rowsPerSubgroup = config.getTile()[1];
+    loadsPerLane = config.getLoads()[0];
+    pairedLoadsPerLane = config.getLoads()[1];
+    blocksPerCU = config.getResident()[0];
+    pairedBlocksPerCU = config.getResident()[1];
+    auto x = cast<MemRefType>(group.x.getType());
+    loadBytes = config.getVectorWidth() * (x.getElementTypeBitWidth() / 8);
+    stageX = config.getStageX();
+    return config.getSubgroup();
   }
 
   /// Starts a group at `first` and adds what follows it in its block: the
@@ -272,6 +246,10 @@ struct LowerMatvecPass final
                   const llvm::DenseSet<Operation *> &candidates,
                   llvm::DenseSet<Operation *> &grouped,
                   AliasAnalysis &aliases) {
+    auto config = first->getAttrOfType<cachet::KernelConfigAttr>(
+        cachet::CachetDialect::getKernelConfigAttrName());
+    bool fuseSiblings = config.getFuseSiblings();
+    bool fuseEpilogues = config.getFuseEpilogues();
     Group group;
     group.x = first.getInputs()[1];
     group.anchor = first;
@@ -293,7 +271,10 @@ struct LowerMatvecPass final
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
       auto matvec = dyn_cast<linalg::MatvecOp>(op);
       if (matvec && candidates.contains(op) && fuseSiblings &&
-          matvec.getInputs()[1] == group.x) {
+          matvec.getInputs()[1] == group.x &&
+          matvec->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
+              first->getAttr(
+                  cachet::CachetDialect::getKernelConfigAttrName())) {
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
         Value out = matvec.getOutputs()[0], matrix = matvec.getInputs()[0];
@@ -362,7 +343,8 @@ struct LowerMatvecPass final
   /// threads, and subgroup s of a class computes rows s * R to s * R + R - 1
   /// of each mat-vec of the class (R = rows-per-subgroup where it divides the
   /// rows, else 1), so each load of x serves every row of the subgroup.
-  void lower(Group &group, int64_t lanes) {
+  void lower(Group &group) {
+    int64_t lanes = readConfig(group);
     Location loc = group.anchor->getLoc();
     OpBuilder b(group.anchor);
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
@@ -370,7 +352,7 @@ struct LowerMatvecPass final
     };
     auto perSubgroupOf = [&](const RowClass &c) {
       return c.members.front().getRows() % rowsPerSubgroup == 0
-                 ? static_cast<int64_t>(rowsPerSubgroup)
+                 ? rowsPerSubgroup
                  : 1;
     };
     SmallVector<int64_t> firstBlock;
@@ -384,25 +366,18 @@ struct LowerMatvecPass final
     // K/V) may keep a different number of loads in flight.
     bool paired = llvm::any_of(
         group.classes, [](const RowClass &c) { return c.members.size() > 1; });
-    int64_t loads = paired && pairedLoadsPerLane > 0
-                        ? static_cast<int64_t>(pairedLoadsPerLane)
-                        : static_cast<int64_t>(loadsPerLane);
+    int64_t loads = paired ? pairedLoadsPerLane : loadsPerLane;
     // A resident grid: `blocks-per-cu` blocks per compute unit, each
     // looping over the kernel's blocks, so that no wave of blocks is left
     // partly filled and every block starts at once.
-    int64_t perCU = paired && pairedBlocksPerCU > 0
-                        ? static_cast<int64_t>(pairedBlocksPerCU)
-                        : static_cast<int64_t>(blocksPerCU);
+    int64_t perCU = paired ? pairedBlocksPerCU : blocksPerCU;
     int64_t grid = blocks;
     if (perCU > 0 && computeUnits > 0)
       grid = std::min(blocks, perCU * computeUnits);
     auto xType = cast<MemRefType>(group.x.getType());
-    int64_t xBytes =
-        xType.getNumElements() * xType.getElementTypeBitWidth() / 8;
-    bool staged = stageX && xBytes <= kStaticSharedBytes &&
-                  (sharedMemoryBytes <= 0 || xBytes <= sharedMemoryBytes);
-    remark(group, lanes, loads, perSubgroupOf, perCU, grid, blocks, staged,
-           xBytes);
+    // cachet-select-kernel-configs stages x only where it fits.
+    bool staged = stageX;
+    remark(group, lanes, loads, perSubgroupOf, perCU, grid, blocks, staged);
 
     Value one = index(b, 1);
     // stage-x: x in workgroup memory, copied once per block.
@@ -494,28 +469,23 @@ struct LowerMatvecPass final
   /// The remarks on the mat-vecs and epilogues of `group`.
   void remark(const Group &group, int64_t lanes, int64_t loads,
               llvm::function_ref<int64_t(const RowClass &)> perSubgroupOf,
-              int64_t perCU, int64_t grid, int64_t blocks, bool staged,
-              int64_t xBytes) {
+              int64_t perCU, int64_t grid, int64_t blocks, bool staged) {
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
         InFlightDiagnostic diag = linalg::MatvecOp(m.op).emitRemark(
             "cachet-lower-matvec: subgroup kernel: ");
-        diag << lanes << " lanes per row, " << rowsPerBlock.getValue()
-             << " subgroups per block, " << loads << " " << loadBytes.getValue()
+        diag << lanes << " lanes per row, " << rowsPerBlock
+             << " subgroups per block, " << loads << " " << loadBytes
              << "-byte loads per lane in flight, " << perSubgroupOf(c)
              << " rows per subgroup";
         if (staged)
           diag << "; x staged in workgroup memory once per block";
-        else if (stageX)
-          diag << "; x (" << xBytes
-               << " bytes) not staged: more than the static workgroup memory "
-                  "of a block";
         if (grid < blocks)
           diag << "; a resident grid of " << grid << " blocks (" << perCU
                << " per compute unit) loops over " << blocks;
         else if (perCU > 0 && computeUnits <= 0)
-          diag << "; one block per " << rowsPerBlock.getValue()
+          diag << "; one block per " << rowsPerBlock
                << " subgroups: blocks-per-cu needs the compute units of a "
                   "#cachet.device profile";
         if (m.fill)

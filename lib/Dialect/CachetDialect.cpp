@@ -150,7 +150,8 @@ LogicalResult KernelConfigAttr::verify(
     ArrayRef<int64_t> tile, int64_t workgroup, int64_t subgroup,
     int64_t vectorWidth, int64_t rowBlocks, int64_t stages, int64_t split,
     int64_t padBytes, ArrayRef<int64_t> loads, int64_t minWorkgroupsPerSM,
-    bool dynamicShared, bool warpSync, bool lazyRescale, bool stageX) {
+    ArrayRef<int64_t> resident, bool dynamicShared, bool warpSync,
+    bool lazyRescale, bool stageX, bool fuseSiblings, bool fuseEpilogues) {
   auto fail = [&]() {
     return emitError() << "#cachet.kernel_config<variant = "
                        << stringifyKernelVariant(variant) << ">: ";
@@ -194,6 +195,9 @@ LogicalResult KernelConfigAttr::verify(
     return fail() << "'lazy_rescale' needs 'warp_sync = true'";
   if (llvm::any_of(loads, [](int64_t v) { return v < 0; }) || loads.size() > 2)
     return fail() << "'loads' must have at most two non-negative entries";
+  if (llvm::any_of(resident, [](int64_t v) { return v < 0; }) ||
+      resident.size() > 2)
+    return fail() << "'resident' must have at most two non-negative entries";
   if (mma) {
     if (tile[1] % 16 != 0)
       return fail() << "the key tile " << tile[1]
@@ -213,8 +217,10 @@ LogicalResult KernelConfigAttr::verify(
     return fail() << "a mat-vec kernel takes no 'row_blocks', 'stages', "
                      "'split', 'pad_bytes', 'dynamic_shared', 'warp_sync' or "
                      "'lazy_rescale'";
-  if (attention && (stageX || !loads.empty()))
-    return fail() << "an attention kernel takes no 'stage_x' or 'loads'";
+  if (attention && (stageX || !loads.empty() || !resident.empty() ||
+                    fuseSiblings || fuseEpilogues))
+    return fail() << "an attention kernel takes no 'stage_x', 'loads', "
+                     "'resident' or 'fuse_*'";
   return success();
 }
 

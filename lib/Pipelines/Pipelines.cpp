@@ -50,15 +50,26 @@ public:
   /// option `option`, to its options.
   void add(std::unique_ptr<Pass> pass, StringRef option = "",
            StringRef text = "", bool onFunctions = false) {
+    add(std::move(pass), {{option, text}}, onFunctions);
+  }
+
+  /// Appends `pass` after applying each (option, text) of `texts` to its
+  /// options, in order (a later one wins).
+  void add(std::unique_ptr<Pass> pass,
+           ArrayRef<std::pair<StringRef, StringRef>> texts,
+           bool onFunctions = false) {
     if (failed(status))
       return;
-    if (!text.trim().empty() &&
-        failed(pass->initializeOptions(text, [&](const Twine &message) {
-          return emitError(llvm::Twine("cachet-compile: bad ") + option + ": " +
-                           message);
-        }))) {
-      status = failure();
-      return;
+    for (auto [option, text] : texts) {
+      if (text.trim().empty())
+        continue;
+      if (failed(pass->initializeOptions(text, [&](const Twine &message) {
+            return emitError(llvm::Twine("cachet-compile: bad ") + option +
+                             ": " + message);
+          }))) {
+        status = failure();
+        return;
+      }
     }
     if (onFunctions)
       pm.addNestedPass<func::FuncOp>(std::move(pass));
@@ -164,20 +175,22 @@ checkCompileOptions(const cachet::CompileOptions &options,
   return success();
 }
 
-/// Adds the kernel choice and the flash-attention kernels: on tensors, the
-/// same with rewrites on and off. The tensor-core kernels run by default on
-/// NVVM only (mma-sync, PTX's mma.sync; mma, wmma, when asked for): ROCDL
-/// lowers neither nvgpu nor gpu.subgroup_mma, and on SPIR-V mma is opt-in
-/// (attention-kernel=mma): it needs a Vulkan device with
-/// VK_KHR_cooperative_matrix, which a profile's coop_matrix (tensor cores)
-/// does not promise.
-static void addAttention(PipelineBuilder &builder,
-                         const cachet::CompileOptions &options) {
-  if (options.attentionKernel == cachet::AttentionKernel::Reference)
-    return builder.check(cachet::createSelectKernelConfigs(),
-                         "attention-options", options.attentionOptions);
+/// Adds cachet-select-kernel-configs with the target's settings and then
+/// the user's `attention-options` and `matvec-options`. It runs twice with
+/// the same options: on tensors before the attention kernels, and on
+/// buffers before the mat-vec kernels (whose weights' pitches decide);
+/// each run configures what has no config yet.
+static void addSelectKernelConfigs(PipelineBuilder &builder,
+                                   const cachet::CompileOptions &options) {
   cachet::SelectKernelConfigsOptions select;
+  // The tensor-core attention kernels run by default on NVVM only
+  // (mma-sync, PTX's mma.sync; mma, wmma, when asked for): ROCDL lowers
+  // neither nvgpu nor gpu.subgroup_mma, and on SPIR-V mma is opt-in
+  // (attention-kernel=mma): it needs a Vulkan device with
+  // VK_KHR_cooperative_matrix, which a profile's coop_matrix (tensor cores)
+  // does not promise.
   select.attentionKernel = options.attentionKernel;
+  bool spirv = options.target == cachet::Target::SPIRV;
   switch (options.target) {
   case cachet::Target::NVVM:
     select.allowMma = true;
@@ -194,9 +207,20 @@ static void addAttention(PipelineBuilder &builder,
     select.allowMma = false;
     break;
   }
-  builder.add(cachet::createSelectKernelConfigs(select), "attention-options",
-              options.attentionOptions);
-  builder.add(cachet::createLowerAttention());
+  // Mat-vecs: SPIR-V vectors have at most 4 components and bf16 is
+  // emulated per scalar there; auto keeps the generic kernel on SPIR-V.
+  select.matvecKernel =
+      options.matvecKernel == cachet::MatvecKernel::Subgroup ||
+              (options.matvecKernel == cachet::MatvecKernel::Auto && !spirv)
+          ? cachet::MatvecKernelChoice::Subgroup
+          : cachet::MatvecKernelChoice::Generic;
+  if (spirv) {
+    select.loadBytes = 8;
+    select.bf16Vectors = false;
+  }
+  builder.add(cachet::createSelectKernelConfigs(select),
+              {{"attention-options", options.attentionOptions},
+               {"matvec-options", options.matvecOptions}});
 }
 
 LogicalResult cachet::buildCachetCompilePipeline(
@@ -229,7 +253,11 @@ LogicalResult cachet::buildCachetCompilePipeline(
     builder.check(createPadWeightRows(), "pad-options", options.padOptions);
   }
 
-  addAttention(builder, options);
+  // Flash-attention kernels, on tensors (the same with rewrites on and
+  // off).
+  addSelectKernelConfigs(builder, options);
+  if (options.attentionKernel != AttentionKernel::Reference)
+    builder.add(createLowerAttention());
 
   // Reference implementations of the cachet ops, ggml bytes for block types.
   builder.add(createLowerToLinalg());
@@ -243,20 +271,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
   builder.add("canonicalize");
   builder.add(createPitchedWeights());
   bool spirv = options.target == Target::SPIRV;
-  if (options.matvecKernel == MatvecKernel::Subgroup ||
-      (options.matvecKernel == MatvecKernel::Auto && !spirv)) {
-    // SPIR-V vectors have at most 4 components; bf16 is emulated per
-    // scalar.
-    LowerMatvecOptions matvec;
-    if (spirv) {
-      matvec.loadBytes = 8;
-      matvec.bf16Vectors = false;
-    }
-    builder.addOnFunctions(createLowerMatvec(matvec), "matvec-options",
-                           options.matvecOptions);
-  } else {
-    builder.check(createLowerMatvec(), "matvec-options", options.matvecOptions);
-  }
+  // Mat-vec kernels, chosen on buffers (the weights' pitches decide).
+  addSelectKernelConfigs(builder, options);
+  builder.addOnFunctions(createLowerMatvec());
   // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.
   LowerDequantTransposeOptions dequantTranspose;
   if (spirv) {

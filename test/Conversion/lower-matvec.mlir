@@ -1,4 +1,4 @@
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
 // The NVVM kernel: 16-byte loads and a five-step shuffle butterfly.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 matvec-kernel=subgroup format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
 
@@ -17,6 +17,7 @@
 // PTX: ld.global.v4.b32
 // PTX: shfl.sync.bfly.b32
 func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16>, %y: memref<256xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<256x512xbf16, strided<[520, 1]>>, memref<512xbf16>) outs(%y : memref<256xf32>)
   return
@@ -26,7 +27,7 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 
 // Rows of 2048 f16: a main loop of four loads per lane (1024 columns a step),
 // then nothing left; the subgroup size comes from the option.
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{subgroup-size=16 rows-per-block=2}))' 2>/dev/null | FileCheck %s --check-prefix=SG16
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{subgroup-size=16 rows-per-block=2},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=SG16
 // SG16-LABEL: func.func @unrolled
 // SG16: threads({{.*}}) in ({{.*}} = %c32{{[_0-9]*}}, {{.*}} = %c1, {{.*}} = %c1)
 // SG16: scf.for {{.*}} to %c2048 step %c512
@@ -37,8 +38,8 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // SG16-LABEL: func.func @f32_partial_block
 // Two rows per subgroup: each load of x serves both rows; 64 rows in 32
 // subgroups, 4 per block: 8 blocks.
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{rows-per-subgroup=2}))' 2>/dev/null | FileCheck %s --check-prefix=R2
-// RUN: cachet-opt %s -split-input-file -pass-pipeline="builtin.module(func.func(cachet-lower-matvec{fuse-siblings=false fuse-epilogues=false}))" 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{rows-per-subgroup=2},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=R2
+// RUN: cachet-opt %s -split-input-file -pass-pipeline="builtin.module(cachet-select-kernel-configs{fuse-siblings=false fuse-epilogues=false},func.func(cachet-lower-matvec))" 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
 // R2-LABEL: func.func @unrolled
 // R2: gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128
 // R2: scf.for {{.*}} iter_args({{.*}}, {{.*}}) -> (vector<8xf32>, vector<8xf32>)
@@ -54,6 +55,7 @@ func.func @bf16(%w: memref<256x512xbf16, strided<[520, 1]>>, %x: memref<512xbf16
 // CHECK-COUNT-4: vector.load %arg0{{.*}}cachet.streaming_weight
 // CHECK-NOT: scf.for
 func.func @unrolled(%w: memref<64x2048xf16>, %x: memref<2048xf16>, %y: memref<64xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<64x2048xf16>, memref<2048xf16>) outs(%y : memref<64xf32>)
   return
@@ -65,6 +67,7 @@ func.func @unrolled(%w: memref<64x2048xf16>, %x: memref<2048xf16>, %y: memref<64
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}})
 // CHECK: vector.load {{.*}} vector<4xf32>
 func.func @f32_partial_block(%w: memref<10x64xf32>, %x: memref<64xf32>, %y: memref<10xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<10x64xf32>, memref<64xf32>) outs(%y : memref<10xf32>)
   return
@@ -73,7 +76,7 @@ func.func @f32_partial_block(%w: memref<10x64xf32>, %x: memref<64xf32>, %y: memr
 // -----
 
 func.func @misaligned(%w: memref<8x12xbf16>, %x: memref<12xbf16>, %y: memref<8xf32>) {
-  // expected-remark @+1 {{cachet-lower-matvec: generic kernel: the weight's rows are not unit-stride and 16-byte aligned}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: generic kernel: the weight's rows are not unit-stride and 16-byte aligned}}
   linalg.matvec ins(%w, %x : memref<8x12xbf16>, memref<12xbf16>) outs(%y : memref<8xf32>)
   return
 }
@@ -81,7 +84,7 @@ func.func @misaligned(%w: memref<8x12xbf16>, %x: memref<12xbf16>, %y: memref<8xf
 // -----
 
 func.func @f16_result(%w: memref<8x64xf16>, %x: memref<64xf16>, %y: memref<8xf16>) {
-  // expected-remark @+1 {{cachet-lower-matvec: generic kernel: element types are not f16/bf16/f32 with an f32 result}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: generic kernel: element types are not f16/bf16/f32 with an f32 result}}
   linalg.matvec ins(%w, %x : memref<8x64xf16>, memref<64xf16>) outs(%y : memref<8xf16>)
   return
 }
@@ -89,7 +92,6 @@ func.func @f16_result(%w: memref<8x64xf16>, %x: memref<64xf16>, %y: memref<8xf16
 // -----
 
 func.func @tensors(%w: tensor<8x64xf16>, %x: tensor<64xf16>, %y: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-remark @+1 {{cachet-lower-matvec: generic kernel: not on memrefs (run after bufferization)}}
   %r = linalg.matvec ins(%w, %x : tensor<8x64xf16>, tensor<64xf16>) outs(%y : tensor<8xf32>) -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
@@ -108,6 +110,7 @@ func.func @tensors(%w: tensor<8x64xf16>, %x: tensor<64xf16>, %y: tensor<8xf32>) 
 func.func @zero_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
   %z = arith.constant 0.0 : f32
   linalg.fill ins(%z : f32) outs(%y : memref<8xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel}}
   linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
   return
@@ -122,6 +125,7 @@ func.func @zero_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>
 func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>) {
   %one = arith.constant 1.0 : f32
   linalg.fill ins(%one : f32) outs(%y : memref<8xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row}}
   linalg.matvec ins(%w, %x : memref<8x64xf32>, memref<64xf32>) outs(%y : memref<8xf32>)
   return
@@ -146,7 +150,7 @@ func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>)
 // A kernel whose subgroups compute rows of several mat-vecs (K and V here)
 // keeps paired-loads-per-lane (8) loads in flight, for all its rows; 0 means
 // loads-per-lane (4), as one mat-vec alone has.
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{paired-loads-per-lane=0}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=PAIRED0
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{paired-loads-per-lane=0},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=PAIRED0
 // PAIRED0: remark: cachet-lower-matvec: subgroup kernel: {{.*}}, 4 16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel; one kernel for 3 mat-vecs
 // PAIRED0-NOT: remark: cachet-lower-matvec: subgroup kernel: {{.*}}, 8 16-byte loads
 // NOFUSE-LABEL: func.func @qkv
@@ -155,14 +159,17 @@ func.func @qkv(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<16x256x
   %z = arith.constant 0.0 : f32
   %q = memref.alloc() : memref<64xf32>
   linalg.fill ins(%z : f32) outs(%q : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{4 subgroups per block, 8 16-byte loads per lane in flight, 1 rows per subgroup; the zero fill of the result is done in the kernel; one kernel for 3 mat-vecs over the same x, 1 of them with 64 rows computed by the same subgroups}}
   linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
   %k = memref.alloc() : memref<16xf32>
   linalg.fill ins(%z : f32) outs(%k : memref<16xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 2 of them with 16 rows computed by the same subgroups}}
   linalg.matvec ins(%wk, %x : memref<16x256xf16>, memref<256xf16>) outs(%k : memref<16xf32>)
   %v = memref.alloc() : memref<16xf32>
   linalg.fill ins(%z : f32) outs(%v : memref<16xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{one kernel for 3 mat-vecs over the same x, 2 of them with 16 rows computed by the same subgroups}}
   linalg.matvec ins(%wv, %x : memref<16x256xf16>, memref<256xf16>) outs(%v : memref<16xf32>)
   return %q, %k, %v : memref<64xf32>, memref<16xf32>, memref<16xf32>
@@ -191,10 +198,12 @@ func.func @glu(%x: memref<256xbf16>, %wg: memref<64x256xbf16>, %wu: memref<64x25
   %z = arith.constant 0.0 : f32
   %g = memref.alloc() : memref<64xf32>
   linalg.fill ins(%z : f32) outs(%g : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
   linalg.matvec ins(%wg, %x : memref<64x256xbf16>, memref<256xbf16>) outs(%g : memref<64xf32>)
   %u = memref.alloc() : memref<64xf32>
   linalg.fill ins(%z : f32) outs(%u : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
   linalg.matvec ins(%wu, %x : memref<64x256xbf16>, memref<256xbf16>) outs(%u : memref<64xf32>)
   %h = memref.alloc() : memref<64xbf16>
@@ -224,11 +233,13 @@ func.func @glu(%x: memref<256xbf16>, %wg: memref<64x256xbf16>, %wu: memref<64x25
 // CHECK: gpu.launch
 func.func @reads_between(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<64x256xf16>, %copy: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>) {
   %q = memref.alloc() : memref<64xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
   // expected-remark @+1 {{cachet-lower-matvec: the mat-vec kernel before it is not joined with the mat-vec over the same x after it: it may access the result of the mat-vec it would precede}}
   memref.copy %q, %copy : memref<64xf32> to memref<64xf32>
   %k = memref.alloc() : memref<64xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wk, %x : memref<64x256xf16>, memref<256xf16>) outs(%k : memref<64xf32>)
   return %q, %k : memref<64xf32>, memref<64xf32>
@@ -247,9 +258,11 @@ func.func @reads_between(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memr
 #mod = affine_map<(i) -> (i mod 16)>
 func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memref<16x256xf16>, %wo: memref<64x256xf16>, %out: memref<64xf32>) -> (memref<64xf32>, memref<64xf32>) {
   %q = memref.alloc() : memref<64xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
   %k = memref.alloc() : memref<16xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wk, %x : memref<16x256xf16>, memref<256xf16>) outs(%k : memref<16xf32>)
   %a = memref.alloc() : memref<64xf32>
@@ -261,6 +274,7 @@ func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memr
     linalg.yield %s : f32
   }
   %o = memref.alloc() : memref<64xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wo, %x : memref<64x256xf16>, memref<256xf16>) outs(%o : memref<64xf32>)
   // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: its result may alias a buffer of the mat-vecs}}
@@ -276,9 +290,10 @@ func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memr
 // -----
 
 // An invalid load-bytes leaves every mat-vec to the generic kernel.
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-matvec{load-bytes=12}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=BADLB
-// BADLB: remark: cachet-lower-matvec: generic kernel: load-bytes must be a power of two
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{load-bytes=12},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=BADLB
+// BADLB: cachet-select-kernel-configs: bad load-bytes 12: a power of two
 func.func @bad_load_bytes(%w: memref<64x256xf16>, %x: memref<256xf16>, %y: memref<64xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%w, %x : memref<64x256xf16>, memref<256xf16>) outs(%y : memref<64xf32>)
   return

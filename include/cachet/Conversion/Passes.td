@@ -908,7 +908,16 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
   let summary = "Mat-vec kernels with a subgroup per row and wide loads, "
                 "siblings and element-wise epilogues fused";
   let description = [{
-    Runs after bufferization. Replaces each `linalg.matvec` on memrefs
+    Runs after bufferization, after `cachet-select-kernel-configs`: the
+    kernel's parameters below (`subgroup-size`, `rows-per-block`,
+    `load-bytes`, `loads-per-lane`, `rows-per-subgroup`, `blocks-per-cu`,
+    `stage-x` and their `paired-` forms) are that pass's options, kept on
+    each mat-vec as its `#cachet.kernel_config` (variant `matvec_subgroup`;
+    `tile = [rows-per-block, rows-per-subgroup]`, `vector_width` the
+    elements of one load, `loads` and `resident` `[alone, paired]`). A
+    mat-vec without one, or with `matvec_generic`, is left alone; a config
+    the kernel cannot serve is an error naming the reason. Mat-vecs joined
+    in one kernel have equal configs. Replaces each `linalg.matvec` on memrefs
     (`y += A x`, A `[M, K]` of f16, bf16 or f32 with unit inner stride and
     rows aligned to `load-bytes` (16 by default), which padded row pitches
     keep; x contiguous, y f32) by a `gpu.launch` in which one subgroup of
@@ -1016,46 +1025,6 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     `subgroup-size=0` (the default) takes the subgroup size of the module's
     device profile (`#cachet.device`), or 32 without one.
   }];
-  let options = [
-    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
-           "Lanes per row; 0: the device profile's subgroup size (32 without "
-           "one)">,
-    Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"4",
-           "Rows (subgroups) per block">,
-    Option<"loadsPerLane", "loads-per-lane", "int64_t", /*default=*/"4",
-           "Weight loads (of load-bytes) each lane issues before using them">,
-    Option<"pairedLoadsPerLane", "paired-loads-per-lane", "int64_t",
-           /*default=*/"8",
-           "loads-per-lane of a kernel whose subgroups compute rows of "
-           "several mat-vecs (gate/up, K/V); 0: loads-per-lane (8 measured "
-           "3% faster on the H200's Llama-3-8B chain, 16 slower)">,
-    Option<"blocksPerCU", "blocks-per-cu", "int64_t", /*default=*/"0",
-           "Blocks per compute unit of a resident grid that loops over the "
-           "kernel's blocks (needs the profile's compute units); 0: one "
-           "block per rows-per-block subgroups">,
-    Option<"pairedBlocksPerCU", "paired-blocks-per-cu", "int64_t",
-           /*default=*/"0",
-           "blocks-per-cu of a kernel whose subgroups compute rows of "
-           "several mat-vecs; 0: blocks-per-cu">,
-    Option<"stageX", "stage-x", "bool", /*default=*/"false",
-           "Copy x into workgroup memory once per block and read it from "
-           "there">,
-    Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
-           "Rows each subgroup computes, sharing its loads of x (1 where it "
-           "does not divide the rows)">,
-    Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
-           "Bytes of a row each lane loads at a time (a power of two; "
-           "SPIR-V vectors have at most 4 components)">,
-    Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
-           "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
-           "keep the generic kernel (SPIR-V: cachet-emulate-bf16-storage "
-           "rewrites scalar bf16 only)">,
-    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
-           "One kernel for consecutive mat-vecs over the same x">,
-    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
-           "Do an element-wise op over the results of a kernel's mat-vecs in "
-           "the kernel">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

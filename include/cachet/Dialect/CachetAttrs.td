@@ -181,7 +181,7 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       lowering).
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]`; mat-vec `[subgroups per workgroup, rows per
-      subgroup]`.
+      subgroup]` (rows per subgroup where it divides the rows, else 1).
     * `workgroup` (0): threads per workgroup (attention: the query tile for
       the scalar kernel, one subgroup per `16 * row_blocks` query rows for
       the mma kernels; 0 derives it).
@@ -197,13 +197,18 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `loads` (`[]`): mat-vec loads in flight per lane, `[alone, paired]`
       (paired: a kernel whose subgroups compute rows of several mat-vecs).
     * `min_workgroups_per_sm` (0): workgroups per SM the kernel's registers
-      should allow (mma kernels), or the resident grid's blocks per compute
-      unit (mat-vec; 0: one block per tile).
+      should allow (mma kernels).
+    * `resident` (`[]`): mat-vec blocks per compute unit of a resident grid
+      that loops over the kernel's blocks, `[alone, paired]` (0: one block
+      per `tile[0]` subgroups).
     * `dynamic_shared`, `warp_sync`, `lazy_rescale` (false): the mma
       kernels' tiles in dynamic workgroup memory; subgroup staging ordered
       by `nvvm.bar.warp.sync`; rescaling skipped where no row max moved.
     * `stage_x` (false): the mat-vec's x copied to workgroup memory once per
       block.
+    * `fuse_siblings`, `fuse_epilogues` (false): the mat-vec may share one
+      kernel with the mat-vecs over the same x after it (of equal configs),
+      and an element-wise op over their results may run in its epilogue.
 
     ```mlir
     %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
@@ -232,10 +237,13 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     Cachet_IntParameter<"0", "tile row padding in bytes">:$pad_bytes,
     Cachet_IntListParameter<"loads per lane">:$loads,
     Cachet_IntParameter<"0", "workgroups per SM">:$min_workgroups_per_sm,
+    Cachet_IntListParameter<"resident blocks per compute unit">:$resident,
     Cachet_FlagParameter<"dynamic workgroup memory">:$dynamic_shared,
     Cachet_FlagParameter<"warp-level staging barriers">:$warp_sync,
     Cachet_FlagParameter<"lazy accumulator rescaling">:$lazy_rescale,
-    Cachet_FlagParameter<"x in workgroup memory">:$stage_x
+    Cachet_FlagParameter<"x in workgroup memory">:$stage_x,
+    Cachet_FlagParameter<"siblings in one kernel">:$fuse_siblings,
+    Cachet_FlagParameter<"epilogues in the kernel">:$fuse_epilogues
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

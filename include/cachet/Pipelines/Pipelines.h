@@ -5,6 +5,7 @@
 
 #include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Analysis/MatvecConfig.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -28,8 +29,9 @@ inline constexpr llvm::StringLiteral kBufferizeFunctions =
 /// The GPU code `cachet-compile` generates.
 enum class Target { SPIRV, NVVM, ROCDL };
 
-/// Mat-vec kernels of `cachet-compile` (`matvec-kernel`).
-enum class MatvecKernel { Auto, Subgroup, Generic };
+/// Mat-vec kernels of `cachet-compile` (`matvec-kernel`): those of
+/// cachet-select-kernel-configs.
+using MatvecKernel = MatvecKernelChoice;
 
 /// cachet.attention kernels of `cachet-compile` (`attention-kernel`): those
 /// of cachet-select-kernel-configs.
@@ -88,8 +90,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "parallel loops, one thread per row"))};
   Option<std::string> matvecOptions{
       *this, "matvec-options",
-      llvm::cl::desc("Options of cachet-lower-matvec for the subgroup "
-                     "kernels, e.g. \"rows-per-block=8 loads-per-lane=8\""),
+      llvm::cl::desc("Options of cachet-select-kernel-configs for the "
+                     "mat-vec kernels, e.g. \"rows-per-block=8 "
+                     "loads-per-lane=8\""),
       llvm::cl::init("")};
   Option<std::string> dequantOnceOptions{
       *this, "dequant-once-options",

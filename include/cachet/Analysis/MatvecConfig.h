@@ -1,0 +1,70 @@
+//===- MatvecConfig.h - which mat-vec kernel, which parameters ------------===//
+//
+// The cost model behind the #cachet.kernel_config of a linalg.matvec on
+// buffers: cachet's subgroup kernel (a subgroup per row, wide loads, several
+// in flight) where it can serve the op, with its subgroups per block, rows
+// per subgroup, loads in flight, resident grid and staging of x, or the
+// generic lowering. cachet-select-kernel-configs calls selectMatvecConfig;
+// cachet-lower-matvec checks a config with whyNotMatvecConfig and builds it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_ANALYSIS_MATVECCONFIG_H
+#define CACHET_ANALYSIS_MATVECCONFIG_H
+
+#include "cachet/Dialect/CachetDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <string>
+
+namespace cachet {
+
+/// The mat-vec kernels `matvec-kernel` may ask for.
+enum class MatvecKernelChoice { Auto, Subgroup, Generic };
+
+/// Static workgroup memory a block may have on every target (CUDA's limit
+/// without an opt-in).
+constexpr int64_t kMatvecStaticSharedBytes = 48 * 1024;
+
+/// The knobs of the mat-vec cost model (cachet-select-kernel-configs'
+/// options).
+struct MatvecConfigOptions {
+  MatvecKernelChoice kernel = MatvecKernelChoice::Auto;
+  /// Lanes per row; 0: the profile's subgroup size (32 without one).
+  int64_t subgroupSize = 0;
+  int64_t rowsPerBlock = 4, loadsPerLane = 4, pairedLoadsPerLane = 8;
+  int64_t blocksPerCU = 0, pairedBlocksPerCU = 0;
+  int64_t rowsPerSubgroup = 1, loadBytes = 16;
+  bool stageX = false, bf16Vectors = true;
+  bool fuseSiblings = true, fuseEpilogues = true;
+};
+
+/// Returns "" or which option is out of range, and its allowed values.
+std::string checkMatvecConfigOptions(const MatvecConfigOptions &options);
+
+/// Returns why the subgroup kernel with `lanes` lanes per row and
+/// `loadBytes`-byte loads cannot serve `op`, or "".
+std::string whyNotSubgroupMatvec(mlir::linalg::MatvecOp op, int64_t lanes,
+                                 int64_t loadBytes, bool bf16Vectors);
+
+/// The decision for one mat-vec; `remark` says what was chosen and why. A
+/// mat-vec on tensors gets neither (its buffers' layouts decide).
+struct MatvecDecision {
+  KernelConfigAttr config;
+  std::string remark;
+};
+
+/// Chooses the kernel of `op` on `profile` (may be null: defaults).
+MatvecDecision selectMatvecConfig(mlir::linalg::MatvecOp op,
+                                  DeviceProfileAttr profile,
+                                  const MatvecConfigOptions &options);
+
+/// Returns why the subgroup kernel of `config` cannot be built for `op`, or
+/// "" (also for matvec_generic, which leaves `op` alone).
+std::string whyNotMatvecConfig(mlir::linalg::MatvecOp op,
+                               KernelConfigAttr config);
+
+} // namespace cachet
+
+#endif // CACHET_ANALYSIS_MATVECCONFIG_H
