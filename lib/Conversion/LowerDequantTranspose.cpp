@@ -139,7 +139,7 @@ struct LowerDequantTransposePass final
             << reason;
         continue;
       }
-      if (kernel == "direct") {
+      if (kernel == cachet::DequantTransposeKernel::Direct) {
         op.emitRemark("cachet-lower-dequant-transpose: direct kernel: a "
                       "thread per ")
             << plan.values << " values (one store), bytes read from global "
@@ -217,8 +217,6 @@ struct LowerDequantTransposePass final
       return "the result is not aligned to store-bytes";
     if (threads <= 0)
       return "threads must be positive";
-    if (kernel != "staged" && kernel != "direct")
-      return "unknown kernel '" + kernel + "' (staged or direct)";
     return "";
   }
 

@@ -1087,10 +1087,15 @@ def LowerDequantTranspose
     ```
   }];
   let options = [
-    Option<"kernel", "kernel", "std::string", /*default=*/"\"staged\"",
-           "staged (a workgroup stages its positions' bytes in workgroup "
-           "memory, then decodes) or direct (a thread per store decodes "
-           "bytes read from global memory)">,
+    Option<"kernel", "kernel", "::cachet::DequantTransposeKernel",
+           /*default=*/"::cachet::DequantTransposeKernel::Staged",
+           "The kernel", [{::llvm::cl::values(
+      clEnumValN(::cachet::DequantTransposeKernel::Staged, "staged",
+                 "a workgroup stages its positions' bytes in workgroup "
+                 "memory, then decodes"),
+      clEnumValN(::cachet::DequantTransposeKernel::Direct, "direct",
+                 "a thread per store decodes bytes read from global "
+                 "memory"))}]>,
     Option<"positionsPerGroup", "positions-per-group", "int64_t",
            /*default=*/"16",
            "Positions one workgroup stages and writes (16 measured best of "
