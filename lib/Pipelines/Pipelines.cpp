@@ -142,14 +142,6 @@ static void addPrefetch(PipelineBuilder &builder,
               options.prefetchOptions);
 }
 
-/// Attaches the profile of `options`, if one is given.
-static void addAttachDevice(PipelineBuilder &builder,
-                            const cachet::CompileOptions &options) {
-  if (!options.profile.empty())
-    builder.add(cachet::createAttachDevice(
-        cachet::AttachDeviceOptions{options.profile.getValue()}));
-}
-
 /// Checks the options of `options` that no pass checks when it is built.
 static LogicalResult
 checkCompileOptions(const cachet::CompileOptions &options,
@@ -223,16 +215,25 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
                {"matvec-options", options.matvecOptions}});
 }
 
+/// The passes both pipelines start with: IR that upstream passes would
+/// crash on becomes a diagnostic, whole-cache updates of arguments stay
+/// writes, and the profile of `options` is attached.
+static void addInputPasses(PipelineBuilder &builder,
+                           const cachet::CompileOptions &options) {
+  builder.add(cachet::createCheckCompileInput());
+  builder.addOnFunctions(cachet::createKeepArgumentUpdates());
+  if (!options.profile.empty())
+    builder.add(cachet::createAttachDevice(
+        cachet::AttachDeviceOptions{options.profile.getValue()}));
+}
+
 LogicalResult cachet::buildCachetCompilePipeline(
     OpPassManager &pm, const CompileOptions &options,
     function_ref<LogicalResult(const Twine &)> emitError) {
   if (failed(checkCompileOptions(options, emitError)))
     return failure();
   PipelineBuilder builder(pm, emitError);
-  // IR that upstream passes below would crash on becomes a diagnostic.
-  builder.add(createCheckCompileInput());
-  builder.addOnFunctions(createKeepArgumentUpdates());
-  addAttachDevice(builder, options);
+  addInputPasses(builder, options);
 
   // Front-end attention and quantization to cachet ops, with rewrites on
   // and off: raising picks the kernels, so both variants run the same ones
@@ -384,9 +385,7 @@ LogicalResult cachet::buildCachetReferencePipeline(
   if (failed(checkCompileOptions(options, emitError)))
     return failure();
   PipelineBuilder builder(pm, emitError);
-  builder.add(createCheckCompileInput());
-  builder.addOnFunctions(createKeepArgumentUpdates());
-  addAttachDevice(builder, options);
+  addInputPasses(builder, options);
   // Temporaries are freed (ownership-based deallocation): a reference run
   // under LeakSanitizer, or called in a loop, leaks nothing.
   builder.add(createLowerToLinalg());

@@ -167,10 +167,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
 /// kernels, target lowering and serialization, host code to LLVM calling the
 /// runtime's mgpu* ABI.
 /// Fails, through `emitError`, on an option the pipeline cannot be built
-/// from: the passes' own options given as text (`attention-options`,
-/// `matvec-options`, `dequant-transpose-options`, `prefetch-options`), or
-/// values the target passes refuse (`format`, `chip`, `features`,
-/// `toolkit`, `profile`). The message names the option.
+/// from: a bad `format`, `workgroup-size` or `profile`, or passes' own
+/// options given as text (`attention-options`, `matvec-options`,
+/// `dequant-once-options`, `pad-options`, `dequant-transpose-options`,
+/// `prefetch-options`) that the pass does not take or that are out of
+/// range. The message names the option.
 llvm::LogicalResult buildCachetCompilePipeline(
     mlir::OpPassManager &pm, const CompileOptions &options,
     llvm::function_ref<llvm::LogicalResult(const llvm::Twine &)> emitError);
