@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cachet/Analysis/MatvecChain.h"
+#include "cachet/Analysis/PrefetchPlan.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
 #include "cachet/Passes.h"
@@ -40,253 +40,9 @@ using namespace cachet;
 
 namespace {
 
-/// The share of the next weight prefetched when `fraction` is not given: the
-/// setting of the seed (50%), which did not depend on the card.
-constexpr double kDefaultFraction = 0.5;
-/// The byte cap as a share of L2 when `max-bytes` is not given: L2 / 4.
-constexpr uint64_t kL2CapDivisor = 4;
-/// Cache line bytes when there is no profile.
-constexpr int64_t kDefaultCacheLine = 128;
 /// Bytes per `cp.async.bulk.prefetch.L2` and per `s_prefetch_data` (32
 /// chunks of 128 B, its largest length).
 constexpr int64_t kChunkBytes = 4096;
-
-/// How the next weight is brought into L2.
-enum class PrefetchKind { None, L2, Bulk, SPrefetchData, GlobalPrefetch };
-
-/// Returns the name of `kind` used in remarks and options.
-StringRef getKindName(PrefetchKind kind) {
-  switch (kind) {
-  case PrefetchKind::None:
-    return "none";
-  case PrefetchKind::L2:
-    return "l2";
-  case PrefetchKind::Bulk:
-    return "bulk";
-  case PrefetchKind::SPrefetchData:
-    return "s_prefetch_data";
-  case PrefetchKind::GlobalPrefetch:
-    return "global_prefetch";
-  }
-  llvm_unreachable("unknown prefetch kind");
-}
-
-/// What the target attribute of a gpu.module supports.
-struct TargetInfo {
-  enum class Kind { NVVM, ROCDL, SPIRV, None } kind = Kind::None;
-  std::string chip;
-  /// sm_XY as XY (NVVM).
-  int sm = 0;
-  /// PTX ISA version as XY, from `+ptxXY` or the LLVM default for the chip.
-  int ptx = 0;
-
-  /// Returns e.g. "sm_90 +ptx80".
-  std::string describe() const {
-    if (kind == Kind::NVVM)
-      return chip + " with PTX " + std::to_string(ptx / 10) + "." +
-             std::to_string(ptx % 10);
-    return chip;
-  }
-  /// `prefetch.global.L2` exists since sm_20.
-  bool hasL2Prefetch() const { return kind == Kind::NVVM && sm >= 20; }
-  /// LLVM 22 selects `llvm.nvvm.prefetch.global.L2` only on sm_90, PTX 8.0.
-  bool hasL2PrefetchIntrinsic() const { return sm >= 90 && ptx >= 80; }
-  /// `cp.async.bulk.prefetch.L2`: sm_90, PTX 8.0.
-  bool hasBulkPrefetch() const {
-    return kind == Kind::NVVM && sm >= 90 && ptx >= 80;
-  }
-  /// `griddepcontrol`: sm_90, PTX 7.8.
-  bool hasPdl() const { return kind == Kind::NVVM && sm >= 90 && ptx >= 78; }
-  /// The AMD data prefetch of the chip: `s_prefetch_data` on gfx12,
-  /// `global_prefetch` on gfx1250.
-  PrefetchKind getAmdPrefetch() const {
-    if (kind != Kind::ROCDL)
-      return PrefetchKind::None;
-    if (chip == "gfx1250")
-      return PrefetchKind::GlobalPrefetch;
-    if (StringRef(chip).starts_with("gfx12"))
-      return PrefetchKind::SPrefetchData;
-    return PrefetchKind::None;
-  }
-};
-
-/// Reads the first target attribute of `module`.
-TargetInfo getTargetInfo(gpu::GPUModuleOp module) {
-  TargetInfo info;
-  ArrayAttr targets = module.getTargetsAttr();
-  if (!targets || targets.empty())
-    return info;
-  if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(targets[0])) {
-    info.kind = TargetInfo::Kind::NVVM;
-    info.chip = nvvm.getChip().str();
-    StringRef chip = nvvm.getChip();
-    if (chip.consume_front("sm_"))
-      (void)chip.take_while(llvm::isDigit).getAsInteger(10, info.sm);
-    // LLVM's default PTX version for the chip when no +ptx feature is set.
-    info.ptx = info.sm >= 100  ? 86
-               : info.sm >= 90 ? 78
-               : info.sm >= 89 ? 78
-                               : 60;
-    SmallVector<StringRef> features;
-    nvvm.getFeatures().split(features, ',');
-    for (StringRef feature : features)
-      if (feature.consume_front("+ptx"))
-        (void)feature.getAsInteger(10, info.ptx);
-  } else if (auto rocdl = dyn_cast<ROCDL::ROCDLTargetAttr>(targets[0])) {
-    info.kind = TargetInfo::Kind::ROCDL;
-    info.chip = rocdl.getChip().str();
-  } else if (isa<spirv::TargetEnvAttr>(targets[0])) {
-    info.kind = TargetInfo::Kind::SPIRV;
-    info.chip = "SPIR-V";
-  }
-  return info;
-}
-
-/// The mechanisms for one launch.
-struct Plan {
-  PrefetchKind prefetch = PrefetchKind::None;
-  bool pdl = false;
-  /// Whether a pdl kernel prefetches the start of its own weights before it
-  /// waits (the prologue).
-  bool prologue = true;
-  /// Why, for the remark.
-  std::string why;
-};
-
-/// The parsed `mode` option.
-struct Mode {
-  bool automatic = false;
-  PrefetchKind prefetch = PrefetchKind::None;
-  bool pdl = false;
-};
-
-/// The mechanisms `mode` asks for.
-Mode getMode(PrefetchMode option) {
-  Mode mode;
-  switch (option) {
-  case PrefetchMode::Auto:
-    mode.automatic = true;
-    break;
-  case PrefetchMode::Off:
-    break;
-  case PrefetchMode::L2:
-  case PrefetchMode::PdlL2:
-    mode.prefetch = PrefetchKind::L2;
-    break;
-  case PrefetchMode::Bulk:
-  case PrefetchMode::PdlBulk:
-    mode.prefetch = PrefetchKind::Bulk;
-    break;
-  case PrefetchMode::Pdl:
-    break;
-  }
-  mode.pdl = option == PrefetchMode::Pdl || option == PrefetchMode::PdlL2 ||
-             option == PrefetchMode::PdlBulk;
-  return mode;
-}
-
-/// Decides the mechanisms for a launch whose kernel lives in a module with
-/// target `target`; see the pass description.
-Plan decide(const Mode &mode, DeviceProfileAttr profile,
-            const TargetInfo &target) {
-  Plan plan;
-  llvm::raw_string_ostream why(plan.why);
-  if (!mode.automatic && mode.prefetch == PrefetchKind::None && !mode.pdl) {
-    why << "mode=off";
-    return plan;
-  }
-  if (target.kind == TargetInfo::Kind::None) {
-    why << "the kernel's gpu.module has no target attribute";
-    return plan;
-  }
-  if (target.kind == TargetInfo::Kind::SPIRV) {
-    why << "SPIR-V target: no prefetch or dependent-launch instruction";
-    return plan;
-  }
-  Mode wanted = mode;
-  if (mode.automatic) {
-    if (!profile) {
-      why << "mode=auto without a #cachet.device profile";
-      return plan;
-    }
-    StringRef kind = profile.getL2Prefetch();
-    wanted.pdl = profile.getPdl();
-    wanted.prefetch = kind == "bulk"   ? PrefetchKind::Bulk
-                      : kind == "none" ? PrefetchKind::None
-                                       : PrefetchKind::L2;
-    why << "auto: profile " << profile.getName()
-        << " has pdl = " << (profile.getPdl() ? "true" : "false")
-        << ", l2_prefetch = " << kind << "; ";
-    if (target.kind == TargetInfo::Kind::ROCDL) {
-      // The AMD chip's own data prefetch stands for l2 and bulk.
-      if (wanted.prefetch == PrefetchKind::Bulk)
-        wanted.prefetch = PrefetchKind::L2;
-      if (wanted.pdl)
-        why << "no programmatic dependent launch on ROCDL; ";
-      wanted.pdl = false;
-    }
-    if (target.kind == TargetInfo::Kind::NVVM &&
-        wanted.prefetch == PrefetchKind::Bulk && !target.hasBulkPrefetch()) {
-      why << target.describe() << " has no bulk prefetch, using l2; ";
-      wanted.prefetch = PrefetchKind::L2;
-    }
-    if (wanted.pdl && !target.hasPdl()) {
-      why << target.describe() << " has no griddepcontrol; ";
-      wanted.pdl = false;
-    }
-    if (wanted.prefetch == PrefetchKind::None && !wanted.pdl) {
-      why << "nothing to emit";
-      return plan;
-    }
-  }
-  if (target.kind == TargetInfo::Kind::ROCDL) {
-    if (wanted.pdl) {
-      why << "no programmatic dependent launch on ROCDL";
-      return plan;
-    }
-    if (wanted.prefetch == PrefetchKind::Bulk) {
-      why << "no bulk prefetch on ROCDL";
-      return plan;
-    }
-    plan.prefetch = target.getAmdPrefetch();
-    if (plan.prefetch == PrefetchKind::None)
-      why << target.chip << " has no data prefetch instruction";
-    else
-      why << target.chip << ": " << getKindName(plan.prefetch);
-    return plan;
-  }
-  if (wanted.prefetch == PrefetchKind::Bulk && !target.hasBulkPrefetch()) {
-    why << "bulk prefetch needs sm_90 and PTX 8.0, the target is "
-        << target.describe();
-    return plan;
-  }
-  if (wanted.pdl && !target.hasPdl()) {
-    why << "griddepcontrol needs sm_90 and PTX 7.8, the target is "
-        << target.describe();
-    return plan;
-  }
-  plan.prefetch = wanted.prefetch;
-  plan.pdl = wanted.pdl;
-  if (plan.prefetch != PrefetchKind::None && !target.hasL2Prefetch()) {
-    why << target.describe() << " has no L2 prefetch";
-    plan.prefetch = PrefetchKind::None;
-    return plan;
-  }
-  why << target.describe() << ": "
-      << (plan.pdl ? plan.prefetch == PrefetchKind::None ? "pdl" : "pdl + "
-                   : "")
-      << (plan.prefetch != PrefetchKind::None || !plan.pdl
-              ? getKindName(plan.prefetch)
-              : "");
-  return plan;
-}
-
-/// Returns the bytes of a statically shaped memref type, or std::nullopt.
-std::optional<int64_t> getStaticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-    return std::nullopt;
-  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
-}
 
 /// Emits the address of the element 0 of `memref` as an i64.
 Value getAddress(OpBuilder &b, Location loc, Value memref) {
@@ -510,65 +266,6 @@ void placeWaits(Block &block, Block::iterator it,
   }
 }
 
-/// Returns why the kernel of `launch` may not load its weights `weights`
-/// (host values) before its wait, or an empty string if it may. It may if no
-/// kernel that can still run when it starts writes them: going back from it
-/// in its block, a fence comes before the block's start and before any op
-/// with regions or call; a fence is a launch without `cachet.pdl`, a
-/// `cachet.pdl` launch whose kernel lets the next grid launch only at its end
-/// (`triggerAtStart` false), a copy, a fill or a wait. The launches from the
-/// fence on may run meanwhile: none may write a buffer that may alias the
-/// weights. Values in `chainWeights` are written by no host op or kernel (the
-/// matcher's read-only check); any other operand counts as written unless
-/// the kernel only loads it.
-std::string whyWaitFirst(gpu::LaunchFuncOp launch, ArrayRef<Value> weights,
-                         bool triggerAtStart,
-                         const llvm::SmallDenseSet<Value> &chainWeights,
-                         AliasAnalysis &aliases,
-                         SymbolTableCollection &symbolTables) {
-  for (Operation *op = launch->getPrevNode(); op; op = op->getPrevNode()) {
-    if (auto prev = dyn_cast<gpu::LaunchFuncOp>(op)) {
-      auto kernel = symbolTables.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-          prev, prev.getKernel());
-      for (auto [i, operand] : llvm::enumerate(prev.getKernelOperands())) {
-        Type type = operand.getType();
-        if (auto vector = dyn_cast<VectorType>(type))
-          type = vector.getElementType();
-        if (chainWeights.contains(operand) ||
-            isa<IntegerType, IndexType, FloatType>(type) ||
-            (kernel && isReadOnlyKernelArgument(kernel, i)))
-          continue;
-        if (!isa<BaseMemRefType>(type)) {
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          os << "a launch before it passes a " << operand.getType()
-             << ", which may point into its weights";
-          return text;
-        }
-        for (Value weight : weights)
-          if (!aliases.alias(operand, weight).isNo())
-            return "the kernel of a launch before it may write a buffer that "
-                   "may alias its weights";
-      }
-      // An async launch (on a stream of its own) orders nothing here.
-      if (!prev.getAsyncToken() && prev.getAsyncDependencies().empty() &&
-          (!prev->hasAttr(CachetDialect::getPdlAttrName()) || !triggerAtStart))
-        return "";
-      continue;
-    }
-    if (auto async = dyn_cast<gpu::AsyncOpInterface>(op);
-        async && isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op) &&
-        !async.getAsyncToken() && async.getAsyncDependencies().empty())
-      return "";
-    if (op->getNumRegions() > 0 || isa<CallOpInterface>(op))
-      return "an op with regions or a call comes before it in its block, "
-             "after the last fence";
-  }
-  return "a kernel launched before this block may still run: no fence "
-         "before it here (a launch without pdl or that triggers at its end, a "
-         "copy, a fill or a wait)";
-}
-
 /// Emits the PDL code of `kernel`: `launch_dependents` first with
 /// `triggerAtStart` (the next grid may launch once every CTA of this one has
 /// started), else before every return, after a wait; each CTA prefetches
@@ -683,238 +380,151 @@ gpu::GPUFuncOp getOwnKernel(ModuleOp host, gpu::LaunchFuncOp launch,
   return clone;
 }
 
+/// Returns why `plan` cannot be carried out on launch `position` of step
+/// `index` of `chain`, or "".
+std::string whyNotPlan(PrefetchPlanAttr plan, const MatvecChain &chain,
+                       size_t index, size_t position,
+                       const StreamingLaunch &member,
+                       const TargetInfo &target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  const ChainStep &step = chain.steps[index];
+  if (plan.getNext() != PrefetchKind::None) {
+    if (std::string why = target.whyNot(plan.getNext()); !why.empty())
+      return why;
+    if (position + 1 != step.launches.size())
+      return "only the last launch of a step prefetches the next weights";
+    if (!chain.nextWeightReasons[index].empty())
+      return "no next weights: " + chain.nextWeightReasons[index];
+    SmallVector<Value, 2> next = chain.steps[index + 1].getWeights();
+    if (plan.getNextBytes().size() != next.size()) {
+      os << "'next_bytes' has " << plan.getNextBytes().size()
+         << " entries, the next step has " << next.size() << " weights";
+      return text;
+    }
+    for (auto [weight, bytes] : llvm::zip_equal(next, plan.getNextBytes())) {
+      std::optional<int64_t> size =
+          getStaticBytes(cast<MemRefType>(weight.getType()));
+      if (!size || bytes > *size) {
+        os << "'next_bytes' asks for " << bytes << " B of " << weight.getType();
+        return text;
+      }
+    }
+    gpu::GPUFuncOp kernel = member.kernel;
+    if (kernel.getNumWorkgroupAttributions() +
+            kernel.getNumPrivateAttributions() >
+        0)
+      return "the kernel has workgroup or private attributions, so it takes "
+             "no next weights";
+  }
+  if (!plan.getPdl())
+    return "";
+  if (!target.hasPdl())
+    return "griddepcontrol needs sm_90 and PTX 7.8, the target is " +
+           target.describe();
+  if (plan.getOwn() != PrefetchKind::None) {
+    if (plan.getOwn() != PrefetchKind::L2 &&
+        plan.getOwn() != PrefetchKind::Bulk)
+      return "the prologue prefetches with l2 or bulk";
+    if (std::string why = target.whyNot(plan.getOwn()); !why.empty())
+      return why;
+    if (plan.getOwnBytes().size() != member.weights.size()) {
+      os << "'own_bytes' has " << plan.getOwnBytes().size()
+         << " entries, the kernel streams " << member.weights.size()
+         << " weights";
+      return text;
+    }
+  }
+  return "";
+}
+
+/// Carries out `plan` on `member`, launch `position` of step `index` of
+/// `chain`; `waitFirst` says why its loads may not come before the wait.
+void applyPlan(ModuleOp module, PrefetchPlanAttr plan, const MatvecChain &chain,
+               size_t index, const StreamingLaunch &member,
+               const TargetInfo &target, SymbolTableCollection &symbolTables) {
+  gpu::LaunchFuncOp launch = member.launch;
+  gpu::GPUFuncOp kernel =
+      getOwnKernel(module, launch, member.kernel, symbolTables);
+  Geometry geometry{member.getBlockSize(),
+                    getConstantIntValue(launch.getGridSizeX())};
+  SmallVector<Value> nextWeights;
+  SmallVector<int64_t> ranges;
+  if (plan.getNext() != PrefetchKind::None)
+    for (auto [weight, range] : llvm::zip_equal(
+             chain.steps[index + 1].getWeights(), plan.getNextBytes()))
+      if (range > 0) {
+        nextWeights.push_back(weight);
+        ranges.push_back(range);
+      }
+  if (!nextWeights.empty()) {
+    unsigned numArgs = kernel.getNumArguments();
+    SmallVector<unsigned> positions(nextWeights.size(), numArgs);
+    SmallVector<Type> types = llvm::to_vector(
+        llvm::map_range(nextWeights, [](Value v) { return v.getType(); }));
+    SmallVector<DictionaryAttr> attrs(nextWeights.size());
+    SmallVector<Location> locs(nextWeights.size(), launch.getLoc());
+    (void)kernel.insertArguments(positions, types, attrs, locs);
+    launch.getKernelOperandsMutable().append(nextWeights);
+    SmallVector<Value> kernelWeights;
+    for (size_t i = 0; i < nextWeights.size(); ++i)
+      kernelWeights.push_back(kernel.getArgument(numArgs + i));
+    emitEpilogue(kernel, geometry, plan.getNext(), target, plan.getLine(),
+                 plan.getCtas(), kernelWeights, ranges);
+  }
+  if (!plan.getPdl())
+    return;
+  SmallVector<std::pair<unsigned, int64_t>> ownWeights;
+  for (auto [i, w] : llvm::enumerate(member.weights))
+    ownWeights.push_back({w.argIndex, plan.getOwn() == PrefetchKind::None
+                                          ? 0
+                                          : plan.getOwnBytes()[i]});
+  emitPdlPrologue(kernel, geometry, ownWeights, plan.getOwn(), target,
+                  plan.getLine(), plan.getTrigger() == PdlTrigger::Start,
+                  plan.getWait() == PdlWait::AfterWeightLoads);
+  launch->setAttr(CachetDialect::getPdlAttrName(),
+                  UnitAttr::get(launch->getContext()));
+}
+
 void PrefetchMatvecChainsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::optional<Mode> mode = getMode(this->mode);
-  auto remarkOn = [](Operation *op) {
-    InFlightDiagnostic diag = op->emitRemark("cachet-prefetch-matvec-chains: ");
-    return diag;
-  };
-  DeviceProfileAttr profile = lookupDeviceProfile(module);
   SymbolTableCollection symbolTables;
-
-  // Budget parameters, from the options or the profile.
-  double frac = fraction < 0 ? kDefaultFraction : double(fraction);
-  int64_t cap = maxBytes;
-  if (cap < 0 && profile)
-    cap = static_cast<int64_t>(profile.getL2Bytes() / kL2CapDivisor);
-  int64_t numCtas = ctas;
-  if (numCtas < 0 && profile)
-    numCtas = static_cast<int64_t>(profile.getComputeUnits());
-  int64_t line = profile && profile.getCacheLine() > 0
-                     ? static_cast<int64_t>(profile.getCacheLine())
-                     : kDefaultCacheLine;
-  std::string budgetProblem;
-  if (!(frac > 0 && frac <= 1))
-    budgetProblem = "fraction " + std::to_string(frac) + " is not in (0, 1]";
-  else if (cap < 0)
-    budgetProblem = "no max-bytes and no #cachet.device profile";
-  else if (numCtas < 1)
-    budgetProblem =
-        numCtas < 0 ? "no ctas and no #cachet.device profile" : "ctas is 0";
-
-  bool triggerAtStart = pdlTrigger == PdlTrigger::Start;
-  bool sinkWait = pdlWait == PdlWait::AfterWeightLoads;
   AliasAnalysis aliases(module);
+  StringRef name = CachetDialect::getPrefetchPlanAttrName();
+  auto fail = [&](gpu::LaunchFuncOp launch, const Twine &why) {
+    launch.emitError("cachet-prefetch-matvec-chains: cannot carry out ")
+        << launch->getAttr(name) << ": " << why;
+    signalPassFailure();
+  };
   for (auto func : module.getOps<FunctionOpInterface>()) {
     MatvecChains found = findMatvecChains(func, symbolTables);
-    // The weights of every chain launch: no host op or kernel writes them.
-    llvm::SmallDenseSet<Value> chainWeights;
-    for (const MatvecChain &chain : found.chains)
-      for (const ChainStep &step : chain.steps)
-        for (Value weight : step.getWeights())
-          chainWeights.insert(weight);
+    llvm::SmallDenseSet<Value> chainWeights = found.getChainWeights();
     for (const RejectedLaunch &rejected : found.rejected)
-      remarkOn(rejected.launch) << "not part of a chain: " << rejected.reason;
+      if (PrefetchPlanAttr plan = getPrefetchPlan(rejected.launch);
+          plan && !plan.isEmpty())
+        fail(rejected.launch, "not part of a chain: " + rejected.reason);
     for (const MatvecChain &chain : found.chains) {
       for (auto [index, step] : llvm::enumerate(chain.steps)) {
-        const std::string &nextReason = chain.nextWeightReasons[index];
         for (auto [position, member] : llvm::enumerate(step.launches)) {
-          gpu::LaunchFuncOp launch = member.launch;
-          auto kernelModule =
-              member.kernel->getParentOfType<gpu::GPUModuleOp>();
-          TargetInfo target = getTargetInfo(kernelModule);
-          Plan plan = decide(*mode, profile, target);
-          // cachet's subgroup mat-vec kernels keep DRAM busy themselves: on
-          // the H200 no prefetch paid for them, and PDL only with the next
-          // grid launched first and their weight loads before the wait
-          // (docs/BENCHMARKS.md, runs 41-44); auto gives them that PDL and
-          // nothing else; an explicit mode still applies.
-          if (mode->automatic &&
-              (plan.pdl || plan.prefetch != PrefetchKind::None) &&
-              member.weights.front().load &&
-              member.weights.front().load->hasAttr(
-                  CachetDialect::getStreamingWeightAttrName())) {
-            bool pdl = plan.pdl;
-            plan = Plan();
-            plan.pdl = pdl;
-            plan.prologue = false;
-            plan.why = "auto: cachet's subgroup mat-vec kernel streams at "
-                       "full occupancy; on the H200 no prefetch paid for it "
-                       "(bulk 0.95x, l2 0.99x, pdl with its prologue "
-                       "prefetch 0.94x of pdl without it; "
-                       "docs/BENCHMARKS.md), ";
-            plan.why += pdl ? "pdl with the trigger first and the weight "
-                              "loads before the wait did (1.06x of none, "
-                              "run 44), so pdl without prefetches"
-                            : "so none (an explicit mode forces one)";
+          PrefetchPlanAttr plan = getPrefetchPlan(member.launch);
+          if (!plan || plan.isEmpty())
+            continue;
+          TargetInfo target =
+              getTargetInfo(member.kernel->getParentOfType<gpu::GPUModuleOp>());
+          std::string why =
+              whyNotPlan(plan, chain, index, position, member, target);
+          if (why.empty() && plan.getPdl() &&
+              plan.getWait() == PdlWait::AfterWeightLoads) {
+            why = whyWaitFirst(member.launch, member.getWeights(), chainWeights,
+                               aliases, symbolTables);
+            if (!why.empty())
+              why = "'wait = after_weight_loads' is unsafe: " + why;
           }
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          os << "step " << index + 1 << " of " << chain.steps.size();
-          if (step.isGatePair())
-            os << (position == 0 ? " (gate of a gate/up pair)"
-                                 : " (up of a gate/up pair)");
-          os << (member.weights.size() > 1 ? ", weights " : ", weight ");
-          llvm::interleave(
-              member.weights, os,
-              [&](const StreamingWeight &w) { os << w.type; }, " and ");
-          os << "; " << plan.why;
-
-          // Next-weight prefetch, by the launch that ends the step.
-          bool isLastOfStep = position + 1 == step.launches.size();
-          SmallVector<Value> nextWeights;
-          SmallVector<int64_t> ranges;
-          if (plan.prefetch == PrefetchKind::None) {
-            // The reason is in `plan.why`, or nothing was asked for.
-          } else if (!isLastOfStep) {
-            os << "; no prefetch: the pair's weights were prefetched by the "
-                  "step before it";
-          } else if (!nextReason.empty()) {
-            os << "; no prefetch: " << nextReason;
-          } else if (!budgetProblem.empty()) {
-            os << "; no prefetch: " << budgetProblem;
-          } else {
-            SmallVector<Value, 2> next = chain.steps[index + 1].getWeights();
-            SmallVector<MemRefType> types = llvm::to_vector(llvm::map_range(
-                next, [](Value v) { return cast<MemRefType>(v.getType()); }));
-            std::string reason;
-            std::optional<SmallVector<int64_t, 2>> bytes =
-                getPrefetchBytes(types, frac, cap, line, reason);
-            if (!bytes) {
-              os << "; no prefetch: " << reason;
-            } else {
-              for (auto [weight, range] : llvm::zip_equal(next, *bytes)) {
-                if (range <= 0)
-                  continue;
-                nextWeights.push_back(weight);
-                ranges.push_back(range);
-              }
-              if (nextWeights.empty())
-                os << "; no prefetch: the budget is under one cache line";
-            }
-          }
-          if (nextWeights.empty() && !plan.pdl) {
-            remarkOn(launch) << text << "; not rewritten";
+          if (!why.empty()) {
+            fail(member.launch, why);
             continue;
           }
-
-          // Next weights are new kernel arguments, which a kernel with
-          // attributions (block arguments after its arguments) does not
-          // get; PDL adds none.
-          gpu::GPUFuncOp original = member.kernel;
-          if (!nextWeights.empty() &&
-              original.getNumWorkgroupAttributions() +
-                      original.getNumPrivateAttributions() >
-                  0) {
-            if (!plan.pdl) {
-              remarkOn(launch) << text
-                               << "; not rewritten: the kernel has workgroup "
-                                  "or private attributions";
-              continue;
-            }
-            os << "; no next-weight prefetch: the kernel has workgroup or "
-                  "private attributions";
-            nextWeights.clear();
-            ranges.clear();
-          }
-          gpu::GPUFuncOp kernel =
-              getOwnKernel(module, launch, member.kernel, symbolTables);
-          Geometry geometry{member.getBlockSize(),
-                            getConstantIntValue(launch.getGridSizeX())};
-          if (!nextWeights.empty()) {
-            unsigned numArgs = kernel.getNumArguments();
-            SmallVector<unsigned> positions(nextWeights.size(), numArgs);
-            SmallVector<Type> types = llvm::to_vector(llvm::map_range(
-                nextWeights, [](Value v) { return v.getType(); }));
-            SmallVector<DictionaryAttr> attrs(nextWeights.size());
-            SmallVector<Location> locs(nextWeights.size(), launch.getLoc());
-            if (failed(kernel.insertArguments(positions, types, attrs, locs))) {
-              launch.emitError("cachet-prefetch-matvec-chains: cannot add "
-                               "arguments to @")
-                  << kernel.getName();
-              return signalPassFailure();
-            }
-            launch.getKernelOperandsMutable().append(nextWeights);
-            SmallVector<Value> kernelWeights;
-            for (size_t i = 0; i < nextWeights.size(); ++i)
-              kernelWeights.push_back(kernel.getArgument(numArgs + i));
-            emitEpilogue(kernel, geometry, plan.prefetch, target, line, numCtas,
-                         kernelWeights, ranges);
-            os << "; the last " << numCtas << " CTAs prefetch ("
-               << getKindName(plan.prefetch) << ") ";
-            llvm::interleave(
-                llvm::zip_equal(nextWeights, ranges), os,
-                [&](auto pair) {
-                  os << std::get<1>(pair) << " B of "
-                     << std::get<0>(pair).getType();
-                },
-                " and ");
-            os << " (fraction " << llvm::format("%g", frac) << ", max-bytes "
-               << cap << ")";
-          }
-          if (plan.pdl) {
-            PrefetchKind own = target.hasBulkPrefetch() ? PrefetchKind::Bulk
-                                                        : PrefetchKind::L2;
-            // At most the L2 budget of the weight: a prologue that asks
-            // for more than the L2 holds evicts what it fetched before the
-            // kernel reads it (measured on the H200: a 117 MB weight
-            // prefetched whole made the chain 1.5x slower).
-            // A kernel of several mat-vecs shares the budget among its
-            // weights in proportion to their sizes.
-            int64_t total = 0;
-            for (const StreamingWeight &w : member.weights)
-              total += getStaticBytes(w.type).value_or(0);
-            SmallVector<std::pair<unsigned, int64_t>> ownWeights;
-            for (const StreamingWeight &w : member.weights) {
-              int64_t bytes = getStaticBytes(w.type).value_or(0);
-              if (cap >= 0)
-                bytes =
-                    std::min<int64_t>(bytes, static_cast<double>(cap) * bytes /
-                                                 std::max<int64_t>(total, 1));
-              ownWeights.push_back(
-                  {w.argIndex, plan.prologue ? bytes / line * line : 0});
-            }
-            std::string waitFirst =
-                sinkWait
-                    ? whyWaitFirst(launch, member.getWeights(), triggerAtStart,
-                                   chainWeights, aliases, symbolTables)
-                    : "";
-            bool early = sinkWait && waitFirst.empty();
-            emitPdlPrologue(kernel, geometry, ownWeights, own, target, line,
-                            triggerAtStart, early);
-            launch->setAttr(CachetDialect::getPdlAttrName(),
-                            UnitAttr::get(&getContext()));
-            os << "; pdl: ";
-            if (plan.prologue) {
-              os << "the first ";
-              llvm::interleave(
-                  ownWeights, os, [&](auto pair) { os << pair.second; },
-                  " and ");
-              os << " B of the own weight" << (ownWeights.size() > 1 ? "s" : "")
-                 << " prefetched (max-bytes), ";
-            }
-            if (early)
-              os << "wait after the first loads of the weights (before the "
-                    "first access to other memory), ";
-            else if (sinkWait)
-              os << "wait before the first read (" << waitFirst << "), ";
-            else
-              os << "wait before the first read, ";
-            os << (triggerAtStart ? "launch_dependents first"
-                                  : "launch_dependents before returning");
-          }
-          remarkOn(launch) << text;
+          applyPlan(module, plan, chain, index, member, target, symbolTables);
         }
       }
     }

@@ -8,6 +8,7 @@
 
 #include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/MatvecConfig.h"
+#include "cachet/Analysis/PrefetchPlan.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Passes.h"
 
@@ -64,10 +65,24 @@ struct SelectKernelConfigsPass final
     return o;
   }
 
+  /// The launch-plan options as lib/Analysis/PrefetchPlan takes them.
+  PrefetchPlanOptions getPrefetchOptions() const {
+    PrefetchPlanOptions o;
+    o.mode = prefetch;
+    o.fraction = prefetchFraction;
+    o.maxBytes = prefetchMaxBytes;
+    o.ctas = prefetchCtas;
+    o.trigger = pdlTrigger;
+    o.wait = pdlWait;
+    return o;
+  }
+
   /// Why an option is out of range, or "".
   std::string checkOptions() const {
     std::string bad = checkAttentionConfigOptions(getAttentionOptions());
-    return bad.empty() ? checkMatvecConfigOptions(getMatvecOptions()) : bad;
+    if (bad.empty())
+      bad = checkMatvecConfigOptions(getMatvecOptions());
+    return bad.empty() ? checkPrefetchPlanOptions(getPrefetchOptions()) : bad;
   }
 
   LogicalResult initializeOptions(
@@ -113,6 +128,11 @@ struct SelectKernelConfigsPass final
       op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
       op->setAttr(name, d.config);
     });
+    selectPrefetchPlans(module, profile, getPrefetchOptions(),
+                        [](Operation *op, const Twine &text) {
+                          op->emitRemark("cachet-select-kernel-configs: ")
+                              << text;
+                        });
   }
 };
 

@@ -6,6 +6,7 @@
 #include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
+#include "cachet/Analysis/PrefetchPlan.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -388,6 +388,15 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
   let summary = "Prefetch the next weight of streaming mat-vec launch chains "
                 "into L2, or launch them with programmatic dependent launch";
   let description = [{
+    Carries out the `#cachet.prefetch_plan` of each launch (see the dialect
+    docs), which `cachet-select-kernel-configs` sets from its `prefetch`,
+    `prefetch-*` and `pdl-*` options, the profile and the target; this pass
+    decides nothing and has no options. A plan it cannot carry out (the
+    target lacks the instruction, the launch is not the last of its step, the
+    next weights are unknown, `wait = after_weight_loads` where a kernel that
+    may still run could write the weights) is an error naming the cause.
+    Launches without a plan are left alone.
+
     Runs on host code after kernel outlining and after the target attribute
     is attached to each `gpu.module` (`nvvm-attach-target`, ...), before the
     kernels are converted to NVVM / ROCDL / SPIR-V. The matcher
@@ -401,12 +410,13 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     weight of a step is the weight(s) of the following step, known when it is
     defined before the step's last launch and no host op writes it.
 
-    Mechanisms (`mode`):
+    Mechanisms (the select pass's `prefetch` mode; the plan's `next`, `pdl`,
+    `own`, `trigger` and `wait`):
 
     * `l2`: the kernel of a step's last launch gets each next weight as an
       extra memref argument (the launch passes the host value; with
       cachet's kernel ABI that is the weight's pointer followed by its size
-      in bytes). After the kernel's work, its last `ctas` CTAs (block ids
+      in bytes). After the kernel's work, its last `ctas` CTAs (`prefetch-ctas`) (block ids
       `>= grid - ctas`) prefetch the first `range` bytes of it into L2, one
       cache line per thread and iteration; `range` is a constant of the
       kernel (static shapes only: the kernel ABI carries memrefs, not
@@ -422,7 +432,7 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
       `nvvm.griddepcontrol launch_dependents` (`pdl-trigger=start`, the
       default: the next grid may launch as soon as every CTA of this one
       has started; `pdl-trigger=end` puts it before every return instead);
-      then each CTA prefetches its share (1/grid) of the first `max-bytes`
+      then each CTA prefetches its share (1/grid) of the first `prefetch-max-bytes`
       of its own weight into L2 (a whole weight larger than the L2 would
       evict itself); then the wait, `griddepcontrol.wait` as
       `llvm.inline_asm has_side_effects` (LLVM declares the
@@ -454,7 +464,7 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
         remark that says why.
       - `start`: the wait before any read.
       On the H200 (docs/BENCHMARKS.md, run 44) the chain of cachet's
-      mat-vecs with `max-bytes=0` is 1.06x as fast as without PDL with the
+      mat-vecs with `prefetch-max-bytes=0` is 1.06x as fast as without PDL with the
       defaults, 1.04x with `pdl-trigger=end`, 1.04x with `pdl-wait=start`, and
       1.00x with the prologue's 15 MiB prefetch. Before run 41 every PDL
       figure (1.3-1.5x slower in runs 3-4, 0.76-0.79x in run 34) measured a
@@ -497,23 +507,23 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     Any other kernel (no wait) launched so could start while the kernel
     before it still writes its inputs.
 
-    Budget per step (cost function): with `B` the bytes of the next step's
+    Budget per step (the select pass's cost function,
+    lib/Analysis/PrefetchPlan.cpp): with `B` the bytes of the next step's
     weights (both of a gate/up pair), each next weight `w` gets
-    `min(fraction * B_w, max-bytes * B_w / B)` bytes, rounded down to whole
-    cache lines, never past the weight's end. Defaults: `fraction` 0.5 (the
-    seed's setting), `max-bytes` L2 / 4 of the profile (9 MiB on rtx4070,
-    1 MiB on rtx2060s, 15 MiB on h200), `ctas` the profile's compute units
-    (one prefetching CTA per SM), cache line from the profile. Values are
-    never changed: prefetches and grid dependency control move no data the
-    program reads.
+    `min(fraction * B_w, max-bytes * B_w / B)` bytes (`prefetch-fraction`,
+    `prefetch-max-bytes`), rounded down to whole cache lines, never past the
+    weight's end. Defaults: fraction 0.5 (the seed's setting), max-bytes
+    L2 / 4 of the profile (9 MiB on rtx4070, 1 MiB on rtx2060s, 15 MiB on
+    h200), `prefetch-ctas` the profile's compute units (one prefetching CTA
+    per SM), cache line from the profile. Values are never changed:
+    prefetches and grid dependency control move no data the program reads.
 
-    Every launch gets a remark: part of a chain (step, what it prefetches,
-    bytes) or not, and why. A kernel with workgroup or private attributions
-    gets no next weights (they would be arguments after its attributions'
-    block arguments): with PDL it gets the PDL part only, without it is
-    not rewritten. Only intrinsics the target chip and PTX version
-    of the `#nvvm.target` support are emitted; otherwise a remark and no
-    rewrite.
+    The select pass remarks on every launch: part of a chain (step, what it
+    prefetches, bytes) or not, and why. A kernel with workgroup or private
+    attributions gets no next weights (they would be arguments after its
+    attributions' block arguments): with PDL it gets the PDL part only,
+    without it an empty plan. Only intrinsics the target chip and PTX
+    version of the `#nvvm.target` support are planned.
 
     Before (host, after outlining):
 
@@ -532,8 +542,9 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     its grid size when constant, rather than `gpu.block_dim` /
     `gpu.grid_dim`, which ROCDL lowers to device-library calls.
 
-    After `cachet-prefetch-matvec-chains{mode=l2}` (profile rtx4070, target
-    sm_89):
+    After `cachet-select-kernel-configs{prefetch=l2}` (profile rtx4070,
+    target sm_89), which sets `#cachet.prefetch_plan<next = l2,
+    next_bytes = [262144], ctas = 46>` on the first launch, and this pass:
 
     ```mlir
     gpu.launch_func @k0::@k0 blocks in (%c16, %c1, %c1)
@@ -561,7 +572,7 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     gpu.return
     ```
 
-    With `mode=pdl prefetch-options={max-bytes=0}` (sm_90) the launch
+    With `prefetch=pdl prefetch-max-bytes=0` (sm_90) the launch
     carries `{cachet.pdl}`, and a subgroup mat-vec kernel after a fence
     becomes
 
@@ -589,46 +600,6 @@ def PrefetchMatvecChains : Pass<"cachet-prefetch-matvec-chains",
     nvvm.cp.async.bulk.prefetch %p, %size : !llvm.ptr<1> }` comes after
     `launch_dependents`).
   }];
-  let options = [
-    Option<"mode", "mode", "::cachet::PrefetchMode",
-           /*default=*/"::cachet::PrefetchMode::Auto",
-           "Mechanisms of a chain launch", [{::llvm::cl::values(
-      clEnumValN(::cachet::PrefetchMode::Auto, "auto",
-                 "chosen from the profile and the target"),
-      clEnumValN(::cachet::PrefetchMode::L2, "l2",
-                 "L2 prefetch of the next weight"),
-      clEnumValN(::cachet::PrefetchMode::Bulk, "bulk",
-                 "bulk L2 prefetch of the next weight (sm_90+)"),
-      clEnumValN(::cachet::PrefetchMode::Pdl, "pdl",
-                 "programmatic dependent launch (sm_90+)"),
-      clEnumValN(::cachet::PrefetchMode::PdlL2, "pdl+l2", "pdl and l2"),
-      clEnumValN(::cachet::PrefetchMode::PdlBulk, "pdl+bulk", "pdl and bulk"),
-      clEnumValN(::cachet::PrefetchMode::Off, "off", "no prefetch, no pdl"))}]>,
-    Option<"fraction", "fraction", "double", /*default=*/"-1.0",
-           "Share of the next weight to prefetch, in (0, 1]; negative: "
-           "0.5">,
-    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"-1",
-           "Cap on the bytes prefetched per step; negative: the profile's "
-           "L2 bytes / 4">,
-    Option<"ctas", "ctas", "int64_t", /*default=*/"-1",
-           "Prefetching CTAs per launch (the last ones); negative: the "
-           "profile's compute units">,
-    Option<"pdlTrigger", "pdl-trigger", "::cachet::PdlTrigger",
-           /*default=*/"::cachet::PdlTrigger::Start",
-           "Where a pdl kernel lets the next grid launch",
-           [{::llvm::cl::values(
-      clEnumValN(::cachet::PdlTrigger::Start, "start",
-                 "before its prologue"),
-      clEnumValN(::cachet::PdlTrigger::End, "end", "before every return"))}]>,
-    Option<"pdlWait", "pdl-wait", "::cachet::PdlWait",
-           /*default=*/"::cachet::PdlWait::AfterWeightLoads",
-           "Where a pdl kernel waits for the grid before it",
-           [{::llvm::cl::values(
-      clEnumValN(::cachet::PdlWait::Start, "start", "before anything else"),
-      clEnumValN(::cachet::PdlWait::AfterWeightLoads, "after-weight-loads",
-                 "after the first loads of its own weights, where no kernel "
-                 "that can still run may write them"))}]>,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
@@ -685,6 +656,19 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     everywhere. Kernels whose subgroups compute rows of several mat-vecs
     (gate/up, K/V, fused by cachet-lower-matvec) take the `paired-`
     settings: the config keeps both (`loads`, `resident`).
+
+    `gpu.launch_func` of a chain of streaming mat-vec launches, once kernels
+    are outlined and their `gpu.module` has a target
+    (lib/Analysis/PrefetchPlan.cpp): a `#cachet.prefetch_plan` (attribute
+    `cachet.prefetch_plan`) carried out by `cachet-prefetch-matvec-chains`:
+    the next step's weights prefetched into L2 by the last CTAs (`l2`,
+    `bulk`, the AMD data prefetch) and how many bytes of each, programmatic
+    dependent launch with its prologue, trigger and wait. `prefetch=auto`
+    takes the mechanisms from the profile (`pdl`, `l2_prefetch`), limited to
+    what the target has; `prefetch-fraction`, `prefetch-max-bytes`,
+    `prefetch-ctas`, `pdl-trigger` and `pdl-wait` set the budget and the PDL
+    placement. See cachet-prefetch-matvec-chains for the mechanisms and
+    their measured effect.
 
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
@@ -810,6 +794,47 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Do an element-wise op over the results of a kernel's mat-vecs in "
            "the kernel">,
+    Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
+           /*default=*/"::cachet::PrefetchMode::Auto",
+           "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::PrefetchMode::Auto, "auto",
+                 "chosen from the profile and the target"),
+      clEnumValN(::cachet::PrefetchMode::L2, "l2",
+                 "L2 prefetch of the next weight"),
+      clEnumValN(::cachet::PrefetchMode::Bulk, "bulk",
+                 "bulk L2 prefetch of the next weight (sm_90+)"),
+      clEnumValN(::cachet::PrefetchMode::Pdl, "pdl",
+                 "programmatic dependent launch (sm_90+)"),
+      clEnumValN(::cachet::PrefetchMode::PdlL2, "pdl+l2", "pdl and l2"),
+      clEnumValN(::cachet::PrefetchMode::PdlBulk, "pdl+bulk", "pdl and bulk"),
+      clEnumValN(::cachet::PrefetchMode::Off, "off", "no prefetch, no pdl"))}]>,
+    Option<"prefetchFraction", "prefetch-fraction", "double",
+           /*default=*/"-1.0",
+           "Share of the next weight to prefetch, in (0, 1]; negative: "
+           "0.5">,
+    Option<"prefetchMaxBytes", "prefetch-max-bytes", "int64_t",
+           /*default=*/"-1",
+           "Cap on the bytes prefetched per step; negative: the profile's "
+           "L2 bytes / 4">,
+    Option<"prefetchCtas", "prefetch-ctas", "int64_t", /*default=*/"-1",
+           "Prefetching CTAs per launch (the last ones); negative: the "
+           "profile's compute units">,
+    Option<"pdlTrigger", "pdl-trigger", "::cachet::PdlTrigger",
+           /*default=*/"::cachet::PdlTrigger::Start",
+           "Where a pdl kernel lets the next grid launch",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::PdlTrigger::Start, "start",
+                 "before its prologue"),
+      clEnumValN(::cachet::PdlTrigger::End, "end", "before every return"))}]>,
+    Option<"pdlWait", "pdl-wait", "::cachet::PdlWait",
+           /*default=*/"::cachet::PdlWait::AfterWeightLoads",
+           "Where a pdl kernel waits for the grid before it",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::PdlWait::Start, "start", "before anything else"),
+      clEnumValN(::cachet::PdlWait::AfterWeightLoads, "after-weight-loads",
+                 "after the first loads of its own weights, where no kernel "
+                 "that can still run may write them"))}]>,
   ];
   let dependentDialects = ["::cachet::CachetDialect"];
 }

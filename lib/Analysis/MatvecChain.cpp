@@ -437,3 +437,12 @@ cachet::getPrefetchBytes(ArrayRef<MemRefType> next, double fraction,
   }
   return bytes;
 }
+
+llvm::SmallDenseSet<Value> MatvecChains::getChainWeights() const {
+  llvm::SmallDenseSet<Value> weights;
+  for (const MatvecChain &chain : chains)
+    for (const ChainStep &step : chain.steps)
+      for (Value weight : step.getWeights())
+        weights.insert(weight);
+  return weights;
+}

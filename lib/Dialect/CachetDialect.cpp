@@ -224,8 +224,47 @@ LogicalResult KernelConfigAttr::verify(
   return success();
 }
 
+LogicalResult
+PrefetchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         PrefetchKind next, ArrayRef<int64_t> nextBytes,
+                         int64_t ctas, int64_t line, bool pdl, PrefetchKind own,
+                         ArrayRef<int64_t> ownBytes, PdlTrigger trigger,
+                         PdlWait wait) {
+  auto fail = [&]() { return emitError() << "#cachet.prefetch_plan: "; };
+  if (line <= 0)
+    return fail() << "'line' must be positive, got " << line;
+  if (ctas < 0)
+    return fail() << "'ctas' must not be negative, got " << ctas;
+  for (ArrayRef<int64_t> bytes : {nextBytes, ownBytes})
+    for (int64_t b : bytes)
+      if (b < 0 || b % line != 0)
+        return fail() << "bytes must be non-negative multiples of 'line' ("
+                      << line << "), got " << b;
+  if ((next == PrefetchKind::None) != nextBytes.empty())
+    return fail() << "'next' and 'next_bytes' come together";
+  if (next != PrefetchKind::None && ctas < 1)
+    return fail() << "'next = " << stringifyPrefetchKind(next)
+                  << "' needs 'ctas' of 1 or more";
+  if ((own == PrefetchKind::None) != ownBytes.empty())
+    return fail() << "'own' and 'own_bytes' come together";
+  if (own != PrefetchKind::None && !pdl)
+    return fail() << "'own' (the pdl prologue) needs 'pdl = true'";
+  if (!pdl && (trigger != PdlTrigger::Start || wait != PdlWait::Start))
+    return fail() << "'trigger' and 'wait' need 'pdl = true'";
+  return success();
+}
+
 LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
+  if (attr.getName() == getPrefetchPlanAttrName()) {
+    if (!isa<PrefetchPlanAttr>(attr.getValue()))
+      return op->emitError("'") << getPrefetchPlanAttrName()
+                                << "' must be a #cachet.prefetch_plan";
+    if (op->getName().getStringRef() != "gpu.launch_func")
+      return op->emitError("'")
+             << getPrefetchPlanAttrName() << "' must be on a gpu.launch_func";
+    return success();
+  }
   if (attr.getName() != getKernelConfigAttrName())
     return success();
   auto config = dyn_cast<KernelConfigAttr>(attr.getValue());

@@ -128,18 +128,20 @@ static constexpr StringLiteral kSPIRVCoopMatrixTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage,SPV_KHR_cooperative_matrix}";
 
-/// Adds cachet-prefetch-matvec-chains: after outlining and the target
-/// attribute (which says what the chip supports), before the kernels are
-/// converted to the target.
+/// Adds the launch plans (cachet-select-kernel-configs with `prefetch` and
+/// `prefetch-options`) and cachet-prefetch-matvec-chains, which carries them
+/// out: after outlining and the target attribute (which says what the chip
+/// supports), before the kernels are converted to the target.
 static void addPrefetch(PipelineBuilder &builder,
                         const cachet::CompileOptions &options) {
   if (!options.rewrites)
-    return builder.check(cachet::createPrefetchMatvecChains(),
+    return builder.check(cachet::createSelectKernelConfigs(),
                          "prefetch-options", options.prefetchOptions);
-  cachet::PrefetchMatvecChainsOptions prefetch;
-  prefetch.mode = options.prefetch;
-  builder.add(cachet::createPrefetchMatvecChains(prefetch), "prefetch-options",
+  cachet::SelectKernelConfigsOptions select;
+  select.prefetch = options.prefetch;
+  builder.add(cachet::createSelectKernelConfigs(select), "prefetch-options",
               options.prefetchOptions);
+  builder.add(cachet::createPrefetchMatvecChains());
 }
 
 /// Checks the options of `options` that no pass checks when it is built.

@@ -1,57 +1,58 @@
 // The decode chain of examples/decode_matvec_chain.mlir (copied here),
 // lowered to kernels and host launches as cachet-compile does, then annotated
-// by cachet-prefetch-matvec-chains on each profile and target.
+// by cachet-select-kernel-configs and cachet-prefetch-matvec-chains on each profile and target.
 //
 // DEFINE: %{lower} = one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=64 no-min-max-bounds=true},gpu-map-parallel-loops,convert-parallel-loops-to-gpu),canonicalize,gpu-launch-sink-index-computations,gpu-kernel-outlining,lower-affine,canonicalize,fold-memref-alias-ops
 //
 // rtx4070 on sm_89 (auto: l2, cap L2 / 4 = 9 MiB): every boundary annotated.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains)" -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -verify-diagnostics | FileCheck %s
 //
 // rtx2060s (4 MiB L2): the cap is L2 / 4 = 1 MiB, split over the gate/up pair.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_75 features=+ptx63},cachet-attach-device{profile=rtx2060s},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=R2060
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_75 features=+ptx63},cachet-attach-device{profile=rtx2060s},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=R2060
 //
 // h200 on sm_90 (auto: pdl + bulk).
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>%t.h200 | FileCheck %s --check-prefix=H200
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>%t.h200 | FileCheck %s --check-prefix=H200
 // RUN: FileCheck %s --check-prefix=H200-REMARK < %t.h200
 //
 // The h200 profile on an sm_89 target: auto keeps only what the chip has.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=DOWN
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=DOWN
 //
 // Explicit modes the chip lacks are skipped, never emitted.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=pdl})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOPDL
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx78},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=bulk})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOBULK
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs{prefetch=pdl},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOPDL
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx78},cachet-attach-device{profile=h200},cachet-select-kernel-configs{prefetch=bulk},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOBULK
 //
 // Options override the profile.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=l2 fraction=0.25 max-bytes=131072 ctas=8})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OPTS
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{max-bytes=100})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=TINY
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs{prefetch=l2 prefetch-fraction=0.25 prefetch-max-bytes=131072 prefetch-ctas=8},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs{prefetch-max-bytes=100},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=TINY
 // The PDL prologue prefetches at most max-bytes of a kernel's own weight.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl max-bytes=65536})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLCAP
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs{prefetch=pdl prefetch-max-bytes=65536},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLCAP
 // PDLCAP: step 1 of 6, weight memref<1024x1024xbf16>; sm_90 with PTX 8.0: pdl; pdl: the first 65536 B of the own weight prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{mode=off})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-prefetch-matvec-chains{fraction=1.5})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=BADFRAC
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-prefetch-matvec-chains{mode=l2 max-bytes=65536 ctas=4})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE-OPTS
-// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},cachet-prefetch-matvec-chains{mode=sometimes})" 2>&1 >/dev/null | FileCheck %s --check-prefix=BADMODE
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs{prefetch=off},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-attach-device{profile=rtx4070},cachet-select-kernel-configs{prefetch-fraction=1.5},cachet-prefetch-matvec-chains)" 2>&1 | FileCheck %s --check-prefix=BADFRAC
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(cachet-select-kernel-configs{prefetch-ctas=0})" 2>&1 | FileCheck %s --check-prefix=BADCTAS
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_89 features=+ptx80},cachet-select-kernel-configs{prefetch=l2 prefetch-max-bytes=65536 prefetch-ctas=4},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=NOPROFILE-OPTS
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},cachet-select-kernel-configs{prefetch=sometimes},cachet-prefetch-matvec-chains)" 2>&1 >/dev/null | FileCheck %s --check-prefix=BADMODE
 //
 // ROCDL: s_prefetch_data on gfx12, global prefetch on gfx1250, nothing on gfx942.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX12
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1250},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX1250
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-AUTO
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-prefetch-matvec-chains{mode=pdl})" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-PDL
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx942},cachet-attach-device{profile=gfx942},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX942
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-select-kernel-configs{prefetch=l2},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX12
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1250},cachet-attach-device{profile=gfx1151},cachet-select-kernel-configs{prefetch=l2},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX1250
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=h200},cachet-select-kernel-configs,cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-AUTO
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx1201},cachet-attach-device{profile=gfx1151},cachet-select-kernel-configs{prefetch=pdl},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=GFX12-PDL
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},rocdl-attach-target{chip=gfx942},cachet-attach-device{profile=gfx942},cachet-select-kernel-configs{prefetch=l2},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=GFX942
 //
 // SPIR-V: skipped with a remark, the IR is the same as with mode=off.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},spirv-attach-target,cachet-attach-device{profile=lavapipe},cachet-prefetch-matvec-chains{mode=l2})" -mlir-print-op-on-diagnostic=false 2>%t.spirv > %t.spirv.on
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},spirv-attach-target,cachet-attach-device{profile=lavapipe},cachet-prefetch-matvec-chains{mode=off})" 2>/dev/null > %t.spirv.off
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},spirv-attach-target,cachet-attach-device{profile=lavapipe},cachet-select-kernel-configs{prefetch=l2},cachet-prefetch-matvec-chains)" -mlir-print-op-on-diagnostic=false 2>%t.spirv > %t.spirv.on
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},spirv-attach-target,cachet-attach-device{profile=lavapipe},cachet-select-kernel-configs{prefetch=off},cachet-prefetch-matvec-chains)" 2>/dev/null > %t.spirv.off
 // RUN: diff %t.spirv.on %t.spirv.off
 // RUN: FileCheck %s --check-prefix=SPIRV < %t.spirv
 //
 // PDL: no load moves above the wait, even after LICM, CSE and canonicalization
 // (pdl-wait=start); with the default pdl-wait=after-weight-loads only the
 // weight's load comes before it.
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl pdl-wait=start pdl-trigger=end},loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOIST
-// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl},loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOISTW
-// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-prefetch-matvec-chains{mode=pdl pdl-wait=later})" 2>&1 | FileCheck %s --check-prefix=BADWAIT
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs{prefetch=pdl pdl-wait=start pdl-trigger=end},cachet-prefetch-matvec-chains,loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOIST
+// RUN: cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs{prefetch=pdl},cachet-prefetch-matvec-chains,loop-invariant-code-motion,cse,canonicalize)" 2>/dev/null | FileCheck %s --check-prefix=HOISTW
+// RUN: not cachet-opt %s --pass-pipeline="builtin.module(%{lower},nvvm-attach-target{chip=sm_90 features=+ptx80},cachet-attach-device{profile=h200},cachet-select-kernel-configs{prefetch=pdl pdl-wait=later},cachet-prefetch-matvec-chains)" 2>&1 | FileCheck %s --check-prefix=BADWAIT
 
 // Host: each step's last launch passes the next step's weight(s).
 // CHECK-LABEL: func.func @decode_layer
@@ -81,7 +82,7 @@
 // R2060: step 4 of 6, {{.*}}the last 34 CTAs prefetch (l2) 524288 B of memref<2816x1024xbf16> and 524288 B of memref<2816x1024xbf16> (fraction 0.5, max-bytes 1048576)
 // R2060: step 5 of 6 (up of a gate/up pair), {{.*}}the last 34 CTAs prefetch (l2) 1048576 B of memref<1024x2816xbf16> (fraction 0.5, max-bytes 1048576)
 
-// H200-COUNT-7: gpu.launch_func {{.*}} {cachet.pdl}
+// H200-COUNT-7: gpu.launch_func {{.*}} {cachet.pdl, cachet.prefetch_plan = #cachet.prefetch_plan<{{.*}}pdl = true{{.*}}>}
 // H200: gpu.func @{{.*}}(%[[W:[^:]*]]: memref<1024x1024xbf16>, %[[X:[^:]*]]: memref<1024xbf16>, %{{[^:]*}}: memref<1024xf32>, %[[NEXT:[^:]*]]: memref<256x1024xbf16>) kernel
 // H200-NEXT: nvvm.griddepcontrol launch_dependents
 // H200: memref.extract_aligned_pointer_as_index %[[W]]
@@ -117,11 +118,11 @@
 // TINY-NOT: llvm.inline_asm
 // OFF: step 1 of 6, {{.*}}mode=off; not rewritten
 // OFF-NOT: llvm.inline_asm
-// BADFRAC: step 1 of 6, {{.*}}no prefetch: fraction 1.500000 is not in (0, 1]
-// BADFRAC-NOT: llvm.inline_asm
+// BADFRAC: cachet-select-kernel-configs: bad prefetch-fraction 1.5: in (0, 1], or negative for 0.5
+// BADCTAS: cachet-select-kernel-configs: bad prefetch-ctas 0: 1 or more, or -1 for the profile's compute units
 // NOPROFILE: step 1 of 6, {{.*}}mode=auto without a #cachet.device profile; not rewritten
 // NOPROFILE-OPTS: step 1 of 6, {{.*}}the last 4 CTAs prefetch (l2) 65536 B of memref<256x1024xbf16> (fraction 0.5, max-bytes 65536)
-// BADMODE: for the --mode option: Cannot find option named 'sometimes'!
+// BADMODE: for the --prefetch option: Cannot find option named 'sometimes'!
 
 // GFX12: step 1 of 6, {{.*}}gfx1201: s_prefetch_data; the last 40 CTAs prefetch (s_prefetch_data) 262144 B
 // GFX12: llvm.call_intrinsic "llvm.amdgcn.s.prefetch.data"

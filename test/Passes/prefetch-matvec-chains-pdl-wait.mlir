@@ -1,9 +1,9 @@
 // Where a pdl kernel waits (pdl-wait) and which launches may load their
 // weights before the wait: only those after a fence in their block.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0" -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-trigger=end" -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=END
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-wait=start" 2>/dev/null | FileCheck %s --check-prefix=START
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-prefetch-matvec-chains="mode=pdl max-bytes=0 pdl-trigger=end" 2>/dev/null | FileCheck %s --check-prefix=ENDIR
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="prefetch=pdl prefetch-max-bytes=0" -cachet-prefetch-matvec-chains -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="prefetch=pdl prefetch-max-bytes=0 pdl-trigger=end" -cachet-prefetch-matvec-chains -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=END
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="prefetch=pdl prefetch-max-bytes=0 pdl-wait=start" -cachet-prefetch-matvec-chains 2>/dev/null | FileCheck %s --check-prefix=START
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="prefetch=pdl prefetch-max-bytes=0 pdl-trigger=end" -cachet-prefetch-matvec-chains 2>/dev/null | FileCheck %s --check-prefix=ENDIR
 
 // No fence before the first launch (a kernel launched before the function
 // may still run and, with the trigger first, so may it for the second): both

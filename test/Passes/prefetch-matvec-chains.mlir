@@ -1,4 +1,4 @@
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=rtx4070 -cachet-prefetch-matvec-chains -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=rtx4070 -cachet-select-kernel-configs -cachet-prefetch-matvec-chains -verify-diagnostics | FileCheck %s
 
 // A hand-written streaming mat-vec kernel (row = block_id * 32 + thread_id,
 // guarded, one load of each weight element) launched twice: the first
@@ -285,10 +285,15 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// SPIR-V kernels and kernels without a target attribute are skipped with a
+// SPIR-V kernels get an empty plan, and kernels without a target attribute
+// no plan (a later run plans them once the target is attached), each with a
 // remark.
 
 // CHECK-LABEL: func.func @spirv
+// CHECK: gpu.launch_func @s::@s {{.*}} {cachet.prefetch_plan = #cachet.prefetch_plan<>}
+// CHECK-NEXT: gpu.launch_func @n::@n
+// CHECK-NOT: cachet.prefetch_plan
+// CHECK-SAME: {{$}}
 // CHECK-NOT: args({{.*}}, %{{.*}} : memref<128x64xf16>, %{{.*}} : memref<128x64xf16>)
 // CHECK-NOT: llvm.inline_asm
 module attributes {gpu.container_module} {
@@ -298,7 +303,7 @@ module attributes {gpu.container_module} {
     %c32 = arith.constant 32 : index
     // expected-remark @below {{step 1 of 3, weight memref<128x64xf16>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten}}
     gpu.launch_func @s::@s blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)
-    // expected-remark @below {{step 2 of 3, weight memref<128x64xf16>; the kernel's gpu.module has no target attribute; not rewritten}}
+    // expected-remark @below {{no plan yet: the kernel's gpu.module has no target attribute}}
     gpu.launch_func @n::@n blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w2 : memref<128x64xf16>, %x : memref<64xf16>, %y2 : memref<128xf32>)
     // expected-remark @below {{step 3 of 3}}
     gpu.launch_func @s::@s blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) args(%w1 : memref<128x64xf16>, %x : memref<64xf16>, %y1 : memref<128xf32>)

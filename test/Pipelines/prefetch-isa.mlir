@@ -16,9 +16,9 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-wait=start pdl-trigger=end} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDL
 // The defaults: launch_dependents first, the first weight loads before the
 // wait (the copies of the weights before the chain are fences), x after it.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLW
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={prefetch-max-bytes=0} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLW
 // prefetch-options reach the pass: pdl without the prologue's prefetch.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDL0
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={prefetch-max-bytes=0} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDL0
 // PDL0: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait after the first loads of the weights (before the first access to other memory), launch_dependents first
 // The PDL launches are queued back to back: the flags call comes after
 // gpu-async-region, so it does not end the async region (which would
@@ -53,9 +53,9 @@
 // L2STAGED: step 1 of 4, {{.*}}; not rewritten: the kernel has workgroup or private attributions
 // pdl-trigger=start lets the next grid launch before the kernel's own work
 // (here with pdl-wait=start: the wait before any load).
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={prefetch-max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=PDLSTART-REMARK
 // PDLSTART-REMARK: step 1 of 4, {{.*}}; pdl: the first 0 and 0 and 0 B of the own weights prefetched (max-bytes), wait before the first read, launch_dependents first
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={prefetch-max-bytes=0 pdl-trigger=start pdl-wait=start} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PDLSTART
 // RUN: not cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 prefetch=pdl prefetch-options={pdl-trigger=middle} format=isa" 2>&1 | FileCheck %s --check-prefix=BADTRIGGER
 // BADTRIGGER: for the --pdl-trigger option: Cannot find option named 'middle'!
 // BADTRIGGER: error: cachet-compile: bad prefetch-options

@@ -8,8 +8,8 @@
 // RUN: diff %t.on %t.norewrite
 // RUN: FileCheck %s < %t.remarks
 
-// CHECK: remark: cachet-prefetch-matvec-chains: step 1 of 2, weight memref<256x128xf32>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten
-// CHECK: remark: cachet-prefetch-matvec-chains: step 2 of 2, weight memref<128x256xf32>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten
+// CHECK: remark: cachet-select-kernel-configs: step 1 of 2, weight memref<256x128xf32>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten
+// CHECK: remark: cachet-select-kernel-configs: step 2 of 2, weight memref<128x256xf32>; SPIR-V target: no prefetch or dependent-launch instruction; not rewritten
 
 func.func @chain(%w1: tensor<256x128xf32> {cachet.weight}, %w2: tensor<128x256xf32> {cachet.weight}, %x: tensor<128xf32>) -> tensor<128xf32> {
   %z = arith.constant 0.0 : f32

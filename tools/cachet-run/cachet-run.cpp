@@ -46,12 +46,12 @@ static cl::opt<std::string> chip("chip", cl::desc("Target chip (nvvm, rocdl)"),
 static cl::opt<std::string>
     profile("profile", cl::desc("Device profile (built-in name or .json)"),
             cl::init("lavapipe"));
-static cl::opt<std::string> prefetch(
-    "prefetch",
-    cl::desc("Mode of cachet-prefetch-matvec-chains in the rewrites-on "
-             "build: auto (default), l2, bulk, pdl, pdl+l2, pdl+bulk, "
-             "off"),
-    cl::init("auto"));
+static cl::opt<std::string>
+    prefetch("prefetch",
+             cl::desc("Mat-vec chain prefetch and PDL plans in the rewrites-on "
+                      "build: auto (default), l2, bulk, pdl, pdl+l2, pdl+bulk, "
+                      "off"),
+             cl::init("auto"));
 static cl::opt<std::string>
     matvecKernel("matvec-kernel",
                  cl::desc("Mat-vec kernels: auto (default: subgroup on NVVM "

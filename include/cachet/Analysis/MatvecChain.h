@@ -46,6 +46,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -53,16 +54,6 @@
 #include <string>
 
 namespace cachet {
-
-/// The `mode` of cachet-prefetch-matvec-chains: which mechanisms a chain
-/// launch gets (auto: chosen from the profile and the target).
-enum class PrefetchMode { Auto, L2, Bulk, Pdl, PdlL2, PdlBulk, Off };
-
-/// Where a pdl kernel lets the next grid launch (`pdl-trigger`).
-enum class PdlTrigger { Start, End };
-
-/// Where a pdl kernel waits for the grid before it (`pdl-wait`).
-enum class PdlWait { Start, AfterWeightLoads };
 
 /// The weight a kernel streams.
 struct StreamingWeight {
@@ -141,6 +132,10 @@ struct RejectedLaunch {
 struct MatvecChains {
   llvm::SmallVector<MatvecChain> chains;
   llvm::SmallVector<RejectedLaunch> rejected;
+
+  /// Returns the weights of every chain launch (no host op or kernel writes
+  /// them: the matcher's read-only check).
+  llvm::SmallDenseSet<mlir::Value> getChainWeights() const;
 };
 
 /// Finds the chains of streaming mat-vec launches among the `gpu.launch_func`

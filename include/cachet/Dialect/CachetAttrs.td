@@ -257,4 +257,119 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Prefetch plan of a launch
+//===----------------------------------------------------------------------===//
+
+def Cachet_PrefetchNone : I32EnumAttrCase<"None", 0, "none">;
+def Cachet_PrefetchL2 : I32EnumAttrCase<"L2", 1, "l2">;
+def Cachet_PrefetchBulk : I32EnumAttrCase<"Bulk", 2, "bulk">;
+def Cachet_PrefetchSData
+    : I32EnumAttrCase<"SPrefetchData", 3, "s_prefetch_data">;
+def Cachet_PrefetchGlobal
+    : I32EnumAttrCase<"GlobalPrefetch", 4, "global_prefetch">;
+def Cachet_PrefetchKind : I32EnumAttr<"PrefetchKind",
+    "the instruction that brings weights into L2",
+    [Cachet_PrefetchNone, Cachet_PrefetchL2, Cachet_PrefetchBulk,
+     Cachet_PrefetchSData, Cachet_PrefetchGlobal]> {
+  let cppNamespace = "::cachet";
+  let genSpecializedAttr = 0;
+}
+
+def Cachet_PdlTriggerStart : I32EnumAttrCase<"Start", 0, "start">;
+def Cachet_PdlTriggerEnd : I32EnumAttrCase<"End", 1, "end">;
+def Cachet_PdlTrigger : I32EnumAttr<"PdlTrigger",
+    "where a pdl kernel lets the next grid launch",
+    [Cachet_PdlTriggerStart, Cachet_PdlTriggerEnd]> {
+  let cppNamespace = "::cachet";
+  let genSpecializedAttr = 0;
+}
+
+def Cachet_PdlWaitStart : I32EnumAttrCase<"Start", 0, "start">;
+def Cachet_PdlWaitAfterWeightLoads
+    : I32EnumAttrCase<"AfterWeightLoads", 1, "after_weight_loads">;
+def Cachet_PdlWait : I32EnumAttr<"PdlWait",
+    "where a pdl kernel waits for the grid before it",
+    [Cachet_PdlWaitStart, Cachet_PdlWaitAfterWeightLoads]> {
+  let cppNamespace = "::cachet";
+  let genSpecializedAttr = 0;
+}
+
+/// An enum parameter that may be left out (then `value`).
+class Cachet_DefaultEnumParameter<EnumAttrInfo info, string value>
+    : EnumParameter<info> {
+  let defaultValue = value;
+}
+
+def Cachet_PrefetchPlanAttr : AttrDef<Cachet_Dialect, "PrefetchPlan"> {
+  let mnemonic = "prefetch_plan";
+  let summary = "how one mat-vec chain launch prefetches weights and "
+                "overlaps the launch before it";
+  let description = [{
+    The decision `cachet-select-kernel-configs` takes for one
+    `gpu.launch_func` of a chain of streaming mat-vec launches, kept on it as
+    the discardable attribute `cachet.prefetch_plan` and carried out by
+    `cachet-prefetch-matvec-chains`. A plan already in the IR is kept:
+    writing one overrides the cost model. Parameters left out take the
+    default shown.
+
+    * `next` (`none`): the instruction with which the launch's last `ctas`
+      CTAs bring the next step's weights into L2 after their work: `l2`
+      (`prefetch.global.L2`), `bulk` (`cp.async.bulk.prefetch.L2`, sm_90),
+      `s_prefetch_data` (gfx12), `global_prefetch` (gfx1250).
+    * `next_bytes` (`[]`): bytes of each next weight to prefetch, in the
+      order of the next step's weights (0 skips one); whole `line`s.
+    * `ctas` (0): CTAs that prefetch the next weights.
+    * `line` (128): bytes per prefetch of one thread.
+    * `pdl` (false): programmatic dependent launch (`griddepcontrol`,
+      sm_90): the launch gets `cachet.pdl`, its kernel a trigger and a wait.
+    * `own` (`none`), `own_bytes` (`[]`): the prologue of a pdl kernel: each
+      CTA prefetches its share of the first `own_bytes` of each of its own
+      weights before it waits.
+    * `trigger` (`start`): where a pdl kernel lets the next grid launch:
+      first, or before every return.
+    * `wait` (`start`): where a pdl kernel waits: before any read, or
+      `after_weight_loads` (loads of its own weights may come first; only
+      where nothing that may still run writes them).
+
+    ```mlir
+    gpu.launch_func @k::@matvec blocks in (%c64, %c1, %c1)
+        threads in (%c128, %c1, %c1) args(%w : memref<4096x4096xbf16>, ...)
+        {cachet.prefetch_plan = #cachet.prefetch_plan<pdl = true,
+           wait = after_weight_loads>}
+    ```
+
+    Verified: counts are in range, bytes are whole lines, `next` comes with
+    `next_bytes` and `ctas`, `own` with `own_bytes` and `pdl`, and
+    `trigger` and `wait` other than `start` with `pdl`. Whether the target
+    has the instructions and the launch can carry the plan (the next
+    weights known, the early wait safe) is checked by
+    `cachet-prefetch-matvec-chains`, which reports a plan it cannot carry
+    out as an error.
+  }];
+  let parameters = (ins
+    Cachet_DefaultEnumParameter<Cachet_PrefetchKind,
+                                "::cachet::PrefetchKind::None">:$next,
+    Cachet_IntListParameter<"bytes of each next weight">:$next_bytes,
+    Cachet_IntParameter<"0", "prefetching CTAs">:$ctas,
+    Cachet_IntParameter<"128", "bytes per thread prefetch">:$line,
+    Cachet_FlagParameter<"programmatic dependent launch">:$pdl,
+    Cachet_DefaultEnumParameter<Cachet_PrefetchKind,
+                                "::cachet::PrefetchKind::None">:$own,
+    Cachet_IntListParameter<"bytes of each own weight">:$own_bytes,
+    Cachet_DefaultEnumParameter<Cachet_PdlTrigger,
+                                "::cachet::PdlTrigger::Start">:$trigger,
+    Cachet_DefaultEnumParameter<Cachet_PdlWait,
+                                "::cachet::PdlWait::Start">:$wait
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the plan asks for anything.
+    bool isEmpty() const {
+      return getNext() == PrefetchKind::None && !getPdl();
+    }
+  }];
+}
+
 #endif // CACHET_DIALECT_CACHETATTRS_TD

@@ -97,6 +97,11 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelConfigAttrName() {
       return ::llvm::StringLiteral("cachet.kernel_config");
     }
+    /// The prefetch plan of a chain launch (cachet-select-kernel-configs):
+    /// a #cachet.prefetch_plan, read by cachet-prefetch-matvec-chains.
+    static constexpr ::llvm::StringLiteral getPrefetchPlanAttrName() {
+      return ::llvm::StringLiteral("cachet.prefetch_plan");
+    }
     /// Name of the function argument attribute that marks a weight.
     static constexpr ::llvm::StringLiteral getWeightAttrName() {
       return ::llvm::StringLiteral("cachet.weight");

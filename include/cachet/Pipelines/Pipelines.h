@@ -4,8 +4,8 @@
 #define CACHET_PIPELINES_PIPELINES_H
 
 #include "cachet/Analysis/AttentionConfig.h"
-#include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
+#include "cachet/Analysis/PrefetchPlan.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -139,7 +139,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(true)};
   Option<PrefetchMode> prefetch{
       *this, "prefetch",
-      llvm::cl::desc("Mode of cachet-prefetch-matvec-chains"),
+      llvm::cl::desc("Mat-vec chain prefetch and PDL (the prefetch option of "
+                     "cachet-select-kernel-configs)"),
       llvm::cl::init(PrefetchMode::Auto),
       llvm::cl::values(
           clEnumValN(PrefetchMode::Auto, "auto", "Chosen from the profile"),
@@ -153,8 +154,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
           clEnumValN(PrefetchMode::Off, "off", "No prefetch, no PDL"))};
   Option<std::string> prefetchOptions{
       *this, "prefetch-options",
-      llvm::cl::desc("Options of cachet-prefetch-matvec-chains added after "
-                     "the mode, e.g. \"max-bytes=0\""),
+      llvm::cl::desc("Options of cachet-select-kernel-configs for the "
+                     "launch plans, added after the mode, e.g. "
+                     "\"prefetch-max-bytes=0 pdl-wait=start\""),
       llvm::cl::init("")};
   Option<bool> hostOnly{
       *this, "stop-before-binary",
