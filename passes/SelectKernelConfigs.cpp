@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Analysis/PrefetchPlan.h"
 #include "cachet/Device/DeviceProfile.h"
@@ -77,11 +78,25 @@ struct SelectKernelConfigsPass final
     return o;
   }
 
+  /// The dequant-transpose options as lib/Analysis takes them.
+  DequantTransposeConfigOptions getDequantTransposeOptions() const {
+    DequantTransposeConfigOptions o;
+    o.kernel = dequantTransposeKernel;
+    o.positionsPerGroup = positionsPerGroup;
+    o.maxWorkgroupBytes = maxWorkgroupBytes;
+    o.threads = dequantTransposeThreads;
+    o.loadBytes = dequantTransposeLoadBytes;
+    o.storeBytes = dequantTransposeStoreBytes;
+    return o;
+  }
+
   /// Why an option is out of range, or "".
   std::string checkOptions() const {
     std::string bad = checkAttentionConfigOptions(getAttentionOptions());
     if (bad.empty())
       bad = checkMatvecConfigOptions(getMatvecOptions());
+    if (bad.empty())
+      bad = checkDequantTransposeConfigOptions(getDequantTransposeOptions());
     return bad.empty() ? checkPrefetchPlanOptions(getPrefetchOptions()) : bad;
   }
 
@@ -95,6 +110,25 @@ struct SelectKernelConfigsPass final
     return success();
   }
 
+  /// Puts the config `decide` returns on `op` with a remark saying why,
+  /// unless `op` has one (kept, with a remark); an empty remark is no
+  /// decision.
+  template <typename Decide>
+  static void configure(Operation *op, Decide decide) {
+    StringRef name = CachetDialect::getKernelConfigAttrName();
+    if (op->hasAttr(name)) {
+      op->emitRemark("cachet-select-kernel-configs: the config in the IR is "
+                     "kept");
+      return;
+    }
+    auto [config, remark] = decide();
+    if (remark.empty())
+      return;
+    op->emitRemark("cachet-select-kernel-configs: ") << remark;
+    if (config)
+      op->setAttr(name, config);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     AttentionConfigOptions attention = getAttentionOptions();
@@ -104,29 +138,28 @@ struct SelectKernelConfigsPass final
       return signalPassFailure();
     }
     DeviceProfileAttr profile = lookupDeviceProfile(module);
-    StringRef name = CachetDialect::getKernelConfigAttrName();
+    DequantTransposeConfigOptions dequant = getDequantTransposeOptions();
     module.walk([&](AttentionOp op) {
-      if (op->hasAttr(name)) {
-        op.emitRemark("cachet-select-kernel-configs: the config in the IR "
-                      "is kept");
-        return;
-      }
-      AttentionDecision d = selectAttentionConfig(op, profile, attention);
-      op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
-      if (d.config)
-        op->setAttr(name, d.config);
+      configure(op, [&] {
+        AttentionDecision d = selectAttentionConfig(op, profile, attention);
+        return std::make_pair(d.config, d.remark);
+      });
     });
     module.walk([&](linalg::MatvecOp op) {
-      if (op->hasAttr(name)) {
-        op.emitRemark("cachet-select-kernel-configs: the config in the IR "
-                      "is kept");
+      configure(op, [&] {
+        MatvecDecision d = selectMatvecConfig(op, profile, matvec);
+        // No config (on tensors): no decision yet, no remark.
+        return std::make_pair(d.config, d.config ? d.remark : std::string());
+      });
+    });
+    module.walk([&](linalg::GenericOp op) {
+      if (!op->hasAttr(CachetDialect::getDequantTransposeAttrName()) ||
+          !op.hasPureBufferSemantics())
         return;
-      }
-      MatvecDecision d = selectMatvecConfig(op, profile, matvec);
-      if (!d.config)
-        return;
-      op.emitRemark("cachet-select-kernel-configs: ") << d.remark;
-      op->setAttr(name, d.config);
+      configure(op, [&] {
+        DequantTransposeDecision d = selectDequantTransposeConfig(op, dequant);
+        return std::make_pair(d.config, d.remark);
+      });
     });
     selectPrefetchPlans(module, profile, getPrefetchOptions(),
                         [](Operation *op, const Twine &text) {

@@ -4,6 +4,7 @@
 #define CACHET_PASSES_H
 
 #include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Analysis/PrefetchPlan.h"

@@ -670,6 +670,15 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     placement. See cachet-prefetch-matvec-chains for the mechanisms and
     their measured effect.
 
+    The packed dequant-transpose on buffers (the `linalg.generic` marked
+    `cachet.dequant_transpose`; lib/Analysis/DequantTransposeConfig.cpp):
+    `dequant_transpose_staged` with the most positions per workgroup up to
+    `positions-per-group` that divide the positions and fit
+    `max-workgroup-bytes`, and the widest load up to
+    `dequant-transpose-load-bytes` that divides the chunk, or
+    `dequant_transpose_direct` (`dequant-transpose-kernel=direct`); no
+    config (the generic kernel) where neither applies, with the reason.
+
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
 
@@ -835,6 +844,32 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       clEnumValN(::cachet::PdlWait::AfterWeightLoads, "after-weight-loads",
                  "after the first loads of its own weights, where no kernel "
                  "that can still run may write them"))}]>,
+    Option<"dequantTransposeKernel", "dequant-transpose-kernel",
+           "::cachet::DequantTransposeKernel",
+           /*default=*/"::cachet::DequantTransposeKernel::Staged",
+           "The kernel of a packed dequant-transpose", [{::llvm::cl::values(
+      clEnumValN(::cachet::DequantTransposeKernel::Staged, "staged",
+                 "a workgroup stages its positions' bytes in workgroup "
+                 "memory, then decodes"),
+      clEnumValN(::cachet::DequantTransposeKernel::Direct, "direct",
+                 "a thread per store decodes bytes read from global "
+                 "memory"))}]>,
+    Option<"positionsPerGroup", "positions-per-group", "int64_t",
+           /*default=*/"16",
+           "Positions one dequant-transpose workgroup stages and writes (16 measured best of "
+           "4, 8, 16, 32 on the H200: docs/BENCHMARKS.md)">,
+    Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t",
+           /*default=*/"32768",
+           "Most bytes of workgroup memory one workgroup stages">,
+    Option<"dequantTransposeThreads", "dequant-transpose-threads", "int64_t",
+           /*default=*/"256", "Threads per dequant-transpose workgroup">,
+    Option<"dequantTransposeLoadBytes", "dequant-transpose-load-bytes",
+           "int64_t", /*default=*/"16",
+           "Bytes per dequant-transpose load while staging (at least 4; halved until the "
+           "chunk is a multiple)">,
+    Option<"dequantTransposeStoreBytes", "dequant-transpose-store-bytes",
+           "int64_t", /*default=*/"16",
+           "Bytes each dequant-transpose store writes (values of one block)">,
   ];
   let dependentDialects = ["::cachet::CachetDialect"];
 }

@@ -412,7 +412,7 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
       /*loads=*/{}, minWorkgroups, /*resident=*/{}, dynamicShared,
       !scalar && warpSync, !scalar && lazyRescale, /*stageX=*/false,
       /*fuseSiblings=*/false,
-      /*fuseEpilogues=*/false);
+      /*fuseEpilogues=*/false, /*loadBytes=*/0);
 
   d.remark = describeAttentionConfig(s, d.config, profile, o, noMma);
   return d;

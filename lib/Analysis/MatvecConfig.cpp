@@ -80,7 +80,8 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   auto generic = [&](const Twine &why) {
     d.config = KernelConfigAttr::get(
         ctx, KernelVariant::MatvecGeneric, {}, 0, 0, 1, 1, 1, 1, 0, {}, 0,
-        /*resident=*/{}, false, false, false, false, false, false);
+        /*resident=*/{}, false, false, false, false, false, false,
+        /*loadBytes=*/0);
     d.remark = ("generic kernel: " + why).str();
     return d;
   };
@@ -112,7 +113,7 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
       ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
       lanes * o.rowsPerBlock, lanes, o.loadBytes / elementBytes, 1, 1, 1, 0,
       {o.loadsPerLane, paired}, 0, {o.blocksPerCU, pairedPerCU}, false, false,
-      false, staged, o.fuseSiblings, o.fuseEpilogues);
+      false, staged, o.fuseSiblings, o.fuseEpilogues, /*loadBytes=*/0);
   d.remark =
       llvm::formatv("subgroup kernel: {0} lanes per row, {1} subgroups "
                     "per block, {2} (paired: {3}) {4}-byte loads per "

@@ -1,5 +1,6 @@
 //===- LowerDequantTranspose.cpp - one-pass dequant-transpose kernels ----===//
 
+#include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Dialect/CachetDialect.h"
@@ -24,22 +25,6 @@ using namespace cachet;
 
 namespace {
 
-/// Returns true if `type` is laid out row-major without gaps, at a static
-/// offset (identity, or a contiguous view such as a scratch slice).
-bool isContiguous(MemRefType type, int64_t &offset) {
-  SmallVector<int64_t> strides;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      ShapedType::isDynamic(offset))
-    return false;
-  int64_t expected = 1;
-  for (int64_t i = type.getRank() - 1; i >= 0; --i) {
-    if (strides[i] != expected)
-      return false;
-    expected *= type.getDimSize(i);
-  }
-  return true;
-}
-
 /// The shapes of one dequant-transpose and how the kernel splits it.
 struct Plan {
   BlockQuantizedType block;
@@ -48,8 +33,8 @@ struct Plan {
   int64_t rowBytes = 0;
   /// Positions per workgroup, bytes each workgroup stages, bytes per load.
   int64_t perGroup = 0, chunkBytes = 0, loadBytes = 0;
-  /// Values per store.
-  int64_t values = 0;
+  /// Values per store, their bytes, threads per workgroup.
+  int64_t values = 0, storeBytes = 0, threads = 0;
 };
 
 /// One store's worth of a dequant-transpose: item (h, p, c), c fastest,
@@ -132,91 +117,48 @@ struct LowerDequantTransposePass final
         ops.push_back(op);
     });
     for (linalg::GenericOp op : ops) {
+      auto config = op->getAttrOfType<KernelConfigAttr>(
+          CachetDialect::getKernelConfigAttrName());
+      if (!config)
+        continue;
       Plan plan;
-      std::string reason = makePlan(op, plan);
-      if (!reason.empty()) {
-        op.emitRemark("cachet-lower-dequant-transpose: generic kernel: ")
-            << reason;
-        continue;
+      if (std::string reason = makePlan(op, config, plan); !reason.empty()) {
+        op.emitError("cachet-lower-dequant-transpose: cannot build ")
+            << config << ": " << reason;
+        return signalPassFailure();
       }
-      if (kernel == cachet::DequantTransposeKernel::Direct) {
-        op.emitRemark("cachet-lower-dequant-transpose: direct kernel: a "
-                      "thread per ")
-            << plan.values << " values (one store), bytes read from global "
-            << "memory, workgroups of " << threads.getValue() << " threads";
+      if (config.getVariant() == KernelVariant::DequantTransposeDirect)
         lowerDirect(op, plan);
-        continue;
-      }
-      op.emitRemark("cachet-lower-dequant-transpose: ")
-          << plan.perGroup << " positions (" << plan.chunkBytes
-          << " B) per workgroup of " << threads.getValue() << " threads, "
-          << plan.loadBytes << " B loads, " << plan.values
-          << " values per store";
-      lower(op, plan);
+      else
+        lower(op, plan);
     }
   }
 
-  /// Fills `plan` for `op`; returns why the kernel does not apply, or "".
-  std::string makePlan(linalg::GenericOp op, Plan &plan) {
-    plan.block = dyn_cast<BlockQuantizedType>(
-        cast<TypeAttr>(
-            op->getAttr(CachetDialect::getDequantTransposeAttrName()))
-            .getValue());
-    if (!plan.block)
-      return "the marker does not name a block format";
-    Value bytes = getBytes(op);
-    if (!bytes || op.getNumDpsInits() != 1)
-      return "not the packed form (one byte buffer read in the body, one "
-             "result)";
-    auto in = dyn_cast<MemRefType>(bytes.getType());
-    auto out = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-    if (!in || !out)
-      return "not on memrefs (run after bufferization)";
-    if (!in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != 3 ||
-        out.getRank() != 3)
-      return "dynamic or not rank-3 shapes";
-    Type element = out.getElementType();
-    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-    int64_t inOffset = 0, outOffset = 0;
-    if (!isContiguous(in, inOffset) || !isContiguous(out, outOffset))
-      return "the bytes or the result are not contiguous with a static offset";
-    if (!element.isF16() && !element.isBF16() && !element.isF32())
-      return "the result is not f16, bf16 or f32";
-    plan.positions = in.getDimSize(0);
-    plan.heads = in.getDimSize(1);
-    plan.rowBytes = in.getDimSize(2);
-    plan.dim = out.getDimSize(2);
-    plan.values = storeBytes / elementBytes;
-    if (storeBytes <= 0 || storeBytes % elementBytes || plan.values > 32 ||
-        32 % plan.values)
-      return "store-bytes does not give a power-of-two count of values "
-             "within a block";
-    if (plan.dim % 32)
-      return "the head dimension is not a whole number of blocks";
-    // Positions per workgroup: the largest power of two up to the option
-    // that divides the positions (every workgroup stages a whole chunk) and
-    // keeps the chunk within max-workgroup-bytes.
-    plan.perGroup = 1;
-    while (plan.perGroup * 2 <= positionsPerGroup &&
-           plan.positions % (plan.perGroup * 2) == 0 &&
-           plan.perGroup * 2 * plan.heads * plan.rowBytes <= maxWorkgroupBytes)
-      plan.perGroup *= 2;
-    if (plan.heads * plan.rowBytes > maxWorkgroupBytes)
-      return "one position's blocks exceed max-workgroup-bytes";
-    plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
-    plan.loadBytes = loadBytes;
-    while (plan.loadBytes > 4 && plan.chunkBytes % plan.loadBytes)
-      plan.loadBytes /= 2;
-    while (plan.loadBytes > 4 && inOffset % plan.loadBytes)
-      plan.loadBytes /= 2;
-    if (plan.loadBytes < 4 || plan.chunkBytes % plan.loadBytes ||
-        inOffset % plan.loadBytes)
-      return "a chunk of positions is not a whole number of aligned 4-byte "
-             "words";
-    if ((outOffset * elementBytes) % storeBytes)
-      return "the result is not aligned to store-bytes";
-    if (threads <= 0)
-      return "threads must be positive";
+  /// Fills `plan` for `op` from `config`; returns why it cannot be built,
+  /// or "".
+  static std::string makePlan(linalg::GenericOp op, KernelConfigAttr config,
+                              Plan &plan) {
+    std::string reason;
+    std::optional<DequantTransposeShape> shape =
+        getDequantTransposeShape(op, reason);
+    if (!shape)
+      return reason;
+    if (std::string why = whyNotDequantTransposeConfig(*shape, config);
+        !why.empty())
+      return why;
+    plan.block = shape->block;
+    plan.positions = shape->positions;
+    plan.heads = shape->heads;
+    plan.rowBytes = shape->rowBytes;
+    plan.dim = shape->dim;
+    plan.values = config.getVectorWidth();
+    plan.storeBytes = plan.values * shape->elementBytes;
+    plan.threads = config.getWorkgroup();
+    if (config.getVariant() == KernelVariant::DequantTransposeStaged) {
+      plan.perGroup = config.getTile()[0];
+      plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
+      plan.loadBytes = config.getLoadBytes();
+    }
     return "";
   }
 
@@ -227,7 +169,7 @@ struct LowerDequantTransposePass final
   void lowerDirect(linalg::GenericOp op, const Plan &plan) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value bytes = getBytes(op), out = op.getDpsInits()[0];
+    Value bytes = getDequantTransposeBytes(op), out = op.getDpsInits()[0];
     Type element = cast<MemRefType>(out.getType()).getElementType();
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
@@ -238,13 +180,13 @@ struct LowerDequantTransposePass final
     int64_t items = plan.heads * plan.positions * perRow;
     Value one = index(b, 1);
     auto launch = gpu::LaunchOp::create(
-        b, loc, index(b, llvm::divideCeil(items, threads.getValue())), one, one,
-        index(b, threads), one, one);
+        b, loc, index(b, llvm::divideCeil(items, plan.threads)), one, one,
+        index(b, plan.threads), one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value item = arith::AddIOp::create(
         kb, loc,
         arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
-                              index(kb, threads)),
+                              index(kb, plan.threads)),
         launch.getThreadIds().x);
     Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                           item, index(kb, items));
@@ -255,35 +197,16 @@ struct LowerDequantTransposePass final
         [&](OpBuilder &rb, Location l, Value offset) -> Value {
           return memref::LoadOp::create(rb, l, flat, offset);
         });
-    storeItem(tb, loc, out, d.head, d.position, d.first, d.values,
-              scalarStores, storeBytes);
+    storeItem(tb, loc, out, d.head, d.position, d.first, d.values, scalarStores,
+              plan.storeBytes);
     gpu::TerminatorOp::create(kb, loc);
     op.erase();
-  }
-
-  /// The packed form reads the bytes in its body (the reference lowering
-  /// decodes each value from its block there): returns the one buffer the
-  /// body loads from that is defined outside it, or null.
-  static Value getBytes(linalg::GenericOp op) {
-    if (op.getNumDpsInputs() != 0)
-      return {};
-    Value bytes;
-    WalkResult walk = op.getRegion().walk([&](memref::LoadOp load) {
-      Value memref = load.getMemRef();
-      if (op.getRegion().isAncestor(memref.getParentRegion()))
-        return WalkResult::advance();
-      if (bytes && bytes != memref)
-        return WalkResult::interrupt();
-      bytes = memref;
-      return WalkResult::advance();
-    });
-    return walk.wasInterrupted() ? Value() : bytes;
   }
 
   void lower(linalg::GenericOp op, const Plan &plan) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value bytes = getBytes(op), out = op.getDpsInits()[0];
+    Value bytes = getDequantTransposeBytes(op), out = op.getDpsInits()[0];
     auto outType = cast<MemRefType>(out.getType());
     Type element = outType.getElementType();
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
@@ -310,7 +233,7 @@ struct LowerDequantTransposePass final
     if (!workgroupAlloc)
       attributions.push_back(stagedType);
     auto launch = gpu::LaunchOp::create(
-        b, loc, grid, one, one, index(b, threads), one, one,
+        b, loc, grid, one, one, index(b, plan.threads), one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
         /*asyncDependencies=*/{}, attributions);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
@@ -320,7 +243,7 @@ struct LowerDequantTransposePass final
             : Value(launch.getWorkgroupAttributions()[0]);
     Value tid = launch.getThreadIds().x;
     Value group = launch.getBlockIds().x;
-    Value nThreads = index(kb, threads);
+    Value nThreads = index(kb, plan.threads);
 
     // Stage: the workgroup's positions are contiguous in the token-major
     // bytes; load them `loadBytes` at a time into workgroup memory.
@@ -373,7 +296,7 @@ struct LowerDequantTransposePass final
     // Every thread issues all its loads before its first store, so they are
     // in flight together (a loop would wait for each before the next).
     int64_t loads = plan.chunkBytes / plan.loadBytes;
-    int64_t rounds = llvm::divideCeil(loads, static_cast<int64_t>(threads));
+    int64_t rounds = llvm::divideCeil(loads, plan.threads);
     SmallVector<Value> indices;
     SmallVector<SmallVector<Value>> staging;
     SmallVector<Value> guards;
@@ -382,9 +305,10 @@ struct LowerDequantTransposePass final
           perLoad, arith::ConstantIntOp::create(lb, l, i32, 0).getResult());
     };
     for (int64_t r = 0; r < rounds; ++r) {
-      Value i = arith::AddIOp::create(kb, loc, tid, index(kb, r * threads));
+      Value i =
+          arith::AddIOp::create(kb, loc, tid, index(kb, r * plan.threads));
       indices.push_back(i);
-      bool full = (r + 1) * threads <= loads;
+      bool full = (r + 1) * plan.threads <= loads;
       if (full) {
         guards.push_back({});
         staging.push_back(loadWords(kb, loc, i));
@@ -443,7 +367,7 @@ struct LowerDequantTransposePass final
               arith::MulIOp::create(lb, l, group, index(lb, plan.perGroup)),
               d.position);
           storeItem(lb, l, out, d.head, position, d.first, d.values,
-                    scalarStores, storeBytes);
+                    scalarStores, plan.storeBytes);
           scf::YieldOp::create(lb, l);
         });
     gpu::TerminatorOp::create(kb, loc);

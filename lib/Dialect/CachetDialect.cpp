@@ -151,7 +151,8 @@ LogicalResult KernelConfigAttr::verify(
     int64_t vectorWidth, int64_t rowBlocks, int64_t stages, int64_t split,
     int64_t padBytes, ArrayRef<int64_t> loads, int64_t minWorkgroupsPerSM,
     ArrayRef<int64_t> resident, bool dynamicShared, bool warpSync,
-    bool lazyRescale, bool stageX, bool fuseSiblings, bool fuseEpilogues) {
+    bool lazyRescale, bool stageX, bool fuseSiblings, bool fuseEpilogues,
+    int64_t loadBytes) {
   auto fail = [&]() {
     return emitError() << "#cachet.kernel_config<variant = "
                        << stringifyKernelVariant(variant) << ">: ";
@@ -164,6 +165,36 @@ LogicalResult KernelConfigAttr::verify(
                    variant == KernelVariant::AttentionMmaSync;
   bool mma = variant == KernelVariant::AttentionMma ||
              variant == KernelVariant::AttentionMmaSync;
+  bool dequant = variant == KernelVariant::DequantTransposeStaged ||
+                 variant == KernelVariant::DequantTransposeDirect;
+  if (dequant) {
+    if (variant == KernelVariant::DequantTransposeStaged &&
+        (tile.size() != 1 || tile[0] <= 0))
+      return fail() << "'tile' must have one positive entry (positions per "
+                       "workgroup)";
+    if (variant == KernelVariant::DequantTransposeStaged &&
+        (loadBytes < 4 || !llvm::isPowerOf2_64(loadBytes)))
+      return fail() << "'load_bytes' must be a power of two from 4, got "
+                    << loadBytes;
+    if (variant == KernelVariant::DequantTransposeDirect &&
+        (!tile.empty() || loadBytes != 0))
+      return fail() << "the direct kernel takes no 'tile' or 'load_bytes'";
+    if (workgroup <= 0)
+      return fail() << "'workgroup' (threads) must be positive, got "
+                    << workgroup;
+    if (!isPow2(vectorWidth))
+      return fail() << "'vector_width' must be a power of two, got "
+                    << vectorWidth;
+    if (subgroup != 0 || rowBlocks != 1 || stages != 1 || split != 1 ||
+        padBytes != 0 || !loads.empty() || minWorkgroupsPerSM != 0 ||
+        !resident.empty() || dynamicShared || warpSync || lazyRescale ||
+        stageX || fuseSiblings || fuseEpilogues)
+      return fail() << "a dequant-transpose kernel takes only 'tile', "
+                       "'workgroup', 'vector_width' and 'load_bytes'";
+    return success();
+  }
+  if (loadBytes != 0)
+    return fail() << "only the staged dequant-transpose takes 'load_bytes'";
   if (variant != KernelVariant::MatvecGeneric &&
       (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0))
     return fail() << "'tile' must have two positive entries ("
@@ -273,10 +304,18 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
            << getKernelConfigAttrName() << "' must be a #cachet.kernel_config";
   bool onAttention = op->getName().getStringRef() == "cachet.attention";
   bool onMatvec = op->getName().getStringRef() == "linalg.matvec";
-  if (config.isAttention() ? !onAttention : !onMatvec)
+  bool onDequant = op->getName().getStringRef() == "linalg.generic" &&
+                   op->hasAttr(getDequantTransposeAttrName());
+  bool placed = config.isAttention()          ? onAttention
+                : config.isDequantTranspose() ? onDequant
+                                              : onMatvec;
+  if (!placed)
     return op->emitError("'")
            << getKernelConfigAttrName() << "' of variant "
            << stringifyKernelVariant(config.getVariant()) << " must be on "
-           << (config.isAttention() ? "a cachet.attention" : "a linalg.matvec");
+           << (config.isAttention() ? "a cachet.attention"
+               : config.isDequantTranspose()
+                   ? "a linalg.generic marked cachet.dequant_transpose"
+                   : "a linalg.matvec");
   return success();
 }

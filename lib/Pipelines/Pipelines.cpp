@@ -211,10 +211,14 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
   if (spirv) {
     select.loadBytes = 8;
     select.bf16Vectors = false;
+    // Dequant-transpose: 4-byte staging loads, 8-byte stores.
+    select.dequantTransposeLoadBytes = 4;
+    select.dequantTransposeStoreBytes = 8;
   }
   builder.add(cachet::createSelectKernelConfigs(select),
               {{"attention-options", options.attentionOptions},
-               {"matvec-options", options.matvecOptions}});
+               {"matvec-options", options.matvecOptions},
+               {"dequant-transpose-options", options.dequantTransposeOptions}});
 }
 
 /// The passes both pipelines start with: IR that upstream passes would
@@ -277,17 +281,12 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // Mat-vec kernels, chosen on buffers (the weights' pitches decide).
   addSelectKernelConfigs(builder, options);
   builder.addOnFunctions(createLowerMatvec());
-  // Dequant-transpose kernels: SPIR-V vectors have at most 4 components.
+  // Dequant-transpose kernels (configured with the mat-vecs): on SPIR-V,
+  // workgroup memory allocated in the kernel and scalar stores.
   LowerDequantTransposeOptions dequantTranspose;
-  if (spirv) {
-    dequantTranspose.loadBytes = 4;
-    dequantTranspose.storeBytes = 8;
-    dequantTranspose.workgroupAlloc = true;
-    dequantTranspose.scalarStores = true;
-  }
-  builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose),
-                         "dequant-transpose-options",
-                         options.dequantTransposeOptions);
+  dequantTranspose.workgroupAlloc = spirv;
+  dequantTranspose.scalarStores = spirv;
+  builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose));
 
   // Generic kernels: every linalg op becomes parallel loops, tiled so the
   // inner loop maps to the threads of a workgroup.

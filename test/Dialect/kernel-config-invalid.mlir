@@ -71,10 +71,56 @@ func.func @not_a_config(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
 
 func.func @bad_variant(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
                        %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
-  // expected-error @+3 {{expected ::cachet::KernelVariant to be one of: attention_scalar, attention_mma, attention_mma_sync, matvec_subgroup, matvec_generic}}
+  // expected-error @+3 {{expected ::cachet::KernelVariant to be one of: attention_scalar, attention_mma, attention_mma_sync, matvec_subgroup, matvec_generic, dequant_transpose_staged, dequant_transpose_direct}}
   // expected-error @+2 {{failed to parse Cachet_KernelConfigAttr parameter 'variant'}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_fast, tile = [1, 1]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @staged_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                       %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{#cachet.kernel_config<variant = dequant_transpose_staged>: 'tile' must have one positive entry (positions per workgroup)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = dequant_transpose_staged, tile = [4, 4], workgroup = 64, load_bytes = 16>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @direct_load_bytes(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                             %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the direct kernel takes no 'tile' or 'load_bytes'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = dequant_transpose_direct, workgroup = 64, load_bytes = 16>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @load_bytes_on_matvec(%a: memref<8x8xf32>, %x: memref<8xf32>,
+                                %y: memref<8xf32>) {
+  // expected-error @+1 {{only the staged dequant-transpose takes 'load_bytes'}}
+  linalg.matvec {cachet.kernel_config = #cachet.kernel_config<variant = matvec_generic, load_bytes = 16>}
+      ins(%a, %x : memref<8x8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @dequant_on_attention(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+1 {{'cachet.kernel_config' of variant dequant_transpose_direct must be on a linalg.generic marked cachet.dequant_transpose}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = dequant_transpose_direct, workgroup = 64>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>

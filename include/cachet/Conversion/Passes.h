@@ -23,9 +23,6 @@
 
 namespace cachet {
 
-/// The kernels of cachet-lower-dequant-transpose (`kernel`).
-enum class DequantTransposeKernel { Staged, Direct };
-
 #define GEN_PASS_DECL
 #include "cachet/Conversion/Passes.h.inc"
 

@@ -1038,24 +1038,28 @@ def LowerDequantTranspose
   let description = [{
     Runs after bufferization. cachet-lower-to-linalg marks the
     `linalg.generic` of each packed `cachet.dequant_transpose` with
-    `cachet.dequant_transpose = <block type>`; this pass replaces it by a
-    kernel that reads each block once and writes the head-major rows with
-    wide stores. A workgroup takes `positions-per-group` consecutive
-    positions (fewer where that does not divide the positions or their
-    blocks would pass `max-workgroup-bytes`): their
-    blocks are contiguous in the token-major cache, so the workgroup stages
-    them into workgroup memory with coalesced `load-bytes` loads (each
-    thread issues all of its loads before it stores any), then each
-    thread decodes `store-bytes` worth of values of one head's row (the
-    decoding of the reference lowering, so the values are the same bits)
-    and writes them with one vector store; consecutive threads write
-    consecutive bytes of a head's rows. Anything else (the split q8_0 form,
-    non-contiguous views, misalignment) keeps the generic kernel, with a
-    remark naming the reason. `kernel=direct` instead gives each thread one
-    store's values, decoded from bytes read straight from global memory (no
-    workgroup memory, no barrier); on the H200 it ran 1.53-1.68 TB/s against
-    the staged kernel's 1.85-1.90 (docs/BENCHMARKS.md), so `staged` stays the
-    default.
+    `cachet.dequant_transpose = <block type>`; this pass replaces each one
+    that carries a `#cachet.kernel_config` (set by
+    `cachet-select-kernel-configs`, or written in the input) by the kernel
+    it names, which reads each block once and writes the head-major rows
+    with wide stores. It decides nothing: a config it cannot build is an
+    error naming the cause; an op without one keeps the generic kernel.
+
+    * `dequant_transpose_staged`: a workgroup takes `tile[0]` consecutive
+      positions: their blocks are contiguous in the token-major cache, so
+      the workgroup stages them into workgroup memory with coalesced
+      `load_bytes` loads (each thread issues all of its loads before it
+      stores any), then each thread decodes `vector_width` values of one
+      head's row (the decoding of the reference lowering, so the values are
+      the same bits) and writes them with one vector store; consecutive
+      threads write consecutive bytes of a head's rows.
+    * `dequant_transpose_direct`: each thread decodes one store's values
+      from bytes read straight from global memory (no workgroup memory, no
+      barrier); on the H200 it ran 1.53-1.68 TB/s against the staged
+      kernel's 1.85-1.90 (docs/BENCHMARKS.md), so the select pass keeps
+      `staged` by default.
+
+    The options only adapt the code to the target (SPIR-V).
 
     Before (after bufferization; 1024 positions, 2 KV heads, D 128, q8_0):
 
@@ -1087,29 +1091,6 @@ def LowerDequantTranspose
     ```
   }];
   let options = [
-    Option<"kernel", "kernel", "::cachet::DequantTransposeKernel",
-           /*default=*/"::cachet::DequantTransposeKernel::Staged",
-           "The kernel", [{::llvm::cl::values(
-      clEnumValN(::cachet::DequantTransposeKernel::Staged, "staged",
-                 "a workgroup stages its positions' bytes in workgroup "
-                 "memory, then decodes"),
-      clEnumValN(::cachet::DequantTransposeKernel::Direct, "direct",
-                 "a thread per store decodes bytes read from global "
-                 "memory"))}]>,
-    Option<"positionsPerGroup", "positions-per-group", "int64_t",
-           /*default=*/"16",
-           "Positions one workgroup stages and writes (16 measured best of "
-           "4, 8, 16, 32 on the H200: docs/BENCHMARKS.md)">,
-    Option<"maxWorkgroupBytes", "max-workgroup-bytes", "int64_t",
-           /*default=*/"32768",
-           "Most bytes of workgroup memory one workgroup stages">,
-    Option<"threads", "threads", "int64_t", /*default=*/"256",
-           "Threads per workgroup">,
-    Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
-           "Bytes per load while staging (at least 4; halved until the "
-           "chunk is a multiple)">,
-    Option<"storeBytes", "store-bytes", "int64_t", /*default=*/"16",
-           "Bytes each store writes (values of one block)">,
     Option<"workgroupAlloc", "workgroup-alloc", "bool", /*default=*/"false",
            "Stage in a memref.alloc of workgroup memory inside the kernel "
            "(for SPIR-V) instead of a workgroup attribution of the launch">,

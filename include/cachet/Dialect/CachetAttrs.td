@@ -127,10 +127,15 @@ def Cachet_MatvecSubgroup
     : I32EnumAttrCase<"MatvecSubgroup", 3, "matvec_subgroup">;
 def Cachet_MatvecGeneric
     : I32EnumAttrCase<"MatvecGeneric", 4, "matvec_generic">;
+def Cachet_DequantTransposeStaged
+    : I32EnumAttrCase<"DequantTransposeStaged", 5, "dequant_transpose_staged">;
+def Cachet_DequantTransposeDirect
+    : I32EnumAttrCase<"DequantTransposeDirect", 6, "dequant_transpose_direct">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
-     Cachet_MatvecSubgroup, Cachet_MatvecGeneric]> {
+     Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
+     Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -178,16 +183,24 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `attention_mma_sync` on `cachet.attention` (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec`
       (cachet-lower-matvec; `generic` leaves the op to the generic
-      lowering).
+      lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
+      on the `linalg.generic` of a packed dequant-transpose (marked
+      `cachet.dequant_transpose`; cachet-lower-dequant-transpose): a
+      workgroup stages its positions' bytes in workgroup memory, or a
+      thread per store decodes bytes read from global memory.
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]`; mat-vec `[subgroups per workgroup, rows per
-      subgroup]` (rows per subgroup where it divides the rows, else 1).
+      subgroup]` (rows per subgroup where it divides the rows, else 1);
+      staged dequant-transpose `[positions per workgroup]`.
     * `workgroup` (0): threads per workgroup (attention: the query tile for
       the scalar kernel, one subgroup per `16 * row_blocks` query rows for
       the mma kernels; 0 derives it).
     * `subgroup` (0): lanes per subgroup (0: the device profile's).
     * `vector_width` (1): elements per vector load (attention: of the f16
-      Q/K/V tiles; mat-vec: of the weight rows).
+      Q/K/V tiles; mat-vec: of the weight rows); dequant-transpose: values
+      per store.
+    * `load_bytes` (0): bytes per staging load of the staged
+      dequant-transpose (a power of two from 4).
     * `row_blocks` (1): 16-row blocks per subgroup (mma kernels).
     * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
       asynchronous copies (NVVM, with `dynamic_shared`).
@@ -243,7 +256,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     Cachet_FlagParameter<"lazy accumulator rescaling">:$lazy_rescale,
     Cachet_FlagParameter<"x in workgroup memory">:$stage_x,
     Cachet_FlagParameter<"siblings in one kernel">:$fuse_siblings,
-    Cachet_FlagParameter<"epilogues in the kernel">:$fuse_epilogues
+    Cachet_FlagParameter<"epilogues in the kernel">:$fuse_epilogues,
+    Cachet_IntParameter<"0", "bytes per staging load">:$load_bytes
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -253,6 +267,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       return getVariant() == KernelVariant::AttentionScalar ||
              getVariant() == KernelVariant::AttentionMma ||
              getVariant() == KernelVariant::AttentionMmaSync;
+    }
+    /// Whether the variant is one of the dequant-transpose kernels.
+    bool isDequantTranspose() const {
+      return getVariant() == KernelVariant::DequantTransposeStaged ||
+             getVariant() == KernelVariant::DequantTransposeDirect;
     }
   }];
 }

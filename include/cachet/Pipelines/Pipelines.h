@@ -106,8 +106,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init("")};
   Option<std::string> dequantTransposeOptions{
       *this, "dequant-transpose-options",
-      llvm::cl::desc("Options of cachet-lower-dequant-transpose added to the "
-                     "target's, e.g. \"positions-per-group=8\""),
+      llvm::cl::desc("Options of cachet-select-kernel-configs for the "
+                     "dequant-transpose kernels, added to the target's, e.g. "
+                     "\"positions-per-group=8\""),
       llvm::cl::init("")};
   Option<std::string> attentionOptions{
       *this, "attention-options",

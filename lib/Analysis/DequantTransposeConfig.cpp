@@ -1,0 +1,207 @@
+//===- DequantTransposeConfig.cpp - the dequant-transpose kernel ----------===//
+
+#include "cachet/Analysis/DequantTransposeConfig.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace cachet;
+
+namespace {
+
+/// Returns true if `type` is laid out row-major without gaps, at a static
+/// offset (identity, or a contiguous view such as a scratch slice).
+bool isContiguous(MemRefType type, int64_t &offset) {
+  SmallVector<int64_t> strides;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset))
+    return false;
+  int64_t expected = 1;
+  for (int64_t i = type.getRank() - 1; i >= 0; --i) {
+    if (strides[i] != expected)
+      return false;
+    expected *= type.getDimSize(i);
+  }
+  return true;
+}
+
+} // namespace
+
+Value cachet::getDequantTransposeBytes(linalg::GenericOp op) {
+  // The packed form reads the bytes in its body (the reference lowering
+  // decodes each value from its block there).
+  if (op.getNumDpsInputs() != 0)
+    return {};
+  Value bytes;
+  WalkResult walk = op.getRegion().walk([&](memref::LoadOp load) {
+    Value memref = load.getMemRef();
+    if (op.getRegion().isAncestor(memref.getParentRegion()))
+      return WalkResult::advance();
+    if (bytes && bytes != memref)
+      return WalkResult::interrupt();
+    bytes = memref;
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted() ? Value() : bytes;
+}
+
+std::optional<DequantTransposeShape>
+cachet::getDequantTransposeShape(linalg::GenericOp op, std::string &reason) {
+  DequantTransposeShape s;
+  auto marker =
+      op->getAttrOfType<TypeAttr>(CachetDialect::getDequantTransposeAttrName());
+  s.block = marker ? dyn_cast<BlockQuantizedType>(marker.getValue())
+                   : BlockQuantizedType();
+  if (!s.block) {
+    reason = "the marker does not name a block format";
+    return std::nullopt;
+  }
+  s.bytes = getDequantTransposeBytes(op);
+  if (!s.bytes || op.getNumDpsInits() != 1) {
+    reason = "not the packed form (one byte buffer read in the body, one "
+             "result)";
+    return std::nullopt;
+  }
+  s.result = op.getDpsInits()[0];
+  auto in = dyn_cast<MemRefType>(s.bytes.getType());
+  auto out = dyn_cast<MemRefType>(s.result.getType());
+  if (!in || !out) {
+    reason = "not on memrefs (run after bufferization)";
+    return std::nullopt;
+  }
+  if (!in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != 3 ||
+      out.getRank() != 3) {
+    reason = "dynamic or not rank-3 shapes";
+    return std::nullopt;
+  }
+  if (!isContiguous(in, s.inOffset) || !isContiguous(out, s.outOffset)) {
+    reason = "the bytes or the result are not contiguous with a static offset";
+    return std::nullopt;
+  }
+  Type element = out.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32()) {
+    reason = "the result is not f16, bf16 or f32";
+    return std::nullopt;
+  }
+  s.elementBytes = element.getIntOrFloatBitWidth() / 8;
+  s.positions = in.getDimSize(0);
+  s.heads = in.getDimSize(1);
+  s.rowBytes = in.getDimSize(2);
+  s.dim = out.getDimSize(2);
+  if (s.dim % 32) {
+    reason = "the head dimension is not a whole number of blocks";
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string cachet::checkDequantTransposeConfigOptions(
+    const DequantTransposeConfigOptions &o) {
+  auto bad = [](StringRef option, int64_t value, StringRef allowed) {
+    return llvm::formatv("bad {0} {1}: {2}", option, value, allowed).str();
+  };
+  if (o.positionsPerGroup <= 0)
+    return bad("positions-per-group", o.positionsPerGroup, "1 or more");
+  if (o.maxWorkgroupBytes <= 0)
+    return bad("max-workgroup-bytes", o.maxWorkgroupBytes, "1 or more");
+  if (o.threads <= 0)
+    return bad("dequant-transpose-threads", o.threads, "1 or more");
+  if (o.loadBytes < 4 || !llvm::isPowerOf2_64(o.loadBytes))
+    return bad("dequant-transpose-load-bytes", o.loadBytes,
+               "a power of two from 4");
+  if (o.storeBytes <= 0 || !llvm::isPowerOf2_64(o.storeBytes))
+    return bad("dequant-transpose-store-bytes", o.storeBytes, "a power of two");
+  return "";
+}
+
+DequantTransposeDecision
+cachet::selectDequantTransposeConfig(linalg::GenericOp op,
+                                     const DequantTransposeConfigOptions &o) {
+  DequantTransposeDecision d;
+  std::string reason;
+  std::optional<DequantTransposeShape> s = getDequantTransposeShape(op, reason);
+  auto generic = [&](const Twine &why) {
+    d.remark = ("dequant-transpose: generic kernel: " + why).str();
+    return d;
+  };
+  if (!s)
+    return generic(reason);
+  int64_t values = o.storeBytes / s->elementBytes;
+  if (o.storeBytes % s->elementBytes || values == 0 || values > 32 ||
+      32 % values)
+    return generic("store-bytes does not give a power-of-two count of values "
+                   "within a block");
+  if ((s->outOffset * s->elementBytes) % o.storeBytes)
+    return generic("the result is not aligned to store-bytes");
+  MLIRContext *ctx = op.getContext();
+  auto config = [&](KernelVariant variant, ArrayRef<int64_t> tile,
+                    int64_t loadBytes) {
+    return KernelConfigAttr::get(ctx, variant, tile, o.threads, 0, values, 1, 1,
+                                 1, 0, {}, 0, {}, false, false, false, false,
+                                 false, false, loadBytes);
+  };
+  if (o.kernel == DequantTransposeKernel::Direct) {
+    d.config = config(KernelVariant::DequantTransposeDirect, {}, 0);
+    d.remark = llvm::formatv("dequant-transpose: direct kernel: a thread per "
+                             "{0} values (one store), bytes read from global "
+                             "memory, workgroups of {1} threads",
+                             values, o.threads)
+                   .str();
+    return d;
+  }
+  // Positions per workgroup: the largest power of two up to the option
+  // that divides the positions (every workgroup stages a whole chunk) and
+  // keeps the chunk within max-workgroup-bytes.
+  int64_t rowBytes = s->heads * s->rowBytes;
+  if (rowBytes > o.maxWorkgroupBytes)
+    return generic("one position's blocks exceed max-workgroup-bytes");
+  int64_t perGroup = 1;
+  while (perGroup * 2 <= o.positionsPerGroup &&
+         s->positions % (perGroup * 2) == 0 &&
+         perGroup * 2 * rowBytes <= o.maxWorkgroupBytes)
+    perGroup *= 2;
+  int64_t chunkBytes = perGroup * rowBytes;
+  int64_t loadBytes = o.loadBytes;
+  while (loadBytes > 4 && (chunkBytes % loadBytes || s->inOffset % loadBytes))
+    loadBytes /= 2;
+  if (chunkBytes % loadBytes || s->inOffset % loadBytes)
+    return generic("a chunk of positions is not a whole number of aligned "
+                   "4-byte words");
+  d.config =
+      config(KernelVariant::DequantTransposeStaged, {perGroup}, loadBytes);
+  d.remark = llvm::formatv("dequant-transpose: {0} positions ({1} B) per "
+                           "workgroup of {2} threads, {3} B loads, {4} values "
+                           "per store",
+                           perGroup, chunkBytes, o.threads, loadBytes, values)
+                 .str();
+  return d;
+}
+
+std::string cachet::whyNotDequantTransposeConfig(const DequantTransposeShape &s,
+                                                 KernelConfigAttr config) {
+  int64_t values = config.getVectorWidth();
+  if (values > 32 || 32 % values)
+    return "vector_width " + std::to_string(values) +
+           " does not divide a block's 32 values";
+  if ((s.outOffset % values) != 0)
+    return "the result is not aligned to vector_width values";
+  if (config.getWorkgroup() <= 0)
+    return "'workgroup' (threads) must be positive";
+  if (config.getVariant() == KernelVariant::DequantTransposeDirect)
+    return "";
+  int64_t perGroup = config.getTile()[0];
+  if (s.positions % perGroup)
+    return llvm::formatv("{0} positions are not a multiple of tile {1}",
+                         s.positions, perGroup)
+        .str();
+  int64_t chunkBytes = perGroup * s.heads * s.rowBytes;
+  int64_t loadBytes = config.getLoadBytes();
+  if (chunkBytes % loadBytes || s.inOffset % loadBytes)
+    return llvm::formatv("a chunk of {0} B at offset {1} is not a whole "
+                         "number of aligned {2}-byte loads",
+                         chunkBytes, s.inOffset, loadBytes)
+        .str();
+  return "";
+}
