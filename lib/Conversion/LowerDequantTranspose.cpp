@@ -2,6 +2,7 @@
 
 #include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Conversion/DequantTranspose.h"
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Dialect/CachetDialect.h"
 
@@ -105,60 +106,49 @@ void storeItem(OpBuilder &b, Location loc, Value out, Value head,
   store.setAlignment(storeBytes);
 }
 
-struct LowerDequantTransposePass final
-    : public cachet::impl::LowerDequantTransposeBase<
-          LowerDequantTransposePass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(CachetDialect::getDequantTransposeAttrName()))
-        ops.push_back(op);
-    });
-    for (linalg::GenericOp op : ops) {
-      auto config = op->getAttrOfType<KernelConfigAttr>(
-          CachetDialect::getKernelConfigAttrName());
-      if (!config)
-        continue;
-      Plan plan;
-      if (std::string reason = makePlan(op, config, plan); !reason.empty()) {
-        op.emitError("cachet-lower-dequant-transpose: cannot build ")
-            << config << ": " << reason;
-        return signalPassFailure();
-      }
-      if (config.getVariant() == KernelVariant::DequantTransposeDirect)
-        lowerDirect(op, plan);
-      else
-        lower(op, plan);
-    }
+/// Fills `plan` for `op` from `config`; returns why it cannot be built, or
+/// "".
+std::string makePlan(linalg::GenericOp op, KernelConfigAttr config,
+                     Plan &plan) {
+  std::string reason;
+  std::optional<DequantTransposeShape> shape =
+      getDequantTransposeShape(op, reason);
+  if (!shape)
+    return reason;
+  if (std::string why = whyNotDequantTransposeConfig(*shape, config);
+      !why.empty())
+    return why;
+  plan.block = shape->block;
+  plan.positions = shape->positions;
+  plan.heads = shape->heads;
+  plan.rowBytes = shape->rowBytes;
+  plan.dim = shape->dim;
+  plan.values = config.getVectorWidth();
+  plan.storeBytes = plan.values * shape->elementBytes;
+  plan.threads = config.getWorkgroup();
+  if (config.getVariant() == KernelVariant::DequantTransposeStaged) {
+    plan.perGroup = config.getTile()[0];
+    plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
+    plan.loadBytes = config.getLoadBytes();
   }
+  return "";
+}
 
-  /// Fills `plan` for `op` from `config`; returns why it cannot be built,
-  /// or "".
-  static std::string makePlan(linalg::GenericOp op, KernelConfigAttr config,
-                              Plan &plan) {
-    std::string reason;
-    std::optional<DequantTransposeShape> shape =
-        getDequantTransposeShape(op, reason);
-    if (!shape)
+/// Builds the dequant-transpose kernels, adapted to the target by
+/// `workgroupAlloc` and `scalarStores` (the pass's options).
+struct DequantTransposeBuilder {
+  bool workgroupAlloc = false, scalarStores = false;
+
+  /// Replaces `op` by the kernel of `config`; returns why it cannot, or "".
+  std::string build(RewriterBase &rewriter, linalg::GenericOp op,
+                    KernelConfigAttr config) const {
+    Plan plan;
+    if (std::string reason = makePlan(op, config, plan); !reason.empty())
       return reason;
-    if (std::string why = whyNotDequantTransposeConfig(*shape, config);
-        !why.empty())
-      return why;
-    plan.block = shape->block;
-    plan.positions = shape->positions;
-    plan.heads = shape->heads;
-    plan.rowBytes = shape->rowBytes;
-    plan.dim = shape->dim;
-    plan.values = config.getVectorWidth();
-    plan.storeBytes = plan.values * shape->elementBytes;
-    plan.threads = config.getWorkgroup();
-    if (config.getVariant() == KernelVariant::DequantTransposeStaged) {
-      plan.perGroup = config.getTile()[0];
-      plan.chunkBytes = plan.perGroup * plan.heads * plan.rowBytes;
-      plan.loadBytes = config.getLoadBytes();
-    }
+    if (config.getVariant() == KernelVariant::DequantTransposeDirect)
+      lowerDirect(rewriter, op, plan);
+    else
+      lower(rewriter, op, plan);
     return "";
   }
 
@@ -166,8 +156,10 @@ struct LowerDequantTransposePass final
   /// the head-major result (consecutive threads, consecutive stores), each
   /// decoded from bytes read straight from global memory (the L1 cache
   /// serves a block's neighbours); no workgroup memory, no barrier.
-  void lowerDirect(linalg::GenericOp op, const Plan &plan) {
-    OpBuilder b(op);
+  void lowerDirect(RewriterBase &rewriter, linalg::GenericOp op,
+                   const Plan &plan) const {
+    rewriter.setInsertionPoint(op);
+    OpBuilder &b = rewriter;
     Location loc = op.getLoc();
     Value bytes = getDequantTransposeBytes(op), out = op.getDpsInits()[0];
     Type element = cast<MemRefType>(out.getType()).getElementType();
@@ -200,11 +192,13 @@ struct LowerDequantTransposePass final
     storeItem(tb, loc, out, d.head, d.position, d.first, d.values, scalarStores,
               plan.storeBytes);
     gpu::TerminatorOp::create(kb, loc);
-    op.erase();
+    rewriter.eraseOp(op);
   }
 
-  void lower(linalg::GenericOp op, const Plan &plan) {
-    OpBuilder b(op);
+  void lower(RewriterBase &rewriter, linalg::GenericOp op,
+             const Plan &plan) const {
+    rewriter.setInsertionPoint(op);
+    OpBuilder &b = rewriter;
     Location loc = op.getLoc();
     Value bytes = getDequantTransposeBytes(op), out = op.getDpsInits()[0];
     auto outType = cast<MemRefType>(out.getType());
@@ -371,8 +365,70 @@ struct LowerDequantTransposePass final
           scf::YieldOp::create(lb, l);
         });
     gpu::TerminatorOp::create(kb, loc);
-    op.erase();
+    rewriter.eraseOp(op);
   }
 };
 
+/// Returns the config of `op`, a marked dequant-transpose, or null.
+KernelConfigAttr getConfig(linalg::GenericOp op) {
+  if (!op->hasAttr(CachetDialect::getDequantTransposeAttrName()))
+    return {};
+  return op->getAttrOfType<KernelConfigAttr>(
+      CachetDialect::getKernelConfigAttrName());
+}
+
+struct LowerDequantTransposePass final
+    : public cachet::impl::LowerDequantTransposeBase<
+          LowerDequantTransposePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (getConfig(op))
+        ops.push_back(op);
+    });
+    DequantTransposeBuilder builder{workgroupAlloc, scalarStores};
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      KernelConfigAttr config = getConfig(op);
+      if (std::string why = builder.build(rewriter, op, config); !why.empty()) {
+        op.emitError("cachet-lower-dequant-transpose: cannot build ")
+            << config << ": " << why;
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+/// A marked dequant-transpose to the kernel of its #cachet.kernel_config.
+struct LowerDequantTransposePattern final
+    : OpRewritePattern<linalg::GenericOp> {
+  LowerDequantTransposePattern(MLIRContext *context,
+                               DequantTransposeBuilder builder)
+      : OpRewritePattern(context), builder(builder) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    KernelConfigAttr config = getConfig(op);
+    if (!config)
+      return rewriter.notifyMatchFailure(op, "no #cachet.kernel_config");
+    Plan plan;
+    if (std::string why = makePlan(op, config, plan); !why.empty())
+      return rewriter.notifyMatchFailure(op, why);
+    (void)builder.build(rewriter, op, config);
+    return success();
+  }
+
+  DequantTransposeBuilder builder;
+};
+
 } // namespace
+
+void cachet::populateLowerDequantTransposePatterns(RewritePatternSet &patterns,
+                                                   bool workgroupAlloc,
+                                                   bool scalarStores) {
+  patterns.add<LowerDequantTransposePattern>(
+      patterns.getContext(),
+      DequantTransposeBuilder{workgroupAlloc, scalarStores});
+}

@@ -1060,6 +1060,10 @@ def LowerDequantTranspose
       `staged` by default.
 
     The options only adapt the code to the target (SPIR-V).
+    `populateLowerDequantTransposePatterns`
+    (cachet/Conversion/DequantTranspose.h) gives the same lowering as a
+    rewrite pattern (test/Conversion/lowering-patterns.mlir checks that
+    mlir::walkAndApplyPatterns with it gives this pass's IR).
 
     Before (after bufferization; 1024 positions, 2 KV heads, D 128, q8_0):
 
