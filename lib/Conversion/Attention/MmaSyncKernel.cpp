@@ -74,7 +74,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
   MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
                   c.asyncCopy, c.rowBlocks == 1, /*stagedSoftmax=*/false);
   OpBuilder::InsertionGuard guard(b);
-  MmaFrame f = beginMma(layout);
+  MmaFrame f = beginMma(layout, mask, scale, causal);
   Value qTile = f.tiles[MmaTiles::Q];
 
   // m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
