@@ -128,12 +128,6 @@ private:
                           mlir::Value newMax, mlir::Value scores,
                           mlir::Value thread);
 
-  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
-  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
-  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
-  /// the result vector<2x2xf32>) (MmaSyncKernel.cpp).
-  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
-
   //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
 
   mlir::Value index(int64_t v) {
@@ -359,6 +353,87 @@ private:
   /// Writes O / sum from the key-tile loop's `results` to `out`.
   void writeMmaOutput(const MmaSubgroup &g, mlir::ValueRange results,
                       mlir::Value out);
+
+  //===--- The mma-sync kernel's steps (MmaSyncKernel.cpp) ---------------===//
+
+  /// The launch, the lane's place in the fragments and in ldmatrix, and
+  /// the subgroup's rows: what every step of buildMmaSync uses.
+  struct MmaSyncWarp;
+  /// Creates the mma-sync kernel's launch over `layout`'s tiles (beginMma)
+  /// and the ids of the thread's subgroup and lane.
+  MmaSyncWarp beginMmaSyncWarp(const MmaTiles &layout, mlir::Value mask,
+                               double scale, std::optional<int64_t> causal);
+  /// Stages the query tile and, with one row block, loads Q's A operands.
+  void loadMmaSyncQuery(mlir::Value query, MmaSyncWarp &w);
+  /// Loads Q's A operand of row block `r` and column block `kb` (rows
+  /// 16 r.., columns 16 kb.. of the subgroup's).
+  mlir::Value mmaSyncQOperand(const MmaSyncWarp &w, int64_t r, int64_t kb);
+  /// The tile row of the lane's row `i` (0 or 1) of row block `r`.
+  mlir::Value mmaSyncTileRow(const MmaSyncWarp &w, int64_t r, int64_t i);
+  /// The body of the key-tile loop (mmaKeyLoop): S = Q K^T, the online
+  /// softmax, O = alpha O + P V. `carried` holds the accumulators, the
+  /// rows' running maxima and the lane's parts of their sums; returns them
+  /// after the tile at `start`.
+  llvm::SmallVector<mlir::Value>
+  mmaSyncKeyTile(const MmaSyncWarp &w, mlir::ValueRange carried,
+                 mlir::Value start, mlir::Value kTile, mlir::Value vTile);
+  /// S = Q K^T: the C fragments of each row block and 8-key block.
+  llvm::SmallVector<mlir::Value> mmaSyncScores(const MmaSyncWarp &w,
+                                               mlir::Value kTile);
+  /// The base-2 scores of the key tile at `start`: scaled, and masked
+  /// unless no row of the subgroup needs it (unmaskedTile).
+  mlir::ValueRange mmaSyncBase2Scores(const MmaSyncWarp &w,
+                                      llvm::ArrayRef<mlir::Value> scores,
+                                      mlir::Value start);
+  /// The online softmax of the lane's rows: appends their new maxima and
+  /// sums to `newMax` and `newSum`, rescales `acc` and returns P (16-bit
+  /// scalars, probs[(r keyBlocks + jb) 4 + 2 i + e]).
+  llvm::SmallVector<mlir::Value>
+  mmaSyncSoftmax(const MmaSyncWarp &w, mlir::ValueRange scores,
+                 mlir::ValueRange runningMax, mlir::ValueRange runningSum,
+                 llvm::SmallVector<mlir::Value> &acc,
+                 llvm::SmallVector<mlir::Value> &newMax,
+                 llvm::SmallVector<mlir::Value> &newSum);
+  /// Multiplies each row block r's A operand `a[r]` by the two B operands
+  /// in the ldmatrix result `bMatrices` (bOperands), into the accumulators
+  /// `acc[r stride + first]` and `acc[r stride + first + 1]`.
+  void mmaSyncPairs(const MmaSyncWarp &w, llvm::ArrayRef<mlir::Value> a,
+                    mlir::Value bMatrices, llvm::SmallVector<mlir::Value> &acc,
+                    int64_t stride, int64_t first);
+  /// O += P V.
+  void mmaSyncAccumulate(const MmaSyncWarp &w,
+                         llvm::ArrayRef<mlir::Value> probs, mlir::Value vTile,
+                         llvm::SmallVector<mlir::Value> &acc);
+  /// Writes O / sum from the key-tile loop's `results` to `out`.
+  void writeMmaSyncOutput(const MmaSyncWarp &w, mlir::ValueRange results,
+                          mlir::Value out);
+
+  /// The m16n8k16 multiply-accumulate `acc + a bOp` of the fragments:
+  /// nvgpu.mma.sync for f16, bf16MmaSync for bf16.
+  mlir::Value mmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
+  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
+  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
+  /// the result vector<2x2xf32>).
+  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+  /// `x + y` on indices; `x` itself for `y` 0.
+  mlir::Value addIndex(mlir::Value x, int64_t y);
+  /// `x + y` on indices.
+  mlir::Value addIndex(mlir::Value x, mlir::Value y);
+  /// nvgpu.ldmatrix of four 8x8 matrices of `tile` (16-bit), the lane's
+  /// address `[row, col]`.
+  mlir::Value ldMatrix(mlir::Value tile, mlir::Value row, mlir::Value col,
+                       bool transpose);
+  /// The two B operands in an ldmatrix result (matrices 0-1 and 2-3).
+  std::pair<mlir::Value, mlir::Value> bOperands(mlir::Value v);
+  /// A 2-D vector of `type` from its `rows`, row by row (the NVVM lowering
+  /// takes neither n-D strided slices nor n-D from_elements).
+  mlir::Value rowsOf(mlir::VectorType type, llvm::ArrayRef<mlir::Value> rows);
+  /// A 2-D fragment of `type` from its scalars, row-major.
+  mlir::Value fragmentOf(mlir::VectorType type,
+                         llvm::ArrayRef<mlir::Value> scalars);
+  /// Element `[i, e]` of the 2-D fragment `v`.
+  mlir::Value fragmentElement(mlir::Value v, int64_t i, int64_t e);
 
   mlir::OpBuilder &b;
   mlir::Location loc;
