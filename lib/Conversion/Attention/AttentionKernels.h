@@ -10,7 +10,8 @@
 //
 //   KernelBuilder.cpp  pieces every kernel uses: the K/V tile staging, the
 //                      masked scores, the online-softmax step, the lane
-//                      reductions, the mma kernels' launch and vectors;
+//                      reductions, the mma kernels' launch, vectors and
+//                      key-tile loop;
 //   ScalarKernel.cpp   buildScalar (every target);
 //   MmaKernel.cpp      buildMma (gpu.subgroup_mma);
 //   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only).
@@ -127,12 +128,6 @@ private:
                           mlir::Value newMax, mlir::Value scores,
                           mlir::Value thread);
 
-  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
-  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
-  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
-  /// the result vector<2x2xf32>) (MmaSyncKernel.cpp).
-  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
-
   //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
 
   mlir::Value index(int64_t v) {
@@ -178,14 +173,25 @@ private:
   /// summed), and `alpha`, the factor exp(runningMax - newMax) that rescales
   /// the running sum and the accumulators (1 while none).
   struct SoftmaxRescale {
-    mlir::Value none, alpha;
+    mlir::Value none, alpha, newMax;
   };
   /// `base2`: exp2 (the mma kernels' scores are in base 2), else exp.
   SoftmaxRescale softmaxRescale(mlir::Value runningMax, mlir::Value newMax,
                                 mlir::Value minusInf, bool base2);
+  /// The online-softmax step (base 2) of a row of an mma kernel whose
+  /// scores are spread over `lanes` lanes of a subgroup of `width`: the
+  /// lane's max of the key tile's scores, `laneMax`, is reduced over those
+  /// lanes and folded into `runningMax`.
+  SoftmaxRescale foldRowMax(mlir::Value runningMax, mlir::Value laneMax,
+                            int64_t lanes, int64_t width, mlir::Value minusInf);
   /// P = exp(`exponent`) (exp2 with `base2`), `zero` while `none`.
   mlir::Value softmaxWeight(mlir::Value none, mlir::Value zero,
                             mlir::Value exponent, bool base2);
+  /// P = exp2(`exponent`) (`zero` while `none`) rounded to the mma kernels'
+  /// 16-bit `type`, as P V uses it; adds it as rounded to `sum` (f32).
+  mlir::Value roundedWeight(mlir::Value none, mlir::Value zero,
+                            mlir::Value exponent, mlir::Type type,
+                            mlir::Value &sum);
   /// The running sum rescaled by `alpha` plus the key tile's `tileSum`.
   mlir::Value rescaledSum(mlir::Value runningSum, mlir::Value alpha,
                           mlir::Value tileSum);
@@ -215,16 +221,21 @@ private:
   //===--- Shared by the mma kernels (KernelBuilder.cpp) -----------------===//
 
   /// The launch of an mma kernel, its workgroup-memory tiles (indexed by
-  /// MmaTiles::Kind, null where the layout has none) and the ids every part
-  /// of it uses.
+  /// MmaTiles::Kind, null where the layout has none), the ids every part
+  /// of it uses, and what masks the scores: the mask operand (may be null),
+  /// the scale and the causal offset.
   struct MmaFrame {
     mlir::gpu::LaunchOp launch;
     llvm::SmallVector<mlir::Value> tiles;
     mlir::Value thread, head, kvHead, tileStart;
+    mlir::Value mask;
+    double scale;
+    std::optional<int64_t> causal;
   };
   /// Creates the launch of an mma kernel over `layout`'s tiles and moves the
   /// insertion point into its body (the caller guards it).
-  MmaFrame beginMma(const MmaTiles &layout);
+  MmaFrame beginMma(const MmaTiles &layout, mlir::Value mask, double scale,
+                    std::optional<int64_t> causal);
   /// Stages the query tile in workgroup memory, zeros past the last query.
   void stageQuery(mlir::Value query, const MmaFrame &f);
   /// The iteration arguments of the K/V tiles before the first key tile:
@@ -240,6 +251,22 @@ private:
           llvm::SmallVector<mlir::Value> &next);
   /// After the key tiles: waits for copies still in flight.
   void kvFinish(mlir::ValueRange results);
+  /// The loop over the key tiles of an mma kernel, `lb` to `ub` by `step`:
+  /// its iteration arguments are `state` (the accumulators and the rows'
+  /// running statistics), then the K/V tiles' `kvArgs` (kvInit).
+  /// `body(state, start, kTile, vTile)` builds the key tile at position
+  /// `start`, staged in `kTile` and `vTile` (kvStage), and returns the next
+  /// state. Returns the state after the last tile, once the copies in
+  /// flight are waited for (kvFinish).
+  llvm::SmallVector<mlir::Value>
+  mmaKeyLoop(mlir::Value key, mlir::Value value, const MmaFrame &f,
+             mlir::Value lb, mlir::Value ub, mlir::Value step,
+             mlir::ValueRange state, mlir::ValueRange kvArgs,
+             llvm::function_ref<llvm::SmallVector<mlir::Value>(
+                 mlir::ValueRange, mlir::Value, mlir::Value, mlir::Value)>
+                 body);
+  /// Marks the mma kernel's occupancy (markOccupancy) and ends its launch.
+  void endMma(mlir::gpu::LaunchOp launch);
   /// Marks the matrix products of `launch` with the workgroups per SM its
   /// registers should allow (cachet-kernel-occupancy), where asked for.
   void markOccupancy(mlir::gpu::LaunchOp launch);
@@ -270,6 +297,143 @@ private:
   /// Stores the vectors of loadVectors into the workgroup tile `tile`.
   void storeVectors(llvm::ArrayRef<mlir::Value> vectors, int64_t rows,
                     int64_t dim, mlir::Value thread, mlir::Value tile);
+
+  //===--- The mma kernel's steps (MmaKernel.cpp) -------------------------===//
+
+  /// The launch, the subgroup's rows and the lane's part of one of them:
+  /// what every step of buildMma uses.
+  struct MmaSubgroup;
+  /// Creates the mma kernel's launch over `layout`'s tiles (beginMma) and
+  /// the ids of the thread's subgroup and lane.
+  MmaSubgroup beginMmaSubgroup(const MmaTiles &layout, mlir::Value mask,
+                               double scale, std::optional<int64_t> causal);
+  /// Stages the query tile and, with one row block, loads Q's A operands.
+  void loadMmaQuery(mlir::Value query, MmaSubgroup &g);
+  /// Loads Q's A operand of row block `r` and column block `kb`.
+  mlir::Value mmaQOperand(const MmaSubgroup &g, int64_t r, int64_t kb);
+  /// Orders a subgroup's writes to its own rows before its lanes' reads:
+  /// nvvm.bar.warp.sync with warpSync, else gpu.barrier.
+  void syncSubgroup();
+  /// The body of the key-tile loop (mmaKeyLoop): S = Q K^T, the online
+  /// softmax, O = alpha O + P V. `carried` holds the accumulators, the
+  /// row's running max and sum; returns them after the tile at `start`.
+  llvm::SmallVector<mlir::Value>
+  mmaKeyTile(const MmaSubgroup &g, mlir::ValueRange carried, mlir::Value start,
+             mlir::Value kTile, mlir::Value vTile);
+  /// Stores S = Q K^T of the subgroup's rows into the scores tile.
+  void mmaScores(const MmaSubgroup &g, mlir::Value kTile);
+  /// The first column of the lane's `i`-th chunk of its row's scores:
+  /// (i lanesPerRow + part) chunk.
+  mlir::Value mmaChunkColumn(const MmaSubgroup &g, int64_t i);
+  /// Loads the `chunk` scores of the lane's row at `column`.
+  llvm::SmallVector<mlir::Value> mmaLoadChunk(const MmaSubgroup &g,
+                                              mlir::Value column);
+  /// Stores the `chunk` `values` of the lane's row at `column` of `tile`
+  /// (the scores or P).
+  void mmaStoreChunk(const MmaSubgroup &g, llvm::ArrayRef<mlir::Value> values,
+                     mlir::Value tile, mlir::Value column);
+  /// Returns the max of the lane's base-2 scores of the key tile at
+  /// `start`; on a tile that is not `unmasked`, writes the masked base-2
+  /// scores back to the scores tile (an unmasked tile's stay unscaled).
+  mlir::Value mmaLaneMax(const MmaSubgroup &g, mlir::Value start,
+                         mlir::Value unmasked, mlir::Value log2e,
+                         mlir::Value scaleLog2e);
+  /// Writes the lane's P of the row (f16) to the P tile from the scores
+  /// mmaLaneMax left and returns the lane's sum of it, as rounded.
+  mlir::Value mmaProbabilities(const MmaSubgroup &g, mlir::Value unmasked,
+                               const SoftmaxRescale &step,
+                               mlir::Value scaleLog2e);
+  /// O = alpha O through the row broadcast tile; with lazyRescale, only
+  /// where one of the subgroup's rows' max moved.
+  void mmaRescale(const MmaSubgroup &g, mlir::Value alpha,
+                  llvm::SmallVector<mlir::Value> &acc);
+  /// O += P V.
+  void mmaAccumulate(const MmaSubgroup &g, mlir::Value vTile,
+                     llvm::SmallVector<mlir::Value> &acc);
+  /// Writes O / sum from the key-tile loop's `results` to `out`.
+  void writeMmaOutput(const MmaSubgroup &g, mlir::ValueRange results,
+                      mlir::Value out);
+
+  //===--- The mma-sync kernel's steps (MmaSyncKernel.cpp) ---------------===//
+
+  /// The launch, the lane's place in the fragments and in ldmatrix, and
+  /// the subgroup's rows: what every step of buildMmaSync uses.
+  struct MmaSyncWarp;
+  /// Creates the mma-sync kernel's launch over `layout`'s tiles (beginMma)
+  /// and the ids of the thread's subgroup and lane.
+  MmaSyncWarp beginMmaSyncWarp(const MmaTiles &layout, mlir::Value mask,
+                               double scale, std::optional<int64_t> causal);
+  /// Stages the query tile and, with one row block, loads Q's A operands.
+  void loadMmaSyncQuery(mlir::Value query, MmaSyncWarp &w);
+  /// Loads Q's A operand of row block `r` and column block `kb` (rows
+  /// 16 r.., columns 16 kb.. of the subgroup's).
+  mlir::Value mmaSyncQOperand(const MmaSyncWarp &w, int64_t r, int64_t kb);
+  /// The tile row of the lane's row `i` (0 or 1) of row block `r`.
+  mlir::Value mmaSyncTileRow(const MmaSyncWarp &w, int64_t r, int64_t i);
+  /// The body of the key-tile loop (mmaKeyLoop): S = Q K^T, the online
+  /// softmax, O = alpha O + P V. `carried` holds the accumulators, the
+  /// rows' running maxima and the lane's parts of their sums; returns them
+  /// after the tile at `start`.
+  llvm::SmallVector<mlir::Value>
+  mmaSyncKeyTile(const MmaSyncWarp &w, mlir::ValueRange carried,
+                 mlir::Value start, mlir::Value kTile, mlir::Value vTile);
+  /// S = Q K^T: the C fragments of each row block and 8-key block.
+  llvm::SmallVector<mlir::Value> mmaSyncScores(const MmaSyncWarp &w,
+                                               mlir::Value kTile);
+  /// The base-2 scores of the key tile at `start`: scaled, and masked
+  /// unless no row of the subgroup needs it (unmaskedTile).
+  mlir::ValueRange mmaSyncBase2Scores(const MmaSyncWarp &w,
+                                      llvm::ArrayRef<mlir::Value> scores,
+                                      mlir::Value start);
+  /// The online softmax of the lane's rows: appends their new maxima and
+  /// sums to `newMax` and `newSum`, rescales `acc` and returns P (16-bit
+  /// scalars, probs[(r keyBlocks + jb) 4 + 2 i + e]).
+  llvm::SmallVector<mlir::Value>
+  mmaSyncSoftmax(const MmaSyncWarp &w, mlir::ValueRange scores,
+                 mlir::ValueRange runningMax, mlir::ValueRange runningSum,
+                 llvm::SmallVector<mlir::Value> &acc,
+                 llvm::SmallVector<mlir::Value> &newMax,
+                 llvm::SmallVector<mlir::Value> &newSum);
+  /// Multiplies each row block r's A operand `a[r]` by the two B operands
+  /// in the ldmatrix result `bMatrices` (bOperands), into the accumulators
+  /// `acc[r stride + first]` and `acc[r stride + first + 1]`.
+  void mmaSyncPairs(const MmaSyncWarp &w, llvm::ArrayRef<mlir::Value> a,
+                    mlir::Value bMatrices, llvm::SmallVector<mlir::Value> &acc,
+                    int64_t stride, int64_t first);
+  /// O += P V.
+  void mmaSyncAccumulate(const MmaSyncWarp &w,
+                         llvm::ArrayRef<mlir::Value> probs, mlir::Value vTile,
+                         llvm::SmallVector<mlir::Value> &acc);
+  /// Writes O / sum from the key-tile loop's `results` to `out`.
+  void writeMmaSyncOutput(const MmaSyncWarp &w, mlir::ValueRange results,
+                          mlir::Value out);
+
+  /// The m16n8k16 multiply-accumulate `acc + a bOp` of the fragments:
+  /// nvgpu.mma.sync for f16, bf16MmaSync for bf16.
+  mlir::Value mmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
+  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
+  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
+  /// the result vector<2x2xf32>).
+  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+  /// `x + y` on indices; `x` itself for `y` 0.
+  mlir::Value addIndex(mlir::Value x, int64_t y);
+  /// `x + y` on indices.
+  mlir::Value addIndex(mlir::Value x, mlir::Value y);
+  /// nvgpu.ldmatrix of four 8x8 matrices of `tile` (16-bit), the lane's
+  /// address `[row, col]`.
+  mlir::Value ldMatrix(mlir::Value tile, mlir::Value row, mlir::Value col,
+                       bool transpose);
+  /// The two B operands in an ldmatrix result (matrices 0-1 and 2-3).
+  std::pair<mlir::Value, mlir::Value> bOperands(mlir::Value v);
+  /// A 2-D vector of `type` from its `rows`, row by row (the NVVM lowering
+  /// takes neither n-D strided slices nor n-D from_elements).
+  mlir::Value rowsOf(mlir::VectorType type, llvm::ArrayRef<mlir::Value> rows);
+  /// A 2-D fragment of `type` from its scalars, row-major.
+  mlir::Value fragmentOf(mlir::VectorType type,
+                         llvm::ArrayRef<mlir::Value> scalars);
+  /// Element `[i, e]` of the 2-D fragment `v`.
+  mlir::Value fragmentElement(mlir::Value v, int64_t i, int64_t e);
 
   mlir::OpBuilder &b;
   mlir::Location loc;

@@ -2,7 +2,8 @@
 //
 // The parts of KernelBuilder that the scalar, mma and mma-sync kernels
 // share: K/V tile staging, masked scores, the online-softmax step, lane
-// reductions, and the mma kernels' launch, query staging and K/V vectors.
+// reductions, and the mma kernels' launch, query staging, K/V vectors,
+// key-tile loop and rounded P.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,7 +142,15 @@ KernelBuilder::SoftmaxRescale KernelBuilder::softmaxRescale(Value runningMax,
   Value factor = base2 ? math::Exp2Op::create(b, loc, exponent).getResult()
                        : math::ExpOp::create(b, loc, exponent).getResult();
   Value alpha = arith::SelectOp::create(b, loc, none, f32(1), factor);
-  return {none, alpha};
+  return {none, alpha, newMax};
+}
+
+KernelBuilder::SoftmaxRescale
+KernelBuilder::foldRowMax(Value runningMax, Value laneMax, int64_t lanes,
+                          int64_t width, Value minusInf) {
+  Value tileMax = reduceAcrossLanes(laneMax, lanes, width, LaneCombine::Max);
+  Value newMax = arith::MaximumFOp::create(b, loc, runningMax, tileMax);
+  return softmaxRescale(runningMax, newMax, minusInf, /*base2=*/true);
 }
 
 Value KernelBuilder::softmaxWeight(Value none, Value zero, Value exponent,
@@ -149,6 +158,15 @@ Value KernelBuilder::softmaxWeight(Value none, Value zero, Value exponent,
   Value p = base2 ? math::Exp2Op::create(b, loc, exponent).getResult()
                   : math::ExpOp::create(b, loc, exponent).getResult();
   return arith::SelectOp::create(b, loc, none, zero, p);
+}
+
+Value KernelBuilder::roundedWeight(Value none, Value zero, Value exponent,
+                                   Type type, Value &sum) {
+  Value p = softmaxWeight(none, zero, exponent, /*base2=*/true);
+  Value rounded = castFloat(b, loc, p, type);
+  sum = arith::AddFOp::create(b, loc, sum,
+                              castFloat(b, loc, rounded, b.getF32Type()));
+  return rounded;
 }
 
 Value KernelBuilder::rescaledSum(Value runningSum, Value alpha, Value tileSum) {
@@ -264,7 +282,9 @@ std::tuple<Value, Value, Value> KernelBuilder::vectorCoords(int64_t rows,
   return {r, x, inTile};
 }
 
-KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
+KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout,
+                                                Value mask, double scale,
+                                                std::optional<int64_t> causal) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -310,6 +330,9 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout) {
   f.kvHead = arith::DivUIOp::create(b, loc, f.head, index(s.group));
   f.tileStart = arith::MulIOp::create(b, loc, f.launch.getBlockIds().x,
                                       index(c.queryTile));
+  f.mask = mask;
+  f.scale = scale;
+  f.causal = causal;
   return f;
 }
 
@@ -442,4 +465,36 @@ void KernelBuilder::kvFinish(ValueRange results) {
   if (c.asyncCopy)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, results[0],
                                      b.getI32IntegerAttr(0));
+}
+
+SmallVector<Value> KernelBuilder::mmaKeyLoop(
+    Value key, Value value, const MmaFrame &f, Value lb, Value ub, Value step,
+    ValueRange state, ValueRange kvArgs,
+    function_ref<SmallVector<Value>(ValueRange, Value, Value, Value)> body) {
+  SmallVector<Value> init(state);
+  init.append(kvArgs.begin(), kvArgs.end());
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, init);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange carried = loop.getRegionIterArgs();
+    Value start =
+        arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
+    SmallVector<Value> next;
+    auto [kTile, vTile] =
+        kvStage(key, value, f, carried.drop_front(state.size()),
+                loop.getInductionVar(), next);
+    SmallVector<Value> yielded =
+        body(carried.take_front(state.size()), start, kTile, vTile);
+    yielded.append(next);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  kvFinish(loop.getResults().drop_front(state.size()));
+  return SmallVector<Value>(loop.getResults().take_front(state.size()));
+}
+
+void KernelBuilder::endMma(gpu::LaunchOp launch) {
+  markOccupancy(launch);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
 }

@@ -23,6 +23,40 @@ using namespace mlir;
 using namespace cachet;
 using namespace cachet::attention;
 
+/// What every step of the mma-sync kernel uses: the launch (with its ids
+/// and masking), the lane's place in the m16n8k16 fragments and in
+/// nvgpu.ldmatrix, and the rows of the query tile its subgroup owns.
+struct KernelBuilder::MmaSyncWarp {
+  MmaFrame f;
+  Value qTile;
+  /// m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
+  /// A (16x16) as [row g, k 2t..2t+1], [row g+8, k 2t..], [row g, k 2t+8..],
+  /// [row g+8, k 2t+8..]; B (16x8) as [k 2t.., col g], [k 2t+8.., col g];
+  /// C (16x8, f32) as [row g, col 2t..2t+1], [row g+8, col 2t..].
+  Value g, t;
+  /// ldmatrix rows: lane l gives the address of row l % 8 of matrix l / 8;
+  /// `lane8` is l % 8, `lane16` l % 16, `half` 8 (l / 16) and `quarter`
+  /// 8 ((l / 8) % 2).
+  Value lane8, lane16, half, quarter;
+  /// Subgroup w owns rows [16 R w, 16 R (w + 1)) of the tile, R = `blocks`,
+  /// starting at `warpRows`; the lane's rows are tileRow(r, i), i = 0, 1.
+  int64_t blocks;
+  Value warpRows;
+  /// The A (16-bit), B (16-bit) and C (f32) fragments.
+  VectorType aType, bType, cType;
+  Value zeroC, f32Zero, minusInf;
+  /// Q's column blocks of 16 and the output's column blocks of 8 (one
+  /// accumulator per row block and column block, `accCount` in all).
+  int64_t qBlocks, outBlocks, accCount;
+  /// The lane's rows (two per row block): one running max and sum each.
+  int64_t rowCount;
+  /// The key tile's blocks of 8 keys.
+  int64_t keyBlocks;
+  /// Q's A operands of each column block, loaded once with one row block
+  /// (else per key tile).
+  SmallVector<Value> qOperands;
+};
+
 Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
   Type i32 = b.getI32Type();
   auto pairs = [&](Value fragment) {
@@ -65,296 +99,327 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
   return result;
 }
 
+Value KernelBuilder::mmaSync(Value a, Value bOp, Value acc) {
+  if (half.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  return bf16MmaSync(a, bOp, acc);
+}
+
+Value KernelBuilder::addIndex(Value x, int64_t y) {
+  return y == 0 ? x : arith::AddIOp::create(b, loc, x, index(y)).getResult();
+}
+
+Value KernelBuilder::addIndex(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+Value KernelBuilder::ldMatrix(Value tile, Value row, Value col,
+                              bool transpose) {
+  return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, half), tile,
+                                   ValueRange{row, col}, transpose,
+                                   /*numTiles=*/4)
+      .getResult();
+}
+
+Value KernelBuilder::rowsOf(VectorType type, ArrayRef<Value> rows) {
+  Value v = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  for (auto [i, row] : llvm::enumerate(rows))
+    v = vector::InsertOp::create(b, loc, row, v, ArrayRef<int64_t>{int64_t(i)});
+  return v;
+}
+
+std::pair<Value, Value> KernelBuilder::bOperands(Value v) {
+  auto bType = VectorType::get({2, 2}, half);
+  auto row = [&](int64_t i) -> Value {
+    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+  };
+  return {rowsOf(bType, {row(0), row(1)}), rowsOf(bType, {row(2), row(3)})};
+}
+
+Value KernelBuilder::fragmentOf(VectorType type, ArrayRef<Value> scalars) {
+  int64_t width = type.getDimSize(1);
+  auto rowType = VectorType::get({width}, type.getElementType());
+  SmallVector<Value> rows;
+  for (int64_t i = 0; i < type.getDimSize(0); ++i)
+    rows.push_back(vector::FromElementsOp::create(
+        b, loc, rowType, scalars.slice(i * width, width)));
+  return rowsOf(type, rows);
+}
+
+Value KernelBuilder::fragmentElement(Value v, int64_t i, int64_t e) {
+  return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, e});
+}
+
 void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
                                  std::optional<int64_t> causal) {
-  Type halfType = half;
-  Type f32Type = b.getF32Type();
   // Q, K and V tiles only: the scores never leave registers.
   MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
                   c.asyncCopy, c.rowBlocks == 1, /*stagedSoftmax=*/false);
   OpBuilder::InsertionGuard guard(b);
-  MmaFrame f = beginMma(layout);
-  Value qTile = f.tiles[MmaTiles::Q];
-
-  // m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
-  // A (16x16) as [row g, k 2t..2t+1], [row g+8, k 2t..], [row g, k 2t+8..],
-  // [row g+8, k 2t+8..]; B (16x8) as [k 2t.., col g], [k 2t+8.., col g];
-  // C (16x8, f32) as [row g, col 2t..2t+1], [row g+8, col 2t..].
-  Value lane = arith::RemUIOp::create(b, loc, f.thread, index(32));
-  Value g = arith::DivUIOp::create(b, loc, lane, index(4));
-  Value t = arith::RemUIOp::create(b, loc, lane, index(4));
-  // ldmatrix rows: lane l gives the address of row l % 8 of matrix l / 8.
-  Value lane8 = arith::RemUIOp::create(b, loc, lane, index(8));
-  Value lane16 = arith::RemUIOp::create(b, loc, lane, index(16));
-  Value half = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8));
-  Value quarter = arith::MulIOp::create(
-      b, loc,
-      arith::RemUIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, lane, index(8)), index(2)),
-      index(8));
-  auto add = [&](Value x, int64_t y) -> Value {
-    return y == 0 ? x : arith::AddIOp::create(b, loc, x, index(y)).getResult();
-  };
-  auto addv = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
-  int64_t blocks = c.rowBlocks;
-  // Subgroup w owns rows [16 R w, 16 R (w + 1)) of the tile; the lane's
-  // rows are rowBase(r) + g + 8 i, i = 0, 1.
-  Value warpRows = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, f.thread, index(32)),
-      index(16 * blocks));
-  auto tileRowOf = [&](int64_t r, int64_t i) {
-    return add(addv(warpRows, g), 16 * r + 8 * i);
-  };
-  auto aType = VectorType::get({4, 2}, halfType);
-  auto cType = VectorType::get({2, 2}, f32Type);
-  Value zeroC = arith::ConstantOp::create(
-      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
-  Value f32Zero = f32(0);
-  Value minusInf = f32(-std::numeric_limits<double>::infinity());
-  auto ldmatrix = [&](Value tile, Value row, Value col, bool transpose) {
-    return nvgpu::LdMatrixOp::create(b, loc, aType, tile, ValueRange{row, col},
-                                     transpose, /*numTiles=*/4)
-        .getResult();
-  };
-  // The two B operands in an ldmatrix result (matrices 0-1 and 2-3).
-  // (Row by row: the NVVM lowering takes neither n-D strided slices nor
-  // n-D from_elements.)
-  auto bType = VectorType::get({2, 2}, halfType);
-  auto rowsOf = [&](VectorType type, ArrayRef<Value> rows) -> Value {
-    Value v = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
-    for (auto [i, row] : llvm::enumerate(rows))
-      v = vector::InsertOp::create(b, loc, row, v,
-                                   ArrayRef<int64_t>{int64_t(i)});
-    return v;
-  };
-  auto halves = [&](Value v) -> std::pair<Value, Value> {
-    auto row = [&](int64_t i) -> Value {
-      return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
-    };
-    return {rowsOf(bType, {row(0), row(1)}), rowsOf(bType, {row(2), row(3)})};
-  };
-  // A 2-D fragment from its scalars, row-major, `width` per row.
-  auto fragment = [&](VectorType type, ArrayRef<Value> scalars) -> Value {
-    int64_t width = type.getDimSize(1);
-    auto rowType = VectorType::get({width}, type.getElementType());
-    SmallVector<Value> rows;
-    for (int64_t i = 0; i < type.getDimSize(0); ++i)
-      rows.push_back(vector::FromElementsOp::create(
-          b, loc, rowType, scalars.slice(i * width, width)));
-    return rowsOf(type, rows);
-  };
-  auto mma = [&](Value a, Value bOp, Value acc) -> Value {
-    if (halfType.isF16())
-      return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
-                                      ArrayRef<int64_t>{16, 8, 16});
-    return bf16MmaSync(a, bOp, acc);
-  };
-  auto element = [&](Value v, int64_t i, int64_t e) -> Value {
-    return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i, e});
-  };
-  // A operand r, column block kb of Q (rows 16 r.., columns 16 kb..).
-  auto loadQ = [&](int64_t r, int64_t kb) {
-    return ldmatrix(qTile, add(addv(warpRows, lane16), 16 * r),
-                    add(half, 16 * kb), false);
-  };
-
-  // Reduces `v` over the 4 lanes of a quad (the lanes of one row).
-  auto acrossQuad = [&](Value v, LaneCombine combine) {
-    return reduceAcrossLanes(v, 4, 32, combine);
-  };
-  stageQuery(query, f);
-  int64_t qBlocks = s.headDim / 16;
-  SmallVector<Value> qOperands;
-  if (blocks == 1)
-    for (int64_t kb = 0; kb < qBlocks; ++kb)
-      qOperands.push_back(loadQ(0, kb));
+  MmaSyncWarp w = beginMmaSyncWarp(layout, mask, scale, causal);
+  loadMmaSyncQuery(query, w);
 
   // Iteration arguments: the output accumulators (row block r, 8 columns
   // each), then per row block and half the running max and the lane's part
   // of the running sum, then the K/V tiles'.
-  int64_t outBlocks = s.valueDim / 8;
-  int64_t accCount = blocks * outBlocks;
-  int64_t rowCount = 2 * blocks;
-  SmallVector<Value> init(accCount, zeroC);
-  init.append(rowCount, minusInf);
-  init.append(rowCount, f32Zero);
-  init.append(kvInit(key, value, f));
-  Value keyTiles = keyTileCount(f.tileStart, causal);
-  auto loop = scf::ForOp::create(b, loc, index(0), keyTiles, index(1), init);
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    ValueRange carried = loop.getRegionIterArgs();
-    SmallVector<Value> acc(carried.take_front(accCount));
-    ValueRange runningMax = carried.slice(accCount, rowCount);
-    ValueRange runningSum = carried.slice(accCount + rowCount, rowCount);
-    Value start =
-        arith::MulIOp::create(b, loc, loop.getInductionVar(), index(c.keyTile));
-    SmallVector<Value> next;
-    auto [kTile, vTile] =
-        kvStage(key, value, f, carried.drop_front(accCount + 2 * rowCount),
-                loop.getInductionVar(), next);
+  SmallVector<Value> state(w.accCount, w.zeroC);
+  state.append(w.rowCount, w.minusInf);
+  state.append(w.rowCount, w.f32Zero);
+  SmallVector<Value> kvArgs = kvInit(key, value, w.f);
+  Value keyTiles = keyTileCount(w.f.tileStart, causal);
+  Value step = index(1);
+  Value lb = index(0);
+  SmallVector<Value> results = mmaKeyLoop(
+      key, value, w.f, lb, keyTiles, step, state, kvArgs,
+      [&](ValueRange carried, Value start, Value kTile, Value vTile) {
+        return mmaSyncKeyTile(w, carried, start, kTile, vTile);
+      });
+  writeMmaSyncOutput(w, results, out);
+  endMma(w.f.launch);
+}
 
-    // S = Q K^T: one ldmatrix of K gives the B operands of two 8-key
-    // blocks, each serving every row block.
-    int64_t keyBlocks = c.keyTile / 8;
-    SmallVector<Value> scores(blocks * keyBlocks, zeroC);
-    for (int64_t kb = 0; kb < qBlocks; ++kb) {
-      SmallVector<Value> q;
-      for (int64_t r = 0; r < blocks; ++r)
-        q.push_back(blocks == 1 ? qOperands[kb] : loadQ(r, kb));
-      for (int64_t jb = 0; jb < keyBlocks; jb += 2) {
-        auto [k0, k1] = halves(ldmatrix(kTile, add(addv(lane8, half), 8 * jb),
-                                        add(quarter, 16 * kb), false));
-        for (int64_t r = 0; r < blocks; ++r) {
-          Value &s0 = scores[r * keyBlocks + jb];
-          Value &s1 = scores[r * keyBlocks + jb + 1];
-          s0 = mma(q[r], k0, s0);
-          s1 = mma(q[r], k1, s1);
-        }
-      }
-    }
+KernelBuilder::MmaSyncWarp
+KernelBuilder::beginMmaSyncWarp(const MmaTiles &layout, Value mask,
+                                double scale, std::optional<int64_t> causal) {
+  MmaSyncWarp w;
+  w.f = beginMma(layout, mask, scale, causal);
+  w.qTile = w.f.tiles[MmaTiles::Q];
+  Value lane = arith::RemUIOp::create(b, loc, w.f.thread, index(32));
+  w.g = arith::DivUIOp::create(b, loc, lane, index(4));
+  w.t = arith::RemUIOp::create(b, loc, lane, index(4));
+  w.lane8 = arith::RemUIOp::create(b, loc, lane, index(8));
+  w.lane16 = arith::RemUIOp::create(b, loc, lane, index(16));
+  w.half = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, index(16)), index(8));
+  w.quarter = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, index(8)), index(2)),
+      index(8));
+  w.blocks = c.rowBlocks;
+  w.warpRows = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, w.f.thread, index(32)),
+      index(16 * w.blocks));
+  Type f32Type = b.getF32Type();
+  w.aType = VectorType::get({4, 2}, half);
+  w.bType = VectorType::get({2, 2}, half);
+  w.cType = VectorType::get({2, 2}, f32Type);
+  w.zeroC = arith::ConstantOp::create(
+      b, loc, w.cType, DenseElementsAttr::get(w.cType, b.getF32FloatAttr(0)));
+  w.f32Zero = f32(0);
+  w.minusInf = f32(-std::numeric_limits<double>::infinity());
+  w.qBlocks = s.headDim / 16;
+  w.outBlocks = s.valueDim / 8;
+  w.accCount = w.blocks * w.outBlocks;
+  w.rowCount = 2 * w.blocks;
+  w.keyBlocks = c.keyTile / 8;
+  return w;
+}
 
-    // Base-2 scores: unscaled products times scale log2(e) where no row of
-    // the subgroup needs masking (no mask operand, no position past the end
-    // or after the causal bound of the subgroup's first row), else masked
-    // element by element.
-    Value log2e = f32(kLog2E);
-    Value scaleLog2e = f32(scale * kLog2E);
-    Value unmasked = unmaskedTile(start, f.tileStart, warpRows, bool(mask),
-                                  causal, /*syncOrder=*/true);
-    SmallVector<Type> scoreTypes(scores.size(), cType);
-    auto scaled = scf::IfOp::create(b, loc, scoreTypes, unmasked,
-                                    /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(scaled.thenBlock());
-      Value factor = vector::BroadcastOp::create(b, loc, cType, scaleLog2e);
-      SmallVector<Value> results;
-      for (Value v : scores)
-        results.push_back(arith::MulFOp::create(b, loc, v, factor));
-      scf::YieldOp::create(b, loc, results);
-      b.setInsertionPointToStart(scaled.elseBlock());
-      results.clear();
-      for (int64_t r = 0; r < blocks; ++r) {
-        Value rows[2];
-        Value loadRows[2];
-        for (int64_t i = 0; i < 2; ++i) {
-          rows[i] = addv(f.tileStart, tileRowOf(r, i));
-          loadRows[i] =
-              arith::MinUIOp::create(b, loc, rows[i], index(s.queries - 1));
-        }
-        for (int64_t jb = 0; jb < keyBlocks; ++jb) {
-          Value v = scores[r * keyBlocks + jb];
-          Value column = add(start, 8 * jb);
-          column = addv(column, arith::MulIOp::create(b, loc, t, index(2)));
-          SmallVector<Value> elements;
-          for (int64_t i = 0; i < 2; ++i)
-            for (int64_t e = 0; e < 2; ++e)
-              elements.push_back(arith::MulFOp::create(
-                  b, loc,
-                  maskedScore(element(v, i, e), scale, mask, f.head, rows[i],
-                              loadRows[i], add(column, e), causal),
-                  log2e));
-          results.push_back(fragment(cType, elements));
-        }
-      }
-      scf::YieldOp::create(b, loc, results);
-    }
+void KernelBuilder::loadMmaSyncQuery(Value query, MmaSyncWarp &w) {
+  stageQuery(query, w.f);
+  if (w.blocks == 1)
+    for (int64_t kb = 0; kb < w.qBlocks; ++kb)
+      w.qOperands.push_back(mmaSyncQOperand(w, 0, kb));
+}
 
-    // Per row: the max over the lane's scores and the 3 other lanes of its
-    // quad, alpha = exp2(oldMax - max), P = exp2(s - max) rounded to f16;
-    // the lane sums its own P as rounded (the quad's parts add up at the
-    // end).
-    SmallVector<Value> newMax, newSum, alpha;
-    // probs[(r * keyBlocks + jb) * 4 + 2 i + e], f16.
-    SmallVector<Value> probs(scores.size() * 4);
-    for (int64_t r = 0; r < blocks; ++r) {
-      for (int64_t i = 0; i < 2; ++i) {
-        int64_t k = 2 * r + i;
-        // The lane's scores of the row, (jb, e) in order.
-        SmallVector<Value> rowScores;
-        for (int64_t jb = 0; jb < keyBlocks; ++jb)
-          for (int64_t e = 0; e < 2; ++e)
-            rowScores.push_back(
-                element(scaled.getResult(r * keyBlocks + jb), i, e));
-        Value m = minusInf;
-        for (Value score : rowScores)
-          m = arith::MaximumFOp::create(b, loc, m, score);
-        Value rowMax = arith::MaximumFOp::create(
-            b, loc, runningMax[k], acrossQuad(m, LaneCombine::Max));
-        SoftmaxRescale step =
-            softmaxRescale(runningMax[k], rowMax, minusInf, /*base2=*/true);
-        alpha.push_back(step.alpha);
-        Value sum = f32Zero;
-        for (int64_t jb = 0; jb < keyBlocks; ++jb)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value p = softmaxWeight(
-                step.none, f32Zero,
-                arith::SubFOp::create(b, loc, rowScores[2 * jb + e], rowMax),
-                /*base2=*/true);
-            Value rounded = castFloat(b, loc, p, halfType);
-            probs[(r * keyBlocks + jb) * 4 + 2 * i + e] = rounded;
-            sum = arith::AddFOp::create(b, loc, sum,
-                                        castFloat(b, loc, rounded, f32Type));
-          }
-        newMax.push_back(rowMax);
-        newSum.push_back(rescaledSum(runningSum[k], alpha.back(), sum));
-      }
-      // O = alpha O, row by row.
-      Value alphas = fragment(cType, {alpha[2 * r], alpha[2 * r],
-                                      alpha[2 * r + 1], alpha[2 * r + 1]});
-      for (int64_t db = 0; db < outBlocks; ++db) {
-        Value &o = acc[r * outBlocks + db];
-        o = arith::MulFOp::create(b, loc, o, alphas);
-      }
-    }
+Value KernelBuilder::mmaSyncQOperand(const MmaSyncWarp &w, int64_t r,
+                                     int64_t kb) {
+  return ldMatrix(w.qTile, addIndex(addIndex(w.warpRows, w.lane16), 16 * r),
+                  addIndex(w.half, 16 * kb), false);
+}
 
-    // O += P V: the C fragments of two 8-key blocks of P are the A operand
-    // of their 16 keys; one transposed ldmatrix of V gives the B operands
-    // of two 8-column blocks.
-    for (int64_t jb = 0; jb < keyBlocks; jb += 2) {
-      SmallVector<Value> p;
-      for (int64_t r = 0; r < blocks; ++r) {
-        auto at = [&](int64_t block, int64_t i, int64_t e) {
-          return probs[(r * keyBlocks + block) * 4 + 2 * i + e];
-        };
-        p.push_back(
-            fragment(aType, {at(jb, 0, 0), at(jb, 0, 1), at(jb, 1, 0),
-                             at(jb, 1, 1), at(jb + 1, 0, 0), at(jb + 1, 0, 1),
-                             at(jb + 1, 1, 0), at(jb + 1, 1, 1)}));
-      }
-      for (int64_t db = 0; db < outBlocks; db += 2) {
-        auto [v0, v1] = halves(ldmatrix(
-            vTile, add(addv(lane8, quarter), 8 * jb), add(half, 8 * db), true));
-        for (int64_t r = 0; r < blocks; ++r) {
-          Value &o0 = acc[r * outBlocks + db];
-          Value &o1 = acc[r * outBlocks + db + 1];
-          o0 = mma(p[r], v0, o0);
-          o1 = mma(p[r], v1, o1);
-        }
-      }
-    }
-    SmallVector<Value> yielded(acc);
-    yielded.append(newMax);
-    yielded.append(newSum);
-    yielded.append(next);
-    scf::YieldOp::create(b, loc, yielded);
+Value KernelBuilder::mmaSyncTileRow(const MmaSyncWarp &w, int64_t r,
+                                    int64_t i) {
+  return addIndex(addIndex(w.warpRows, w.g), 16 * r + 8 * i);
+}
+
+SmallVector<Value> KernelBuilder::mmaSyncKeyTile(const MmaSyncWarp &w,
+                                                 ValueRange carried,
+                                                 Value start, Value kTile,
+                                                 Value vTile) {
+  SmallVector<Value> acc(carried.take_front(w.accCount));
+  ValueRange runningMax = carried.slice(w.accCount, w.rowCount);
+  ValueRange runningSum = carried.slice(w.accCount + w.rowCount, w.rowCount);
+  SmallVector<Value> scores = mmaSyncScores(w, kTile);
+  ValueRange scaled = mmaSyncBase2Scores(w, scores, start);
+  SmallVector<Value> newMax, newSum;
+  SmallVector<Value> probs =
+      mmaSyncSoftmax(w, scaled, runningMax, runningSum, acc, newMax, newSum);
+  mmaSyncAccumulate(w, probs, vTile, acc);
+  SmallVector<Value> next(acc);
+  next.append(newMax);
+  next.append(newSum);
+  return next;
+}
+
+void KernelBuilder::mmaSyncPairs(const MmaSyncWarp &w, ArrayRef<Value> a,
+                                 Value bMatrices, SmallVector<Value> &acc,
+                                 int64_t stride, int64_t first) {
+  auto [b0, b1] = bOperands(bMatrices);
+  for (int64_t r = 0; r < w.blocks; ++r) {
+    Value &c0 = acc[r * stride + first];
+    Value &c1 = acc[r * stride + first + 1];
+    c0 = mmaSync(a[r], b0, c0);
+    c1 = mmaSync(a[r], b1, c1);
   }
-  kvFinish(loop.getResults().drop_front(accCount + 2 * rowCount));
+}
 
-  // O / sum, each lane storing its two columns of each 8-column block.
-  Value column = arith::MulIOp::create(b, loc, t, index(2));
-  for (int64_t r = 0; r < blocks; ++r)
+SmallVector<Value> KernelBuilder::mmaSyncScores(const MmaSyncWarp &w,
+                                                Value kTile) {
+  // S = Q K^T: one ldmatrix of K gives the B operands of two 8-key
+  // blocks, each serving every row block.
+  SmallVector<Value> scores(w.blocks * w.keyBlocks, w.zeroC);
+  for (int64_t kb = 0; kb < w.qBlocks; ++kb) {
+    SmallVector<Value> q;
+    for (int64_t r = 0; r < w.blocks; ++r)
+      q.push_back(w.blocks == 1 ? w.qOperands[kb] : mmaSyncQOperand(w, r, kb));
+    for (int64_t jb = 0; jb < w.keyBlocks; jb += 2)
+      mmaSyncPairs(w, q,
+                   ldMatrix(kTile, addIndex(addIndex(w.lane8, w.half), 8 * jb),
+                            addIndex(w.quarter, 16 * kb), false),
+                   scores, w.keyBlocks, jb);
+  }
+  return scores;
+}
+
+ValueRange KernelBuilder::mmaSyncBase2Scores(const MmaSyncWarp &w,
+                                             ArrayRef<Value> scores,
+                                             Value start) {
+  // Base-2 scores: unscaled products times scale log2(e) where no row of
+  // the subgroup needs masking (no mask operand, no position past the end
+  // or after the causal bound of the subgroup's first row), else masked
+  // element by element.
+  Value log2e = f32(kLog2E);
+  Value scaleLog2e = f32(w.f.scale * kLog2E);
+  Value unmasked = unmaskedTile(start, w.f.tileStart, w.warpRows,
+                                bool(w.f.mask), w.f.causal, /*syncOrder=*/true);
+  SmallVector<Type> scoreTypes(scores.size(), w.cType);
+  auto scaled = scf::IfOp::create(b, loc, scoreTypes, unmasked,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard ifGuard(b);
+  b.setInsertionPointToStart(scaled.thenBlock());
+  Value factor = vector::BroadcastOp::create(b, loc, w.cType, scaleLog2e);
+  SmallVector<Value> results;
+  for (Value v : scores)
+    results.push_back(arith::MulFOp::create(b, loc, v, factor));
+  scf::YieldOp::create(b, loc, results);
+  b.setInsertionPointToStart(scaled.elseBlock());
+  results.clear();
+  for (int64_t r = 0; r < w.blocks; ++r) {
+    Value rows[2];
+    Value loadRows[2];
     for (int64_t i = 0; i < 2; ++i) {
-      Value sum = acrossQuad(loop.getResult(accCount + rowCount + 2 * r + i),
-                             LaneCombine::Sum);
+      rows[i] = addIndex(w.f.tileStart, mmaSyncTileRow(w, r, i));
+      loadRows[i] =
+          arith::MinUIOp::create(b, loc, rows[i], index(s.queries - 1));
+    }
+    for (int64_t jb = 0; jb < w.keyBlocks; ++jb) {
+      Value v = scores[r * w.keyBlocks + jb];
+      Value column = addIndex(start, 8 * jb);
+      column = addIndex(column, arith::MulIOp::create(b, loc, w.t, index(2)));
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t e = 0; e < 2; ++e)
+          elements.push_back(arith::MulFOp::create(
+              b, loc,
+              maskedScore(fragmentElement(v, i, e), w.f.scale, w.f.mask,
+                          w.f.head, rows[i], loadRows[i], addIndex(column, e),
+                          w.f.causal),
+              log2e));
+      results.push_back(fragmentOf(w.cType, elements));
+    }
+  }
+  scf::YieldOp::create(b, loc, results);
+  return scaled.getResults();
+}
+
+SmallVector<Value> KernelBuilder::mmaSyncSoftmax(
+    const MmaSyncWarp &w, ValueRange scores, ValueRange runningMax,
+    ValueRange runningSum, SmallVector<Value> &acc, SmallVector<Value> &newMax,
+    SmallVector<Value> &newSum) {
+  // Per row: the max over the lane's scores and the 3 other lanes of its
+  // quad, alpha = exp2(oldMax - max), P = exp2(s - max) rounded to 16
+  // bits; the lane sums its own P as rounded (the quad's parts add up at
+  // the end).
+  SmallVector<Value> alpha;
+  // probs[(r * keyBlocks + jb) * 4 + 2 i + e], 16-bit.
+  SmallVector<Value> probs(scores.size() * 4);
+  for (int64_t r = 0; r < w.blocks; ++r) {
+    for (int64_t i = 0; i < 2; ++i) {
+      int64_t k = 2 * r + i;
+      // The lane's scores of the row, (jb, e) in order.
+      SmallVector<Value> rowScores;
+      for (int64_t jb = 0; jb < w.keyBlocks; ++jb)
+        for (int64_t e = 0; e < 2; ++e)
+          rowScores.push_back(
+              fragmentElement(scores[r * w.keyBlocks + jb], i, e));
+      Value m = w.minusInf;
+      for (Value score : rowScores)
+        m = arith::MaximumFOp::create(b, loc, m, score);
+      SoftmaxRescale step =
+          foldRowMax(runningMax[k], m, /*lanes=*/4, /*width=*/32, w.minusInf);
+      alpha.push_back(step.alpha);
+      Value sum = w.f32Zero;
+      for (int64_t jb = 0; jb < w.keyBlocks; ++jb)
+        for (int64_t e = 0; e < 2; ++e)
+          probs[(r * w.keyBlocks + jb) * 4 + 2 * i + e] = roundedWeight(
+              step.none, w.f32Zero,
+              arith::SubFOp::create(b, loc, rowScores[2 * jb + e], step.newMax),
+              half, sum);
+      newMax.push_back(step.newMax);
+      newSum.push_back(rescaledSum(runningSum[k], alpha.back(), sum));
+    }
+    // O = alpha O, row by row.
+    Value alphas = fragmentOf(w.cType, {alpha[2 * r], alpha[2 * r],
+                                        alpha[2 * r + 1], alpha[2 * r + 1]});
+    for (int64_t db = 0; db < w.outBlocks; ++db) {
+      Value &o = acc[r * w.outBlocks + db];
+      o = arith::MulFOp::create(b, loc, o, alphas);
+    }
+  }
+  return probs;
+}
+
+void KernelBuilder::mmaSyncAccumulate(const MmaSyncWarp &w,
+                                      ArrayRef<Value> probs, Value vTile,
+                                      SmallVector<Value> &acc) {
+  // O += P V: the C fragments of two 8-key blocks of P are the A operand
+  // of their 16 keys; one transposed ldmatrix of V gives the B operands
+  // of two 8-column blocks.
+  for (int64_t jb = 0; jb < w.keyBlocks; jb += 2) {
+    SmallVector<Value> p;
+    for (int64_t r = 0; r < w.blocks; ++r) {
+      auto at = [&](int64_t block, int64_t i, int64_t e) {
+        return probs[(r * w.keyBlocks + block) * 4 + 2 * i + e];
+      };
+      p.push_back(
+          fragmentOf(w.aType, {at(jb, 0, 0), at(jb, 0, 1), at(jb, 1, 0),
+                               at(jb, 1, 1), at(jb + 1, 0, 0), at(jb + 1, 0, 1),
+                               at(jb + 1, 1, 0), at(jb + 1, 1, 1)}));
+    }
+    for (int64_t db = 0; db < w.outBlocks; db += 2)
+      mmaSyncPairs(w, p,
+                   ldMatrix(vTile,
+                            addIndex(addIndex(w.lane8, w.quarter), 8 * jb),
+                            addIndex(w.half, 8 * db), true),
+                   acc, w.outBlocks, db);
+  }
+}
+
+void KernelBuilder::writeMmaSyncOutput(const MmaSyncWarp &w, ValueRange results,
+                                       Value out) {
+  // O / sum, each lane storing its two columns of each 8-column block.
+  Value column = arith::MulIOp::create(b, loc, w.t, index(2));
+  for (int64_t r = 0; r < w.blocks; ++r)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value sum =
+          reduceAcrossLanes(results[w.accCount + w.rowCount + 2 * r + i], 4, 32,
+                            LaneCombine::Sum);
       Value inverse = arith::DivFOp::create(b, loc, f32(1), sum);
-      Value row = addv(f.tileStart, tileRowOf(r, i));
+      Value row = addIndex(w.f.tileStart, mmaSyncTileRow(w, r, i));
       auto store = scf::IfOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
@@ -362,22 +427,20 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
           /*withElseRegion=*/false);
       OpBuilder::InsertionGuard storeGuard(b);
       b.setInsertionPointToStart(store.thenBlock());
-      for (int64_t db = 0; db < outBlocks; ++db) {
-        Value o = loop.getResult(r * outBlocks + db);
+      for (int64_t db = 0; db < w.outBlocks; ++db) {
+        Value o = results[r * w.outBlocks + db];
         SmallVector<Value> pair;
         for (int64_t e = 0; e < 2; ++e)
           pair.push_back(castFloat(
-              b, loc, arith::MulFOp::create(b, loc, element(o, i, e), inverse),
+              b, loc,
+              arith::MulFOp::create(b, loc, fragmentElement(o, i, e), inverse),
               s.resultElement));
         vector::StoreOp::create(
             b, loc,
             vector::FromElementsOp::create(
                 b, loc, VectorType::get({2}, s.resultElement), pair),
-            out, ValueRange{f.head, row, add(column, 8 * db)})
+            out, ValueRange{w.f.head, row, addIndex(column, 8 * db)})
             .setAlignment(s.resultElement.getIntOrFloatBitWidth() / 4);
       }
     }
-  markOccupancy(f.launch);
-  b.setInsertionPointToEnd(&f.launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
 }
