@@ -765,10 +765,244 @@ bool cachet::benchArtifact(const std::string &artifact, unsigned seed,
                          result.times, error);
 }
 
-int cachet::runArtifact(const RunOptions &options, std::ostream &out,
-                        std::ostream &err) {
-  Manifest manifest;
+namespace {
+
+/// The bytes of each argument or each result of a call.
+using Buffers = std::vector<std::vector<uint8_t>>;
+
+/// What the variants give back and runArtifact compares: the results, then
+/// the arguments that a result aliases (a cache updated in place and
+/// returned): the caller's buffer itself must hold the update. An argument
+/// written but not returned holds whatever bufferization left there, which
+/// tensor semantics do not define, so it is not compared.
+struct Output {
+  std::string label;
+  const Tensor *tensor;
+  bool isArgument;
+  size_t index;
+
+  /// This output's bytes among a call's `results` and (updated) `args`.
+  const std::vector<uint8_t> &bytesOf(const Buffers &results,
+                                      const Buffers &args) const {
+    return isArgument ? args[index] : results[index];
+  }
+};
+
+/// The outputs of the entry of `manifest`, results first.
+std::vector<Output> entryOutputs(const Manifest &manifest) {
+  std::vector<Output> outputs;
+  for (size_t r = 0; r < manifest.results.size(); ++r)
+    outputs.push_back(
+        {"result " + std::to_string(r), &manifest.results[r], false, r});
+  for (size_t i = 0; i < manifest.arguments.size(); ++i)
+    if (std::any_of(
+            manifest.results.begin(), manifest.results.end(),
+            [&](const Tensor &r) { return r.aliases == static_cast<int>(i); }))
+      outputs.push_back({"argument " + std::to_string(i) + " (updated)",
+                         &manifest.arguments[i], true, i});
+  return outputs;
+}
+
+/// The check of one output against the CPU reference's: elementwise,
+/// against the larger of |ref| and the reference's root mean square (a sum
+/// whose terms cancel is as precise as its terms).
+class OutputCheck {
+public:
+  /// Prepares the check of `tensor`, `gpuBytes` on the GPU and `refBytes`
+  /// on the CPU; `refResults` are all of the reference's results (an
+  /// argmax is checked against the values it is the argmax of).
+  OutputCheck(const Manifest &manifest, const Tensor &tensor, bool isArgument,
+              const std::vector<uint8_t> &gpuBytes,
+              const std::vector<uint8_t> &refBytes, const Buffers &refResults);
+  /// Compares the values; returns false when some are outside what the
+  /// check accepts.
+  bool compare();
+  /// Prints the check's line for the output `label`.
+  void print(const std::string &label, std::ostream &out) const;
+
+private:
+  /// Value `i` of the reference.
+  double refAt(int64_t i) const {
+    return blocks ? refValues[i] : readElement(readAs, refBytes.data(), i);
+  }
+  /// Value `i` of the GPU.
+  double gpuAt(int64_t i) const {
+    return blocks ? gpuValues[i] : readElement(readAs, gpuBytes.data(), i);
+  }
+
+  const Tensor &t;
+  const std::vector<uint8_t> &gpuBytes, &refBytes;
+  std::string element;
+  double atol = 0, rtol = 0;
+  /// ggml blocks (a quantized cache) are decoded and compared as values:
+  /// a value computed from floats on another device may sit on the other
+  /// side of a rounding boundary, one quantization step away.
+  std::vector<double> gpuValues, refValues, refSteps, gpuSteps;
+  bool blocks = false;
+  int64_t count = 0;
+  std::string readAs;
+  double rms = 0;
+  /// Integers and ggml blocks are compared exactly, except that i8 values
+  /// (a quantized cache computed from floats, whose sums run in another
+  /// order on the GPU) may be one step apart in 1% of them.
+  bool integer = false, quantized = false;
+  /// An argmax (cachet.argmax_of): another index is as good when the
+  /// reference's value there ties its best one within that result's
+  /// tolerance; element i is the argmax of the i-th of the last rows.
+  ArgmaxTies ties;
+  /// int8 values quantized from bf16 data (q8_0's 255 levels are as fine
+  /// as bf16's 8-bit mantissa): a bf16 rounding moves x / d by up to
+  /// |q| 2^-8, about half a level, and d as much; any value may be one
+  /// step apart and 1% two steps.
+  bool coarseSource = false;
+  double maxAbs = 0, maxRel = 0;
+  int64_t bad = 0, oneStep = 0, twoSteps = 0, tied = 0;
+};
+
+OutputCheck::OutputCheck(const Manifest &manifest, const Tensor &tensor,
+                         bool isArgument, const std::vector<uint8_t> &gpuBytes,
+                         const std::vector<uint8_t> &refBytes,
+                         const Buffers &refResults)
+    : t(tensor), gpuBytes(gpuBytes), refBytes(refBytes) {
+  element = checkElement(manifest, t);
+  std::tie(atol, rtol) = tolerance(element);
+  blocks = !t.blockFormat.empty() &&
+           decodeBlocks(t.blockFormat, gpuBytes, gpuValues, gpuSteps) &&
+           decodeBlocks(t.blockFormat, refBytes, refValues, refSteps);
+  double squares = 0;
+  count = blocks                  ? int64_t(refValues.size())
+          : t.blockFormat.empty() ? t.count()
+                                  : int64_t(refBytes.size());
+  readAs = t.blockFormat.empty() ? t.element : "u8";
+  for (int64_t i = 0; i < count; ++i) {
+    double b = refAt(i);
+    if (std::isfinite(b))
+      squares += b * b;
+  }
+  rms = count ? std::sqrt(squares / count) : 0;
+  integer = !blocks && (!t.blockFormat.empty() || readAs[0] == 'i');
+  quantized = t.blockFormat.empty() && readAs == "i8";
+  if (integer && !isArgument && t.argmaxOf >= 0 &&
+      t.argmaxOf < static_cast<int>(manifest.results.size()))
+    ties = ArgmaxTies(manifest, manifest.results[t.argmaxOf],
+                      refResults[t.argmaxOf], count);
+  coarseSource = quantized && element == "bf16";
+}
+
+bool OutputCheck::compare() {
+  for (int64_t i = 0; i < count; ++i) {
+    double a = gpuAt(i);
+    double b = refAt(i);
+    double diff = std::fabs(a - b);
+    double within = atol + rtol * std::max(std::fabs(b), rms);
+    if (quantized && diff == 1)
+      ++oneStep;
+    else if (coarseSource && diff == 2)
+      ++twoSteps;
+    else if (blocks && diff > within &&
+             diff <= std::max(refSteps[i], gpuSteps[i]) * 1.001 + within)
+      ++oneStep;
+    else if (diff != 0 && ties.tie(i, b, a))
+      ++tied;
+    else if (std::isnan(a) != std::isnan(b) ||
+             (integer ? diff != 0
+                      : diff > atol + rtol * std::max(std::fabs(b), rms)))
+      ++bad;
+    maxAbs = std::max(maxAbs, diff);
+    if (b != 0)
+      maxRel = std::max(maxRel, diff / std::fabs(b));
+  }
+  if (coarseSource && twoSteps * 100 > count)
+    bad += twoSteps;
+  else if (!coarseSource && oneStep * 100 > count)
+    bad += oneStep;
+  return bad == 0;
+}
+
+void OutputCheck::print(const std::string &label, std::ostream &out) const {
+  out << "check " << label << " vs CPU reference: max abs error "
+      << std::scientific << std::setprecision(3) << maxAbs << ", max rel error "
+      << maxRel << " (";
+  if (coarseSource)
+    out << "i8 from bf16: equal, one step apart, or two steps apart in at "
+           "most 1%; "
+        << oneStep << " one step, " << twoSteps << " two steps apart";
+  else if (quantized)
+    out << "i8: equal, or one step apart in at most 1%; " << oneStep
+        << " one step apart";
+  else if (blocks)
+    out << t.blockFormat << " decoded: " << element << " tolerance " << atol
+        << " + " << rtol << " x max(|ref|, rms ref " << rms
+        << "), or one quantization step apart in at most 1%; " << oneStep
+        << " one step apart";
+  else if (ties)
+    out << t.element << ": exact, or a tie within the tolerance of result "
+        << t.argmaxOf << "; " << tied << " tied";
+  else if (integer)
+    out << (t.blockFormat.empty() ? t.element : t.blockFormat)
+        << ": byte-exact";
+  else
+    out << element << " tolerance " << atol << " + " << rtol
+        << " x max(|ref|, rms ref " << rms << ")";
+  out << "): " << std::defaultfloat
+      << (bad ? "FAIL (" + std::to_string(bad) + " of " +
+                    std::to_string(count) + " outside)"
+              : std::string("PASS"))
+      << "\n";
+}
+
+/// One run of runArtifact, a member function per step. A step returns 0 to
+/// go on, else the exit code the run stops with.
+class ArtifactRun {
+public:
+  ArtifactRun(const RunOptions &options, std::ostream &out, std::ostream &err)
+      : options(options), out(out), err(err) {}
+
+  /// Reads the artifact's manifest and names its entry.
+  int loadArtifact();
+  /// Reads the input files, or makes random inputs, and lists them.
+  int prepareInputs();
+  /// Points the mgpu* functions at the artifact's backend and names the
+  /// device.
+  int openDevice();
+  /// Calls the GPU variant (rewrites on) and lists its results.
+  int runGpu();
+  /// With `check`: compares the outputs with the CPU reference's.
+  int checkReference();
+  /// With `compareRewrites`: compares the outputs with rewrites off and on.
+  int compareRewrites();
+  /// With `repeat`: times the GPU variants, rewrites off and on.
+  int timeVariants();
+  /// 1 when a check or comparison failed, else 0.
+  int getStatus() const { return status; }
+
+private:
+  /// Loads the variant at `path` into `variant` and calls it on `args`, a
+  /// copy of the inputs (the entry may update arguments in place), giving
+  /// `results`; false with `error` set where either fails.
+  bool callVariant(Variant &variant, const std::string &path, Buffers &args,
+                   Buffers &results);
+
+  const RunOptions &options;
+  std::ostream &out, &err;
   std::string error;
+  Manifest manifest;
+  Buffers inputs;
+  CachetRuntime runtime = nullptr;
+  Variant gpu, gpuNoRewrite, reference;
+  /// The arguments and results of the GPU variant (rewrites on).
+  Buffers gpuArgs, gpuResults;
+  int status = 0;
+};
+
+bool ArtifactRun::callVariant(Variant &variant, const std::string &path,
+                              Buffers &args, Buffers &results) {
+  args = inputs;
+  return variant.load(path, manifest.entry, error) &&
+         variant.call(manifest, args, results, error);
+}
+
+int ArtifactRun::loadArtifact() {
   if (!readManifest(options.artifact, manifest, error)) {
     err << "cachet-runner: " << error << "\n";
     return 2;
@@ -776,9 +1010,11 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   out << "entry @" << manifest.entry << " (target " << manifest.target
       << (manifest.chip.empty() ? "" : " " + manifest.chip) << ", profile "
       << (manifest.profile.empty() ? "none" : manifest.profile) << ")\n";
+  return 0;
+}
 
-  // Inputs.
-  std::vector<std::vector<uint8_t>> inputs(manifest.arguments.size());
+int ArtifactRun::prepareInputs() {
+  inputs.assign(manifest.arguments.size(), {});
   if (!options.inputFiles.empty()) {
     if (options.inputFiles.size() != inputs.size()) {
       err << "cachet-runner: @" << manifest.entry << " takes " << inputs.size()
@@ -813,25 +1049,24 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     out << "  arg " << i << ": " << manifest.arguments[i].str() << "\n";
+  return 0;
+}
 
+int ArtifactRun::openDevice() {
   // The artifact's kernels run on its target's backend; the mgpu* functions
   // of libcachet_runtime are told before the first of them runs.
-  CachetRuntime runtime = nullptr;
   CachetDeviceInfo info;
   if (!openRuntime(manifest, runtime, info, error)) {
     err << "cachet-runner: " << error << "\n";
     return 2;
   }
   out << "device: " << info.name << " (" << info.backend << ")\n";
+  return 0;
+}
 
-  // Each variant gets its own copy of the inputs: the entry may update
-  // arguments in place.
-  Variant gpu, gpuNoRewrite, reference;
-  std::vector<std::vector<uint8_t>> gpuResults, gpuArgs = inputs;
-  if (!gpu.load(manifest.gpu, manifest.entry, error) ||
-      !gpu.call(manifest, gpuArgs, gpuResults, error))
+int ArtifactRun::runGpu() {
+  if (!callVariant(gpu, manifest.gpu, gpuArgs, gpuResults))
     return reportFailure(gpu, error, err);
-  int status = 0;
   for (size_t r = 0; r < gpuResults.size(); ++r) {
     const Tensor &t = manifest.results[r];
     out << "result " << r << ": " << t.str() << "\n";
@@ -842,205 +1077,96 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
       out << std::setprecision(6) << "\n";
     }
   }
+  return 0;
+}
 
-  // What the variants give back: the results, then the arguments that a
-  // result aliases (a cache updated in place and returned): the caller's
-  // buffer itself must hold the update. An argument written but not
-  // returned holds whatever bufferization left there, which tensor semantics
-  // do not define, so it is not compared.
-  struct Output {
-    std::string label;
-    const Tensor *tensor;
-    bool isArgument;
-    size_t index;
+int ArtifactRun::checkReference() {
+  if (!options.check)
+    return 0;
+  Buffers refArgs, refResults;
+  if (!callVariant(reference, manifest.reference, refArgs, refResults)) {
+    err << "cachet-runner: reference: " << error << "\n";
+    return 2;
+  }
+  for (const Output &o : entryOutputs(manifest)) {
+    OutputCheck check(manifest, *o.tensor, o.isArgument,
+                      o.bytesOf(gpuResults, gpuArgs),
+                      o.bytesOf(refResults, refArgs), refResults);
+    if (!check.compare())
+      status = 1;
+    check.print(o.label, out);
+  }
+  return 0;
+}
+
+int ArtifactRun::compareRewrites() {
+  if (!options.compareRewrites)
+    return 0;
+  Buffers offArgs, offResults;
+  if (!callVariant(gpuNoRewrite, manifest.gpuNoRewrite, offArgs, offResults))
+    return reportFailure(gpuNoRewrite, "rewrites off: " + error, err);
+  for (const Output &o : entryOutputs(manifest)) {
+    const std::vector<uint8_t> &onBytes = o.bytesOf(gpuResults, gpuArgs);
+    bool same = o.bytesOf(offResults, offArgs) == onBytes;
+    out << "rewrites off vs on, " << o.label << ": "
+        << (same ? "byte-identical" : "DIFFERENT") << " (" << onBytes.size()
+        << " bytes)\n";
+    if (!same)
+      status = 1;
+  }
+  return 0;
+}
+
+int ArtifactRun::timeVariants() {
+  if (options.repeat <= 0)
+    return 0;
+  if (!options.compareRewrites &&
+      !gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error))
+    return reportFailure(gpuNoRewrite, error, err);
+  VariantTimes times[2];
+  Variant *variants[2] = {&gpuNoRewrite, &gpu};
+  if (!timeInterleaved(manifest, inputs, variants, 0, options.repeat, runtime,
+                       times, error)) {
+    err << "cachet-runner: " << error << "\n";
+    return 2;
+  }
+  auto report = [&](const std::vector<double> &t) {
+    Spread s = spread(t);
+    out << " " << std::fixed << std::setprecision(3) << s.median << " ["
+        << s.min << ", " << s.max << "]" << std::defaultfloat;
   };
-  std::vector<Output> outputs;
-  for (size_t r = 0; r < manifest.results.size(); ++r)
-    outputs.push_back(
-        {"result " + std::to_string(r), &manifest.results[r], false, r});
-  for (size_t i = 0; i < manifest.arguments.size(); ++i)
-    if (std::any_of(
-            manifest.results.begin(), manifest.results.end(),
-            [&](const Tensor &r) { return r.aliases == static_cast<int>(i); }))
-      outputs.push_back({"argument " + std::to_string(i) + " (updated)",
-                         &manifest.arguments[i], true, i});
-  auto bytesOf = [&](const Output &o,
-                     const std::vector<std::vector<uint8_t>> &results,
-                     const std::vector<std::vector<uint8_t>> &args)
-      -> const std::vector<uint8_t> & {
-    return o.isArgument ? args[o.index] : results[o.index];
-  };
-
-  if (options.check) {
-    std::vector<std::vector<uint8_t>> refResults, refArgs = inputs;
-    if (!reference.load(manifest.reference, manifest.entry, error) ||
-        !reference.call(manifest, refArgs, refResults, error)) {
-      err << "cachet-runner: reference: " << error << "\n";
-      return 2;
-    }
-    for (const Output &o : outputs) {
-      const Tensor &t = *o.tensor;
-      const std::vector<uint8_t> &gpuBytes = bytesOf(o, gpuResults, gpuArgs);
-      const std::vector<uint8_t> &refBytes = bytesOf(o, refResults, refArgs);
-      // Elementwise, against the larger of |ref| and the reference's root
-      // mean square: a sum whose terms cancel is as precise as its terms.
-      std::string element = checkElement(manifest, t);
-      auto [atol, rtol] = tolerance(element);
-      // ggml blocks (a quantized cache) are decoded and compared as values:
-      // a value computed from floats on another device may sit on the
-      // other side of a rounding boundary, one quantization step away.
-      std::vector<double> gpuValues, refValues, refSteps, gpuSteps;
-      bool blocks =
-          !t.blockFormat.empty() &&
-          decodeBlocks(t.blockFormat, gpuBytes, gpuValues, gpuSteps) &&
-          decodeBlocks(t.blockFormat, refBytes, refValues, refSteps);
-      double squares = 0;
-      int64_t count = blocks                  ? int64_t(refValues.size())
-                      : t.blockFormat.empty() ? t.count()
-                                              : int64_t(refBytes.size());
-      std::string readAs = t.blockFormat.empty() ? t.element : "u8";
-      auto refAt = [&](int64_t i) {
-        return blocks ? refValues[i] : readElement(readAs, refBytes.data(), i);
-      };
-      auto gpuAt = [&](int64_t i) {
-        return blocks ? gpuValues[i] : readElement(readAs, gpuBytes.data(), i);
-      };
-      for (int64_t i = 0; i < count; ++i) {
-        double b = refAt(i);
-        if (std::isfinite(b))
-          squares += b * b;
-      }
-      double rms = count ? std::sqrt(squares / count) : 0;
-      // Integers and ggml blocks are compared exactly, except that i8
-      // values (a quantized cache computed from floats, whose sums run in
-      // another order on the GPU) may be one step apart in 1% of them.
-      bool integer = !blocks && (!t.blockFormat.empty() || readAs[0] == 'i');
-      bool quantized = t.blockFormat.empty() && readAs == "i8";
-      // An argmax (cachet.argmax_of): another index is as good when the
-      // reference's value there ties its best one within that result's
-      // tolerance; element i is the argmax of the i-th of the last rows.
-      ArgmaxTies ties;
-      if (integer && !o.isArgument && t.argmaxOf >= 0 &&
-          t.argmaxOf < static_cast<int>(manifest.results.size()))
-        ties = ArgmaxTies(manifest, manifest.results[t.argmaxOf],
-                          refResults[t.argmaxOf], count);
-      // int8 values quantized from bf16 data (q8_0's 255 levels are as fine
-      // as bf16's 8-bit mantissa): a bf16 rounding moves x / d by up to
-      // |q| 2^-8, about half a level, and d as much; any value may be one
-      // step apart and 1% two steps.
-      bool coarseSource = quantized && element == "bf16";
-      double maxAbs = 0, maxRel = 0;
-      int64_t bad = 0, oneStep = 0, twoSteps = 0, tied = 0;
-      for (int64_t i = 0; i < count; ++i) {
-        double a = gpuAt(i);
-        double b = refAt(i);
-        double diff = std::fabs(a - b);
-        double within = atol + rtol * std::max(std::fabs(b), rms);
-        if (quantized && diff == 1)
-          ++oneStep;
-        else if (coarseSource && diff == 2)
-          ++twoSteps;
-        else if (blocks && diff > within &&
-                 diff <= std::max(refSteps[i], gpuSteps[i]) * 1.001 + within)
-          ++oneStep;
-        else if (diff != 0 && ties.tie(i, b, a))
-          ++tied;
-        else if (std::isnan(a) != std::isnan(b) ||
-                 (integer ? diff != 0
-                          : diff > atol + rtol * std::max(std::fabs(b), rms)))
-          ++bad;
-        maxAbs = std::max(maxAbs, diff);
-        if (b != 0)
-          maxRel = std::max(maxRel, diff / std::fabs(b));
-      }
-      if (coarseSource && twoSteps * 100 > count)
-        bad += twoSteps;
-      else if (!coarseSource && oneStep * 100 > count)
-        bad += oneStep;
-      out << "check " << o.label << " vs CPU reference: max abs error "
-          << std::scientific << std::setprecision(3) << maxAbs
-          << ", max rel error " << maxRel << " (";
-      if (coarseSource)
-        out << "i8 from bf16: equal, one step apart, or two steps apart in at "
-               "most 1%; "
-            << oneStep << " one step, " << twoSteps << " two steps apart";
-      else if (quantized)
-        out << "i8: equal, or one step apart in at most 1%; " << oneStep
-            << " one step apart";
-      else if (blocks)
-        out << t.blockFormat << " decoded: " << element << " tolerance " << atol
-            << " + " << rtol << " x max(|ref|, rms ref " << rms
-            << "), or one quantization step apart in at most 1%; " << oneStep
-            << " one step apart";
-      else if (ties)
-        out << t.element << ": exact, or a tie within the tolerance of result "
-            << t.argmaxOf << "; " << tied << " tied";
-      else if (integer)
-        out << (t.blockFormat.empty() ? t.element : t.blockFormat)
-            << ": byte-exact";
-      else
-        out << element << " tolerance " << atol << " + " << rtol
-            << " x max(|ref|, rms ref " << rms << ")";
-      out << "): " << std::defaultfloat
-          << (bad ? "FAIL (" + std::to_string(bad) + " of " +
-                        std::to_string(count) + " outside)"
-                  : std::string("PASS"))
-          << "\n";
-      if (bad)
-        status = 1;
-    }
+  out << "timing, " << options.repeat
+      << " interleaved calls of each (ms: median [min, max]; kernels = "
+         "device time from the first kernel's start to the last one's end; "
+         "device = the whole call on the device, uploads included):\n";
+  for (int v = 0; v < 2; ++v) {
+    out << (v ? "  rewrites on : kernels" : "  rewrites off: kernels");
+    report(times[v].kernels);
+    out << ", device";
+    report(times[v].device);
+    out << ", wall";
+    report(times[v].wall);
+    out << "\n";
   }
+  double on = spread(times[1].kernels).median;
+  if (on > 0)
+    out << "  speedup (off / on, kernel medians): " << std::fixed
+        << std::setprecision(3) << spread(times[0].kernels).median / on
+        << std::defaultfloat << "\n";
+  return 0;
+}
 
-  if (options.compareRewrites) {
-    std::vector<std::vector<uint8_t>> offResults, offArgs = inputs;
-    if (!gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error) ||
-        !gpuNoRewrite.call(manifest, offArgs, offResults, error))
-      return reportFailure(gpuNoRewrite, "rewrites off: " + error, err);
-    for (const Output &o : outputs) {
-      const std::vector<uint8_t> &onBytes = bytesOf(o, gpuResults, gpuArgs);
-      bool same = bytesOf(o, offResults, offArgs) == onBytes;
-      out << "rewrites off vs on, " << o.label << ": "
-          << (same ? "byte-identical" : "DIFFERENT") << " (" << onBytes.size()
-          << " bytes)\n";
-      if (!same)
-        status = 1;
-    }
-  }
+} // namespace
 
-  if (options.repeat > 0) {
-    if (!options.compareRewrites &&
-        !gpuNoRewrite.load(manifest.gpuNoRewrite, manifest.entry, error))
-      return reportFailure(gpuNoRewrite, error, err);
-    VariantTimes times[2];
-    Variant *variants[2] = {&gpuNoRewrite, &gpu};
-    if (!timeInterleaved(manifest, inputs, variants, 0, options.repeat, runtime,
-                         times, error)) {
-      err << "cachet-runner: " << error << "\n";
-      return 2;
-    }
-    auto report = [&](const std::vector<double> &t) {
-      Spread s = spread(t);
-      out << " " << std::fixed << std::setprecision(3) << s.median << " ["
-          << s.min << ", " << s.max << "]" << std::defaultfloat;
-    };
-    out << "timing, " << options.repeat
-        << " interleaved calls of each (ms: median [min, max]; kernels = "
-           "device time from the first kernel's start to the last one's end; "
-           "device = the whole call on the device, uploads included):\n";
-    for (int v = 0; v < 2; ++v) {
-      out << (v ? "  rewrites on : kernels" : "  rewrites off: kernels");
-      report(times[v].kernels);
-      out << ", device";
-      report(times[v].device);
-      out << ", wall";
-      report(times[v].wall);
-      out << "\n";
-    }
-    double on = spread(times[1].kernels).median;
-    if (on > 0)
-      out << "  speedup (off / on, kernel medians): " << std::fixed
-          << std::setprecision(3) << spread(times[0].kernels).median / on
-          << std::defaultfloat << "\n";
-  }
-  return status;
+int cachet::runArtifact(const RunOptions &options, std::ostream &out,
+                        std::ostream &err) {
+  ArtifactRun run(options, out, err);
+  for (int (ArtifactRun::*step)() :
+       {&ArtifactRun::loadArtifact, &ArtifactRun::prepareInputs,
+        &ArtifactRun::openDevice, &ArtifactRun::runGpu,
+        &ArtifactRun::checkReference, &ArtifactRun::compareRewrites,
+        &ArtifactRun::timeVariants})
+    if (int stop = (run.*step)())
+      return stop;
+  return run.getStatus();
 }
