@@ -475,8 +475,10 @@ public:
       const uint8_t *begin = aligned + offset * elementBytes(r.element);
       results.emplace_back(begin, begin + size);
       if (std::find(owned.begin(), owned.end(), allocated) == owned.end()) {
-        std::free(allocated);
+        // Recorded before the free: a freed pointer's value is indeterminate
+        // (GCC's -Wuse-after-free).
         owned.push_back(allocated);
+        std::free(allocated);
       }
       word += 3 + 2 * rank;
     }
