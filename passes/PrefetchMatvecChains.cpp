@@ -438,8 +438,8 @@ std::string whyNotPlan(PrefetchPlanAttr plan, const MatvecChain &chain,
   return "";
 }
 
-/// Carries out `plan` on `member`, launch `position` of step `index` of
-/// `chain`; `waitFirst` says why its loads may not come before the wait.
+/// Carries out `plan` (checked by whyNotPlan) on `member`, a launch of step
+/// `index` of `chain`.
 void applyPlan(ModuleOp module, PrefetchPlanAttr plan, const MatvecChain &chain,
                size_t index, const StreamingLaunch &member,
                const TargetInfo &target, SymbolTableCollection &symbolTables) {
