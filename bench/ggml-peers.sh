@@ -47,7 +47,8 @@
 #          --batches=N,... --only=fa|mm --threads=N --rotate-mib=N ...]
 #   --quick: depth 256 (KV 512 and 768) and the 4096x4096 weight only, 5
 #   repetitions: minutes on a CPU.
-#   JOBS (default 2): build parallelism.
+#   JOBS (default 2): build parallelism. GGML_COMMIT names the commit of a
+#   copy that is not a git checkout.
 set -eu
 usage="usage: ggml-peers.sh GGML_DIR BUILD_DIR [--backend=cuda|vulkan|cpu] [--json=FILE] [driver options]"
 ggml=${1:?$usage}
@@ -79,7 +80,7 @@ if [ ! -f "$source/include/ggml.h" ]; then
   echo "ggml-peers.sh: $ggml is neither a ggml nor a llama.cpp checkout" >&2
   exit 2
 fi
-commit=$(git -C "$ggml" rev-parse HEAD 2>/dev/null || echo unknown)
+commit=${GGML_COMMIT:-$(git -C "$ggml" rev-parse HEAD 2>/dev/null || echo unknown)}
 if [ "$commit" != unknown ] && [ -n "$(git -C "$ggml" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   commit="$commit+dirty"
 fi

@@ -9,6 +9,9 @@ runtime alone. Cases:
              causal, GQA; KV f16 (head-major cache) and q8_0 / q4_0 (packed
              ggml blocks, token-major as llama.cpp stores them; rewrites on,
              cachet-dequant-once-kv dequantizes them once into head-major f16)
+  decode     tg{1,4} @ d{depth}: 1 or 4 new tokens after `depth` cached ones,
+             causal, GQA, token-major KV f16 / bf16 / q8_0 / q4_0 (the rate is
+             K+V bytes per second)
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, and the dequant-transpose of one K
              cache (bytes read + written)
@@ -42,18 +45,51 @@ BLOCKS = {"q8_0": (34, 32), "q4_0": (18, 32)}
 PRESETS = {
     "h200": {
         "attention": dict(hq=32, hkv=8, d=128, sq=512,
-                          depths=[4096, 32768, 65536]),
+                          depths=[4096, 32768, 65536],
+                          decode_depths=[4096, 32768, 65536]),
         "chain": dict(layers=2, dims=(4096, 1024, 14336)),
         "matvec": [(4096, 4096), (14336, 4096), (4096, 14336)],
         "transpose": dict(hkv=8, d=128, depth=32768),
     },
     "small": {
-        "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256]),
+        "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256],
+                          decode_depths=[256]),
         "chain": dict(layers=1, dims=(256, 64, 512)),
         "matvec": [(512, 256)],
         "transpose": dict(hkv=2, d=64, depth=256),
     },
 }
+
+
+def decode_mlir(kv, hq, hkv, d, sq, depth):
+    """Decode attention over a token-major cache (as llama.cpp and front ends
+    with an appended KV cache keep it): f16 / bf16 values or packed blocks."""
+    s = depth + sq
+    scale = 1.0 / math.sqrt(d)
+    elt = "bf16" if kv == "bf16" else "f16"
+    q = f"tensor<{hq}x{sq}x{d}x{elt}>"
+    cache = f"tensor<{s}x{hkv}x{d}x{elt}>"
+    attend = (f"  %o = cachet.attention %q, %k, %v layout <token_major> scale"
+              f" {scale!r} causal {depth} : {q}, {cache}, {cache} -> {q}")
+    if kv in ("f16", "bf16"):
+        return "\n".join([
+            f"func.func @attention(%q: {q}, %k: {cache}, %v: {cache}) -> {q} {{",
+            attend, f"  return %o : {q}", "}"])
+    _, per_block = BLOCKS[kv]
+    packed = f"tensor<{s}x{hkv}x{d // per_block}x!cachet.{kv}>"
+    return "\n".join([
+        f"func.func @attention(%q: {q}, %kq: {packed}, %vq: {packed}) -> {q} {{",
+        f"  %k = cachet.dequantize %kq : {packed} -> {cache}",
+        f"  %v = cachet.dequantize %vq : {packed} -> {cache}",
+        attend, f"  return %o : {q}", "}"])
+
+
+def kv_bytes(kv, hkv, d, positions):
+    """Bytes of K and V of `positions` positions."""
+    if kv in ("f16", "bf16"):
+        return 2 * positions * hkv * d * 2
+    block_bytes, per_block = BLOCKS[kv]
+    return 2 * positions * hkv * d // per_block * block_bytes
 
 
 def attention_mlir(kv, hq, hkv, d, sq, depth):
@@ -172,6 +208,14 @@ def main():
                 attention_mlir(kv, a["hq"], a["hkv"], a["d"], a["sq"], depth),
                 tokens=a["sq"],
                 flops=attention_flops(a["hq"], a["d"], a["sq"], depth))
+
+    for depth in a["decode_depths"]:
+        for sq in (1, 4):
+            for kv in ["f16", "bf16", "q8_0", "q4_0"]:
+                add("decode", kv, f"tg{sq} @ d{depth}", "attention",
+                    decode_mlir(kv, a["hq"], a["hkv"], a["d"], sq, depth),
+                    tokens=sq,
+                    bytes=kv_bytes(kv, a["hkv"], a["d"], depth + sq))
 
     c = preset["chain"]
     h, kvd, f = c["dims"]

@@ -14,6 +14,9 @@ cachet's kernel spans did before the runtime queued the same kind of wait.
   attention   F.scaled_dot_product_attention, f16, Hq 32, Hkv 8 (enable_gqa),
               D 128, 512 new tokens after DEPTH cached ones, causal aligned to
               the last key (the causal offset of the cachet cases)
+  decode      SDPA with 1 and 4 new tokens after DEPTH cached ones (Hq 32,
+              Hkv 8, D 128, f16), cuDNN, FlashAttention and efficient
+              backends each alone; the rate is K+V bytes per second
   tg          the Llama-3-8B bf16 mat-vec chain of bench/llama3_decode_chain.py
               (2 layers), eager and replayed from a CUDA graph
   kernel      torch.mv over each mat-vec shape of the suite; the q8_0 K cache
@@ -98,6 +101,37 @@ for depth in [4096, 32768, 65536]:
                q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=True)),
            flops=4 * hq * d * keys, tokens=sq)
     del q, k, v
+
+# Decode attention: 1 or 4 new tokens, each SDPA backend asked for alone
+# (head-major contiguous K/V, their best case); bytes are K + V read.
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION),
+            ("FlashAttention", SDPBackend.FLASH_ATTENTION),
+            ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+for depth in [4096, 32768, 65536]:
+    for tg in [1, 4]:
+        s = depth + tg
+        q = torch.randn(1, hq, tg, d, device=dev, dtype=torch.float16)
+        k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+        v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+        mask = causal_lower_right(tg, s) if tg > 1 else None
+        for name, backend in backends:
+            def call(backend=backend):
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(
+                        q, k, v, attn_mask=mask, scale=d ** -0.5,
+                        enable_gqa=True)
+            try:
+                call()
+            except RuntimeError as e:
+                print(f"| decode | f16 SDPA {name} | tg{tg} @ d{depth} | "
+                      f"unsupported: {str(e).splitlines()[0][:80]} | |",
+                      flush=True)
+                continue
+            record("decode", f"f16 SDPA {name}", f"tg{tg} @ d{depth}",
+                   timed(call), bytes_=2 * 2 * s * hkv * d, tokens=tg)
+        del q, k, v
 
 # The decode chain.
 H, KV, FF = 4096, 1024, 14336

@@ -43,6 +43,11 @@ struct SelectKernelConfigsPass final
     o.rowBlocks = rowBlocks;
     o.lazyRescale = lazyRescale;
     o.warpSync = warpSync;
+    o.decodeRows = decodeRows;
+    o.decodeSplit = decodeSplit;
+    o.decodeThreads = decodeThreads;
+    o.decodeLoadBytes = decodeLoadBytes;
+    o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }
 

@@ -639,9 +639,18 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       `resident-workgroups`. The scalar kernel's query tile is two
       subgroups of rows (at least 32), halved down to 32 until a key tile
       fits; the mma kernels' is four subgroups of `16 * row-blocks` rows.
+    * Decode: where one KV head has at most `decode-rows` query rows
+      (group x queries: decode, speculative verification, small batches),
+      auto takes `attention_decode` on every target (`attention-kernel=
+      decode` asks for it): split-KV flash-decoding, one workgroup per KV
+      head and split computing all its query rows, so each K/V byte is
+      read once. The split is `decode-split`, or four workgroups per
+      compute unit of the profile over the KV heads (a power of two, at
+      least `decode-threads` positions each); the remark says "split-KV"
+      and the count.
     * On a `mesa` profile (llvmpipe, which silently ends a loop nest after
-      65535 iterations) an attention whose scalar tile loop would run
-      longer keeps the reference lowering.
+      65535 iterations) an attention whose scalar tile loop (or decode
+      kernel's loops) would run longer keeps the reference lowering.
 
     `linalg.matvec` on buffers (lib/Analysis/MatvecConfig.cpp; a mat-vec on
     tensors is left for a run after bufferization, when the weight's layout
@@ -714,6 +723,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
                  "gpu.subgroup_mma (wmma, KHR cooperative matrix)"),
       clEnumValN(::cachet::AttentionKernelChoice::MmaSync, "mma-sync",
                  "PTX mma.sync, the softmax in registers (NVVM)"),
+      clEnumValN(::cachet::AttentionKernelChoice::Decode, "decode",
+                 "split-KV flash-decoding, every target"),
       clEnumValN(::cachet::AttentionKernelChoice::Reference, "reference",
                  "no config: the reference lowering"))}]>,
     Option<"allowMmaSync", "allow-mma-sync", "bool", /*default=*/"false",
@@ -757,6 +768,23 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"warpSync", "warp-sync", "bool", /*default=*/"false",
            "Order a subgroup's private staging with nvvm.bar.warp.sync "
            "instead of gpu.barrier (NVVM only)">,
+    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"16",
+           "auto takes the decode kernel where one KV head has at most this "
+           "many query rows (group x queries; 0: never, at most 32)">,
+    Option<"decodeSplit", "decode-split", "int64_t", /*default=*/"0",
+           "Workgroups sharing one KV head's positions in the decode kernel "
+           "(0: four workgroups per compute unit over the KV heads)">,
+    Option<"decodeThreads", "decode-threads", "int64_t", /*default=*/"128",
+           "Threads per workgroup of the decode kernel (whole subgroups; one "
+           "KV position each per step)">,
+    Option<"decodeWorkgroupRows", "decode-workgroup-rows", "int64_t",
+           /*default=*/"16",
+           "The most of a KV head's query rows one decode workgroup computes "
+           "(the rest in more workgroups, which read the same K/V; 1 to 32)">,
+    Option<"decodeLoadBytes", "decode-load-bytes", "int64_t",
+           /*default=*/"16",
+           "Bytes per load of a K row in the decode kernel (a power of two "
+           "up to 16; less where the row's bytes need it)">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(

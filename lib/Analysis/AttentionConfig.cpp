@@ -94,6 +94,20 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
     return bad("resident-workgroups", o.residentWorkgroups, "1 or more");
   if (o.rowBlocks < 1 || !llvm::isPowerOf2_64(o.rowBlocks))
     return bad("row-blocks", o.rowBlocks, "a power of two from 1");
+  if (o.decodeRows < 0 || o.decodeRows > kMaxDecodeRows)
+    return bad("decode-rows", o.decodeRows,
+               llvm::formatv("0 (never) to {0}", kMaxDecodeRows).str());
+  if (o.decodeSplit < 0)
+    return bad("decode-split", o.decodeSplit, "0 (from the profile) or more");
+  if (o.decodeWorkgroupRows < 1 || o.decodeWorkgroupRows > kMaxDecodeRows)
+    return bad("decode-workgroup-rows", o.decodeWorkgroupRows,
+               llvm::formatv("1 to {0}", kMaxDecodeRows).str());
+  if (o.decodeThreads < 1 || o.decodeThreads > 1024)
+    return bad("decode-threads", o.decodeThreads, "1 to 1024");
+  if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
+      !llvm::isPowerOf2_64(o.decodeLoadBytes))
+    return bad("decode-load-bytes", o.decodeLoadBytes,
+               "a power of two from 1 to 16");
   return "";
 }
 
@@ -161,9 +175,48 @@ static int64_t getScalarIterations(const AttentionShape &s, int64_t keyTile,
   return llvm::divideCeil(s.positions, keyTile) * perTile;
 }
 
+/// Workgroup memory of the decode kernel with `rows` query rows and
+/// `warps` subgroups: Q (f32), the output accumulator (f32) and each
+/// subgroup's row max and sum (f32).
+static int64_t getDecodeBytes(const AttentionShape &s, int64_t rows,
+                              int64_t warps) {
+  return 4 * rows * (s.headDim + s.valueDim + 2 * warps);
+}
+
+int64_t cachet::getDecodeRowBytes(int64_t dim, Type element,
+                                  BlockQuantizedType block) {
+  if (block)
+    return dim / 32 * block.getBlockBytes();
+  return dim * (element.getIntOrFloatBitWidth() / 8);
+}
+
+int64_t cachet::getDecodeLoadBytes(const AttentionShape &s,
+                                   KernelConfigAttr config) {
+  int64_t rowBytes = getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock);
+  int64_t bytes = config.getLoadBytes() ? config.getLoadBytes() : 16;
+  while (bytes > 1 && rowBytes % bytes != 0)
+    bytes /= 2;
+  return bytes;
+}
+
+/// Iterations of the decode kernel's loops in one workgroup (llvmpipe caps
+/// a loop nest): the Q staging, the KV steps of one split and the
+/// accumulator's merge and store.
+static int64_t getDecodeIterations(const AttentionShape &s, int64_t rows,
+                                   int64_t threads, int64_t split) {
+  int64_t perSplit = llvm::divideCeil(s.positions, split);
+  return llvm::divideCeil(rows * s.headDim, threads) +
+         llvm::divideCeil(perSplit, threads) +
+         2 * llvm::divideCeil(rows * s.valueDim, threads) + split;
+}
+
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
                                            KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
+  if (config.getVariant() == KernelVariant::AttentionDecode) {
+    int64_t subgroup = config.getSubgroup() ? config.getSubgroup() : 32;
+    return getDecodeBytes(s, tile[0], tile[1] / subgroup);
+  }
   if (config.getVariant() == KernelVariant::AttentionScalar)
     return getScalarBytes(s, tile[0], tile[1]);
   bool asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
@@ -248,6 +301,125 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   return remark;
 }
 
+/// Returns why the decode kernel with `threads` threads of `subgroup`-lane
+/// subgroups cannot run `s`, or "".
+static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
+                                int64_t threads) {
+  int64_t rows = s.group * s.queries;
+  if (rows > kMaxDecodeRows)
+    return llvm::formatv("{0} query rows per KV head (group {1} x {2} "
+                         "queries; the decode kernel keeps at most {3} in "
+                         "registers)",
+                         rows, s.group, s.queries, kMaxDecodeRows);
+  if (subgroup < 4 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup))
+    return llvm::formatv("subgroups of {0} lanes (the decode kernel takes a "
+                         "power of two from 4 to 64)",
+                         subgroup);
+  if (threads <= 0 || threads > 1024 || threads % subgroup != 0)
+    return llvm::formatv("{0} threads are not whole subgroups of {1} lanes "
+                         "(at most 1024)",
+                         threads, subgroup);
+  if (s.valueDim % subgroup != 0)
+    return llvm::formatv("the value dimension {0} is not a multiple of the "
+                         "subgroup {1} (each lane owns a slice of it)",
+                         s.valueDim, subgroup);
+  int64_t slice = s.valueDim / subgroup;
+  if (s.valueBlock && 32 % slice != 0 && slice % 32 != 0)
+    return llvm::formatv("V decoded from blocks: each lane's {0} values "
+                         "neither lie in one 32-value block nor fill whole "
+                         "ones",
+                         slice);
+  return "";
+}
+
+/// The decode kernel's decision for `s` (attention-kernel=decode, or auto
+/// with few query rows per KV head).
+static AttentionDecision selectDecodeConfig(AttentionOp op,
+                                            const AttentionShape &s,
+                                            DeviceProfileAttr profile,
+                                            const AttentionConfigOptions &o) {
+  AttentionDecision d;
+  auto [subgroup, sharedBytes] = getLimits(profile);
+  int64_t threads = o.decodeThreads;
+  std::string why = whyNotDecode(s, subgroup, threads);
+  if (!why.empty()) {
+    d.remark = "reference lowering kept: attention-kernel=decode: " + why;
+    return d;
+  }
+  // The KV head's rows, in workgroups of the most rows up to
+  // decode-workgroup-rows that divide them.
+  int64_t allRows = s.group * s.queries;
+  int64_t rows = std::min(allRows, o.decodeWorkgroupRows);
+  while (allRows % rows != 0)
+    --rows;
+  int64_t warps = threads / subgroup;
+  uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
+  if (uint64_t(getDecodeBytes(s, rows, warps)) > budget) {
+    d.remark = llvm::formatv("reference lowering kept: the decode kernel "
+                             "needs {0} bytes of workgroup memory, the "
+                             "budget is {1}",
+                             getDecodeBytes(s, rows, warps), budget);
+    return d;
+  }
+  // Split: enough workgroups to fill the device (four per compute unit),
+  // each with at least one step of positions.
+  int64_t units = profile && profile.getComputeUnits()
+                      ? int64_t(profile.getComputeUnits())
+                      : 16;
+  int64_t split = o.decodeSplit;
+  std::string splitFrom = llvm::formatv("decode-split={0}", split).str();
+  if (split == 0) {
+    int64_t target = std::max<int64_t>(1, 4 * units / s.kvHeads);
+    split = int64_t(llvm::bit_floor(uint64_t(target)));
+    while (split > 1 && llvm::divideCeil(s.positions, split) < threads)
+      split /= 2;
+    splitFrom = llvm::formatv("4 workgroups on each of {0} compute units over "
+                              "{1} KV heads, at least {2} positions each",
+                              units, s.kvHeads, threads)
+                    .str();
+  }
+  if (profile && profile.getVendor() == "mesa") {
+    int64_t iterations = getDecodeIterations(s, rows, threads, split);
+    if (iterations > kLlvmpipeLoopIterations) {
+      d.remark = llvm::formatv(
+          "reference lowering kept: the decode kernel's loops run {0} "
+          "iterations, more than the {1} llvmpipe executes (profile vendor "
+          "mesa)",
+          iterations, kLlvmpipeLoopIterations);
+      return d;
+    }
+  }
+  d.config = KernelConfigAttr::get(
+      op.getContext(), KernelVariant::AttentionDecode, {rows, threads}, threads,
+      subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1, /*stages=*/1, split,
+      /*padBytes=*/0, /*loads=*/{}, /*minWorkgroupsPerSM=*/0,
+      /*resident=*/{}, /*dynamicShared=*/false, /*warpSync=*/false,
+      /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
+      /*fuseEpilogues=*/false, o.decodeLoadBytes);
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks in registers",
+                               what, block.getFormatName())
+                     .str();
+  d.remark = llvm::formatv(
+      "decode flash-attention kernel (split-KV, {0} splits: {1}): {2} query "
+      "rows per KV head (GQA {3}:1 x {4} queries), {12} per workgroup, "
+      "{5}x{6}x{13} workgroups of {7} threads (subgroup {8}), one KV "
+      "position per thread per step, {9}-byte K loads, {10} bytes of "
+      "workgroup memory; partial softmax states merged by a second kernel "
+      "({11})",
+      split, splitFrom, allRows, s.group, s.queries, split, s.kvHeads, threads,
+      subgroup, getDecodeLoadBytes(s, d.config), getDecodeBytes(s, rows, warps),
+      profile ? ("profile " + profile.getName()).str()
+              : std::string("no profile: defaults"),
+      rows, allRows / rows);
+  d.remark += decoded;
+  return d;
+}
+
 AttentionDecision
 cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
                               const AttentionConfigOptions &o) {
@@ -263,6 +435,10 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   const AttentionShape &s = *shape;
   if (o.kernel == AttentionKernelChoice::Reference)
     return keep("attention-kernel=reference");
+  if (o.kernel == AttentionKernelChoice::Decode ||
+      (o.kernel == AttentionKernelChoice::Auto && o.decodeRows > 0 &&
+       s.group * s.queries <= o.decodeRows))
+    return selectDecodeConfig(op, s, profile, o);
   auto [subgroup, sharedBytes] = getLimits(profile);
   // Static workgroup memory: at most the profile's, and at most 48 KiB
   // (the most a CUDA kernel gets without a dynamic opt-in). The mma
@@ -434,7 +610,26 @@ std::string cachet::whyNotAttentionConfig(AttentionOp op,
   bool scalar = variant == KernelVariant::AttentionScalar;
   int64_t subgroup =
       config.getSubgroup() ? config.getSubgroup() : int64_t(profileSubgroup);
-  if (scalar) {
+  if (variant == KernelVariant::AttentionDecode) {
+    int64_t threads = config.getWorkgroup() ? config.getWorkgroup() : tile[1];
+    std::string why = whyNotDecode(s, subgroup, threads);
+    if (!why.empty())
+      return why;
+    if ((s.group * s.queries) % tile[0] != 0)
+      return llvm::formatv("the decode kernel's query rows {0} do not divide "
+                           "the {1} rows of one KV head (group {2} x {3} "
+                           "queries)",
+                           tile[0], s.group * s.queries, s.group, s.queries);
+    if (profile && profile.getVendor() == "mesa") {
+      int64_t iterations =
+          getDecodeIterations(s, tile[0], threads, config.getSplit());
+      if (iterations > kLlvmpipeLoopIterations)
+        return llvm::formatv(
+            "the decode kernel's loops run {0} iterations, more than the {1} "
+            "llvmpipe executes (profile vendor mesa)",
+            iterations, kLlvmpipeLoopIterations);
+    }
+  } else if (scalar) {
     if (config.getWorkgroup() != 0 && config.getWorkgroup() != tile[0])
       return llvm::formatv("the scalar kernel runs one thread per query row: "
                            "workgroup {0} is not the query tile {1}",

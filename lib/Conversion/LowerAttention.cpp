@@ -50,6 +50,9 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   case KernelVariant::AttentionMma:
     c.variant = Variant::Mma;
     break;
+  case KernelVariant::AttentionDecode:
+    c.variant = Variant::Decode;
+    break;
   default:
     c.variant = Variant::Scalar;
     break;
@@ -65,9 +68,13 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.rowBlocks = config.getRowBlocks();
   c.threads = config.getWorkgroup();
   if (c.threads == 0)
-    c.threads = c.variant == Variant::Scalar
-                    ? c.queryTile
+    c.threads = c.variant == Variant::Scalar ? c.queryTile
+                : c.variant == Variant::Decode
+                    ? c.keyTile
                     : c.queryTile / (16 * c.rowBlocks) * c.subgroup;
+  c.split = config.getSplit();
+  c.loadBytes = getDecodeLoadBytes(s, config);
+  c.maxLoadBytes = config.getLoadBytes() ? config.getLoadBytes() : 16;
   c.vectorWidth = config.getVectorWidth();
   c.padBytes = config.getPadBytes();
   c.dynamicShared = config.getDynamicShared();

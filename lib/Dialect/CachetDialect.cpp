@@ -160,9 +160,10 @@ LogicalResult KernelConfigAttr::verify(
   auto isPow2 = [](int64_t v) {
     return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
+  bool decode = variant == KernelVariant::AttentionDecode;
   bool attention = variant == KernelVariant::AttentionScalar ||
                    variant == KernelVariant::AttentionMma ||
-                   variant == KernelVariant::AttentionMmaSync;
+                   variant == KernelVariant::AttentionMmaSync || decode;
   bool mma = variant == KernelVariant::AttentionMma ||
              variant == KernelVariant::AttentionMmaSync;
   bool dequant = variant == KernelVariant::DequantTransposeStaged ||
@@ -193,8 +194,13 @@ LogicalResult KernelConfigAttr::verify(
                        "'workgroup', 'vector_width' and 'load_bytes'";
     return success();
   }
-  if (loadBytes != 0)
-    return fail() << "only the staged dequant-transpose takes 'load_bytes'";
+  if (decode && loadBytes != 0 &&
+      (loadBytes > 16 || !llvm::isPowerOf2_64(loadBytes)))
+    return fail() << "'load_bytes' must be 0 or a power of two up to 16, got "
+                  << loadBytes;
+  if (!decode && loadBytes != 0)
+    return fail() << "only the staged dequant-transpose and the decode "
+                     "kernel take 'load_bytes'";
   if (variant != KernelVariant::MatvecGeneric &&
       (tile.size() != 2 || tile[0] <= 0 || tile[1] <= 0))
     return fail() << "'tile' must have two positive entries ("
@@ -239,6 +245,23 @@ LogicalResult KernelConfigAttr::verify(
                     << " is not a multiple of 16 * row_blocks ("
                     << 16 * rowBlocks << ")";
   }
+  if (decode) {
+    if (rowBlocks != 1 || stages != 1 || padBytes != 0 || dynamicShared ||
+        warpSync || lazyRescale || vectorWidth != 1 || minWorkgroupsPerSM != 0)
+      return fail() << "the decode kernel takes no 'row_blocks', 'stages', "
+                       "'pad_bytes', 'dynamic_shared', 'warp_sync', "
+                       "'lazy_rescale', 'vector_width' or "
+                       "'min_workgroups_per_sm'";
+    if (workgroup != 0 && workgroup != tile[1])
+      return fail() << "the decode kernel reads one KV position per thread "
+                       "per step: workgroup "
+                    << workgroup << " is not the key tile " << tile[1];
+    if (subgroup != 0 && tile[1] % subgroup != 0)
+      return fail() << "the key tile " << tile[1]
+                    << " is not a multiple of the subgroup " << subgroup;
+  }
+  if (split != 1 && !decode)
+    return fail() << "only the decode kernel takes 'split'";
   if (variant == KernelVariant::AttentionScalar &&
       (rowBlocks != 1 || stages != 1 || dynamicShared || warpSync))
     return fail() << "the scalar kernel takes no 'row_blocks', 'stages', "

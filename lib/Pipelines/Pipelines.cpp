@@ -196,6 +196,9 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
   case cachet::Target::SPIRV:
     select.allowMma = false;
     select.vectorBytes = 8;
+    // No vectors of i8 (nor one-element vectors to bitcast to): K rows
+    // read a value at a time.
+    select.decodeLoadBytes = 4;
     break;
   case cachet::Target::ROCDL:
     select.allowMma = false;

@@ -1,10 +1,12 @@
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=scalar query-tile=16 key-tile=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=FORCED
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma=false" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOMMA
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared=true async-copy=true warp-sync=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=ASYNC
+// The prefill kernels (scalar, mma, mma-sync); decode-rows=0 keeps the
+// decode kernel (lower-attention-decode.mlir) off the few-row cases.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar query-tile=16 key-tile=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 allow-mma=false" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOMMA
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 dynamic-shared=true async-copy=true warp-sync=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=ASYNC
 
 // Scalar kernel on lavapipe (subgroup 8, 32 KiB of workgroup memory): one
 // thread per query row, 32 rows, a key tile of 64 positions; K and V read

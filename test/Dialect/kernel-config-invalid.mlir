@@ -108,7 +108,7 @@ func.func @direct_load_bytes(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
 
 func.func @load_bytes_on_matvec(%a: memref<8x8xf32>, %x: memref<8xf32>,
                                 %y: memref<8xf32>) {
-  // expected-error @+1 {{only the staged dequant-transpose takes 'load_bytes'}}
+  // expected-error @+1 {{only the staged dequant-transpose and the decode kernel take 'load_bytes'}}
   linalg.matvec {cachet.kernel_config = #cachet.kernel_config<variant = matvec_generic, load_bytes = 16>}
       ins(%a, %x : memref<8x8xf32>, memref<8xf32>) outs(%y : memref<8xf32>)
   return
@@ -121,6 +121,54 @@ func.func @dequant_on_attention(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>
   // expected-error @+1 {{'cachet.kernel_config' of variant dequant_transpose_direct must be on a linalg.generic marked cachet.dequant_transpose}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = dequant_transpose_direct, workgroup = 64>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @split_scalar(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                        %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{only the decode kernel takes 'split'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32, 16], split = 4>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @decode_threads(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                          %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the decode kernel reads one KV position per thread per step: workgroup 64 is not the key tile 128}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 64>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @decode_load_bytes(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                             %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{'load_bytes' must be 0 or a power of two up to 16, got 3}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 128], load_bytes = 3>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @decode_row_blocks(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                             %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the decode kernel takes no 'row_blocks', 'stages', 'pad_bytes', 'dynamic_shared', 'warp_sync', 'lazy_rescale', 'vector_width' or 'min_workgroups_per_sm'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 128], pad_bytes = 16>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>

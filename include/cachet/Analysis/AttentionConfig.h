@@ -104,7 +104,14 @@ struct MmaTiles {
 constexpr int64_t kLlvmpipeLoopIterations = 65535;
 
 /// The kernels `attention-kernel` may ask for.
-enum class AttentionKernelChoice { Auto, Scalar, Mma, MmaSync, Reference };
+enum class AttentionKernelChoice {
+  Auto,
+  Scalar,
+  Mma,
+  MmaSync,
+  Decode,
+  Reference
+};
 
 /// The knobs of the attention cost model (cachet-select-kernel-configs'
 /// options).
@@ -120,7 +127,29 @@ struct AttentionConfigOptions {
   bool occupancyHint = false, asyncCopy = false;
   int64_t rowBlocks = 1;
   bool lazyRescale = false, warpSync = false;
+  /// The decode kernel (split-KV flash-decoding): auto takes it where one
+  /// KV head has at most `decodeRows` query rows (group x queries; 0:
+  /// never); `decodeSplit` workgroups per KV head (0: from the profile's
+  /// compute units), `decodeThreads` threads per workgroup, K rows read
+  /// `decodeLoadBytes` at a time, at most `decodeWorkgroupRows` of the KV
+  /// head's rows per workgroup.
+  int64_t decodeRows = 16, decodeSplit = 0, decodeThreads = 128;
+  int64_t decodeWorkgroupRows = 16;
+  int64_t decodeLoadBytes = 16;
 };
+
+/// The most query rows of one KV head the decode kernel keeps in registers.
+constexpr int64_t kMaxDecodeRows = 32;
+
+/// The bytes of one row (one position of one KV head) of K or V as the
+/// decode kernel reads it: `dim` values of `element`, or of `block`s.
+int64_t getDecodeRowBytes(int64_t dim, mlir::Type element,
+                          BlockQuantizedType block);
+
+/// The bytes per load of a K row in the decode kernel of `config`: its
+/// `load_bytes` (16 when 0), at most the largest power of two dividing the
+/// row's bytes (each row starts at a multiple of them).
+int64_t getDecodeLoadBytes(const AttentionShape &s, KernelConfigAttr config);
 
 /// Returns "" or which option is out of range, and its allowed values.
 std::string checkAttentionConfigOptions(const AttentionConfigOptions &options);

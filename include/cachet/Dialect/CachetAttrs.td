@@ -131,11 +131,14 @@ def Cachet_DequantTransposeStaged
     : I32EnumAttrCase<"DequantTransposeStaged", 5, "dequant_transpose_staged">;
 def Cachet_DequantTransposeDirect
     : I32EnumAttrCase<"DequantTransposeDirect", 6, "dequant_transpose_direct">;
+def Cachet_AttentionDecode
+    : I32EnumAttrCase<"AttentionDecode", 7, "attention_decode">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
-     Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect]> {
+     Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
+     Cachet_AttentionDecode]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -179,8 +182,10 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     one overrides the cost model. Parameters left out take the default
     shown.
 
-    * `variant`: the kernel. `attention_scalar`, `attention_mma` and
-      `attention_mma_sync` on `cachet.attention` (cachet-lower-attention);
+    * `variant`: the kernel. `attention_scalar`, `attention_mma`,
+      `attention_mma_sync` and `attention_decode` (split-KV flash-decoding
+      for few query rows per KV head) on `cachet.attention`
+      (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec`
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
@@ -189,7 +194,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       workgroup stages its positions' bytes in workgroup memory, or a
       thread per store decodes bytes read from global memory.
     * `tile`: attention `[query rows per workgroup, KV positions per
-      workgroup-memory tile]`; mat-vec `[subgroups per workgroup, rows per
+      workgroup-memory tile]` (decode: `[query rows of one KV head, KV
+      positions per step]`, one position per thread); mat-vec `[subgroups per workgroup, rows per
       subgroup]` (rows per subgroup where it divides the rows, else 1);
       staged dequant-transpose `[positions per workgroup]`.
     * `workgroup` (0): threads per workgroup (attention: the query tile for
@@ -200,11 +206,13 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       Q/K/V tiles; mat-vec: of the weight rows); dequant-transpose: values
       per store.
     * `load_bytes` (0): bytes per staging load of the staged
-      dequant-transpose (a power of two from 4).
+      dequant-transpose (a power of two from 4); bytes per load of a K row
+      in the decode kernel (a power of two from 1 to 16).
     * `row_blocks` (1): 16-row blocks per subgroup (mma kernels).
     * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
       asynchronous copies (NVVM, with `dynamic_shared`).
-    * `split` (1): workgroups sharing one attention's KV range (1: none).
+    * `split` (1): workgroups sharing one attention's KV range (1: none;
+      the decode kernel merges their partial softmax states exactly).
     * `pad_bytes` (0): bytes each row of a workgroup-memory tile is padded
       by (mma kernels; a multiple of 16).
     * `loads` (`[]`): mat-vec loads in flight per lane, `[alone, paired]`
@@ -266,7 +274,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     bool isAttention() const {
       return getVariant() == KernelVariant::AttentionScalar ||
              getVariant() == KernelVariant::AttentionMma ||
-             getVariant() == KernelVariant::AttentionMmaSync;
+             getVariant() == KernelVariant::AttentionMmaSync ||
+             getVariant() == KernelVariant::AttentionDecode;
     }
     /// Whether the variant is one of the dequant-transpose kernels.
     bool isDequantTranspose() const {

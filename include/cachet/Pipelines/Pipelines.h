@@ -122,8 +122,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(AttentionKernel::Auto),
       llvm::cl::values(
           clEnumValN(AttentionKernel::Auto, "auto",
-                     "mma-sync on NVVM where the profile has 16x16x16 f16 "
-                     "cooperative matrices, scalar otherwise"),
+                     "decode where a KV head has at most 16 query rows, "
+                     "else mma-sync on NVVM where the profile has 16x16x16 "
+                     "f16 cooperative matrices, scalar otherwise"),
           clEnumValN(AttentionKernel::Scalar, "scalar",
                      "one thread per query row, every target"),
           clEnumValN(AttentionKernel::Mma, "mma",
@@ -131,6 +132,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "matrix on SPIR-V"),
           clEnumValN(AttentionKernel::MmaSync, "mma-sync",
                      "PTX mma.sync, the softmax in registers (NVVM)"),
+          clEnumValN(AttentionKernel::Decode, "decode",
+                     "split-KV flash-decoding, every target"),
           clEnumValN(AttentionKernel::Reference, "reference",
                      "the linalg lowering of cachet-lower-to-linalg"))};
   Option<bool> rewrites{

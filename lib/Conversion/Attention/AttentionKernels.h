@@ -14,7 +14,8 @@
 //                      key-tile loop;
 //   ScalarKernel.cpp   buildScalar (every target);
 //   MmaKernel.cpp      buildMma (gpu.subgroup_mma);
-//   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only).
+//   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only);
+//   DecodeKernel.cpp   buildDecode (split-KV flash-decoding, every target).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +41,7 @@ namespace cachet::attention {
 constexpr double kLog2E = 1.4426950408889634;
 
 /// The kernels cachet-lower-attention builds.
-enum class Variant { Scalar, Mma, MmaSync };
+enum class Variant { Scalar, Mma, MmaSync, Decode };
 
 /// The kernel chosen for one attention: its #cachet.kernel_config, with
 /// what it leaves out resolved.
@@ -79,6 +80,11 @@ struct KernelConfig {
   /// Workgroups per SM the kernel's registers should allow (0: no hint),
   /// marked on its mma ops for cachet-kernel-occupancy.
   int64_t minWorkgroupsPerSM = 0;
+  /// Workgroups sharing one KV head's positions (decode kernel).
+  int64_t split = 1;
+  /// Bytes per load of a K row (decode kernel; divides the row's bytes) and
+  /// the most bytes per load of a lane's slice of a V row.
+  int64_t loadBytes = 16, maxLoadBytes = 16;
 };
 
 /// Builds the flash-attention kernel of one attention.
@@ -118,6 +124,54 @@ private:
   void buildMmaSync(mlir::Value query, mlir::Value key, mlir::Value value,
                     mlir::Value mask, mlir::Value out, double scale,
                     std::optional<int64_t> causal);
+
+  /// Emits the split-KV flash-decoding kernel (DecodeKernel.cpp): a
+  /// workgroup per (split, KV head) computes the partial softmax state of
+  /// all query rows of the KV head over its positions, one position per
+  /// thread per step; a second kernel merges the splits' states.
+  void buildDecode(mlir::Value query, mlir::Value key, mlir::Value value,
+                   mlir::Value mask, mlir::Value out, double scale,
+                   std::optional<int64_t> causal);
+  /// The decode kernel's K row of position `pos` of `kvHead`, all its
+  /// values as f32 (rounded to K's element type where decoded from
+  /// blocks), read `c.loadBytes` at a time.
+  llvm::SmallVector<mlir::Value>
+  decodeKeyRow(mlir::Value key, mlir::Value kvHead, mlir::Value pos);
+  /// The decode kernel's slice of the V row of position `pos` that `lane`
+  /// owns: values `lane * n .. lane * n + n - 1` as f32.
+  llvm::SmallVector<mlir::Value> decodeValueSlice(mlir::Value value,
+                                                  mlir::Value kvHead,
+                                                  mlir::Value pos,
+                                                  mlir::Value lane, int64_t n);
+  /// The decode kernel's second launch: each output row from the splits'
+  /// partial states in `parts`.
+  void buildDecodeMerge(mlir::Value parts, mlir::Value out);
+  /// The workgroup memory, ids and positions of the decode kernel's first
+  /// launch.
+  struct DecodeFrame;
+  /// The query head and query of the KV head's row `rowBase + r` of the
+  /// decode kernel's workgroup.
+  std::pair<mlir::Value, mlir::Value> decodeRow(const DecodeFrame &f,
+                                                mlir::Value r);
+  /// `if (condition) body()`, no results.
+  void whenTrue(mlir::Value condition, llvm::function_ref<void()> body);
+  /// The base-2 scores of the thread's position `pos` against every row
+  /// (scaled, masked; -inf past the split).
+  llvm::SmallVector<mlir::Value>
+  decodeScores(mlir::Value key, const DecodeFrame &f, mlir::Value pos);
+  /// One step of the decode kernel over the positions from `base`: the
+  /// scores, the online softmax and O += P V; `carried` holds the rows'
+  /// running maxima, the lane's parts of their sums and its accumulator
+  /// slices. Returns them after the step.
+  llvm::SmallVector<mlir::Value> decodeStep(mlir::Value key, mlir::Value value,
+                                            const DecodeFrame &f,
+                                            mlir::ValueRange carried,
+                                            mlir::Value base);
+  /// Merges the subgroups' final `state` in workgroup memory and writes the
+  /// workgroup's partial state (accumulator, max, sum of each row) to
+  /// `parts`.
+  void mergeDecodeSubgroups(const DecodeFrame &f, mlir::ValueRange state,
+                            mlir::Value parts);
 
   /// One online-softmax step of the scalar kernel's row `thread`: the key
   /// tile's scores are `scores[thread, 0 .. keyTile)` and `newMax` is the

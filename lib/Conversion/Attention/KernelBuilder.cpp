@@ -33,6 +33,8 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
     return buildMma(query, key, value, mask, out, scale, causal);
   case Variant::Scalar:
     return buildScalar(query, key, value, mask, out, scale, causal);
+  case Variant::Decode:
+    return buildDecode(query, key, value, mask, out, scale, causal);
   }
   llvm_unreachable("unknown attention kernel variant");
 }

@@ -1,0 +1,592 @@
+//===- DecodeKernel.cpp - split-KV flash-decoding -------------------------===//
+//
+// Attention with few query rows per KV head (decode, speculative
+// verification, small batches), every target. The positions of each KV head
+// are split across `split` workgroups so that the device fills; a
+// workgroup computes the query rows sharing its KV head (group x queries;
+// all of them, or `tile[0]` of them per workgroup along z when the
+// registers would not hold all), so each K/V byte is read once per row
+// group:
+//
+//   launch 1, grid (split, KV heads, row groups), one KV position per
+//   thread per step:
+//     Q of the KV head's rows staged in workgroup memory (f32);
+//     per step, thread t reads the K row of position start + t with wide
+//     loads (packed blocks decoded in registers) and takes its dot product
+//     with every row; each subgroup folds the step's scores into its rows'
+//     online softmax (base 2) and accumulates P V, each lane owning a slice
+//     of the value dimension, P broadcast by subgroup shuffles;
+//     the subgroups' states are merged in workgroup memory and written as
+//     the split's partial state (accumulator, max, sum; f32);
+//   launch 2, grid (rows, KV heads): the exact log-sum-exp merge of the
+//     splits' states, O = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m).
+//
+// A K/V value decoded from blocks is rounded to the element type the
+// dequantized K/V has, as the dequant-once scratch holds it: the kernel
+// computes the same bytes whether it reads packed blocks or that scratch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+
+#include "cachet/Conversion/BlockDecoder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace cachet;
+using namespace cachet::attention;
+
+namespace {
+
+/// The value of `v`, an index computed from constants by the arith ops
+/// BlockDecoder emits (constant, addi, muli, divui, remui, index_cast).
+std::optional<int64_t> constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto cast = dyn_cast<arith::IndexCastUIOp>(op))
+    return constantIndex(cast.getIn());
+  if (op->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> x = constantIndex(op->getOperand(0));
+  std::optional<int64_t> y = constantIndex(op->getOperand(1));
+  if (!x || !y)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(op))
+    return *x + *y;
+  if (isa<arith::MulIOp>(op))
+    return *x * *y;
+  if (isa<arith::DivUIOp>(op) && *y != 0)
+    return *x / *y;
+  if (isa<arith::RemUIOp>(op) && *y != 0)
+    return *x % *y;
+  return std::nullopt;
+}
+
+} // namespace
+
+SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
+                                               Value pos) {
+  Type f32Type = b.getF32Type();
+  SmallVector<Value> values;
+  int64_t w = c.loadBytes;
+  if (!s.keyBlock) {
+    Type element = s.keyElement;
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t perLoad = w / elementBytes;
+    if (w < 8 || perLoad < 2) {
+      for (int64_t x = 0; x < s.headDim; ++x)
+        values.push_back(
+            castFloat(b, loc,
+                      memref::LoadOp::create(b, loc, key,
+                                             kvIndices(kvHead, pos, index(x))),
+                      f32Type));
+      return values;
+    }
+    auto vectorType = VectorType::get({perLoad}, element);
+    for (int64_t x = 0; x < s.headDim; x += perLoad) {
+      auto load = vector::LoadOp::create(b, loc, vectorType, key,
+                                         kvIndices(kvHead, pos, index(x)));
+      load.setAlignment(w);
+      for (int64_t e = 0; e < perLoad; ++e)
+        values.push_back(castFloat(
+            b, loc, vector::ExtractOp::create(b, loc, load, e), f32Type));
+    }
+    return values;
+  }
+
+  // Packed blocks: the row's bytes read `w` at a time into registers (as
+  // i32 words from 8 bytes up), the decoder reading bytes out of them.
+  int64_t rowBytes = s.headDim / 32 * s.keyBlock.getBlockBytes();
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  SmallVector<Value> words;
+  llvm::DenseMap<int64_t, Value> bytes;
+  if (w >= 8) {
+    auto byteVector = VectorType::get({w}, i8);
+    auto wordVector = VectorType::get({w / 4}, i32);
+    for (int64_t at = 0; at < rowBytes; at += w) {
+      auto load = vector::LoadOp::create(b, loc, byteVector, key,
+                                         kvIndices(kvHead, pos, index(at)));
+      load.setAlignment(w);
+      Value asWords = vector::BitCastOp::create(b, loc, wordVector, load);
+      for (int64_t k = 0; k < w / 4; ++k)
+        words.push_back(vector::ExtractOp::create(b, loc, asWords, k));
+    }
+  }
+  auto readByte = [&](OpBuilder &rb, Location rl, Value offset) -> Value {
+    int64_t at = *constantIndex(offset);
+    if (words.empty()) {
+      Value &byte = bytes[at];
+      if (!byte)
+        byte = memref::LoadOp::create(rb, rl, key,
+                                      kvIndices(kvHead, pos, index(at)));
+      return byte;
+    }
+    Value word = words[at / 4];
+    if (at % 4 != 0)
+      word = arith::ShRUIOp::create(
+          rb, rl, word,
+          arith::ConstantIntOp::create(rb, rl, i32, 8 * (at % 4)));
+    return arith::TruncIOp::create(rb, rl, i8, word);
+  };
+  BlockDecoder decoder(b, loc, s.keyBlock, readByte);
+  for (int64_t block = 0; block < s.headDim / 32; ++block)
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      Value v = decoder.decode(index(block * s.keyBlock.getBlockBytes()),
+                               index(lane));
+      values.push_back(
+          castFloat(b, loc, castFloat(b, loc, v, s.keyElement), f32Type));
+    }
+  return values;
+}
+
+SmallVector<Value> KernelBuilder::decodeValueSlice(Value value, Value kvHead,
+                                                   Value pos, Value lane,
+                                                   int64_t n) {
+  Type f32Type = b.getF32Type();
+  SmallVector<Value> values;
+  Value first = arith::MulIOp::create(b, loc, lane, index(n));
+  if (!s.valueBlock) {
+    Type element = s.valueElement;
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    int64_t perLoad = 1;
+    while (perLoad * 2 <= n && perLoad * 2 * elementBytes <= c.maxLoadBytes)
+      perLoad *= 2;
+    if (perLoad * elementBytes < 8)
+      perLoad = 1;
+    for (int64_t j = 0; j < n; j += perLoad) {
+      SmallVector<Value> at = kvIndices(kvHead, pos, addIndex(first, j));
+      if (perLoad == 1) {
+        values.push_back(castFloat(
+            b, loc, memref::LoadOp::create(b, loc, value, at), f32Type));
+        continue;
+      }
+      auto load = vector::LoadOp::create(
+          b, loc, VectorType::get({perLoad}, element), value, at);
+      load.setAlignment(perLoad * elementBytes);
+      for (int64_t e = 0; e < perLoad; ++e)
+        values.push_back(castFloat(
+            b, loc, vector::ExtractOp::create(b, loc, load, e), f32Type));
+    }
+    return values;
+  }
+  // Packed: the lane's values lie in one block (n divides 32) or fill
+  // whole blocks (32 divides n); the block's offset is one value per block,
+  // so its scale is read once.
+  int64_t blockBytes = s.valueBlock.getBlockBytes();
+  BlockDecoder decoder(
+      b, loc, s.valueBlock, [&](OpBuilder &rb, Location rl, Value offset) {
+        return memref::LoadOp::create(rb, rl, value,
+                                      kvIndices(kvHead, pos, offset))
+            .getResult();
+      });
+  for (int64_t j = 0; j < n; ++j) {
+    Value blockOffset, inBlock;
+    if (n % 32 == 0) {
+      blockOffset = arith::MulIOp::create(
+          b, loc,
+          addIndex(arith::MulIOp::create(b, loc, lane, index(n / 32)), j / 32),
+          index(blockBytes));
+      inBlock = index(j % 32);
+    } else {
+      blockOffset = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, first, index(32)),
+          index(blockBytes));
+      inBlock = addIndex(arith::RemUIOp::create(b, loc, first, index(32)), j);
+    }
+    Value v = decoder.decode(blockOffset, inBlock);
+    values.push_back(
+        castFloat(b, loc, castFloat(b, loc, v, s.valueElement), f32Type));
+  }
+  return values;
+}
+
+/// What every step of the decode kernel's first launch uses: its workgroup
+/// memory, ids, the split's positions and what masks the scores.
+struct KernelBuilder::DecodeFrame {
+  mlir::Value qTile, accTile, stats;
+  mlir::Value thread, lane, warp, chunk, kvHead;
+  /// The KV head's row that is the workgroup's first.
+  mlir::Value rowBase;
+  /// The split's first position, its end and its last position.
+  mlir::Value start, end, last;
+  mlir::Value mask;
+  double scale;
+  std::optional<int64_t> causal;
+};
+
+void KernelBuilder::whenTrue(Value condition, function_ref<void()> body) {
+  auto guarded = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(guarded.thenBlock());
+  body();
+}
+
+void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
+                                Value out, double scale,
+                                std::optional<int64_t> causal) {
+  MLIRContext *ctx = b.getContext();
+  Type f32Type = b.getF32Type();
+  const int64_t rows = c.queryTile, threads = c.threads;
+  const int64_t warps = threads / c.subgroup, dim = s.headDim;
+  const int64_t allRows = s.group * s.queries;
+  // The positions any row sees, split into whole steps per workgroup.
+  int64_t visible = s.positions;
+  if (causal)
+    visible = std::clamp<int64_t>(*causal + s.queries, 0, s.positions);
+  int64_t perSplit = llvm::alignTo(
+      llvm::divideCeil(std::max<int64_t>(visible, 1), c.split), threads);
+
+  // The splits' partial states: [kv head][split][row][acc..., max, sum].
+  Value parts = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({s.kvHeads, c.split, allRows, s.valueDim + 2}, f32Type));
+
+  // Q of the rows (f32), the merged accumulator and each subgroup's row
+  // maxima and sums.
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  SmallVector<Type> shared = {
+      MemRefType::get({rows, dim}, f32Type, nullptr, workgroup),
+      MemRefType::get({rows, s.valueDim}, f32Type, nullptr, workgroup),
+      MemRefType::get({warps, 2 * rows}, f32Type, nullptr, workgroup)};
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(c.split), index(s.kvHeads), index(allRows / rows),
+      index(threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    DecodeFrame f;
+    f.qTile = launch.getWorkgroupAttributions()[0];
+    f.accTile = launch.getWorkgroupAttributions()[1];
+    f.stats = launch.getWorkgroupAttributions()[2];
+    f.thread = launch.getThreadIds().x;
+    f.chunk = launch.getBlockIds().x;
+    f.kvHead = launch.getBlockIds().y;
+    f.rowBase =
+        arith::MulIOp::create(b, loc, launch.getBlockIds().z, index(rows));
+    f.lane = arith::RemUIOp::create(b, loc, f.thread, index(c.subgroup));
+    f.warp = arith::DivUIOp::create(b, loc, f.thread, index(c.subgroup));
+    f.mask = mask;
+    f.scale = scale;
+    f.causal = causal;
+
+    // Q of the workgroup's rows, as f32: row r of the KV head is query
+    // r % queries of query head kvHead * group + r / queries.
+    forLoop(f.thread, index(rows * dim), index(threads), [&](Value i) {
+      Value r = arith::DivUIOp::create(b, loc, i, index(dim));
+      Value x = arith::RemUIOp::create(b, loc, i, index(dim));
+      auto [head, row] = decodeRow(f, r);
+      Value q = memref::LoadOp::create(b, loc, query, ValueRange{head, row, x});
+      memref::StoreOp::create(b, loc, castFloat(b, loc, q, f32Type), f.qTile,
+                              ValueRange{r, x});
+    });
+    gpu::BarrierOp::create(b, loc);
+
+    f.start = arith::MulIOp::create(b, loc, f.chunk, index(perSplit));
+    f.end = arith::MinUIOp::create(b, loc, addIndex(f.start, perSplit),
+                                   index(visible));
+    f.last = arith::SubIOp::create(b, loc, f.end, one);
+    Value count = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, f.end,
+                              f.start),
+        arith::SubIOp::create(b, loc, f.end, f.start), index(0));
+    Value steps = arith::CeilDivUIOp::create(b, loc, count, index(threads));
+
+    // The loop state: each row's running max (uniform over a subgroup) and
+    // the lane's part of its sum, then the lane's accumulator slices.
+    SmallVector<Value> init;
+    init.append(rows, f32(-std::numeric_limits<double>::infinity()));
+    init.append(rows, f32(0));
+    init.append(rows * (s.valueDim / c.subgroup), f32(0));
+    auto loop = scf::ForOp::create(b, loc, index(0), steps, one, init);
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value base = arith::AddIOp::create(
+          b, loc, f.start,
+          arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                index(threads)));
+      scf::YieldOp::create(
+          b, loc, decodeStep(key, value, f, loop.getRegionIterArgs(), base));
+    }
+    mergeDecodeSubgroups(f, loop.getResults(), parts);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  buildDecodeMerge(parts, out);
+  memref::DeallocOp::create(b, loc, parts);
+}
+
+std::pair<Value, Value> KernelBuilder::decodeRow(const DecodeFrame &f,
+                                                 Value r) {
+  Value kvRow = arith::AddIOp::create(b, loc, f.rowBase, r);
+  Value head = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, f.kvHead, index(s.group)),
+      arith::DivUIOp::create(b, loc, kvRow, index(s.queries)));
+  return {head, arith::RemUIOp::create(b, loc, kvRow, index(s.queries))};
+}
+
+SmallVector<Value> KernelBuilder::decodeScores(Value key, const DecodeFrame &f,
+                                               Value pos) {
+  Type f32Type = b.getF32Type();
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, f.end);
+  Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
+  SmallVector<Value> k = decodeKeyRow(key, f.kvHead, readPos);
+  const int64_t rows = c.queryTile;
+  SmallVector<Value> dots(rows, f32(0));
+  int64_t width = s.headDim % 4 == 0 ? 4 : 1;
+  for (int64_t x = 0; x < s.headDim; x += width)
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<Value> q;
+      SmallVector<Value> at = {index(r), index(x)};
+      if (width == 1) {
+        q.push_back(memref::LoadOp::create(b, loc, f.qTile, at));
+      } else {
+        Value v = vector::LoadOp::create(
+            b, loc, VectorType::get({width}, f32Type), f.qTile, at);
+        for (int64_t e = 0; e < width; ++e)
+          q.push_back(vector::ExtractOp::create(b, loc, v, e));
+      }
+      for (int64_t e = 0; e < width; ++e)
+        dots[r] = arith::AddFOp::create(
+            b, loc, dots[r], arith::MulFOp::create(b, loc, q[e], k[x + e]));
+    }
+  // Scaled, masked, in base 2; -inf past the split.
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value log2e = f32(kLog2E);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto [head, row] = decodeRow(f, index(r));
+    Value score =
+        maskedScore(dots[r], f.scale, f.mask, head, row, row, pos, f.causal);
+    dots[r] = arith::SelectOp::create(
+        b, loc, inRange, arith::MulFOp::create(b, loc, score, log2e), minusInf);
+  }
+  return dots;
+}
+
+SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
+                                             const DecodeFrame &f,
+                                             ValueRange carried, Value base) {
+  const int64_t rows = c.queryTile, lanes = c.subgroup;
+  const int64_t slice = s.valueDim / lanes;
+  SmallVector<Value> scores =
+      decodeScores(key, f, arith::AddIOp::create(b, loc, base, f.thread));
+  // Online softmax (base 2) of each row over the subgroup's positions.
+  Value f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> next(carried.begin(), carried.end());
+  SmallVector<Value> probs(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    SoftmaxRescale step =
+        foldRowMax(carried[r], scores[r], lanes, lanes, minusInf);
+    probs[r] = softmaxWeight(
+        step.none, f32Zero,
+        arith::SubFOp::create(b, loc, scores[r], step.newMax), /*base2=*/true);
+    next[r] = step.newMax;
+    next[rows + r] = rescaledSum(carried[rows + r], step.alpha, probs[r]);
+    for (int64_t j = 0; j < slice; ++j) {
+      Value &acc = next[2 * rows + r * slice + j];
+      acc = arith::MulFOp::create(b, loc, acc, step.alpha);
+    }
+  }
+  // O += P V over the subgroup's positions: P of position `p` from lane `p`
+  // of the subgroup, the lane's slice of V.
+  Value warpBase = arith::AddIOp::create(
+      b, loc, base, arith::MulIOp::create(b, loc, f.warp, index(lanes)));
+  for (int64_t p = 0; p < lanes; ++p) {
+    Value vPos = arith::MinUIOp::create(b, loc, addIndex(warpBase, p), f.last);
+    SmallVector<Value> v =
+        decodeValueSlice(value, f.kvHead, vPos, f.lane, slice);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value weight = gpu::ShuffleOp::create(b, loc, probs[r], p, lanes,
+                                            gpu::ShuffleMode::IDX)
+                         .getShuffleResult();
+      for (int64_t j = 0; j < slice; ++j) {
+        Value &acc = next[2 * rows + r * slice + j];
+        acc = arith::AddFOp::create(
+            b, loc, acc, arith::MulFOp::create(b, loc, weight, v[j]));
+      }
+    }
+  }
+  return next;
+}
+
+void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
+                                         Value parts) {
+  const int64_t rows = c.queryTile, lanes = c.subgroup;
+  const int64_t warps = c.threads / lanes, slice = s.valueDim / lanes;
+  Value zero = index(0), f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  // Each subgroup's row max and sum.
+  SmallVector<Value> sums(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    sums[r] =
+        reduceAcrossLanes(state[rows + r], lanes, lanes, LaneCombine::Sum);
+  whenTrue(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.lane, zero),
+      [&] {
+        for (int64_t r = 0; r < rows; ++r) {
+          memref::StoreOp::create(b, loc, state[r], f.stats,
+                                  ValueRange{f.warp, index(r)});
+          memref::StoreOp::create(b, loc, sums[r], f.stats,
+                                  ValueRange{f.warp, index(rows + r)});
+        }
+      });
+  gpu::BarrierOp::create(b, loc);
+  // exp2(m - max), 0 for a state that saw no position.
+  auto factor = [&](Value m, Value max) -> Value {
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
+    return arith::SelectOp::create(
+        b, loc, none, f32Zero,
+        math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));
+  };
+  SmallVector<Value> maxima(rows), totals(rows), own(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    SmallVector<Value> m(warps), l(warps);
+    Value max = minusInf;
+    for (int64_t w = 0; w < warps; ++w) {
+      m[w] = memref::LoadOp::create(b, loc, f.stats,
+                                    ValueRange{index(w), index(r)});
+      l[w] = memref::LoadOp::create(b, loc, f.stats,
+                                    ValueRange{index(w), index(rows + r)});
+      max = arith::MaximumFOp::create(b, loc, max, m[w]);
+    }
+    Value total = f32Zero;
+    for (int64_t w = 0; w < warps; ++w)
+      total = arith::AddFOp::create(
+          b, loc, total,
+          arith::MulFOp::create(b, loc, l[w], factor(m[w], max)));
+    maxima[r] = max;
+    totals[r] = total;
+    own[r] = factor(state[r], max);
+  }
+  // The accumulators scaled to the workgroup's max, added one subgroup at
+  // a time.
+  Value firstDim = arith::MulIOp::create(b, loc, f.lane, index(slice));
+  for (int64_t w = 0; w < warps; ++w) {
+    whenTrue(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.warp,
+                                   index(w)),
+             [&] {
+               for (int64_t r = 0; r < rows; ++r)
+                 for (int64_t j = 0; j < slice; ++j) {
+                   SmallVector<Value> at = {index(r), addIndex(firstDim, j)};
+                   Value v = arith::MulFOp::create(
+                       b, loc, state[2 * rows + r * slice + j], own[r]);
+                   if (w > 0)
+                     v = arith::AddFOp::create(
+                         b, loc, memref::LoadOp::create(b, loc, f.accTile, at),
+                         v);
+                   memref::StoreOp::create(b, loc, v, f.accTile, at);
+                 }
+             });
+    gpu::BarrierOp::create(b, loc);
+  }
+  // The split's partial state.
+  forLoop(f.thread, index(rows * s.valueDim), index(c.threads), [&](Value i) {
+    Value r = arith::DivUIOp::create(b, loc, i, index(s.valueDim));
+    Value d = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
+    Value v = memref::LoadOp::create(b, loc, f.accTile, ValueRange{r, d});
+    memref::StoreOp::create(
+        b, loc, v, parts,
+        ValueRange{f.kvHead, f.chunk,
+                   arith::AddIOp::create(b, loc, f.rowBase, r), d});
+  });
+  whenTrue(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.thread, zero),
+      [&] {
+        for (int64_t r = 0; r < rows; ++r) {
+          Value row = addIndex(f.rowBase, r);
+          memref::StoreOp::create(
+              b, loc, maxima[r], parts,
+              ValueRange{f.kvHead, f.chunk, row, index(s.valueDim)});
+          memref::StoreOp::create(
+              b, loc, totals[r], parts,
+              ValueRange{f.kvHead, f.chunk, row, index(s.valueDim + 1)});
+        }
+      });
+}
+
+void KernelBuilder::buildDecodeMerge(Value parts, Value out) {
+  const int64_t rows = s.group * s.queries, valueDim = s.valueDim;
+  int64_t threads = std::min<int64_t>(valueDim, 256);
+  Value one = index(1);
+  auto launch = gpu::LaunchOp::create(b, loc, index(rows), index(s.kvHeads),
+                                      one, index(threads), one, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = launch.getThreadIds().x;
+  Value r = launch.getBlockIds().x;
+  Value kvHead = launch.getBlockIds().y;
+  Value head = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, kvHead, index(s.group)),
+      arith::DivUIOp::create(b, loc, r, index(s.queries)));
+  Value row = arith::RemUIOp::create(b, loc, r, index(s.queries));
+  Value zero = index(0), f32Zero = f32(0);
+  Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value split = index(c.split);
+  auto at = [&](Value chunk, int64_t d) -> SmallVector<Value> {
+    return {kvHead, chunk, r, index(d)};
+  };
+  forLoop(thread, index(valueDim), index(threads), [&](Value d) {
+    auto maxLoop =
+        scf::ForOp::create(b, loc, zero, split, one, ValueRange{minusInf});
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(maxLoop.getBody());
+      Value m = memref::LoadOp::create(b, loc, parts,
+                                       at(maxLoop.getInductionVar(), valueDim));
+      scf::YieldOp::create(
+          b, loc,
+          arith::MaximumFOp::create(b, loc, maxLoop.getRegionIterArgs()[0], m)
+              .getResult());
+    }
+    Value max = maxLoop.getResult(0);
+    auto sumLoop = scf::ForOp::create(b, loc, zero, split, one,
+                                      ValueRange{f32Zero, f32Zero});
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(sumLoop.getBody());
+      Value chunk = sumLoop.getInductionVar();
+      Value m = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim));
+      Value l = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim + 1));
+      SmallVector<Value> accAt = {kvHead, chunk, r, d};
+      Value acc = memref::LoadOp::create(b, loc, parts, accAt);
+      Value none =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
+      Value e = arith::SelectOp::create(
+          b, loc, none, f32Zero,
+          math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));
+      ValueRange sums = sumLoop.getRegionIterArgs();
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{
+              arith::AddFOp::create(b, loc, sums[0],
+                                    arith::MulFOp::create(b, loc, l, e)),
+              arith::AddFOp::create(b, loc, sums[1],
+                                    arith::MulFOp::create(b, loc, acc, e))});
+    }
+    Value o = arith::DivFOp::create(b, loc, sumLoop.getResult(1),
+                                    sumLoop.getResult(0));
+    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
+                            ValueRange{head, row, d});
+  });
+  gpu::TerminatorOp::create(b, loc);
+}

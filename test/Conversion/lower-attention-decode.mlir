@@ -1,0 +1,111 @@
+// The decode kernel (split-KV flash-decoding): where one KV head has at most
+// `decode-rows` query rows, cachet-select-kernel-configs chooses it with a
+// split from the profile's compute units, the remark says "split-KV" and
+// the count, and cachet-lower-attention builds two launches: the splits'
+// partial states (K rows read with wide loads and decoded in registers,
+// P broadcast by shuffles), then their log-sum-exp merge.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=CONFIG
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LAVAPIPE
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=KERNEL
+// Negative: decode-rows=0 never takes it; a prefill has too many rows.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=decode" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORCED
+// The options reach the config.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-split=5 decode-threads=64 decode-load-bytes=4" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OPTIONS
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-workgroup-rows=6" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=ROWS
+// Bad options are errors naming the option.
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=64" 2>&1 | FileCheck %s --check-prefix=BADROWS
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-load-bytes=3" 2>&1 | FileCheck %s --check-prefix=BADLOAD
+// BADROWS: cachet-select-kernel-configs: bad decode-rows 64: 0 (never) to 32
+// BADLOAD: cachet-select-kernel-configs: bad decode-load-bytes 3: a power of two from 1 to 16
+
+// Llama-3-8B decode: 32 query heads over 8 KV heads, one new token after
+// 4095 cached ones, q8_0 K/V decoded in the kernel (rows of 136 bytes: 8-byte
+// loads). 4 workgroups per compute unit over 8 KV heads is 66: 64 splits
+// would leave 64 positions each, fewer than the 128 threads, so 32.
+// CONFIG-LABEL: func.func @tg1_q8_0
+// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 128 positions each): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), one KV position per thread per step, 8-byte K loads, 4224 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); K decoded from q8_0 blocks in registers; V decoded from q8_0 blocks in registers
+// Two compute units over 8 KV heads: one split.
+// LAVAPIPE-LABEL: func.func @tg1_q8_0
+// LAVAPIPE: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 8, load_bytes = 16>
+// KERNEL-LABEL: func.func @tg1_q8_0
+// KERNEL: %[[PARTS:.*]] = memref.alloc() : memref<8x32x4x130xf32>
+// KERNEL: gpu.launch
+// KERNEL-SAME: workgroup(%{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x8xf32, #gpu.address_space<workgroup>>)
+// KERNEL: scf.for
+// KERNEL: vector.load %{{.*}} : memref<4096x8x136xi8, strided<[?, ?, 1], offset: ?>>, vector<8xi8>
+// KERNEL: gpu.shuffle  xor
+// KERNEL: math.exp2
+// KERNEL: gpu.shuffle  idx
+// KERNEL: scf.yield
+// KERNEL: gpu.barrier
+// KERNEL: gpu.launch
+// KERNEL: scf.for
+// KERNEL: math.exp2
+// KERNEL: memref.dealloc %[[PARTS]]
+// OFF-LABEL: func.func @tg1_q8_0
+// OFF: variant = attention_mma
+// OPTIONS-LABEL: func.func @tg1_q8_0
+// OPTIONS: #cachet.kernel_config<variant = attention_decode, tile = [4, 64], workgroup = 64, subgroup = 32, split = 5, load_bytes = 4>
+func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>,
+                    %vq: tensor<4096x8x4x!cachet.q8_0>) -> tensor<32x1x128xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 4095
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+// Speculative verification of 4 tokens over a bf16 cache: 16 rows per KV
+// head, the most auto takes by default; bf16 rows of 256 bytes read 16 bytes
+// at a time.
+// CONFIG-LABEL: func.func @tg4_bf16
+// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [16, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: {{.*}}): 16 query rows per KV head (GQA 4:1 x 4 queries)
+// At most 6 rows per workgroup: 4 (the most that divides 16), 4 workgroups
+// along z.
+// ROWS-LABEL: func.func @tg4_bf16
+// ROWS: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// KERNEL-LABEL: func.func @tg4_bf16
+// KERNEL: vector.load %{{.*}} : memref<4100x8x128xbf16, strided<[?, ?, 1], offset: ?>>, vector<8xbf16>
+func.func @tg4_bf16(%q: tensor<32x4x128xbf16>, %k: tensor<4100x8x128xbf16>,
+                    %v: tensor<4100x8x128xbf16>) -> tensor<32x4x128xbf16> {
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 4096
+      : tensor<32x4x128xbf16>, tensor<4100x8x128xbf16>, tensor<4100x8x128xbf16> -> tensor<32x4x128xbf16>
+  return %o : tensor<32x4x128xbf16>
+}
+
+// -----
+
+// Prefill: 64 query rows per KV head keep the tensor-core kernel; asking
+// for the decode kernel keeps the reference lowering and says why.
+// CONFIG-LABEL: func.func @prefill
+// CONFIG: variant = attention_mma
+// FORCED: remark: cachet-select-kernel-configs: reference lowering kept: attention-kernel=decode: 64 query rows per KV head (group 4 x 16 queries; the decode kernel keeps at most 32 in registers)
+func.func @prefill(%q: tensor<8x16x64xf16>, %k: tensor<64x2x64xf16>,
+                   %v: tensor<64x2x64xf16>) -> tensor<8x16x64xf16> {
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 48
+      : tensor<8x16x64xf16>, tensor<64x2x64xf16>, tensor<64x2x64xf16> -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+// A decode config written in the input is kept and built as written: 3
+// splits, 64 threads, byte loads of the K rows.
+// KERNEL-LABEL: func.func @written
+// KERNEL: memref.alloc() : memref<2x3x2x66xf32>
+// KERNEL: memref.load %{{.*}} : memref<300x2x40xi8
+func.func @written(%q: tensor<4x1x64xf16>, %kq: tensor<300x2x2x!cachet.q4_1>,
+                   %vq: tensor<300x2x2x!cachet.q4_1>) -> tensor<4x1x64xf16> {
+  %k = cachet.dequantize %kq : tensor<300x2x2x!cachet.q4_1> -> tensor<300x2x64xf16>
+  %v = cachet.dequantize %vq : tensor<300x2x2x!cachet.q4_1> -> tensor<300x2x64xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 299
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [2, 64], workgroup = 64, subgroup = 32, split = 3, load_bytes = 1>}
+      : tensor<4x1x64xf16>, tensor<300x2x64xf16>, tensor<300x2x64xf16> -> tensor<4x1x64xf16>
+  return %o : tensor<4x1x64xf16>
+}
