@@ -644,10 +644,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       auto takes `attention_decode` on every target (`attention-kernel=
       decode` asks for it): split-KV flash-decoding, one workgroup per KV
       head and split computing all its query rows, so each K/V byte is
-      read once. The split is `decode-split`, or four workgroups per
-      compute unit of the profile over the KV heads (a power of two, at
-      least `decode-threads` positions each); the remark says "split-KV"
-      and the count.
+      read once (per group of at most `decode-workgroup-rows` rows). The
+      split is `decode-split`, or four workgroups per compute unit of the
+      profile over the KV heads (a power of two, at least `decode-threads`
+      positions each); the remark says "split-KV" and the count. SPIR-V
+      targets (cachet-compile) take it only when asked for: on NVIDIA's
+      Vulkan driver its results are wrong (issue 20's notes).
     * On a `mesa` profile (llvmpipe, which silently ends a loop nest after
       65535 iterations) an attention whose scalar tile loop (or decode
       kernel's loops) would run longer keeps the reference lowering.
@@ -774,11 +776,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"decodeSplit", "decode-split", "int64_t", /*default=*/"0",
            "Workgroups sharing one KV head's positions in the decode kernel "
            "(0: four workgroups per compute unit over the KV heads)">,
-    Option<"decodeThreads", "decode-threads", "int64_t", /*default=*/"128",
+    Option<"decodeThreads", "decode-threads", "int64_t", /*default=*/"0",
            "Threads per workgroup of the decode kernel (whole subgroups; one "
-           "KV position each per step)">,
+           "KV position each per step; 0: 256 where K is decoded from "
+           "blocks, else 128)">,
     Option<"decodeWorkgroupRows", "decode-workgroup-rows", "int64_t",
-           /*default=*/"16",
+           /*default=*/"8",
            "The most of a KV head's query rows one decode workgroup computes "
            "(the rest in more workgroups, which read the same K/V; 1 to 32)">,
     Option<"decodeLoadBytes", "decode-load-bytes", "int64_t",

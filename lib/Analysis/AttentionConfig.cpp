@@ -102,8 +102,9 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
   if (o.decodeWorkgroupRows < 1 || o.decodeWorkgroupRows > kMaxDecodeRows)
     return bad("decode-workgroup-rows", o.decodeWorkgroupRows,
                llvm::formatv("1 to {0}", kMaxDecodeRows).str());
-  if (o.decodeThreads < 1 || o.decodeThreads > 1024)
-    return bad("decode-threads", o.decodeThreads, "1 to 1024");
+  if (o.decodeThreads < 0 || o.decodeThreads > 1024)
+    return bad("decode-threads", o.decodeThreads,
+               "0 (from the K/V types) to 1024");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -340,7 +341,12 @@ static AttentionDecision selectDecodeConfig(AttentionOp op,
                                             const AttentionConfigOptions &o) {
   AttentionDecision d;
   auto [subgroup, sharedBytes] = getLimits(profile);
-  int64_t threads = o.decodeThreads;
+  // 256 threads where K is decoded from blocks, 128 otherwise: on the H200
+  // (docs/BENCHMARKS.md, run 56) 256 took tg1 @ d32768 from 104 to 80 us
+  // for q8_0 and from 100 to 81 us for q4_0, and f16 from 77 to 83 us.
+  int64_t threads = o.decodeThreads > 0 ? o.decodeThreads
+                    : s.keyBlock        ? 256
+                                        : 128;
   std::string why = whyNotDecode(s, subgroup, threads);
   if (!why.empty()) {
     d.remark = "reference lowering kept: attention-kernel=decode: " + why;
@@ -615,6 +621,11 @@ std::string cachet::whyNotAttentionConfig(AttentionOp op,
     std::string why = whyNotDecode(s, subgroup, threads);
     if (!why.empty())
       return why;
+    if (profile && profile.getSubgroupSize() != 0 &&
+        subgroup != int64_t(profile.getSubgroupSize()))
+      return llvm::formatv("the decode kernel's subgroup {0} is not the "
+                           "device's {1} (its shuffles span one subgroup)",
+                           subgroup, profile.getSubgroupSize());
     if ((s.group * s.queries) % tile[0] != 0)
       return llvm::formatv("the decode kernel's query rows {0} do not divide "
                            "the {1} rows of one KV head (group {2} x {3} "

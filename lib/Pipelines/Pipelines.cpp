@@ -199,6 +199,11 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     // No vectors of i8 (nor one-element vectors to bitcast to): K rows
     // read a value at a time.
     select.decodeLoadBytes = 4;
+    // The decode kernel only when asked for (attention-kernel=decode): on
+    // NVIDIA's Vulkan driver it gave wrong, run-to-run different results
+    // (H200, run 56) where lavapipe and CUDA pass the CPU check; until that
+    // is understood, auto keeps the prefill kernels there.
+    select.decodeRows = 0;
     break;
   case cachet::Target::ROCDL:
     select.allowMma = false;

@@ -14,6 +14,14 @@
 // The options reach the config.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-split=5 decode-threads=64 decode-load-bytes=4" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OPTIONS
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-workgroup-rows=6" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=ROWS
+// Through each target's whole pipeline (SPIR-V takes it when asked for).
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=spirv profile=lavapipe attention-kernel=decode" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=spirv profile=lavapipe" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPIRV-AUTO
+// TARGET: decode flash-attention kernel (split-KV
+// TARGET-NOT: error
+// SPIRV-AUTO-NOT: decode flash-attention kernel
 // Bad options are errors naming the option.
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=64" 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-load-bytes=3" 2>&1 | FileCheck %s --check-prefix=BADLOAD
@@ -22,18 +30,19 @@
 
 // Llama-3-8B decode: 32 query heads over 8 KV heads, one new token after
 // 4095 cached ones, q8_0 K/V decoded in the kernel (rows of 136 bytes: 8-byte
-// loads). 4 workgroups per compute unit over 8 KV heads is 66: 64 splits
-// would leave 64 positions each, fewer than the 128 threads, so 32.
+// loads; 256 threads, as K is decoded from blocks). 4 workgroups per compute
+// unit over 8 KV heads is 66: 64 splits would leave 64 positions each, 32
+// would leave 128, fewer than the 256 threads, so 16.
 // CONFIG-LABEL: func.func @tg1_q8_0
-// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 128 positions each): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), one KV position per thread per step, 8-byte K loads, 4224 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); K decoded from q8_0 blocks in registers; V decoded from q8_0 blocks in registers
+// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [4, 256], workgroup = 256, subgroup = 32, split = 16, load_bytes = 16>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 16 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 256 positions each): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 16x8x1 workgroups of 256 threads (subgroup 32), one KV position per thread per step, 8-byte K loads, 4352 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); K decoded from q8_0 blocks in registers; V decoded from q8_0 blocks in registers
 // Two compute units over 8 KV heads: one split.
 // LAVAPIPE-LABEL: func.func @tg1_q8_0
-// LAVAPIPE: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 8, load_bytes = 16>
+// LAVAPIPE: #cachet.kernel_config<variant = attention_decode, tile = [4, 256], workgroup = 256, subgroup = 8, load_bytes = 16>
 // KERNEL-LABEL: func.func @tg1_q8_0
-// KERNEL: %[[PARTS:.*]] = memref.alloc() : memref<8x32x4x130xf32>
+// KERNEL: %[[PARTS:.*]] = memref.alloc() : memref<8x16x4x130xf32>
 // KERNEL: gpu.launch
-// KERNEL-SAME: workgroup(%{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x8xf32, #gpu.address_space<workgroup>>)
+// KERNEL-SAME: workgroup(%{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x8xf32, #gpu.address_space<workgroup>>)
 // KERNEL: scf.for
 // KERNEL: vector.load %{{.*}} : memref<4096x8x136xi8, strided<[?, ?, 1], offset: ?>>, vector<8xi8>
 // KERNEL: gpu.shuffle  xor
@@ -61,11 +70,11 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>
 // -----
 
 // Speculative verification of 4 tokens over a bf16 cache: 16 rows per KV
-// head, the most auto takes by default; bf16 rows of 256 bytes read 16 bytes
-// at a time.
+// head, the most auto takes by default, 8 per workgroup (two workgroups
+// along z); bf16 rows of 256 bytes read 16 bytes at a time.
 // CONFIG-LABEL: func.func @tg4_bf16
-// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [16, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: {{.*}}): 16 query rows per KV head (GQA 4:1 x 4 queries)
+// CONFIG: #cachet.kernel_config<variant = attention_decode, tile = [8, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: {{.*}}): 16 query rows per KV head (GQA 4:1 x 4 queries), 8 per workgroup, 32x8x2 workgroups
 // At most 6 rows per workgroup: 4 (the most that divides 16), 4 workgroups
 // along z.
 // ROWS-LABEL: func.func @tg4_bf16
@@ -96,7 +105,8 @@ func.func @prefill(%q: tensor<8x16x64xf16>, %k: tensor<64x2x64xf16>,
 // -----
 
 // A decode config written in the input is kept and built as written: 3
-// splits, 64 threads, byte loads of the K rows.
+// splits, 64 threads, byte loads of the K rows (the subgroup left out: the
+// device's).
 // KERNEL-LABEL: func.func @written
 // KERNEL: memref.alloc() : memref<2x3x2x66xf32>
 // KERNEL: memref.load %{{.*}} : memref<300x2x40xi8
@@ -105,7 +115,7 @@ func.func @written(%q: tensor<4x1x64xf16>, %kq: tensor<300x2x2x!cachet.q4_1>,
   %k = cachet.dequantize %kq : tensor<300x2x2x!cachet.q4_1> -> tensor<300x2x64xf16>
   %v = cachet.dequantize %vq : tensor<300x2x2x!cachet.q4_1> -> tensor<300x2x64xf16>
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 299
-      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [2, 64], workgroup = 64, subgroup = 32, split = 3, load_bytes = 1>}
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [2, 64], workgroup = 64, split = 3, load_bytes = 1>}
       : tensor<4x1x64xf16>, tensor<300x2x64xf16>, tensor<300x2x64xf16> -> tensor<4x1x64xf16>
   return %o : tensor<4x1x64xf16>
 }

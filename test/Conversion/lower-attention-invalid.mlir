@@ -60,7 +60,7 @@ func.func @threads(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x
 func.func @decode_rows(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
   // expected-error @+1 {{the decode kernel's query rows 8 do not divide the 4 rows of one KV head (group 1 x 4 queries)}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
-      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [8, 32], subgroup = 32>}
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [8, 32]>}
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>
 }
@@ -73,6 +73,18 @@ func.func @decode_subgroup(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: t
   // expected-error @+1 {{the value dimension 32 is not a multiple of the subgroup 64 (each lane owns a slice of it)}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 64], subgroup = 64>}
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}
+
+// -----
+
+// The decode kernel's shuffles span one subgroup: the h200's has 32 lanes
+// (on lavapipe, 8).
+func.func @decode_device_subgroup(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error-re @+1 {{the decode kernel's subgroup 16 is not the device's {{32|8}} (its shuffles span one subgroup)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 64], subgroup = 16>}
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>
 }

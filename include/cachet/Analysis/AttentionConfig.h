@@ -130,11 +130,12 @@ struct AttentionConfigOptions {
   /// The decode kernel (split-KV flash-decoding): auto takes it where one
   /// KV head has at most `decodeRows` query rows (group x queries; 0:
   /// never); `decodeSplit` workgroups per KV head (0: from the profile's
-  /// compute units), `decodeThreads` threads per workgroup, K rows read
-  /// `decodeLoadBytes` at a time, at most `decodeWorkgroupRows` of the KV
-  /// head's rows per workgroup.
-  int64_t decodeRows = 16, decodeSplit = 0, decodeThreads = 128;
-  int64_t decodeWorkgroupRows = 16;
+  /// compute units), `decodeThreads` threads per workgroup (0: 256 where K
+  /// is decoded from blocks, else 128), K rows read `decodeLoadBytes` at a
+  /// time, at most `decodeWorkgroupRows` of the KV head's rows per
+  /// workgroup.
+  int64_t decodeRows = 16, decodeSplit = 0, decodeThreads = 0;
+  int64_t decodeWorkgroupRows = 8;
   int64_t decodeLoadBytes = 16;
 };
 

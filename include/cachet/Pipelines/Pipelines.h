@@ -121,10 +121,11 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("cachet.attention kernels (cachet-lower-attention)"),
       llvm::cl::init(AttentionKernel::Auto),
       llvm::cl::values(
-          clEnumValN(AttentionKernel::Auto, "auto",
-                     "decode where a KV head has at most 16 query rows, "
-                     "else mma-sync on NVVM where the profile has 16x16x16 "
-                     "f16 cooperative matrices, scalar otherwise"),
+          clEnumValN(
+              AttentionKernel::Auto, "auto",
+              "decode where a KV head has at most 16 query rows (NVVM, ROCDL), "
+              "else mma-sync on NVVM where the profile has 16x16x16 "
+              "f16 cooperative matrices, scalar otherwise"),
           clEnumValN(AttentionKernel::Scalar, "scalar",
                      "one thread per query row, every target"),
           clEnumValN(AttentionKernel::Mma, "mma",
