@@ -648,8 +648,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       split is `decode-split`, or four workgroups per compute unit of the
       profile over the KV heads (a power of two, at least `decode-threads`
       positions each); the remark says "split-KV" and the count. SPIR-V
-      targets (cachet-compile) take it only when asked for: on NVIDIA's
-      Vulkan driver its results are wrong (issue 20's notes).
+      targets (cachet-compile) take it only when asked for, until a whole
+      Vulkan suite has passed on NVIDIA's driver (docs/BENCHMARKS.md, runs
+      56-57).
     * On a `mesa` profile (llvmpipe, which silently ends a loop nest after
       65535 iterations) an attention whose scalar tile loop (or decode
       kernel's loops) would run longer keeps the reference lowering.

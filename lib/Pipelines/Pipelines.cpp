@@ -200,9 +200,10 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     // read a value at a time.
     select.decodeLoadBytes = 4;
     // The decode kernel only when asked for (attention-kernel=decode): on
-    // NVIDIA's Vulkan driver it gave wrong, run-to-run different results
-    // (H200, run 56) where lavapipe and CUDA pass the CPU check; until that
-    // is understood, auto keeps the prefill kernels there.
+    // NVIDIA's Vulkan driver it gave wrong results (H200, run 56) until
+    // workgroups that run no step stopped reading uninitialized loop
+    // results (run 57 passes its d4096 cases); auto keeps the prefill
+    // kernels there until a whole Vulkan suite has passed.
     select.decodeRows = 0;
     break;
   case cachet::Target::ROCDL:

@@ -326,7 +326,19 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
       scf::YieldOp::create(
           b, loc, decodeStep(key, value, f, loop.getRegionIterArgs(), base));
     }
-    mergeDecodeSubgroups(f, loop.getResults(), parts);
+    // A workgroup past the last position runs no step. Its state is then
+    // the initial one, selected here rather than taken from the loop:
+    // convert-scf-to-spirv (LLVM 22) returns a loop's results through
+    // Function variables stored only in its body, so after a loop that ran
+    // no iteration they are uninitialized (on NVIDIA's Vulkan driver:
+    // garbage, different on every run).
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps,
+                                      index(0));
+    SmallVector<Value> state;
+    for (auto [result, initial] : llvm::zip(loop.getResults(), init))
+      state.push_back(
+          arith::SelectOp::create(b, loc, ran, result, initial).getResult());
+    mergeDecodeSubgroups(f, state, parts);
     gpu::TerminatorOp::create(b, loc);
   }
   buildDecodeMerge(parts, out);
