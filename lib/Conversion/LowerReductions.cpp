@@ -210,8 +210,17 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
     scf::YieldOp::create(lb, loc, combined->getResult(0));
   }
 
+  // A thread past the row's end runs no iteration: its partial is the
+  // identity, selected rather than taken from the loop, whose results
+  // convert-scf-to-spirv (LLVM 22) returns through Function variables
+  // stored only inside the loop body (uninitialized after no iteration).
+  Value ran = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, tid,
+                                    index(kb, length));
+  Value partial =
+      arith::SelectOp::create(kb, loc, ran, loop.getResult(0), identity);
+
   // The partials, combined by a tree in workgroup memory.
-  memref::StoreOp::create(kb, loc, loop.getResult(0), partials, tid);
+  memref::StoreOp::create(kb, loc, partial, partials, tid);
   gpu::BarrierOp::create(kb, loc);
   for (int64_t stride = threads / 2; stride > 0; stride /= 2) {
     Value active = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
