@@ -227,6 +227,21 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
       .totalBytes;
 }
 
+/// "; K decoded from q8_0 blocks `where`" (and V), for the K/V of `s` the
+/// kernel decodes from blocks.
+static std::string describeDecodedKV(const AttentionShape &s,
+                                     StringRef where) {
+  std::string decoded;
+  for (auto [what, block] :
+       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
+        {"V", s.valueBlock}})
+    if (block)
+      decoded += llvm::formatv("; {0} decoded from {1} blocks {2}", what,
+                               block.getFormatName(), where)
+                     .str();
+  return decoded;
+}
+
 /// The remark for `config` chosen for `s`: the kernel, its tiles and
 /// memory, and for the scalar kernel why no mma kernel (`noMma`).
 static std::string describeAttentionConfig(const AttentionShape &s,
@@ -239,14 +254,7 @@ static std::string describeAttentionConfig(const AttentionShape &s,
                              : std::string("no profile: defaults");
   int64_t queryTile = config.getTile()[0], keyTile = config.getTile()[1];
   int64_t threads = config.getWorkgroup(), rowBlocks = config.getRowBlocks();
-  std::string decoded;
-  for (auto [what, block] :
-       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
-        {"V", s.valueBlock}})
-    if (block)
-      decoded += llvm::formatv("; {0} decoded from {1} blocks in the kernel",
-                               what, block.getFormatName())
-                     .str();
+  std::string decoded = describeDecodedKV(s, "in the kernel");
   // The workgroup memory the kernel allocates: the mma kernel's tiles were
   // sized for double buffers, which K/V decoded in the kernel do not use.
   int64_t used = getAttentionWorkgroupBytes(s, config);
@@ -402,14 +410,7 @@ static AttentionDecision selectDecodeConfig(AttentionOp op,
       /*resident=*/{}, /*dynamicShared=*/false, /*warpSync=*/false,
       /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
       /*fuseEpilogues=*/false, o.decodeLoadBytes);
-  std::string decoded;
-  for (auto [what, block] :
-       {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
-        {"V", s.valueBlock}})
-    if (block)
-      decoded += llvm::formatv("; {0} decoded from {1} blocks in registers",
-                               what, block.getFormatName())
-                     .str();
+  std::string decoded = describeDecodedKV(s, "in registers");
   d.remark = llvm::formatv(
       "decode flash-attention kernel (split-KV, {0} splits: {1}): {2} query "
       "rows per KV head (GQA {3}:1 x {4} queries), {12} per workgroup, "

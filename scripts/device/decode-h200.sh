@@ -18,7 +18,8 @@ W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 R=${1:-20}
 s() { tar czf $OUT/decode.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
-# ggml builds in the background while cachet's cases run (CPU only).
+# ggml builds in the background while cachet's cases run (CPU only):
+# ggml-peers.sh builds, then runs its driver, here with --help only.
 if [ -n "${GGML_DIR:-}" ]; then
   (JOBS=12 timeout 420 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --help > $W/ggml-build.log 2>&1; echo "build rc $?" >> $W/ggml-build.log) &
   build=$!

@@ -153,6 +153,9 @@ private:
   /// decode kernel's workgroup.
   std::pair<mlir::Value, mlir::Value> decodeRow(const DecodeFrame &f,
                                                 mlir::Value r);
+  /// The weight 2^(m - max) of a partial softmax state whose running max is
+  /// `m` in a merge whose max is `max`; 0 for a state that saw no position.
+  mlir::Value stateWeight(mlir::Value m, mlir::Value max);
   /// `if (condition) body()`, no results.
   void whenTrue(mlir::Value condition, llvm::function_ref<void()> body);
   /// The base-2 scores of the thread's position `pos` against every row

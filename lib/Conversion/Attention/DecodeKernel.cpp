@@ -345,6 +345,15 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
   memref::DeallocOp::create(b, loc, parts);
 }
 
+Value KernelBuilder::stateWeight(Value m, Value max) {
+  Value none = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, m,
+      f32(-std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(
+      b, loc, none, f32(0),
+      math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));
+}
+
 std::pair<Value, Value> KernelBuilder::decodeRow(const DecodeFrame &f,
                                                  Value r) {
   Value kvRow = arith::AddIOp::create(b, loc, f.rowBase, r);
@@ -462,14 +471,7 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
         }
       });
   gpu::BarrierOp::create(b, loc);
-  // exp2(m - max), 0 for a state that saw no position.
-  auto factor = [&](Value m, Value max) -> Value {
-    Value none =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
-    return arith::SelectOp::create(
-        b, loc, none, f32Zero,
-        math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));
-  };
+  auto factor = [&](Value m, Value max) { return stateWeight(m, max); };
   SmallVector<Value> maxima(rows), totals(rows), own(rows);
   for (int64_t r = 0; r < rows; ++r) {
     SmallVector<Value> m(warps), l(warps);
@@ -581,11 +583,7 @@ void KernelBuilder::buildDecodeMerge(Value parts, Value out) {
       Value l = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim + 1));
       SmallVector<Value> accAt = {kvHead, chunk, r, d};
       Value acc = memref::LoadOp::create(b, loc, parts, accAt);
-      Value none =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
-      Value e = arith::SelectOp::create(
-          b, loc, none, f32Zero,
-          math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));
+      Value e = stateWeight(m, max);
       ValueRange sums = sumLoop.getRegionIterArgs();
       scf::YieldOp::create(
           b, loc,
