@@ -761,7 +761,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "that let resident-workgroups workgroups share an SM">,
     Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
            "With dynamic-shared: double-buffer f16 K/V tiles filled by "
-           "nvgpu.device_async_copy (cp.async, NVVM only)">,
+           "nvgpu.device_async_copy (cp.async, NVVM only); packed K and V: "
+           "their blocks' bytes, decoded in workgroup memory">,
     Option<"rowBlocks", "row-blocks", "int64_t", /*default=*/"1",
            "16-row blocks per subgroup in the mma kernels (a power of two up "
            "to subgroup / 16)">,

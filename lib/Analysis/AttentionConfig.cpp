@@ -211,6 +211,40 @@ static int64_t getDecodeIterations(const AttentionShape &s, int64_t rows,
          2 * llvm::divideCeil(rows * s.valueDim, threads) + split;
 }
 
+KVStaging cachet::getKVStaging(const AttentionShape &s, int64_t stages) {
+  if (stages != 2)
+    return KVStaging::Registers;
+  if (!s.keyBlock && !s.valueBlock)
+    return KVStaging::AsyncCopy;
+  if (s.keyBlock && s.valueBlock &&
+      getPackedCopyBytes(
+          getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)) &&
+      getPackedCopyBytes(
+          getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock)))
+    return KVStaging::AsyncPacked;
+  return KVStaging::Registers;
+}
+
+int64_t cachet::getPackedCopyBytes(int64_t rowBytes) {
+  for (int64_t bytes : {16, 8, 4})
+    if (rowBytes % bytes == 0)
+      return bytes;
+  return 0;
+}
+
+MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
+                             int64_t queryTile, int64_t keyTile,
+                             int64_t padBytes, int64_t rowBlocks,
+                             KVStaging staging) {
+  bool packed = staging == KVStaging::AsyncPacked;
+  return MmaTiles(
+      queryTile, keyTile, s.headDim, s.valueDim, padBytes,
+      staging == KVStaging::AsyncCopy, rowBlocks == 1,
+      variant == KernelVariant::AttentionMma,
+      packed ? getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock) : 0,
+      packed ? getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock) : 0);
+}
+
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
                                            KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
@@ -220,10 +254,9 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
   }
   if (config.getVariant() == KernelVariant::AttentionScalar)
     return getScalarBytes(s, tile[0], tile[1]);
-  bool asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
-  return MmaTiles(tile[0], tile[1], s.headDim, s.valueDim, config.getPadBytes(),
-                  asyncCopy, config.getRowBlocks() == 1,
-                  config.getVariant() == KernelVariant::AttentionMma)
+  return getMmaTiles(s, config.getVariant(), tile[0], tile[1],
+                     config.getPadBytes(), config.getRowBlocks(),
+                     getKVStaging(s, config.getStages()))
       .totalBytes;
 }
 
@@ -274,7 +307,7 @@ static std::string describeAttentionConfig(const AttentionShape &s,
     return remark;
   }
   // The tensor-core kernels: the rows, the tiles' memory and staging.
-  bool asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
+  KVStaging staging = getKVStaging(s, config.getStages());
   std::string tiles =
       llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ", queryTile,
                     queryTile / (16 * rowBlocks), 16 * rowBlocks)
@@ -291,8 +324,18 @@ static std::string describeAttentionConfig(const AttentionShape &s,
     tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
                            "for (cachet.min_workgroups_per_sm)",
                            config.getMinWorkgroupsPerSm());
-  tiles += asyncCopy ? ", K/V double-buffered by asynchronous copies"
-                     : ", K/V through registers";
+  if (staging == KVStaging::AsyncCopy)
+    tiles += ", K/V double-buffered by asynchronous copies";
+  else if (staging == KVStaging::AsyncPacked)
+    tiles += llvm::formatv(
+        ", K/V blocks double-buffered by asynchronous copies ({0}- and "
+        "{1}-byte) and decoded in workgroup memory",
+        getPackedCopyBytes(
+            getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)),
+        getPackedCopyBytes(
+            getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock)));
+  else
+    tiles += ", K/V through registers";
   tiles += llvm::formatv(" ({0}-byte vectors)", 2 * config.getVectorWidth());
   if (config.getVariant() == KernelVariant::AttentionMmaSync)
     os << "mma-sync flash-attention kernel ("
@@ -560,8 +603,14 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
     doubleBuffered = false;
     keyTile = chooseKeyTile();
   }
-  // Asynchronous copies: f16 K/V, not decoded in the kernel.
-  bool asyncCopy = doubleBuffered && !s.keyBlock && !s.valueBlock;
+  // Asynchronous copies: of f16 K/V, or of both K's and V's blocks (decoded
+  // in workgroup memory) where their double buffers fit the budget too.
+  KVStaging staging =
+      doubleBuffered ? getKVStaging(s, /*stages=*/2) : KVStaging::Registers;
+  if (staging == KVStaging::AsyncPacked &&
+      getMmaTiles(s, variant, queryTile, keyTile, padBytes, rowBlocks, staging)
+              .totalBytes > budget)
+    staging = KVStaging::Registers;
   // Without a query-tile option, the scalar kernel halves its query tile
   // (down to 32 rows) until its accumulator rows leave room for a key tile.
   while (scalar && o.queryTile <= 0 && queryTile > 32 &&
@@ -591,7 +640,7 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   MLIRContext *ctx = op.getContext();
   d.config = KernelConfigAttr::get(
       ctx, variant, {queryTile, keyTile}, threads, subgroup, vectorWidth,
-      rowBlocks, asyncCopy ? 2 : 1, /*split=*/1, padBytes,
+      rowBlocks, staging == KVStaging::Registers ? 1 : 2, /*split=*/1, padBytes,
       /*loads=*/{}, minWorkgroups, /*resident=*/{}, dynamicShared,
       !scalar && warpSync, !scalar && lazyRescale, /*stageX=*/false,
       /*fuseSiblings=*/false,

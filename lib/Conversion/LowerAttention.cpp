@@ -79,8 +79,7 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.padBytes = config.getPadBytes();
   c.dynamicShared = config.getDynamicShared();
   c.warpSync = config.getWarpSync();
-  // K/V decoded in the kernel are not copied asynchronously.
-  c.asyncCopy = config.getStages() == 2 && !s.keyBlock && !s.valueBlock;
+  c.staging = getKVStaging(s, config.getStages());
   c.lazyRescale = config.getLazyRescale();
   c.minWorkgroupsPerSM = config.getMinWorkgroupsPerSm();
   return c;

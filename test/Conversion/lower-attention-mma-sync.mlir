@@ -51,16 +51,40 @@ func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
 
 // -----
 
-// K/V decoded from q8_0 blocks in the kernel, an additive mask: the tiles
-// go through registers, each score is masked element by element where a
-// tile needs it (the mask read at the lane's row and column).
+// K/V decoded from q8_0 blocks in the kernel, an additive mask: the blocks'
+// bytes (68 per row: 4-byte copies) are double buffered by asynchronous
+// copies; Q, read once, shares their memory, so every subgroup has read it
+// before the first copy. Each key tile waits for its copies, starts the
+// next tile's into the other buffer and decodes eight values of a block
+// per thread into the f16 K and V tiles. Each score is masked element by
+// element where a tile needs it (the mask read at the lane's row and
+// column).
 // CHECK-LABEL: func.func @masked_q8_0
-// CHECK: scf.for
+// CHECK: %[[Q:.*]] = memref.view %{{.*}}[%[[KPAT:c18432.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KT:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : {{.*}} to memref<64x72xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KP:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x68xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[VP:.*]] = memref.view %{{.*}}[%c27136{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x68xi8, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix %[[Q]]
+// CHECK: gpu.barrier
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[KP]][%{{.*}}, %{{.*}}], 4, %{{.*}} : memref<80x2x68xi8, strided<[?, ?, 1], offset: ?>> to memref<128x68xi8, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[VP]][%{{.*}}, %{{.*}}], 4, %{{.*}} : memref<80x2x68xi8, strided<[?, ?, 1], offset: ?>> to memref<128x68xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[G:.*]] = nvgpu.device_async_create_group
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[T:.*]] = %[[G]])
+// CHECK: nvgpu.device_async_wait %[[T]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: memref.load %[[KP]][%{{.*}}, %{{.*}}] : memref<128x68xi8, #gpu.address_space<workgroup>>
+// CHECK: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: memref.load %[[VP]]
+// CHECK: gpu.barrier
 // CHECK: nvgpu.mma.sync
 // CHECK: scf.if
 // CHECK: memref.load %{{.*}} : memref<4x40x80xf16, strided<[?, ?, 1], offset: ?>>
 // CHECK: vector.from_elements
-// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
+// CHECK: nvgpu.device_async_wait
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}, key tile 64 (35840 bytes of workgroup memory), {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V blocks double-buffered by asynchronous copies (4- and 4-byte) and decoded in workgroup memory (16-byte vectors)
 func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>,
                        %vq: tensor<80x2x2x!cachet.q8_0>, %m: tensor<4x40x80xf16>) -> tensor<4x40x64xf16> {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
@@ -68,6 +92,37 @@ func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>
   %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.125
       : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16>, tensor<4x40x80xf16> -> tensor<4x40x64xf16>
   return %o : tensor<4x40x64xf16>
+}
+
+// -----
+
+// Packed V after f16 K, and q8_0 rows of 34 bytes (no 4-byte copy divides
+// them): the blocks are decoded value by value from global memory into the
+// tiles, through registers.
+// CHECK-LABEL: func.func @packed_value_only
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: scf.for
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: return
+// CHECK-LABEL: func.func @q8_0_rows_of_34_bytes
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: return
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; V decoded from q4_1 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
+// REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; K decoded from q8_0 blocks in the kernel; V decoded from q8_0 blocks in the kernel; {{.*}}, K/V through registers (16-byte vectors)
+func.func @packed_value_only(%q: tensor<4x40x64xf16>, %k: tensor<80x2x64xf16>,
+                             %vq: tensor<80x2x2x!cachet.q4_1>) -> tensor<4x40x64xf16> {
+  %v = cachet.dequantize %vq : tensor<80x2x2x!cachet.q4_1> -> tensor<80x2x64xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 40
+      : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16> -> tensor<4x40x64xf16>
+  return %o : tensor<4x40x64xf16>
+}
+func.func @q8_0_rows_of_34_bytes(%q: tensor<4x40x32xf16>, %kq: tensor<80x2x1x!cachet.q8_0>,
+                                 %vq: tensor<80x2x1x!cachet.q8_0>) -> tensor<4x40x32xf16> {
+  %k = cachet.dequantize %kq : tensor<80x2x1x!cachet.q8_0> -> tensor<80x2x32xf16>
+  %v = cachet.dequantize %vq : tensor<80x2x1x!cachet.q8_0> -> tensor<80x2x32xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 40
+      : tensor<4x40x32xf16>, tensor<80x2x32xf16>, tensor<80x2x32xf16> -> tensor<4x40x32xf16>
+  return %o : tensor<4x40x32xf16>
 }
 
 // -----

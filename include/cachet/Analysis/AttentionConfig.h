@@ -50,16 +50,42 @@ DequantizeOp getPackedDequantize(mlir::Value kv, bool tokenMajor);
 /// memory, and every product is taken in f32 anyway).
 mlir::Type getScalarTileElement(mlir::Type element);
 
+/// How an mma kernel fills its K and V tiles in workgroup memory, from its
+/// config's `stages` and the K/V it decodes from blocks.
+enum class KVStaging {
+  /// Through registers: the next tile's f16 vectors are loaded before the
+  /// current one is multiplied; K/V decoded from blocks are decoded value by
+  /// value from global memory (stages = 1, or K packed and V not).
+  Registers,
+  /// f16 K/V double buffered, filled by asynchronous copies (stages = 2).
+  AsyncCopy,
+  /// K and V both packed: their blocks' bytes double buffered by
+  /// asynchronous copies and decoded in workgroup memory into the f16 tiles
+  /// (stages = 2).
+  AsyncPacked,
+};
+
+/// The staging of the mma kernel of `stages` for `s`.
+KVStaging getKVStaging(const AttentionShape &s, int64_t stages);
+
+/// The bytes of one asynchronous copy of a packed row of `rowBytes` (16, 8
+/// or 4: the largest dividing it), or 0 where none does.
+int64_t getPackedCopyBytes(int64_t rowBytes);
+
 /// The workgroup-memory tiles of the mma kernels: Q, K, V (f16) and, for
 /// the kernel that stages its softmax (wmma), the scores (f32), P (f16) and a
 /// 16-column row broadcast (f32); double buffered, a second K and V. Each
-/// row is padded by `padBytes`.
+/// row is padded by `padBytes`. With packed rows (`packedKeyRow` and
+/// `packedValueRow` bytes, KVStaging::AsyncPacked), two buffers of K's and
+/// of V's block bytes (KP, VP, each `2 keyTile` rows) instead of the second
+/// K and V.
 struct MmaTiles {
-  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, Count };
+  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, KP, VP, Count };
   struct Tile {
     int64_t rows = 0, cols = 0, stride = 0;
-    bool f32 = false;
-    int64_t bytes() const { return rows * stride * (f32 ? 4 : 2); }
+    /// Bytes per element: 2 (f16 / bf16), 4 (f32) or 1 (block bytes).
+    int64_t elementBytes = 2;
+    int64_t bytes() const { return rows * stride * elementBytes; }
   };
   /// Indexed by Kind; tiles the kernel does not use have no rows.
   Tile tiles[Count];
@@ -69,35 +95,54 @@ struct MmaTiles {
 
   MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
            int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
-           bool qReadOnce = true, bool stagedSoftmax = true) {
-    auto add = [&](Kind kind, int64_t rows, int64_t cols, bool f32,
+           bool qReadOnce = true, bool stagedSoftmax = true,
+           int64_t packedKeyRow = 0, int64_t packedValueRow = 0) {
+    auto add = [&](Kind kind, int64_t rows, int64_t cols, int64_t elementBytes,
                    bool place = true) {
-      int64_t stride = cols + padBytes / (f32 ? 4 : 2);
-      tiles[kind] = {rows, cols, stride, f32};
+      int64_t stride = cols + (elementBytes == 1 ? 0 : padBytes / elementBytes);
+      tiles[kind] = {rows, cols, stride, elementBytes};
       offsets[kind] = totalBytes;
       if (place)
         totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
     };
-    // Double buffered, Q (read once, before the first key tile) shares the
-    // second K tile's memory where it fits.
-    bool shareQ = doubleBuffer && qReadOnce && queryTile <= keyTile;
-    add(Q, queryTile, headDim, false, !shareQ);
-    add(K, keyTile, headDim, false);
-    add(V, keyTile, valueDim, false);
+    bool packed = packedKeyRow > 0 && packedValueRow > 0;
+    // Q (read once, before the first key tile) shares the second K/V
+    // buffers' memory where it fits: the f16 K tile, or the block bytes.
+    int64_t qBytes = queryTile * (headDim + padBytes / 2) * 2;
+    int64_t packedBytes = llvm::alignTo(2 * keyTile * packedKeyRow, 128) +
+                          llvm::alignTo(2 * keyTile * packedValueRow, 128);
+    bool shareQ = qReadOnce && (packed ? qBytes <= packedBytes
+                                       : doubleBuffer && queryTile <= keyTile);
+    add(Q, queryTile, headDim, 2, !shareQ);
+    add(K, keyTile, headDim, 2);
+    add(V, keyTile, valueDim, 2);
     if (stagedSoftmax) {
-      add(Scores, queryTile, keyTile, true);
-      add(Probs, queryTile, keyTile, false);
-      add(Rows, queryTile, 16, true);
+      add(Scores, queryTile, keyTile, 4);
+      add(Probs, queryTile, keyTile, 2);
+      add(Rows, queryTile, 16, 4);
+    }
+    if (packed) {
+      add(KP, 2 * keyTile, packedKeyRow, 1);
+      add(VP, 2 * keyTile, packedValueRow, 1);
+      if (shareQ)
+        offsets[Q] = offsets[KP];
+      return;
     }
     if (!doubleBuffer)
       return;
-    add(K2, keyTile, headDim, false);
-    add(V2, keyTile, valueDim, false);
+    add(K2, keyTile, headDim, 2);
+    add(V2, keyTile, valueDim, 2);
     if (shareQ)
       offsets[Q] = offsets[K2];
   }
   bool has(Kind kind) const { return tiles[kind].rows > 0; }
 };
+
+/// The tiles of the mma kernel `variant` (attention_mma stages its softmax)
+/// with `staging`.
+MmaTiles getMmaTiles(const AttentionShape &s, KernelVariant variant,
+                     int64_t queryTile, int64_t keyTile, int64_t padBytes,
+                     int64_t rowBlocks, KVStaging staging);
 
 /// llvmpipe (lavapipe) ends a loop nest after this many iterations in all,
 /// silently.

@@ -827,7 +827,14 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       decoded in the kernel are written to the tile as they decode); with
       `async-copy` (NVVM, dynamic memory, f16 K/V) they are double buffered
       instead and filled by `nvgpu.device_async_copy` (cp.async, zero-filled
-      past the last position), one barrier per key tile. Tile
+      past the last position), one barrier per key tile. With `async-copy`
+      and K and V both packed (rows of a multiple of 4 bytes), the blocks'
+      bytes are double buffered instead (16-, 8- or 4-byte copies) and each
+      key tile, once its copies are in and the next tile's started, is
+      decoded in workgroup memory into single f16 K and V tiles, eight
+      values of one block per thread, rounded as the dequant-once scratch
+      holds them; the tiles are those the f16 double buffers would get, so
+      rewrites off and on give the same bytes. Tile
       rows are padded by `tile-pad-bytes` so that the 16 rows of an operand
       fall in different banks (on the H200 this alone is 4x). With
       `dynamic-shared` the tiles are views of one dynamic allocation, above

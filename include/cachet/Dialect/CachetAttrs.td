@@ -210,7 +210,9 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       in the decode kernel (a power of two from 1 to 16).
     * `row_blocks` (1): 16-row blocks per subgroup (mma kernels).
     * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
-      asynchronous copies (NVVM, with `dynamic_shared`).
+      asynchronous copies (NVVM, with `dynamic_shared`); where K and V are
+      both decoded from blocks, their blocks' bytes instead, decoded in
+      workgroup memory into the f16 tiles.
     * `split` (1): workgroups sharing one attention's KV range (1: none;
       the decode kernel merges their partial softmax states exactly).
     * `pad_bytes` (0): bytes each row of a workgroup-memory tile is padded

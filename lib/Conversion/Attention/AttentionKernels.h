@@ -67,9 +67,11 @@ struct KernelConfig {
   /// Whether a subgroup synchronizes its private staging with
   /// nvvm.bar.warp.sync (else gpu.barrier).
   bool warpSync = false;
-  /// Whether f16 K/V tiles are double buffered and filled by
-  /// nvgpu.device_async_copy (else through registers).
-  bool asyncCopy = false;
+  /// How the mma kernels fill their K/V tiles: through registers, by
+  /// nvgpu.device_async_copy into double buffers (f16), or by
+  /// nvgpu.device_async_copy of the blocks' bytes into double buffers,
+  /// decoded into the tiles (packed K and V).
+  KVStaging staging = KVStaging::Registers;
   /// Whether a subgroup skips rescaling its accumulators while its rows'
   /// maxima stay (needs warpSync: the branch is per subgroup).
   bool lazyRescale = false;
@@ -338,6 +340,23 @@ private:
   /// group.
   mlir::Value copyTiles(mlir::Value key, mlir::Value value, mlir::Value start,
                         mlir::Value kDst, mlir::Value vDst, const MmaFrame &f);
+  /// The row and column of the `k`-th piece `thread` handles of a
+  /// `[keyTile][perRow pieces of width]` tile: piece `thread + k threads`,
+  /// the last repeated where the pieces do not divide among the threads.
+  std::pair<mlir::Value, mlir::Value>
+  tilePiece(int64_t k, int64_t perRow, int64_t width, mlir::Value thread);
+  /// Starts the asynchronous copies of the blocks' bytes of the K and V
+  /// tiles at `start` into buffer `buffer` (0 or 1) of the KP and VP tiles
+  /// (zero-filled past the last position); returns their group.
+  mlir::Value copyPackedTiles(mlir::Value key, mlir::Value value,
+                              mlir::Value start, mlir::Value buffer,
+                              const MmaFrame &f);
+  /// Decodes buffer `buffer` of the blocks' bytes `packed` (KP or VP) into
+  /// the `[keyTile][dim]` tile `tile`, eight values of one block per thread
+  /// at a time, rounded as the dequant-once scratch holds them.
+  void decodePackedTile(mlir::Value packed, mlir::Value buffer,
+                        mlir::Value tile, int64_t dim, BlockQuantizedType block,
+                        const MmaFrame &f);
   /// Row, column and "inside the tile" of the `k`-th f16 vector that
   /// `thread` copies of a `[rows][dim]` tile.
   std::tuple<mlir::Value, mlir::Value, mlir::Value>

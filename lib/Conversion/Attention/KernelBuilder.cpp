@@ -297,8 +297,11 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout,
     if (!t.rows)
       continue;
     kinds.push_back(kind);
-    shared.push_back(MemRefType::get(
-        {t.rows, t.stride}, t.f32 ? b.getF32Type() : half, nullptr, workgroup));
+    Type element = t.elementBytes == 4   ? b.getF32Type()
+                   : t.elementBytes == 1 ? Type(b.getI8Type())
+                                         : half;
+    shared.push_back(
+        MemRefType::get({t.rows, t.stride}, element, nullptr, workgroup));
   }
   Value one = index(1);
   MmaFrame f;
@@ -406,10 +409,96 @@ Value KernelBuilder::copyTiles(Value key, Value value, Value start, Value kDst,
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
+std::pair<Value, Value> KernelBuilder::tilePiece(int64_t k, int64_t perRow,
+                                                 int64_t width, Value thread) {
+  // Piece i = thread + k threads: row i / perRow, column (i % perRow)
+  // width. Where the pieces do not divide among the threads, the last is
+  // repeated (the same bytes to the same place).
+  int64_t total = c.keyTile * perRow;
+  Value i = addIndex(thread, k * c.threads);
+  if ((k + 1) * c.threads > total)
+    i = arith::MinUIOp::create(b, loc, i, index(total - 1));
+  Value row = arith::DivUIOp::create(b, loc, i, index(perRow));
+  Value column = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, i, index(perRow)), index(width));
+  return {row, column};
+}
+
+Value KernelBuilder::copyPackedTiles(Value key, Value value, Value start,
+                                     Value buffer, const MmaFrame &f) {
+  SmallVector<Value> tokens;
+  Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
+  for (auto [source, rowBytes, tile] :
+       {std::tuple<Value, int64_t, Value>{
+            key, getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock),
+            f.tiles[MmaTiles::KP]},
+        {value, getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock),
+         f.tiles[MmaTiles::VP]}}) {
+    int64_t width = getPackedCopyBytes(rowBytes);
+    int64_t perRow = rowBytes / width;
+    for (int64_t k = 0; k < llvm::divideCeil(c.keyTile * perRow, c.threads);
+         ++k) {
+      auto [j, x] = tilePiece(k, perRow, width, f.thread);
+      Value pos = addIndex(start, j);
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          pos, index(s.positions));
+      Value clamped =
+          arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+      Value elements =
+          arith::SelectOp::create(b, loc, valid, index(width), index(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tile, ValueRange{addIndex(firstRow, j), x}, source,
+          ValueRange{clamped, f.kvHead, x}, b.getIndexAttr(width), elements,
+          width == 16 ? b.getUnitAttr() : nullptr));
+    }
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
+                                     int64_t dim, BlockQuantizedType block,
+                                     const MmaFrame &f) {
+  // Eight values of one block per piece.
+  constexpr int64_t chunk = 8;
+  int64_t perRow = dim / chunk;
+  Type element = cast<MemRefType>(tile.getType()).getElementType();
+  Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
+  for (int64_t k = 0; k < llvm::divideCeil(c.keyTile * perRow, c.threads);
+       ++k) {
+    auto [j, column] = tilePiece(k, perRow, chunk, f.thread);
+    Value blockOffset = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, column, index(32)),
+        index(block.getBlockBytes()));
+    Value lane = arith::RemUIOp::create(b, loc, column, index(32));
+    Value row = addIndex(firstRow, j);
+    BlockDecoder decoder(
+        b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+          return memref::LoadOp::create(rb, rl, packed, ValueRange{row, offset})
+              .getResult();
+        });
+    SmallVector<Value> values;
+    for (int64_t e = 0; e < chunk; ++e)
+      values.push_back(castFloat(
+          b, loc, decoder.decode(blockOffset, addIndex(lane, e)), element));
+    vector::StoreOp::create(
+        b, loc,
+        vector::FromElementsOp::create(
+            b, loc, VectorType::get({chunk}, element), values),
+        tile, ValueRange{j, column})
+        .setAlignment(chunk * element.getIntOrFloatBitWidth() / 8);
+  }
+}
+
 SmallVector<Value> KernelBuilder::kvInit(Value key, Value value,
                                          const MmaFrame &f) {
   Value zero = index(0);
-  if (c.asyncCopy)
+  if (c.staging == KVStaging::AsyncPacked) {
+    // Q may share the blocks' buffers: every subgroup has read it first.
+    gpu::BarrierOp::create(b, loc);
+    return {copyPackedTiles(key, value, zero, zero, f)};
+  }
+  if (c.staging == KVStaging::AsyncCopy)
     return {copyTiles(key, value, zero, f.tiles[MmaTiles::K],
                       f.tiles[MmaTiles::V], f)};
   SmallVector<Value> init = kvVectors(key, s.headDim, zero, s.keyBlock, f);
@@ -424,7 +513,24 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
   Value start = arith::MulIOp::create(b, loc, iv, index(c.keyTile));
   Value nextStart = arith::AddIOp::create(b, loc, start, index(c.keyTile));
   Value kTile = f.tiles[MmaTiles::K], vTile = f.tiles[MmaTiles::V];
-  if (c.asyncCopy) {
+  if (c.staging == KVStaging::AsyncPacked) {
+    // Tile t's blocks are in buffer t mod 2: wait for their copies, then
+    // (after every subgroup is done with tile t - 1, whose buffer is the
+    // other) start tile t + 1's and decode tile t's into K and V.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[0],
+                                     b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    Value buffer = arith::RemUIOp::create(b, loc, iv, index(2));
+    Value other = arith::SubIOp::create(b, loc, index(1), buffer);
+    next.push_back(copyPackedTiles(key, value, nextStart, other, f));
+    decodePackedTile(f.tiles[MmaTiles::KP], buffer, kTile, s.headDim,
+                     s.keyBlock, f);
+    decodePackedTile(f.tiles[MmaTiles::VP], buffer, vTile, s.valueDim,
+                     s.valueBlock, f);
+    gpu::BarrierOp::create(b, loc);
+    return {kTile, vTile};
+  }
+  if (c.staging == KVStaging::AsyncCopy) {
     // Tile t is in buffer t mod 2: wait for its copies, then (after every
     // subgroup is done with tile t - 1) start tile t + 1's into the other.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[0],
@@ -464,7 +570,7 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
 }
 
 void KernelBuilder::kvFinish(ValueRange results) {
-  if (c.asyncCopy)
+  if (c.staging != KVStaging::Registers)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, results[0],
                                      b.getI32IntegerAttr(0));
 }

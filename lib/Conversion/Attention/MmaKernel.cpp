@@ -61,8 +61,8 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
   // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
   // P (f16), and a 16-column row broadcast per row (f32); rows padded so
   // that the rows of a 16x16 operand start in different banks.
-  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
-                  c.asyncCopy, c.rowBlocks == 1);
+  MmaTiles layout = getMmaTiles(s, KernelVariant::AttentionMma, c.queryTile,
+                                c.keyTile, c.padBytes, c.rowBlocks, c.staging);
   OpBuilder::InsertionGuard guard(b);
   MmaSubgroup g = beginMmaSubgroup(layout, mask, scale, causal);
   loadMmaQuery(query, g);

@@ -155,8 +155,8 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
                                  std::optional<int64_t> causal) {
   // Q, K and V tiles only: the scores never leave registers.
-  MmaTiles layout(c.queryTile, c.keyTile, s.headDim, s.valueDim, c.padBytes,
-                  c.asyncCopy, c.rowBlocks == 1, /*stagedSoftmax=*/false);
+  MmaTiles layout = getMmaTiles(s, KernelVariant::AttentionMmaSync, c.queryTile,
+                                c.keyTile, c.padBytes, c.rowBlocks, c.staging);
   OpBuilder::InsertionGuard guard(b);
   MmaSyncWarp w = beginMmaSyncWarp(layout, mask, scale, causal);
   loadMmaSyncQuery(query, w);
