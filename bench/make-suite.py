@@ -15,12 +15,15 @@ runtime alone. Cases:
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, and the dequant-transpose of one K
              cache (bytes read + written)
+  grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
+             (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
+             and 65536 cached ones: the dequant-once decision's A/B
 
 Usage:
   bench/make-suite.py -o DIR [--preset=h200|small] [--target=nvvm|spirv|rocdl]
                       [--chip=sm_90] [--profile=h200] [--prefetch=auto]
                       [--matvec-kernel=...] [--attention-kernel=...]
-                      [--compile-options=...] [--only=TEXT]
+                      [--compile-options=...] [--only=TEXT] [--grid]
                       [--cachet-run=PATH]
 
 `small` has shapes a CPU (lavapipe) runs in seconds; `h200` has the shapes of
@@ -165,6 +168,10 @@ def main():
     parser.add_argument("--compile-options", default="",
                         help="more cachet-compile options, e.g. "
                              "'matvec-options={rows-per-subgroup=2}'")
+    parser.add_argument("--grid", action="store_true",
+                        help="also the dequant-once grid: q8_0 / q4_0, GQA "
+                             "1 / 4 / 8, 1..512 new tokens, depth "
+                             "512..65536")
     parser.add_argument("--only", default="",
                         help="only cases whose table, label or test contain this")
     parser.add_argument("--cachet-run",
@@ -216,6 +223,22 @@ def main():
                     decode_mlir(kv, a["hq"], a["hkv"], a["d"], sq, depth),
                     tokens=sq,
                     bytes=kv_bytes(kv, a["hkv"], a["d"], depth + sq))
+
+    if args.grid:
+        # Issue 20's dequant-once grid: rewrites off (blocks decoded in the
+        # attention kernel) against on (dequant-once; force it with
+        # --compile-options='dequant-once-options={force=true
+        # min-queries=1}') over depth, new tokens and GQA.
+        for kv in ["q8_0", "q4_0"]:
+            for group in (1, 4, 8):
+                hkv = a["hq"] // group
+                for sq in (1, 4, 16, 64, 512):
+                    for depth in (512, 4096, 32768, 65536):
+                        add("grid", f"{kv} g{group}", f"pp{sq} @ d{depth}",
+                            "attention",
+                            decode_mlir(kv, a["hq"], hkv, a["d"], sq, depth),
+                            tokens=sq,
+                            flops=attention_flops(a["hq"], a["d"], sq, depth))
 
     c = preset["chain"]
     h, kvd, f = c["dims"]
