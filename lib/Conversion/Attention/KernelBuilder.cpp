@@ -436,8 +436,8 @@ Value KernelBuilder::copyPackedTiles(Value key, Value value, Value start,
          f.tiles[MmaTiles::VP]}}) {
     int64_t width = getPackedCopyBytes(rowBytes);
     int64_t perRow = rowBytes / width;
-    for (int64_t k = 0; k < llvm::divideCeil(c.keyTile * perRow, c.threads);
-         ++k) {
+    int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
+    for (int64_t k = 0; k < pieces; ++k) {
       auto [j, x] = tilePiece(k, perRow, width, f.thread);
       Value pos = addIndex(start, j);
       Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -464,8 +464,8 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
   int64_t perRow = dim / chunk;
   Type element = cast<MemRefType>(tile.getType()).getElementType();
   Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
-  for (int64_t k = 0; k < llvm::divideCeil(c.keyTile * perRow, c.threads);
-       ++k) {
+  int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
+  for (int64_t k = 0; k < pieces; ++k) {
     auto [j, column] = tilePiece(k, perRow, chunk, f.thread);
     Value blockOffset = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, column, index(32)),
