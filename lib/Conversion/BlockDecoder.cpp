@@ -78,61 +78,42 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
                            ByteReader readByte)
     : b(b), loc(loc), type(type), readByte(readByte) {}
 
-bool BlockDecoder::isScaledInteger() const {
-  return getBlockLayout(type).minOffset < 0;
-}
-
-Value BlockDecoder::decodeInteger(Value blockOffset, Value lane) {
+Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
-  assert(layout.minOffset < 0 && "a format with m is no scaled integer");
   base = blockOffset;
+  Value d = readF16(0);
+  Type f32 = b.getF32Type();
   if (layout.kind == QuantKind::Int8) {
     Value laneByte = readByte(
         b, loc,
         arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, base, lane),
                               indexConst(b, loc, layout.quantsOffset)));
-    return arith::ExtSIOp::create(b, loc, b.getI32Type(), laneByte);
+    Value q = arith::SIToFPOp::create(b, loc, f32, laneByte);
+    return arith::MulFOp::create(b, loc, q, d);
   }
   Value quant = nibble(lane);
   if (layout.kind == QuantKind::NibbleTable)
-    return codeBook(quant);
-  if (layout.kind == QuantKind::Nibble5)
-    quant = withHighBit(quant, lane);
-  return arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
-}
-
-Value BlockDecoder::scale(Value blockOffset) {
-  base = blockOffset;
-  return readHalf(0);
-}
-
-Value BlockDecoder::withHighBit(Value quant, Value lane) {
-  Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
-  Value high = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, highBits(), lane32),
-      i32Const(b, loc, 1));
-  return arith::OrIOp::create(
-      b, loc, quant, arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4)));
-}
-
-Value BlockDecoder::decode(Value blockOffset, Value lane) {
-  const BlockLayout layout = getBlockLayout(type);
-  Type f32 = b.getF32Type();
-  if (layout.minOffset < 0) {
-    // d * q: the product of an f16 and a small integer, exact in f32.
-    Value q =
-        arith::SIToFPOp::create(b, loc, f32, decodeInteger(blockOffset, lane));
-    return arith::MulFOp::create(b, loc, readF16(0), q);
+    return arith::MulFOp::create(
+        b, loc, d, arith::SIToFPOp::create(b, loc, f32, codeBook(quant)));
+  if (layout.kind == QuantKind::Nibble5) {
+    Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+    Value high = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, highBits(), lane32),
+        i32Const(b, loc, 1));
+    quant = arith::OrIOp::create(
+        b, loc, quant,
+        arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4)));
   }
-  base = blockOffset;
-  Value d = readF16(0);
-  Value quant = nibble(lane);
-  if (layout.kind == QuantKind::Nibble5)
-    quant = withHighBit(quant, lane);
-  Value m = readF16(layout.minOffset);
-  Value scaled = arith::MulFOp::create(
-      b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
-  return arith::AddFOp::create(b, loc, scaled, m);
+  if (layout.minOffset >= 0) {
+    Value m = readF16(layout.minOffset);
+    Value scaled = arith::MulFOp::create(
+        b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
+    return arith::AddFOp::create(b, loc, scaled, m);
+  }
+  Value centered =
+      arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
+  return arith::MulFOp::create(b, loc, d,
+                               arith::SIToFPOp::create(b, loc, f32, centered));
 }
 
 Value BlockDecoder::decodeValue(Value valueIndex) {
@@ -150,19 +131,15 @@ Value BlockDecoder::readU8(int64_t offset) {
   return arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
 }
 
-/// Little-endian f16 at `base + offset`.
-Value BlockDecoder::readHalf(int64_t offset) {
+/// Little-endian f16 at `base + offset`, as f32.
+Value BlockDecoder::readF16(int64_t offset) {
   Value lo = readU8(offset);
   Value hi =
       arith::ShLIOp::create(b, loc, readU8(offset + 1), i32Const(b, loc, 8));
   Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(),
                                        arith::OrIOp::create(b, loc, lo, hi));
-  return arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
-}
-
-/// Little-endian f16 at `base + offset`, as f32.
-Value BlockDecoder::readF16(int64_t offset) {
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), readHalf(offset));
+  Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), half);
 }
 
 /// The 4-bit quant of `lane`: low nibbles hold lanes 0-15, high nibbles

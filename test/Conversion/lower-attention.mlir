@@ -172,9 +172,8 @@ func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v
 // CHECK: builtin.unrealized_conversion_cast %arg2 : tensor<80x2x2x!cachet.q4_0> to tensor<80x2x36xi8>
 // CHECK: gpu.launch
 // CHECK: memref.load %{{.*}} : memref<80x2x68xi8, strided<[?, ?, 1], offset: ?>>
-// CHECK: arith.extsi %{{.*}} : i8 to i32
-// CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK-NOT: cachet.dequantize
 // LINALG-LABEL: func.func @in_kernel_dequant
 // LINALG-SAME: %[[K:arg[0-9]+]]: tensor<80x2x68xi8> {cachet.block_format = "q8_0"}, %[[V:arg[0-9]+]]: tensor<80x2x36xi8> {cachet.block_format = "q4_0"}

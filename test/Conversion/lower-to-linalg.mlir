@@ -7,9 +7,8 @@
 // CHECK: linalg.generic
 // CHECK-SAME: outs(%{{.*}} : tensor<16x2x128xf16>)
 // CHECK-DAG: arith.constant 34 : index
-// CHECK: arith.extsi %{{.*}} : i8 to i32
-// CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK: arith.mulf
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-NOT: cachet.

@@ -46,22 +46,9 @@ public:
   /// `valueIndex / 32 * block bytes`.
   mlir::Value decodeValue(mlir::Value valueIndex);
 
-  /// Whether every value of the format is d times a small integer (q8_0,
-  /// q4_0, q5_0, iq4_nl: no `m`). Their f32 decode `d * q` is exact, so an
-  /// f16 multiply of d and q gives the f32 decode rounded to f16, bit for
-  /// bit.
-  bool isScaledInteger() const;
-  /// For those formats: the integer of value `lane` of the block at
-  /// `blockOffset` (i32, in [-128, 127]), which decode multiplies by d.
-  mlir::Value decodeInteger(mlir::Value blockOffset, mlir::Value lane);
-  /// The scale d of the block at `blockOffset`, as f16.
-  mlir::Value scale(mlir::Value blockOffset);
-
 private:
   mlir::Value readU8(int64_t offset);
-  mlir::Value readHalf(int64_t offset);
   mlir::Value readF16(int64_t offset);
-  mlir::Value withHighBit(mlir::Value quant, mlir::Value lane);
   mlir::Value nibble(mlir::Value lane);
   mlir::Value highBits();
   mlir::Value codeBook(mlir::Value quant);

@@ -477,27 +477,15 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
           return memref::LoadOp::create(rb, rl, packed, ValueRange{row, offset})
               .getResult();
         });
-    auto vectorType = VectorType::get({chunk}, element);
     SmallVector<Value> values;
-    Value decoded;
-    if (element.isF16() && decoder.isScaledInteger()) {
-      // d q as one f16 multiply (f16x2 on NVVM): the f32 decode rounded to
-      // f16, bit for bit, in a third of the instructions.
-      for (int64_t e = 0; e < chunk; ++e)
-        values.push_back(arith::SIToFPOp::create(
-            b, loc, element,
-            decoder.decodeInteger(blockOffset, addIndex(lane, e))));
-      decoded = arith::MulFOp::create(
-          b, loc, vector::FromElementsOp::create(b, loc, vectorType, values),
-          vector::BroadcastOp::create(b, loc, vectorType,
-                                      decoder.scale(blockOffset)));
-    } else {
-      for (int64_t e = 0; e < chunk; ++e)
-        values.push_back(castFloat(
-            b, loc, decoder.decode(blockOffset, addIndex(lane, e)), element));
-      decoded = vector::FromElementsOp::create(b, loc, vectorType, values);
-    }
-    vector::StoreOp::create(b, loc, decoded, tile, ValueRange{j, column})
+    for (int64_t e = 0; e < chunk; ++e)
+      values.push_back(castFloat(
+          b, loc, decoder.decode(blockOffset, addIndex(lane, e)), element));
+    vector::StoreOp::create(
+        b, loc,
+        vector::FromElementsOp::create(
+            b, loc, VectorType::get({chunk}, element), values),
+        tile, ValueRange{j, column})
         .setAlignment(chunk * element.getIntOrFloatBitWidth() / 8);
   }
 }
