@@ -259,8 +259,16 @@ LogicalResult cachet::buildCachetCompilePipeline(
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites) {
-    builder.add(createDequantOnceKV(), "dequant-once-options",
-                options.dequantOnceOptions);
+    // On NVVM the in-kernel decoding (the blocks staged by cp.async and
+    // decoded in workgroup memory) measured as costing about two f16 bytes
+    // per value: with that, the cost function rewrites where the H200 grid
+    // (docs/BENCHMARKS.md, run 60) found dequant-once faster, from 32 query
+    // rows per KV head. The user's options come after and win.
+    builder.add(
+        createDequantOnceKV(),
+        {{"dequant-once-options",
+          options.target == cachet::Target::NVVM ? "dequant-cost=2" : ""},
+         {"dequant-once-options", options.dequantOnceOptions}});
     builder.add(createPadWeightRows(), "pad-options", options.padOptions);
     builder.add("canonicalize");
   } else {
