@@ -18,12 +18,7 @@ W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 R=${1:-20}
 s() { tar czf $OUT/decode.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
-# ggml builds in the background while cachet's cases run (CPU only):
-# ggml-peers.sh builds, then runs its driver, here with --help only.
-if [ -n "${GGML_DIR:-}" ]; then
-  (JOBS=12 timeout 420 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --help > $W/ggml-build.log 2>&1; echo "build rc $?" >> $W/ggml-build.log) &
-  build=$!
-fi
+start_ggml_build $W/ggml-build.log
 timeout 150 $B/cachet-bench $D/dec-nvvm --repeat=$R --json=$W/nvvm-decode.json > $W/nvvm-decode.log 2>&1; s
 for c in $D/dec-nvvm/*/; do echo "== $c"; timeout 30 $B/cachet-runner $c --check --compare-rewrites 2>&1 | grep -a "check\|rewrites off\|error"; done > $W/nvvm-check.log 2>&1; s
 timeout 150 $B/cachet-bench $D/dec-spirv --repeat=$R --json=$W/spirv-decode.json > $W/spirv-decode.log 2>&1; s

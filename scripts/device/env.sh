@@ -10,3 +10,12 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# start_ggml_build LOG: where GGML_DIR is set, builds ggml's CUDA backend
+# and bench/ggml-peers' driver into /tmp/ggml-build in the background
+# (ggml-peers.sh builds, then runs the driver with --help only), so that
+# cachet's cases run meanwhile; `wait $build` before timing ggml.
+start_ggml_build() {
+  [ -n "${GGML_DIR:-}" ] || return 0
+  (JOBS=12 timeout 420 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --help > "$1" 2>&1; echo "build rc $?" >> "$1") &
+  build=$!
+}

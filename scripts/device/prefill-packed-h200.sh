@@ -21,10 +21,7 @@ W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 R=${1:-10}
 s() { tar czf $OUT/prefill.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
-if [ -n "${GGML_DIR:-}" ]; then
-  (JOBS=12 timeout 420 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --help > $W/ggml-build.log 2>&1; echo "build rc $?" >> $W/ggml-build.log) &
-  build=$!
-fi
+start_ggml_build $W/ggml-build.log
 for a in $D/fuzz/art/*/; do echo "== $a"; timeout 60 $B/cachet-runner $a --check --compare-rewrites 2>&1 | grep -a "check\|rewrites off\|error"; done > $W/fuzz-check.log 2>&1; s
 timeout 240 $B/cachet-bench $D/att --repeat=$R --json=$W/att.json > $W/att.log 2>&1; s
 PYTHONUNBUFFERED=1 timeout 150 python3 bench/torch_anchors.py $R --json=$W/torch.json > $W/torch.log 2>&1; s
