@@ -15,15 +15,21 @@ for K and V, sometimes f16 K with packed V), the head dimension (64, 128,
 kernel's rows per KV head), the cached depth (0..2000, so positions are
 rarely a multiple of a tile), causal or not, f16 or bf16.
 
+With --chunk-positions=N the scratch is capped at N positions' f16 K+V
+(max-scratch-bytes), so that the rewrites-on side runs the chunked
+dequant-once: the same bytes as rewrites off are expected.
+
 Usage: bench/make-attention-fuzz.py -o DIR [--seed=N] [--count=N]
                                     [--target=nvvm] [--chip=sm_90]
                                     [--profile=h200] [--cachet-run=PATH]
+                                    [--chunk-positions=N]
 DIR gets art/<case>/, mlir/<case>.mlir and <case>.remarks, and bin/ and
 lib/ with the runner and runtime from build/.
 """
 import argparse
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -72,7 +78,8 @@ def case_mlir(r):
                 f"scale {scale:.9f}{opts}\n      : {q}, {ft}, {ft} -> {q}")
     text = (f"func.func @attention({', '.join(args)}) -> {q} {{\n" +
             "\n".join(body) + f"\n  return %o : {q}\n}}\n")
-    return name, text
+    # f16 K+V bytes per position (the dequant-once scratch's).
+    return name, text, 2 * hkv * 2 * d
 
 
 def main():
@@ -84,6 +91,9 @@ def main():
     p.add_argument("--chip", default="sm_90")
     p.add_argument("--profile", default="h200")
     p.add_argument("--cachet-run", default="build/bin/cachet-run")
+    p.add_argument("--chunk-positions", type=int, default=0,
+                   help="cap the scratch at this many positions' f16 K+V "
+                        "(max-scratch-bytes), so that it is chunked")
     a = p.parse_args()
     r = random.Random(a.seed)
     for sub in ("art", "mlir", "bin", "lib"):
@@ -94,27 +104,35 @@ def main():
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
     failed = 0
     for i in range(a.count):
-        name, text = case_mlir(r)
+        name, text, position_bytes = case_mlir(r)
         name = f"{i:02d}-{name}"
+        scratch = ""
+        if a.chunk_positions:
+            scratch = f" max-scratch-bytes={a.chunk_positions * position_bytes}"
         path = os.path.join(a.out, "mlir", name + ".mlir")
         with open(path, "w") as f:
             f.write(text)
         cmd = [a.cachet_run, path, "--entry=attention", f"--target={a.target}",
                f"--profile={a.profile}", f"--inputs=random:{a.seed + i}",
                "--compile-options=dequant-once-options={force=true "
-               "min-queries=1}",
+               f"min-queries=1{scratch}}}",
                f"--emit={os.path.join(a.out, 'art', name)}", "--no-run"]
         if a.target != "spirv":
             cmd.append(f"--chip={a.chip}")
         with open(os.path.join(a.out, name + ".remarks"), "w") as log:
             rc = subprocess.call(cmd, stderr=log, env=env)
         staging = "?"
+        chunks = ""
         for line in open(os.path.join(a.out, name + ".remarks")):
+            m = re.search(r"(\d+) KV chunks of (\d+) positions", line)
+            if m:
+                chunks = f", {m.group(1)} chunks of {m.group(2)}"
             if "K/V blocks double-buffered" in line:
                 staging = "async blocks"
             elif "K/V through registers" in line and staging == "?":
                 staging = "registers"
-        print(f"{name}: {'emitted' if rc == 0 else 'FAILED'} ({staging})")
+        print(f"{name}: {'emitted' if rc == 0 else 'FAILED'} "
+              f"({staging}{chunks})")
         failed += rc != 0
     return 1 if failed else 0
 

@@ -3,8 +3,9 @@
 // Rewrites cachet.attention over token-major block-quantized K/V into
 // cachet.dequant_transpose into a head-major f16 scratch plus a head-major
 // attention, where the cost function of cachet/Analysis/DequantOnceCost.h
-// says it pays. With a capped scratch the KV range is processed in chunks
-// merged exactly with the online-softmax merge. See Passes.td.
+// says it pays. With a capped scratch the KV range is processed in chunks,
+// each continuing the online-softmax state of the ones before
+// (cachet.attention_partial). See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,11 @@ namespace cachet {
 
 using namespace mlir;
 using namespace cachet;
+
+/// Positions a chunk is a multiple of: the largest key tile of the
+/// attention kernels (cachet-select-kernel-configs picks at most 64 unless
+/// its key-tile option says otherwise).
+static constexpr int64_t kChunkAlign = 64;
 
 /// The unit attribute marking the function-level KV scratch.
 static constexpr StringLiteral kScratchAttrName =
@@ -141,67 +147,8 @@ static Value createFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
 }
 
-/// Merges the running `(out, max, sum)` with one chunk's partial results
-/// (online softmax) and returns the merged triple.
-static SmallVector<Value> emitMerge(OpBuilder &b, Location loc,
-                                    ValueRange running, ValueRange chunk) {
-  MLIRContext *context = b.getContext();
-  auto outType = cast<RankedTensorType>(running[0].getType());
-  auto rowType = cast<RankedTensorType>(running[1].getType());
-  AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, context);
-  AffineMap id3 = AffineMap::getMultiDimIdentityMap(3, context);
-  AffineMap rows = AffineMap::get(
-      3, 0, {getAffineDimExpr(0, context), getAffineDimExpr(1, context)},
-      context);
-  auto parallel = [](unsigned n) {
-    return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
-  };
-  // Row statistics: max, sum and the two rescaling factors.
-  SmallVector<Value> rowInits;
-  for (int i = 0; i < 4; ++i)
-    rowInits.push_back(
-        tensor::EmptyOp::create(b, loc, rowType.getShape(), b.getF32Type()));
-  auto stats = linalg::GenericOp::create(
-      b, loc, SmallVector<Type>(4, rowType),
-      ValueRange{running[1], running[2], chunk[1], chunk[2]}, rowInits,
-      SmallVector<AffineMap>(8, id2), parallel(2),
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        Value m1 = args[0], l1 = args[1], m2 = args[2], l2 = args[3];
-        Value m = arith::MaximumFOp::create(nb, nl, m1, m2);
-        Value ninf = arith::ConstantOp::create(
-            nb, nl,
-            nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-        Value zero = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
-        // exp(mk - m), or 0 when mk is -inf (no visible key yet).
-        auto factor = [&](Value mk) -> Value {
-          Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                              mk, ninf);
-          Value diff = arith::SubFOp::create(nb, nl, mk, m);
-          Value exp = math::ExpOp::create(nb, nl, diff);
-          return arith::SelectOp::create(nb, nl, empty, zero, exp);
-        };
-        Value a1 = factor(m1), a2 = factor(m2);
-        Value l =
-            arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, a1, l1),
-                                  arith::MulFOp::create(nb, nl, a2, l2));
-        linalg::YieldOp::create(nb, nl, ValueRange{m, l, a1, a2});
-      });
-  Value outInit =
-      tensor::EmptyOp::create(b, loc, outType.getShape(), b.getF32Type());
-  auto out = linalg::GenericOp::create(
-      b, loc, TypeRange{outType},
-      ValueRange{running[0], chunk[0], stats.getResult(2), stats.getResult(3)},
-      ValueRange{outInit}, SmallVector<AffineMap>{id3, id3, rows, rows, id3},
-      parallel(3), [](OpBuilder &nb, Location nl, ValueRange args) {
-        Value o = arith::AddFOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, args[2], args[0]),
-            arith::MulFOp::create(nb, nl, args[3], args[1]));
-        linalg::YieldOp::create(nb, nl, o);
-      });
-  return {out.getResult(0), stats.getResult(0), stats.getResult(1)};
-}
-
-/// Emits `out / sum` converted to `resultType`.
+/// Emits `out * (1 / sum)` converted to `resultType`: the attention
+/// kernels' own epilogue, so that chunks give the bytes of one pass.
 static Value emitNormalize(OpBuilder &b, Location loc, Value out, Value sum,
                            RankedTensorType resultType) {
   MLIRContext *context = b.getContext();
@@ -217,7 +164,10 @@ static Value emitNormalize(OpBuilder &b, Location loc, Value out, Value sum,
              ValueRange{init}, SmallVector<AffineMap>{id3, rows, id3},
              SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
              [elem](OpBuilder &nb, Location nl, ValueRange args) {
-               Value r = arith::DivFOp::create(nb, nl, args[0], args[1]);
+               Value one =
+                   arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
+               Value inverse = arith::DivFOp::create(nb, nl, one, args[1]);
+               Value r = arith::MulFOp::create(nb, nl, args[0], inverse);
                if (!elem.isF32())
                  r = arith::TruncFOp::create(nb, nl, elem, r);
                linalg::YieldOp::create(nb, nl, r);
@@ -226,7 +176,8 @@ static Value emitNormalize(OpBuilder &b, Location loc, Value out, Value sum,
 }
 
 /// Rewrites `c` to read the head-major scratch; returns the new result.
-static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch) {
+static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
+                              bool unroll) {
   AttentionOp op = c.op;
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
@@ -250,46 +201,68 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch) {
         .getResult();
   }
 
-  // One chunk of `size` positions from `start`: partial attention, merged.
+  // One chunk of `size` positions from `start`: K and V dequantized into
+  // `kInit` and `vInit`, then the online softmax carried on from `state`
+  // (accumulator, max, sum) over the chunk's keys. Returns K, V and the
+  // new state.
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<int64_t> rowShape = {s.queryHeads, s.queries};
-  auto step = [&](OpBuilder &sb, OpFoldResult start, int64_t size,
-                  ValueRange running) -> SmallVector<Value> {
+  auto step = [&](OpBuilder &sb, OpFoldResult start, int64_t size, Value kInit,
+                  Value vInit, ValueRange state) -> SmallVector<Value> {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(sb.getInsertionBlock(), sb.getInsertionPoint());
-    auto [kInit, vInit] = views(size);
     Value key = emitDequantTranspose(b, loc, c.key, start, size, kInit);
     Value value = emitDequantTranspose(b, loc, c.value, start, size, vInit);
     Value offset = getValueOrCreateConstantIndexOp(b, loc, start);
-    auto f32 = b.getF32Type();
     auto partial = AttentionPartialOp::create(
-        b, loc,
-        RankedTensorType::get({s.queryHeads, s.queries, s.valueDim}, f32),
-        RankedTensorType::get(rowShape, f32),
-        RankedTensorType::get(rowShape, f32), op.getQuery(), key, value, offset,
+        b, loc, state[0].getType(), state[1].getType(), state[2].getType(),
+        op.getQuery(), key, value, offset, state[0], state[1], state[2],
         headMajor, op.getScaleAttr(), op.getCausalOffsetAttr(),
         op.getAccumulatorAttr());
-    return emitMerge(b, loc, running, partial.getResults());
+    SmallVector<Value> next = {key, value};
+    next.append(partial.getResults().begin(), partial.getResults().end());
+    return next;
   };
-  SmallVector<Value> running = {
+  SmallVector<Value> state = {
       createFilled(b, loc, {s.queryHeads, s.queries, s.valueDim}, 0.0),
       createFilled(b, loc, rowShape, -std::numeric_limits<double>::infinity()),
       createFilled(b, loc, rowShape, 0.0)};
   int64_t full = s.positions / c.chunk;
   int64_t rest = s.positions % c.chunk;
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value ub = arith::ConstantIndexOp::create(b, loc, full * c.chunk);
-  Value stepSize = arith::ConstantIndexOp::create(b, loc, c.chunk);
-  auto loop = scf::ForOp::create(
-      b, loc, lb, ub, stepSize, running,
-      [&](OpBuilder &lbld, Location, Value iv, ValueRange iterArgs) {
-        SmallVector<Value> merged = step(lbld, iv, c.chunk, iterArgs);
-        scf::YieldOp::create(lbld, loc, merged);
-      });
-  running.assign(loop.getResults().begin(), loop.getResults().end());
-  if (rest > 0)
-    running = step(b, b.getIndexAttr(full * c.chunk), rest, running);
-  return emitNormalize(b, loc, running[0], running[2], resultType);
+  // The loop carries the chunk's K and V views of the scratch, so that
+  // every chunk writes them in place (bufferization copies a tensor defined
+  // outside a loop and written inside it).
+  if (unroll) {
+    // One chunk after the other, at static offsets.
+    for (int64_t i = 0; i < full; ++i) {
+      auto [kChunk, vChunk] = views(c.chunk);
+      SmallVector<Value> next =
+          step(b, b.getIndexAttr(i * c.chunk), c.chunk, kChunk, vChunk, state);
+      state.assign(next.begin() + 2, next.end());
+    }
+  } else {
+    auto [kView, vView] = views(c.chunk);
+    SmallVector<Value> iterArgs = {kView, vView};
+    iterArgs.append(state);
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = arith::ConstantIndexOp::create(b, loc, full * c.chunk);
+    Value stepSize = arith::ConstantIndexOp::create(b, loc, c.chunk);
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, stepSize, iterArgs,
+        [&](OpBuilder &lbld, Location, Value iv, ValueRange args) {
+          scf::YieldOp::create(
+              lbld, loc,
+              step(lbld, iv, c.chunk, args[0], args[1], args.drop_front(2)));
+        });
+    state.assign(loop.getResults().begin() + 2, loop.getResults().end());
+  }
+  if (rest > 0) {
+    auto [kRest, vRest] = views(rest);
+    SmallVector<Value> next =
+        step(b, b.getIndexAttr(full * c.chunk), rest, kRest, vRest, state);
+    state.assign(next.begin() + 2, next.end());
+  }
+  return emitNormalize(b, loc, state[0], state[2], resultType);
 }
 
 namespace {
@@ -373,11 +346,16 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
   int64_t bytesPerPosition = 2 * s.kvHeads * (s.headDim + s.valueDim);
   if (maxScratchBytes > 0 &&
       static_cast<uint64_t>(e.f16Bytes) > maxScratchBytes) {
-    c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition;
+    // Whole key tiles per chunk (the kernels' are at most kChunkAlign
+    // positions), so that the chunks' kernels walk the tiles of one pass.
+    c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition /
+              kChunkAlign * kChunkAlign;
     if (c.chunk == 0)
-      return skip(llvm::formatv("max-scratch-bytes {0} is below one "
-                                "position's f16 K+V ({1} bytes)",
-                                maxScratchBytes, bytesPerPosition));
+      return skip(llvm::formatv("max-scratch-bytes {0} is below {1} "
+                                "positions' f16 K+V ({2} bytes; chunks are "
+                                "whole key tiles of up to {1} positions)",
+                                maxScratchBytes, kChunkAlign,
+                                kChunkAlign * bytesPerPosition));
     if (op.getMask())
       return skip("chunking an attention with an additive mask is not "
                   "supported");
@@ -430,7 +408,8 @@ void DequantOnceKVPass::runOnFunction(func::FuncOp func,
 
   IRRewriter rewriter(func.getContext());
   for (const Candidate &c : candidates) {
-    Value result = rewriteCandidate(b, c, scratches.lookup(c.elementType()));
+    Value result =
+        rewriteCandidate(b, c, scratches.lookup(c.elementType()), unrollChunks);
     rewriter.replaceOp(c.op, result);
     if (c.key->use_empty())
       rewriter.eraseOp(c.key);

@@ -144,7 +144,9 @@ struct SelectKernelConfigsPass final
     }
     DeviceProfileAttr profile = lookupDeviceProfile(module);
     DequantTransposeConfigOptions dequant = getDequantTransposeOptions();
-    module.walk([&](AttentionOp op) {
+    module.walk([&](Operation *op) {
+      if (!isa<AttentionOp, AttentionPartialOp>(op))
+        return;
       configure(op, [&] {
         AttentionDecision d = selectAttentionConfig(op, profile, attention);
         return std::make_pair(d.config, d.remark);

@@ -321,14 +321,20 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
 
     `max-scratch-bytes` caps the scratch: when one layer's f16 K+V is
     larger, the positions are split into chunks of
-    `C = max-scratch-bytes / (2 Hkv (D + Dv))` (an `scf.for` over full
-    chunks plus one remainder chunk); each chunk is sliced from the
-    quantized cache on the pos dimension, dequant-transposed into the
-    scratch and attended with `cachet.attention_partial` (unnormalized
-    output, row max and row sum); the partial results are merged exactly
-    with the online-softmax merge (`linalg.generic` on arith/math ops) and
-    divided by the sum at the end. Chunking an attention with an additive
-    mask is not supported (remark, no rewrite).
+    `C = max-scratch-bytes / (2 Hkv (D + Dv))` rounded down to a multiple of
+    64 (whole key tiles of the attention kernels): an `scf.for` over the
+    full chunks, carrying the chunk's K and V views of the scratch (so that
+    each chunk writes them in place) and the online-softmax state, plus one
+    remainder chunk. Each chunk is sliced from the quantized cache at its
+    position, dequant-transposed into the scratch and attended with
+    `cachet.attention_partial`, which continues the state (accumulator,
+    row max, row sum; 0, -inf, 0 before the first chunk); the output is
+    `acc * (1 / sum)`. The attention kernels carry exactly that state from
+    key tile to key tile, so the chunked output is byte-identical to the
+    unchunked one and to rewrites off. `unroll-chunks` emits the chunks one
+    after the other at static offsets instead of the loop (cachet-compile
+    sets it on SPIR-V, whose kernels take no run-time offsets). Chunking an
+    attention with an additive mask is not supported (remark, no rewrite).
 
     Before:
 
@@ -371,6 +377,10 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     Option<"force", "force", "bool", /*default=*/"false",
            "Rewrite every eligible attention, whatever the cost function "
            "says">,
+    Option<"unrollChunks", "unroll-chunks", "bool", /*default=*/"false",
+           "Emit the chunks of a capped scratch one after the other instead "
+           "of as an scf.for (static offsets, for targets whose kernels take "
+           "no run-time offsets: SPIR-V)">,
     Option<"dequantCost", "dequant-cost", "double", /*default=*/"-1.0",
            "In-kernel dequant cost in f16-byte equivalents per value "
            "(negative: 1 with cooperative matrices, 0.25 without)">,

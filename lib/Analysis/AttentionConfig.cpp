@@ -3,6 +3,7 @@
 #include "cachet/Analysis/AttentionConfig.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
@@ -10,12 +11,13 @@
 using namespace mlir;
 using namespace cachet;
 
-FailureOr<AttentionShape> cachet::getAttentionShape(AttentionOp op,
-                                                    std::string &reason) {
+/// getAttentionShape of a cachet.attention or cachet.attention_partial.
+template <typename OpTy>
+static FailureOr<AttentionShape> getShape(OpTy op, Type resultElement,
+                                          std::string &reason) {
   auto query = cast<RankedTensorType>(op.getQuery().getType());
   auto key = cast<RankedTensorType>(op.getKey().getType());
   auto value = cast<RankedTensorType>(op.getValue().getType());
-  auto result = cast<RankedTensorType>(op.getResult().getType());
   if (!query.hasStaticShape() || !key.hasStaticShape() ||
       !value.hasStaticShape()) {
     reason = "dynamic shape";
@@ -26,7 +28,7 @@ FailureOr<AttentionShape> cachet::getAttentionShape(AttentionOp op,
     return failure();
   }
   for (Type t : {query.getElementType(), key.getElementType(),
-                 value.getElementType(), result.getElementType()})
+                 value.getElementType(), resultElement})
     if (!t.isF16() && !t.isBF16() && !t.isF32()) {
       reason = "element types other than f16, bf16 and f32";
       return failure();
@@ -43,7 +45,7 @@ FailureOr<AttentionShape> cachet::getAttentionShape(AttentionOp op,
   s.queryElement = query.getElementType();
   s.keyElement = key.getElementType();
   s.valueElement = value.getElementType();
-  s.resultElement = result.getElementType();
+  s.resultElement = resultElement;
   if (Value mask = op.getMask())
     s.maskRank = cast<RankedTensorType>(mask.getType()).getRank();
   // K or V that is cachet.dequantize of a token-major packed cache passed
@@ -58,6 +60,24 @@ FailureOr<AttentionShape> cachet::getAttentionShape(AttentionOp op,
   s.keyBlock = blockOf(op.getKey());
   s.valueBlock = blockOf(op.getValue());
   return s;
+}
+
+FailureOr<AttentionShape> cachet::getAttentionShape(Operation *op,
+                                                    std::string &reason) {
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return getShape(attention, getElementTypeOrSelf(attention.getType()),
+                    reason);
+  if (auto partial = dyn_cast<AttentionPartialOp>(op)) {
+    // The chunk's kernel is the whole attention's, whose result has the
+    // query's type; the state it writes is f32.
+    FailureOr<AttentionShape> s = getShape(
+        partial, getElementTypeOrSelf(partial.getQuery().getType()), reason);
+    if (succeeded(s))
+      s->partial = true;
+    return s;
+  }
+  reason = "not an attention";
+  return failure();
 }
 
 DequantizeOp cachet::getPackedDequantize(Value kv, bool tokenMajor) {
@@ -137,6 +157,12 @@ static std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
 }
 
 /// Returns the largest power of two `t <= limit` with `fits(t)`, or 0.
+/// Why a chunk (cachet.attention_partial) cannot run the mma or decode
+/// kernel.
+static constexpr llvm::StringLiteral kNoPartialState =
+    "a chunk of keys (cachet.attention_partial) carries its online-softmax "
+    "state in the scalar and mma-sync kernels only";
+
 static int64_t largestPowerOfTwo(int64_t limit,
                                  function_ref<bool(int64_t)> fits) {
   int64_t t = 1;
@@ -386,7 +412,7 @@ static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
 
 /// The decode kernel's decision for `s` (attention-kernel=decode, or auto
 /// with few query rows per KV head).
-static AttentionDecision selectDecodeConfig(AttentionOp op,
+static AttentionDecision selectDecodeConfig(Operation *op,
                                             const AttentionShape &s,
                                             DeviceProfileAttr profile,
                                             const AttentionConfigOptions &o) {
@@ -447,8 +473,9 @@ static AttentionDecision selectDecodeConfig(AttentionOp op,
     }
   }
   d.config = KernelConfigAttr::get(
-      op.getContext(), KernelVariant::AttentionDecode, {rows, threads}, threads,
-      subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1, /*stages=*/1, split,
+      op->getContext(), KernelVariant::AttentionDecode, {rows, threads},
+      threads, subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1, /*stages=*/1,
+      split,
       /*padBytes=*/0, /*loads=*/{}, /*minWorkgroupsPerSM=*/0,
       /*resident=*/{}, /*dynamicShared=*/false, /*warpSync=*/false,
       /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
@@ -471,7 +498,7 @@ static AttentionDecision selectDecodeConfig(AttentionOp op,
 }
 
 AttentionDecision
-cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
+cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
                               const AttentionConfigOptions &o) {
   AttentionDecision d;
   auto keep = [&](const Twine &why) {
@@ -485,9 +512,12 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   const AttentionShape &s = *shape;
   if (o.kernel == AttentionKernelChoice::Reference)
     return keep("attention-kernel=reference");
-  if (o.kernel == AttentionKernelChoice::Decode ||
-      (o.kernel == AttentionKernelChoice::Auto && o.decodeRows > 0 &&
-       s.group * s.queries <= o.decodeRows))
+  // A chunk of a longer attention (cachet.attention_partial) runs a
+  // kernel that carries the online-softmax state from chunk to chunk: the
+  // scalar or mma-sync one.
+  if (!s.partial && (o.kernel == AttentionKernelChoice::Decode ||
+                     (o.kernel == AttentionKernelChoice::Auto &&
+                      o.decodeRows > 0 && s.group * s.queries <= o.decodeRows)))
     return selectDecodeConfig(op, s, profile, o);
   auto [subgroup, sharedBytes] = getLimits(profile);
   // Static workgroup memory: at most the profile's, and at most 48 KiB
@@ -506,6 +536,8 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
               : whyNotMma(s, profile, /*allowBF16=*/sync);
     if (why.empty() && automatic && !o.allowMma)
       why = "allow-mma is off: the target does not run the mma kernel";
+    if (why.empty() && !sync && s.partial)
+      why = kNoPartialState;
     if (why.empty() &&
         (subgroup < 16 || subgroup > 64 || !llvm::isPowerOf2_64(subgroup)))
       why = llvm::formatv("subgroups of {0} lanes (the mma kernel takes 16, "
@@ -637,7 +669,7 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
           "than the {1} llvmpipe executes (profile vendor mesa)",
           iterations, kLlvmpipeLoopIterations));
   }
-  MLIRContext *ctx = op.getContext();
+  MLIRContext *ctx = op->getContext();
   d.config = KernelConfigAttr::get(
       ctx, variant, {queryTile, keyTile}, threads, subgroup, vectorWidth,
       rowBlocks, staging == KVStaging::Registers ? 1 : 2, /*split=*/1, padBytes,
@@ -650,7 +682,7 @@ cachet::selectAttentionConfig(AttentionOp op, DeviceProfileAttr profile,
   return d;
 }
 
-std::string cachet::whyNotAttentionConfig(AttentionOp op,
+std::string cachet::whyNotAttentionConfig(Operation *op,
                                           KernelConfigAttr config,
                                           DeviceProfileAttr profile) {
   if (!config.isAttention())
@@ -666,6 +698,9 @@ std::string cachet::whyNotAttentionConfig(AttentionOp op,
   bool scalar = variant == KernelVariant::AttentionScalar;
   int64_t subgroup =
       config.getSubgroup() ? config.getSubgroup() : int64_t(profileSubgroup);
+  if (s.partial && (variant == KernelVariant::AttentionDecode ||
+                    variant == KernelVariant::AttentionMma))
+    return kNoPartialState.str();
   if (variant == KernelVariant::AttentionDecode) {
     int64_t threads = config.getWorkgroup() ? config.getWorkgroup() : tile[1];
     std::string why = whyNotDecode(s, subgroup, threads);

@@ -104,6 +104,22 @@ bool deviceMayWrite(Value device, Value upload) {
   return false;
 }
 
+/// Returns true if `buffer` or a view of it is used outside the block it is
+/// defined in (after it, or by the block's terminator: yielded).
+bool escapesBlock(Value buffer) {
+  Block *block = buffer.getParentBlock();
+  for (Operation *user : buffer.getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || inBlock == block->getTerminator())
+      return true;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+        view && view.getViewSource() == buffer &&
+        escapesBlock(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
 /// Returns true if the runtime can copy `buffer` as one run of bytes.
 bool isPlainBuffer(Value buffer) {
   return cachet::isPlainBuffer(cast<MemRefType>(buffer.getType()));
@@ -308,6 +324,8 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());
   SmallVector<Value> deviceBuffers;
+  // Device buffers allocated in a nested block (a loop body): freed there.
+  SmallVector<Value> scopedBuffers;
   // Resident copies of constants: on the device, never freed here.
   SmallVector<Value> residentBuffers;
   // The argument (or writable global) each device copy was uploaded from.
@@ -369,18 +387,39 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
              << "' (only memref.alloc and memref.get_global results, function "
                 "arguments and views of them can be moved to the device)";
     }
+    // A buffer allocated in a loop body or branch is freed at the end of
+    // its block (each iteration's), which needs it not to leave the block.
+    bool nested = alloc->getBlock() != &entry;
+    if (nested && escapesBlock(alloc.getResult()))
+      return alloc.emitError(
+          "cachet-device-buffers: a kernel buffer allocated inside a loop or "
+          "branch leaves it (yielded or used after it); it cannot be freed "
+          "there");
     b.setInsertionPoint(alloc);
     auto device = gpu::AllocOp::create(
         b, alloc.getLoc(), alloc.getType(), Type(), ValueRange(),
         alloc.getDynamicSizes(), alloc.getSymbolOperands(), false);
     alloc.replaceAllUsesWith(device.getMemref());
     alloc.erase();
-    deviceBuffers.push_back(device.getMemref());
+    if (nested)
+      scopedBuffers.push_back(device.getMemref());
+    else
+      deviceBuffers.push_back(device.getMemref());
   }
 
-  for (Value device : llvm::concat<Value>(deviceBuffers, residentBuffers))
+  for (Value device :
+       llvm::concat<Value>(deviceBuffers, residentBuffers, scopedBuffers))
     if (failed(legalizeHostUses(b, device)))
       return failure();
+  // Buffers of a nested block: freed before its terminator unless the host
+  // code frees them itself.
+  for (Value device : scopedBuffers) {
+    if (llvm::any_of(device.getUsers(),
+                     [](Operation *user) { return isa<gpu::DeallocOp>(user); }))
+      continue;
+    b.setInsertionPoint(device.getParentBlock()->getTerminator());
+    gpu::DeallocOp::create(b, device.getLoc(), Type(), ValueRange(), device);
+  }
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
   onDevice.insert(residentBuffers.begin(), residentBuffers.end());
 

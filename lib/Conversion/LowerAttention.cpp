@@ -3,8 +3,8 @@
 // Replaces cachet.attention on tensors by a flash-attention kernel, a
 // gpu.launch over buffers: one workgroup per (query tile, query head), the
 // KV range walked in key tiles staged through workgroup memory with an
-// online softmax. The scalar kernel (every target) walks it twice and
-// rounds the reference's normalized P; the mma kernel walks it once with
+// online softmax. The scalar kernel (every target) walks it once, a thread
+// per query row; the mma kernel walks it once with
 // gpu.subgroup_mma products and register accumulators. The variant and its
 // tiles are the op's #cachet.kernel_config (cachet-select-kernel-configs);
 // this file checks it and Attention/ builds it (AttentionKernels.h). See
@@ -85,6 +85,56 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   return c;
 }
 
+/// A memref of `tensor`'s type with any strides but a unit innermost one
+/// (the kernels' vector loads).
+MemRefType getKernelBufferType(RankedTensorType type) {
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  return MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides));
+}
+
+/// Replaces the chunk `op` by the kernel of `config`: the kernel reads the
+/// state `op` continues and writes the new state into the same buffers,
+/// which become the results (bufferization keeps them in place).
+void buildAttentionPartial(RewriterBase &rewriter, AttentionPartialOp op,
+                           KernelConfigAttr config, DeviceProfileAttr profile) {
+  std::string reason;
+  AttentionShape shape = *getAttentionShape(op, reason);
+  KernelConfig c = getKernelConfig(config, shape, profile);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  auto toBuffer = [&](Value tensor, bool readOnly) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    // The state: plain buffers, which bufferization allocates as they are
+    // where it copies them.
+    MemRefType memref =
+        readOnly ? getKernelBufferType(type)
+                 : MemRefType::get(type.getShape(), type.getElementType());
+    return bufferization::ToBufferOp::create(b, loc, memref, tensor, readOnly);
+  };
+  ChunkState state;
+  state.keyOffset = op.getKeyOffset();
+  state.acc = toBuffer(op.getAcc(), /*readOnly=*/false);
+  state.max = toBuffer(op.getMaxIn(), /*readOnly=*/false);
+  state.sum = toBuffer(op.getSumIn(), /*readOnly=*/false);
+  KernelBuilder(b, loc, shape, c)
+      .build(toBuffer(op.getQuery(), true), toBuffer(op.getKey(), true),
+             toBuffer(op.getValue(), true), /*mask=*/Value(), /*out=*/Value(),
+             op.getScale().convertToDouble(), op.getCausalOffset(), &state);
+  SmallVector<Value> buffers = {state.acc, state.max, state.sum};
+  SmallVector<Value> results;
+  for (auto [buffer, result] : llvm::zip_equal(buffers, op.getResults()))
+    results.push_back(
+        bufferization::ToTensorOp::create(b, loc, result.getType(), buffer,
+                                          /*restrict=*/true,
+                                          /*writable=*/true));
+  rewriter.replaceOp(op, results);
+}
+
 /// Replaces `op` by the kernel of `config`, which whyNotAttentionConfig
 /// accepted for it on `profile`.
 void buildAttention(RewriterBase &rewriter, AttentionOp op,
@@ -106,15 +156,9 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
   auto toBuffer = [&](Value tensor) -> Value {
     if (!tensor)
       return {};
-    auto type = cast<RankedTensorType>(tensor.getType());
-    // Any strides but a unit innermost one (the kernels' vector loads).
-    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-    strides.back() = 1;
-    auto memref = MemRefType::get(
-        type.getShape(), type.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides));
-    return bufferization::ToBufferOp::create(b, loc, memref, tensor,
-                                             /*read_only=*/true);
+    return bufferization::ToBufferOp::create(
+        b, loc, getKernelBufferType(cast<RankedTensorType>(tensor.getType())),
+        tensor, /*read_only=*/true);
   };
   // The packed cache as its ggml bytes; cachet-lower-to-linalg folds this
   // cast into the function argument it turns into bytes.
@@ -150,9 +194,19 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
       rewriter.eraseOp(dequant);
 }
 
+/// Replaces `op`, a cachet.attention or cachet.attention_partial, by the
+/// kernel of `config`.
+void buildKernel(RewriterBase &rewriter, Operation *op, KernelConfigAttr config,
+                 DeviceProfileAttr profile) {
+  if (auto partial = dyn_cast<AttentionPartialOp>(op))
+    buildAttentionPartial(rewriter, partial, config, profile);
+  else
+    buildAttention(rewriter, cast<AttentionOp>(op), config, profile);
+}
+
 /// Returns the config of `op` and whether it can be built ("" when it
 /// can); a null config when the op has none.
-std::pair<KernelConfigAttr, std::string> getConfig(AttentionOp op,
+std::pair<KernelConfigAttr, std::string> getConfig(Operation *op,
                                                    DeviceProfileAttr profile) {
   auto config = op->getAttrOfType<KernelConfigAttr>(
       CachetDialect::getKernelConfigAttrName());
@@ -167,30 +221,35 @@ struct LowerAttentionPass final
 
   void runOnOperation() override {
     DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
-    SmallVector<AttentionOp> ops;
-    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionPartialOp>(op))
+        ops.push_back(op);
+    });
     // A walk, not the greedy driver, which would also erase the kernels'
     // dead ops and lower the attentions in another order.
     IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops) {
+    for (Operation *op : ops) {
       auto [config, why] = getConfig(op, profile);
       if (!config)
         continue;
       if (!why.empty()) {
-        op.emitError("cachet-lower-attention: cannot build ")
+        op->emitError("cachet-lower-attention: cannot build ")
             << config << ": " << why;
         return signalPassFailure();
       }
-      buildAttention(rewriter, op, config, profile);
+      buildKernel(rewriter, op, config, profile);
     }
   }
 };
 
-/// cachet.attention to the kernel of its #cachet.kernel_config.
-struct LowerAttentionPattern final : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// cachet.attention or cachet.attention_partial (`OpTy`) to the kernel of
+/// its #cachet.kernel_config.
+template <typename OpTy>
+struct LowerAttentionPattern final : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(AttentionOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     DeviceProfileAttr profile = lookupDeviceProfile(op);
     auto [config, why] = getConfig(op, profile);
@@ -198,7 +257,7 @@ struct LowerAttentionPattern final : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "no #cachet.kernel_config");
     if (!why.empty())
       return rewriter.notifyMatchFailure(op, why);
-    buildAttention(rewriter, op, config, profile);
+    buildKernel(rewriter, op, config, profile);
     return success();
   }
 };
@@ -206,5 +265,7 @@ struct LowerAttentionPattern final : OpRewritePattern<AttentionOp> {
 } // namespace
 
 void cachet::populateLowerAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerAttentionPattern>(patterns.getContext());
+  patterns.add<LowerAttentionPattern<AttentionOp>,
+               LowerAttentionPattern<AttentionPartialOp>>(
+      patterns.getContext());
 }

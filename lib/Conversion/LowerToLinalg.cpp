@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -619,13 +620,15 @@ struct AttentionLowering {
         .getResult(0);
   }
 
-  /// sum_j P[h, i, j] V[g(h), j, :]: `[Hq, Sq, Dv]` of `acc`.
-  Value probsTimesValue(Value probs) {
+  /// sum_j P[h, i, j] V[g(h), j, :]: `[Hq, Sq, Dv]` of `acc`, added to
+  /// `init` (zeros when null).
+  Value probsTimesValue(Value probs, Value init = {}) {
     MLIRContext *c = ctx();
     AffineExpr h, i, e, pos;
     bindDims(c, h, i, e, pos);
     auto valueType = cast<RankedTensorType>(value.getType());
-    Value init = zeros(valueType.getDimSize(2), value, 2);
+    if (!init)
+      init = zeros(valueType.getDimSize(2), value, 2);
     return linalg::GenericOp::create(
                b, loc, init.getType(), ValueRange{probs, value},
                ValueRange{init},
@@ -729,52 +732,120 @@ LogicalResult LowerToLinalgPass::lowerAttentionPartial(AttentionPartialOp op) {
     return failure();
   Location loc = op.getLoc();
   Type acc = lowering->acc;
-  Value masked = lowering->maskedScores();
-  Value max = lowering->reduceRows(
-      masked, -std::numeric_limits<double>::infinity(),
-      [](OpBuilder &nb, Location nloc, Value l, Value r) -> Value {
-        return arith::MaximumFOp::create(nb, nloc, l, r);
-      });
-  // p = exp(s - max), 0 for rows without a visible key (max = -inf), then
-  // rounded to the value type.
-  Type valueElement =
-      cast<RankedTensorType>(op.getValue().getType()).getElementType();
   MLIRContext *ctx = b.getContext();
   AffineExpr h, i, j;
   bindDims(ctx, h, i, j);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineMap id3 = b.getMultiDimIdentityMap(3);
-  auto maskedType = cast<RankedTensorType>(masked.getType());
-  Value probsInit = tensor::EmptyOp::create(
-      b, loc, tensor::getMixedSizes(b, loc, masked), valueElement);
+  AffineMap rows = AffineMap::get(3, 0, {h, i}, ctx);
+  auto constant = [&](OpBuilder &nb, Location nloc, double v) -> Value {
+    return arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(acc, v));
+  };
+  auto emptyLike = [&](Value tensor, Type element) -> Value {
+    return tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, tensor), element);
+  };
+  // Base-2 scores t = log2(e) s (-inf where masked) and their row max.
+  Value masked = lowering->maskedScores();
+  Value scores =
+      linalg::GenericOp::create(
+          b, loc, masked.getType(), ValueRange{masked},
+          ValueRange{emptyLike(masked, acc)}, {id3, id3}, iterators(3),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::MulFOp::create(nb, nloc, args[0],
+                                      constant(nb, nloc, 1.4426950408889634))
+                    .getResult());
+          })
+          .getResult(0);
+  Value chunkMax = lowering->reduceRows(
+      scores, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location nloc, Value l, Value r) -> Value {
+        return arith::MaximumFOp::create(nb, nloc, l, r);
+      });
+  // max' = max(max, chunk max); a = 2^(max - max'), 1 while max' is -inf.
+  Value maxIn = castTensor(b, loc, op.getMaxIn(), acc);
+  // The new state is written over the old (outs = the state in, each
+  // element read before it is written), so that bufferization keeps the
+  // state of a chunk loop in place.
+  auto stateInit = [&](Value in) {
+    return getElementTypeOrSelf(in.getType()) == acc ? in : emptyLike(in, acc);
+  };
+  auto stats = linalg::GenericOp::create(
+      b, loc, TypeRange{chunkMax.getType(), chunkMax.getType()},
+      ValueRange{maxIn, chunkMax},
+      ValueRange{stateInit(op.getMaxIn()), emptyLike(chunkMax, acc)},
+      {id2, id2, id2, id2}, iterators(2),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value newMax = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
+        Value none = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::OEQ, newMax,
+            constant(nb, nloc, -std::numeric_limits<double>::infinity()));
+        Value alpha = math::Exp2Op::create(
+            nb, nloc, arith::SubFOp::create(nb, nloc, args[0], newMax));
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{newMax, arith::SelectOp::create(
+                                   nb, nloc, none, constant(nb, nloc, 1), alpha)
+                                   .getResult()});
+      });
+  Value newMax = stats.getResult(0), alpha = stats.getResult(1);
+  // p = 2^(t - max') rounded to the value type, 0 while max' is -inf.
+  Type valueElement =
+      cast<RankedTensorType>(op.getValue().getType()).getElementType();
+  auto scoresType = cast<RankedTensorType>(scores.getType());
   Value probs =
       linalg::GenericOp::create(
-          b, loc, maskedType.clone(valueElement), ValueRange{masked, max},
-          ValueRange{probsInit}, {id3, AffineMap::get(3, 0, {h, i}, ctx), id3},
+          b, loc, scoresType.clone(valueElement), ValueRange{scores, newMax},
+          ValueRange{emptyLike(scores, valueElement)}, {id3, rows, id3},
           iterators(3),
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value minusInf = arith::ConstantOp::create(
-                nb, nloc,
-                nb.getFloatAttr(acc, -std::numeric_limits<double>::infinity()));
-            Value zero =
-                arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(acc, 0));
-            Value empty = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OEQ, args[1], minusInf);
-            Value shifted = arith::SubFOp::create(nb, nloc, args[0], args[1]);
-            Value p = arith::SelectOp::create(
-                nb, nloc, empty, zero, math::ExpOp::create(nb, nloc, shifted));
+            Value none = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[1],
+                constant(nb, nloc, -std::numeric_limits<double>::infinity()));
+            Value p = math::Exp2Op::create(
+                nb, nloc, arith::SubFOp::create(nb, nloc, args[0], args[1]));
+            p = arith::SelectOp::create(nb, nloc, none, constant(nb, nloc, 0),
+                                        p);
             linalg::YieldOp::create(nb, nloc,
                                     castFloat(nb, nloc, p, valueElement));
           })
           .getResult(0);
-  Value sum = lowering->reduceRows(
+  // sum' = a sum + sum_j p_j; acc' = a acc + sum_j p_j V_j.
+  Value chunkSum = lowering->reduceRows(
       probs, 0.0, [](OpBuilder &nb, Location nloc, Value l, Value r) -> Value {
         return arith::AddFOp::create(nb, nloc, l, r);
       });
-  Value out = lowering->probsTimesValue(probs);
+  Value sumIn = castTensor(b, loc, op.getSumIn(), acc);
+  Value newSum =
+      linalg::GenericOp::create(
+          b, loc, chunkSum.getType(), ValueRange{sumIn, alpha, chunkSum},
+          ValueRange{stateInit(op.getSumIn())}, {id2, id2, id2, id2},
+          iterators(2),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value scaled = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, scaled, args[2]).getResult());
+          })
+          .getResult(0);
+  Value accIn = castTensor(b, loc, op.getAcc(), acc);
+  Value scaledAcc =
+      linalg::GenericOp::create(
+          b, loc, accIn.getType(), ValueRange{accIn, alpha},
+          ValueRange{stateInit(op.getAcc())}, {id3, rows, id3}, iterators(3),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::MulFOp::create(nb, nloc, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+  Value out = lowering->probsTimesValue(probs, scaledAcc);
   Type f32 = b.getF32Type();
   op.getOut().replaceAllUsesWith(castTensor(b, loc, out, f32));
-  op.getMax().replaceAllUsesWith(castTensor(b, loc, max, f32));
-  op.getSum().replaceAllUsesWith(castTensor(b, loc, sum, f32));
+  op.getMax().replaceAllUsesWith(castTensor(b, loc, newMax, f32));
+  op.getSum().replaceAllUsesWith(castTensor(b, loc, newSum, f32));
   op.erase();
   return success();
 }

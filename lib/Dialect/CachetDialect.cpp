@@ -325,7 +325,7 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
   if (!config)
     return op->emitError("'")
            << getKernelConfigAttrName() << "' must be a #cachet.kernel_config";
-  bool onAttention = op->getName().getStringRef() == "cachet.attention";
+  bool onAttention = isa<AttentionOp, AttentionPartialOp>(op);
   bool onMatvec = op->getName().getStringRef() == "linalg.matvec";
   bool onDequant = op->getName().getStringRef() == "linalg.generic" &&
                    op->hasAttr(getDequantTransposeAttrName());
@@ -336,7 +336,7 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
     return op->emitError("'")
            << getKernelConfigAttrName() << "' of variant "
            << stringifyKernelVariant(config.getVariant()) << " must be on "
-           << (config.isAttention() ? "a cachet.attention"
+           << (config.isAttention() ? "a cachet.attention or attention_partial"
                : config.isDequantTranspose()
                    ? "a linalg.generic marked cachet.dequant_transpose"
                    : "a linalg.matvec");

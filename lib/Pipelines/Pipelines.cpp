@@ -264,10 +264,15 @@ LogicalResult cachet::buildCachetCompilePipeline(
     // per value: with that, the cost function rewrites where the H200 grid
     // (docs/BENCHMARKS.md, run 60) found dequant-once faster, from 32 query
     // rows per KV head. The user's options come after and win.
+    // On SPIR-V the chunks of a capped scratch are unrolled: a Vulkan
+    // kernel takes whole buffers and no scalars, so a chunk loop's run-time
+    // offsets cannot reach it.
     builder.add(
         createDequantOnceKV(),
         {{"dequant-once-options",
           options.target == cachet::Target::NVVM ? "dequant-cost=2" : ""},
+         {"dequant-once-options",
+          options.target == cachet::Target::SPIRV ? "unroll-chunks=true" : ""},
          {"dequant-once-options", options.dequantOnceOptions}});
     builder.add(createPadWeightRows(), "pad-options", options.padOptions);
     builder.add("canonicalize");
@@ -292,7 +297,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // destination's slice: its tensor.empty becomes that slice
   // (kBufferizeFunctions starts with eliminate-empty-tensors).
   builder.add(kBufferizeFunctions);
-  builder.add("canonicalize");
+  // cse merges the views that bufferizing an insert_slice into its own
+  // source gives (a chunked scratch), so that canonicalize drops the copy.
+  builder.add("canonicalize,cse,canonicalize");
   builder.add(createPitchedWeights());
   bool spirv = options.target == Target::SPIRV;
   // Mat-vec kernels, chosen on buffers (the weights' pitches decide).

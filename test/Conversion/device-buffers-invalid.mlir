@@ -33,3 +33,24 @@ module attributes {gpu.container_module} {
     return %row : memref<8xf32, strided<[1], offset: 8>>
   }
 }
+
+// -----
+
+// A kernel buffer allocated in a loop and yielded out of it cannot be freed
+// in the loop: a diagnostic, not a leak or a free of a live buffer.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<16xf32>) kernel { gpu.return }
+  }
+  func.func @loop_escape(%n: index, %init: memref<16xf32>) -> memref<16xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%b = %init) -> memref<16xf32> {
+      // expected-error @+1 {{cachet-device-buffers: a kernel buffer allocated inside a loop or branch leaves it (yielded or used after it); it cannot be freed there}}
+      %t = memref.alloc() : memref<16xf32>
+      gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%t : memref<16xf32>)
+      scf.yield %t : memref<16xf32>
+    }
+    return %r : memref<16xf32>
+  }
+}

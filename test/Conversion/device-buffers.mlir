@@ -183,3 +183,29 @@ module attributes {gpu.container_module} {
     return %cast : memref<?xf32>
   }
 }
+
+// -----
+
+// A kernel buffer allocated in a loop body (a chunked attention's
+// temporaries) is freed at the end of each iteration.
+// CHECK-LABEL: func.func @loop_temporary
+// CHECK: scf.for
+// CHECK: %[[T:.*]] = gpu.alloc () : memref<16xf32>
+// CHECK: gpu.launch_func @k::@k {{.*}} args(%[[T]] : memref<16xf32>)
+// CHECK: gpu.dealloc %[[T]] : memref<16xf32>
+// CHECK-NEXT: }
+// CHECK-NOT: gpu.dealloc %[[T]]
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<16xf32>) kernel { gpu.return }
+  }
+  func.func @loop_temporary(%n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %n step %c1 {
+      %t = memref.alloc() : memref<16xf32>
+      gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%t : memref<16xf32>)
+    }
+    return
+  }
+}

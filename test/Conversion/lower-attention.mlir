@@ -18,15 +18,18 @@
 // CHECK: arith.divui %{{.*}}, %c4
 // CHECK: arith.minui
 // CHECK: arith.ceildivui
-// Pass 1: the row's max and sum, online.
+// One pass of online softmax in base 2: the tile's scores (times log2 e),
+// the rescale 2^(old max - new max), P = 2^(s - max) rounded to f16, O =
+// alpha O + P V; O times 1 / sum at the end.
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: gpu.barrier
-// CHECK: math.exp
-// Pass 2: P = exp(s - max) / sum rounded to f16, then P V.
-// CHECK: scf.for
-// CHECK: gpu.barrier
-// CHECK: math.exp
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: math.exp2
+// CHECK: math.exp2
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: scf.yield
 // CHECK: arith.divf
+// CHECK: arith.mulf
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: cachet.attention

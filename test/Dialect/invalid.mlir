@@ -250,33 +250,33 @@ func.func @attention_accumulator(%q: tensor<8x4x128xf16>, %k: tensor<16x2x128xf1
 
 // -----
 
-func.func @attention_partial_out_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+func.func @attention_partial_out_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index, %acc: tensor<8x4x128xf16>, %mx: tensor<8x4xf32>, %sm: tensor<8x4xf32>) {
   // expected-error @+1 {{result 'out' must have element type f32, got 'f16'}}
-  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf16>, tensor<8x4xf32>, tensor<8x4xf32>
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 into %acc, %mx, %sm : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf16>, tensor<8x4xf32>, tensor<8x4xf32>
   return
 }
 
 // -----
 
-func.func @attention_partial_max_shape(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+func.func @attention_partial_max_shape(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index, %acc: tensor<8x4x128xf32>, %mx: tensor<8x16xf32>, %sm: tensor<8x4xf32>) {
   // expected-error @+1 {{result 'max' 'tensor<8x16xf32>' must be f32 [8, 4] ([q_head][query])}}
-  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x16xf32>, tensor<8x4xf32>
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 into %acc, %mx, %sm : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x16xf32>, tensor<8x4xf32>
   return
 }
 
 // -----
 
-func.func @attention_partial_sum_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index) {
+func.func @attention_partial_sum_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index, %acc: tensor<8x4x128xf32>, %mx: tensor<8x4xf32>, %sm: tensor<8x4xf16>) {
   // expected-error @+1 {{result 'sum' 'tensor<8x4xf16>' must be f32 [8, 4] ([q_head][query])}}
-  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x4xf32>, tensor<8x4xf16>
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 into %acc, %mx, %sm : tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16> -> tensor<8x4x128xf32>, tensor<8x4xf32>, tensor<8x4xf16>
   return
 }
 
 // -----
 
-func.func @attention_partial_head_ratio(%q: tensor<6x4x128xf16>, %k: tensor<4x16x128xf16>, %v: tensor<4x16x128xf16>, %p: index) {
+func.func @attention_partial_head_ratio(%q: tensor<6x4x128xf16>, %k: tensor<4x16x128xf16>, %v: tensor<4x16x128xf16>, %p: index, %acc: tensor<6x4x128xf32>, %mx: tensor<6x4xf32>, %sm: tensor<6x4xf32>) {
   // expected-error @+1 {{bad head ratio: query heads (6) must be a multiple of KV heads (4) in layout head_major [kv_head][pos][dim]}}
-  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 : tensor<6x4x128xf16>, tensor<4x16x128xf16>, tensor<4x16x128xf16> -> tensor<6x4x128xf32>, tensor<6x4xf32>, tensor<6x4xf32>
+  %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major> scale 1.0 into %acc, %mx, %sm : tensor<6x4x128xf16>, tensor<4x16x128xf16>, tensor<4x16x128xf16> -> tensor<6x4x128xf32>, tensor<6x4xf32>, tensor<6x4xf32>
   return
 }
 
@@ -460,3 +460,11 @@ func.func private @argmax_of_float_index() -> (tensor<1xf32> {cachet.argmax_of =
 
 // expected-error @+1 {{'cachet.argmax_of' must be an integer attribute on a function result}}
 func.func private @argmax_of_not_integer() -> (tensor<1xi32> {cachet.argmax_of = "logits"}, tensor<4x8xf32>)
+
+// -----
+
+func.func @attention_partial_state_type(%q: tensor<8x4x128xf16>, %k: tensor<2x16x128xf16>, %v: tensor<2x16x128xf16>, %p: index, %acc: tensor<8x4x128xf32>, %mx: tensor<8x4xf32>, %sm: tensor<8x4xf32>) {
+  // expected-error @+1 {{failed to verify that all of {max_in, max} have same type}}
+  %o, %m, %l = "cachet.attention_partial"(%q, %k, %v, %p, %acc, %mx, %sm) {kv_layout = #cachet.kv_layout<head_major>, scale = 1.0 : f32} : (tensor<8x4x128xf16>, tensor<2x16x128xf16>, tensor<2x16x128xf16>, index, tensor<8x4x128xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<8x4x128xf32>, tensor<8x8xf32>, tensor<8x4xf32>)
+  return
+}

@@ -115,12 +115,13 @@ func.func @attention_gqa_one_dynamic(%q: tensor<4x?x64xf32>, %k: tensor<4x?x64xf
 
 // CHECK-LABEL: func.func @attention_partial
 func.func @attention_partial(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
-    %v: tensor<2x256x128xf16>, %p: index)
+    %v: tensor<2x256x128xf16>, %p: index, %acc: tensor<8x64x128xf32>,
+    %mx: tensor<8x64xf32>, %sm: tensor<8x64xf32>)
     -> (tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>) {
-  // CHECK: cachet.attention_partial %{{.*}}, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> scale 0.0883883461 causal 960 {accumulator = f16} :
+  // CHECK: cachet.attention_partial %{{.*}}, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> scale 0.0883883461 causal 960 into %{{.*}}, %{{.*}}, %{{.*}} {accumulator = f16} :
   // CHECK-SAME: tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16> -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
   %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p layout <head_major>
-      scale 0.0883883461 causal 960 {accumulator = f16}
+      scale 0.0883883461 causal 960 into %acc, %mx, %sm {accumulator = f16}
       : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
       -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
   return %o, %m, %l : tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>

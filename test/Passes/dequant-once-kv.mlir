@@ -3,7 +3,9 @@
 // Chunked scratch: max-scratch-bytes below one layer's f16 K+V.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=262144 2>/dev/null | FileCheck %s --check-prefix=CHUNK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=400000 2>/dev/null | FileCheck %s --check-prefix=REST
-// A cap below one position's K+V: no rewrite, with a remark.
+// Unrolled chunks (cachet-compile sets this on SPIR-V).
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=262144 unroll-chunks=true" 2>/dev/null | FileCheck %s --check-prefix=UNROLL
+// A cap below 64 positions' K+V (the largest key tile): no rewrite, with a remark.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=100 2>&1 >/dev/null | FileCheck %s --check-prefix=TINY
 // An attention kernel that decodes for free during the matrix load (dequant-cost=0): never pays.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=dequant-cost=0 2>/dev/null | FileCheck %s --check-prefix=FREE
@@ -27,37 +29,66 @@
 // CHECK-NOT: cachet.dequantize
 // CHECK: return %[[O]] : tensor<8x64x128xf16>
 
-// Chunks of 256 positions (262144 bytes / (2 x 2 x 256)): a loop over 4 chunks.
+// Chunks of 256 positions (262144 bytes / (2 x 2 x 256), a multiple of 64):
+// a loop over 4 chunks carrying the chunk's K and V views of the scratch
+// (written in place each time) and the online-softmax state (accumulator,
+// max, sum: 0, -inf, 0 at first); each chunk is sliced from the quantized
+// cache at the loop's position, dequant-transposed and attended with
+// cachet.attention_partial at that key offset. The output is acc * (1 / sum)
+// rounded to f16, as the kernels' epilogue.
 // CHUNK-LABEL: func.func @prefill_q8_0_split
 // CHUNK-SAME: -> tensor<8x64x128xf16>
 // CHUNK: %[[S:.*]] = bufferization.alloc_tensor() {cachet.kv_scratch} : tensor<131072xf16>
+// CHUNK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x64x128xf32>)
+// CHUNK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHUNK: %[[MAX:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<8x64xf32>)
+// CHUNK: %[[SUM:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x64xf32>)
+// CHUNK: %[[KS:.*]] = tensor.extract_slice %[[S]][0] [65536] [1]
+// CHUNK: %[[KV:.*]] = tensor.expand_shape %[[KS]] {{\[\[}}0, 1, 2]] output_shape [2, 256, 128]
+// CHUNK: %[[VS:.*]] = tensor.extract_slice %[[S]][65536] [65536] [1]
+// CHUNK: %[[VV:.*]] = tensor.expand_shape %[[VS]]
 // CHUNK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHUNK-DAG: %[[C1024:.*]] = arith.constant 1024 : index
 // CHUNK-DAG: %[[C256:.*]] = arith.constant 256 : index
-// CHUNK: %[[R:.*]]:3 = scf.for %[[P:.*]] = %[[C0]] to %[[C1024]] step %[[C256]] iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
-// CHUNK: tensor.extract_slice %[[S]][0] [65536] [1]
+// CHUNK: %[[R:.*]]:5 = scf.for %[[P:.*]] = %[[C0]] to %[[C1024]] step %[[C256]] iter_args(%[[KI:.*]] = %[[KV]], %[[VI:.*]] = %[[VV]], %[[A:.*]] = %[[ACC]], %[[M:.*]] = %[[MAX]], %[[L:.*]] = %[[SUM]]) -> (tensor<2x256x128xf16>, tensor<2x256x128xf16>, tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
 // CHUNK: tensor.extract_slice %arg1[%[[P]], 0, 0] [256, 2, 128] [1, 1, 1] : tensor<1024x2x128xi8> to tensor<256x2x128xi8>
-// CHUNK: %[[K:.*]] = cachet.dequant_transpose {{.*}} -> tensor<2x256x128xf16>
-// CHUNK: %[[V:.*]] = cachet.dequant_transpose {{.*}} -> tensor<2x256x128xf16>
-// CHUNK: cachet.attention_partial %arg0, %[[K]], %[[V]] key_offset %[[P]] layout <head_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16> -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
-// CHUNK: arith.maximumf
-// CHUNK: math.exp
-// CHUNK: scf.yield
-// CHUNK: %[[N:.*]] = linalg.generic {{.*}} ins(%[[R]]#0, %[[R]]#2 : tensor<8x64x128xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64x128xf16>)
+// CHUNK: %[[K:.*]] = cachet.dequant_transpose {{.*}} into %[[KI]] {{.*}} -> tensor<2x256x128xf16>
+// CHUNK: %[[V:.*]] = cachet.dequant_transpose {{.*}} into %[[VI]] {{.*}} -> tensor<2x256x128xf16>
+// CHUNK: %[[O:.*]], %[[M2:.*]], %[[L2:.*]] = cachet.attention_partial %arg0, %[[K]], %[[V]] key_offset %[[P]] layout <head_major> scale 0.0883883461 causal 960 into %[[A]], %[[M]], %[[L]] : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16> -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+// CHUNK: scf.yield %[[K]], %[[V]], %[[O]], %[[M2]], %[[L2]]
+// CHUNK: %[[N:.*]] = linalg.generic {{.*}} ins(%[[R]]#2, %[[R]]#4 : tensor<8x64x128xf32>, tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64x128xf16>)
 // CHUNK: arith.divf
+// CHUNK: arith.mulf
 // CHUNK: arith.truncf
 // CHUNK: return %[[N]] : tensor<8x64x128xf16>
 
-// 390 positions per chunk: two in the loop, the last 244 after it.
+// 400000 bytes hold 390 positions, rounded down to 384 (whole key tiles):
+// two chunks in the loop, the last 256 positions after it, continuing the
+// loop's state.
 // REST-LABEL: func.func @prefill_q8_0_split
-// REST: bufferization.alloc_tensor() {cachet.kv_scratch} : tensor<199680xf16>
-// REST: scf.for {{.*}} -> (tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
+// REST: bufferization.alloc_tensor() {cachet.kv_scratch} : tensor<196608xf16>
+// REST: %[[R:.*]]:5 = scf.for {{.*}} -> (tensor<2x384x128xf16>, tensor<2x384x128xf16>, tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>)
 // REST: cachet.attention_partial {{.*}} -> tensor<8x64x128xf32>
-// REST: tensor.extract_slice %arg1[780, 0, 0] [244, 2, 128] [1, 1, 1]
-// REST: cachet.attention_partial %arg0, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> {{.*}} tensor<2x244x128xf16>, tensor<2x244x128xf16>
+// REST: tensor.extract_slice %arg1[768, 0, 0] [256, 2, 128] [1, 1, 1]
+// REST: cachet.attention_partial %arg0, %{{.*}}, %{{.*}} key_offset %{{.*}} layout <head_major> {{.*}} into %[[R]]#2, %[[R]]#3, %[[R]]#4 : {{.*}} tensor<2x256x128xf16>, tensor<2x256x128xf16>
 // REST: return %{{.*}} : tensor<8x64x128xf16>
 
-// TINY: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes 100 is below one position's f16 K+V (1024 bytes)
+// unroll-chunks (SPIR-V): the four chunks one after the other at static
+// offsets, each continuing the previous one's state.
+// UNROLL-LABEL: func.func @prefill_q8_0_split
+// UNROLL-NOT: scf.for
+// UNROLL: tensor.extract_slice %arg1[0, 0, 0] [256, 2, 128]
+// UNROLL: %[[O0:.*]], %[[M0:.*]], %[[L0:.*]] = cachet.attention_partial {{.*}} key_offset %c0
+// UNROLL: tensor.extract_slice %arg1[256, 0, 0] [256, 2, 128]
+// UNROLL: %[[O1:.*]], %[[M1:.*]], %[[L1:.*]] = cachet.attention_partial {{.*}} key_offset %c256{{.*}} into %[[O0]], %[[M0]], %[[L0]]
+// UNROLL: tensor.extract_slice %arg1[512, 0, 0] [256, 2, 128]
+// UNROLL: cachet.attention_partial {{.*}} key_offset %c512{{.*}} into %[[O1]], %[[M1]], %[[L1]]
+// UNROLL: tensor.extract_slice %arg1[768, 0, 0] [256, 2, 128]
+// UNROLL: cachet.attention_partial {{.*}} key_offset %c768
+// UNROLL-NOT: cachet.attention_partial
+// UNROLL: return
+
+// TINY: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes 100 is below 64 positions' f16 K+V (65536 bytes; chunks are whole key tiles of up to 64 positions)
 
 // FREE-LABEL: func.func @prefill_q8_0_split
 // FREE-NOT: dequant_transpose

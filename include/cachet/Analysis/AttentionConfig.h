@@ -33,11 +33,16 @@ struct AttentionShape {
   /// The block formats K and V are decoded from inside the kernel (null
   /// when the kernel reads them as floats).
   BlockQuantizedType keyBlock, valueBlock;
+  /// Whether the op is a cachet.attention_partial: one chunk of the keys,
+  /// continuing an online-softmax state (the scalar and mma-sync kernels
+  /// carry it; `resultElement` is then the query's).
+  bool partial = false;
 };
 
-/// Returns the static shape of `op`, K/V decoded in the kernel included, or
-/// a reason why no kernel takes it.
-mlir::FailureOr<AttentionShape> getAttentionShape(AttentionOp op,
+/// Returns the static shape of `op` (a cachet.attention or
+/// cachet.attention_partial), K/V decoded in the kernel included, or a
+/// reason why no kernel takes it.
+mlir::FailureOr<AttentionShape> getAttentionShape(mlir::Operation *op,
                                                   std::string &reason);
 
 /// Returns the cachet.dequantize producing `kv` when the kernel can decode
@@ -207,14 +212,15 @@ struct AttentionDecision {
   std::string remark;
 };
 
-/// Chooses the kernel of `op` on `profile` (may be null: defaults).
-AttentionDecision selectAttentionConfig(AttentionOp op,
+/// Chooses the kernel of `op` (a cachet.attention or
+/// cachet.attention_partial) on `profile` (may be null: defaults).
+AttentionDecision selectAttentionConfig(mlir::Operation *op,
                                         DeviceProfileAttr profile,
                                         const AttentionConfigOptions &options);
 
 /// Returns why `config` cannot be built for `op` on `profile` (element
 /// types, head dimensions, subgroups, workgroup memory), or "".
-std::string whyNotAttentionConfig(AttentionOp op, KernelConfigAttr config,
+std::string whyNotAttentionConfig(mlir::Operation *op, KernelConfigAttr config,
                                   DeviceProfileAttr profile);
 
 /// The workgroup memory, in bytes, the kernel of `config` allocates for

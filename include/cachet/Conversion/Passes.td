@@ -785,6 +785,17 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     in-kernel-dequantization baseline dequant-once is measured against, and
     gives the same bytes as the kernel over the dequant-once scratch.
 
+    A `cachet.attention_partial` (one chunk of keys, as
+    `cachet-dequant-once-kv` emits under `max-scratch-bytes`) gets the
+    scalar or mma-sync kernel with its key offset: the kernel reads the
+    online-softmax state before its first key tile (the accumulators, each
+    row's max and sum) and writes it back, in place, after its last; causal
+    masking compares absolute positions. Since the kernels keep that state
+    from tile to tile anyway (the mma-sync kernel sums each tile's P over
+    the lanes of a row), chunks on key-tile boundaries give the bytes of one
+    pass. The state operands become writable `bufferization.to_buffer` and
+    the results `to_tensor restrict writable` of the same buffers.
+
     The pass runs on tensors, before bufferization and before
     `cachet-lower-to-linalg`: the operands become `bufferization.to_buffer`
     (a packed cache through an `unrealized_conversion_cast` to its bytes,
@@ -802,13 +813,14 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 
     Kernels (the config's `variant`):
 
-    * `attention_scalar`: one thread per query row, two passes over the key tiles:
-      the first keeps each row's running max and sum of `exp(score - max)`,
-      the second rounds `P = exp(score - max) / sum` to V's element type, as
-      the reference lowering does, and accumulates `P V` (so a result
-      matches the CPU reference to the accumulation order). The scores and
-      the f32 output rows live in workgroup memory. Runs on every target
-      (lavapipe included). Query tile: two subgroups of rows, at least 32,
+    * `attention_scalar`: one thread per query row, one pass of online
+      softmax in base 2 over the key tiles: per tile the row's max moves to
+      the tile's, `P = exp2(score - max)` is rounded to V's element type (as
+      `P V` takes it), `O = alpha O + P V` and the sum adds the rounded P;
+      the output is `O * (1 / sum)` (the mma kernels' arithmetic, so that a
+      chunk's state can be handed on). The scores and the f32 output rows
+      live in workgroup memory. Runs on every target (lavapipe included).
+      Query tile: two subgroups of rows, at least 32,
       halved (down to 32) until the accumulator rows leave room for a key
       tile.
     * `attention_mma`: one pass (FlashAttention-2 style). `Q K^T` and `P V` are

@@ -188,40 +188,51 @@ def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cachet_AttentionPartialOp : Cachet_Op<"attention_partial", [Pure]> {
-  let summary = "attention over one KV chunk: unnormalized output, row max "
-                "and row sum";
+def Cachet_AttentionPartialOp
+    : Cachet_Op<"attention_partial",
+                [Pure, AllTypesMatch<["acc", "out"]>,
+                 AllTypesMatch<["max_in", "max"]>,
+                 AllTypesMatch<["sum_in", "sum"]>]> {
+  let summary = "attention over one KV chunk, continuing an online softmax";
   let description = [{
-    The building block of exact chunked attention (online softmax): over the
-    keys of one chunk, for every query head `h` and query `i`,
+    The step of exact chunked attention: continues the online softmax whose
+    state after the previous chunks is `acc` (unnormalized output), `max`
+    (running row max) and `sum` (running row sum) over the keys of one more
+    chunk, and returns the new state. For every query head `h` and query
+    `i`, with `t_j = log2(e) scale Q[h, i, :] . K[g(h), j, :]` the base-2
+    score of each visible chunk key j (accumulated in `accumulator`, f32
+    when absent):
 
-    * `s_j = scale * Q[h, i, :] . K[g(h), j, :]` (accumulated in
-      `accumulator`, f32 when absent), for the visible keys j;
-    * `max[h, i] = max_j s_j` (`-inf` when no key is visible);
-    * `p_j = exp(s_j - max[h, i])`, rounded to the element type of `value`;
-    * `out[h, i, :] = sum_j p_j V[g(h), j, :]` (not divided by the sum);
-    * `sum[h, i] = sum_j p_j` over the rounded `p_j` (0 when no key is
-      visible, and then `out` is 0).
+    * `max' = max(max, max_j t_j)`;
+    * `a = 2^(max - max')` (1 while `max'` is `-inf`: no key seen yet);
+    * `p_j = 2^(t_j - max')` rounded to the element type of `value` (0 while
+      `max'` is `-inf`);
+    * `sum' = a sum + sum_j p_j`, `acc' = a acc + sum_j p_j V[g(h), j, :]`.
 
-    `key_offset` is the absolute position of the chunk's first key: with
-    `causal N`, query i sees chunk key j when `key_offset + j <= i + N`.
-    `out`, `max` and `sum` are `f32`; `out` is `[Hq, Sq, Dv]`, `max` and
-    `sum` are `[Hq, Sq]`. Other operands and attributes are as in
-    `cachet.attention`. Two chunks merge exactly:
-    `m = max(m1, m2)`, `a_k = exp(m_k - m)` (0 when `m_k = -inf`),
-    `out = a_1 out_1 + a_2 out_2`, `sum = a_1 sum_1 + a_2 sum_2`; the final
-    attention is `out / sum`. `cachet-dequant-once-kv` emits this op when
-    the scratch is capped.
+    The first chunk starts from `acc = 0`, `max = -inf`, `sum = 0`; the
+    attention is `acc * (1 / sum)` after the last. `key_offset` is the
+    absolute position of the chunk's first key: with `causal N`, query i sees
+    chunk key j when `key_offset + j <= i + N`. `acc` is `f32 [Hq, Sq, Dv]`,
+    `max` and `sum` are `f32 [Hq, Sq]`; the results have their types. Other
+    operands and attributes are as in `cachet.attention`.
+
+    The flash-attention kernels keep exactly this state per query row from
+    key tile to key tile, so a chunk boundary on a key-tile boundary changes
+    no bit: chunked attention equals unchunked. `cachet-dequant-once-kv`
+    emits this op when the scratch is capped (`max-scratch-bytes`).
 
     ```mlir
     %o, %m, %l = cachet.attention_partial %q, %k, %v key_offset %p
         layout <head_major> scale 0.0883883461 causal 960
+        into %acc, %max, %sum
         : tensor<8x64x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
         -> tensor<8x64x128xf32>, tensor<8x64xf32>, tensor<8x64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                        AnyRankedTensor:$value, Index:$key_offset,
+                       AnyRankedTensor:$acc, AnyRankedTensor:$max_in,
+                       AnyRankedTensor:$sum_in,
                        Cachet_KVLayoutAttr:$kv_layout, F32Attr:$scale,
                        OptionalAttr<I64Attr>:$causal_offset,
                        OptionalAttr<TypeAttr>:$accumulator);
@@ -229,8 +240,9 @@ def Cachet_AttentionPartialOp : Cachet_Op<"attention_partial", [Pure]> {
                       AnyRankedTensor:$sum);
   let assemblyFormat = [{
     $query `,` $key `,` $value `key_offset` $key_offset `layout` $kv_layout
-    `scale` $scale (`causal` $causal_offset^)? attr-dict `:` type($query) `,`
-    type($key) `,` type($value) `->` type($out) `,` type($max) `,` type($sum)
+    `scale` $scale (`causal` $causal_offset^)? `into` $acc `,` $max_in `,`
+    $sum_in attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
+    type($out) `,` type($max) `,` type($sum)
   }];
   let extraClassDeclaration = [{
     /// Index of the KV-head dimension of `key` and `value` in this layout.
@@ -241,6 +253,9 @@ def Cachet_AttentionPartialOp : Cachet_Op<"attention_partial", [Pure]> {
     unsigned getKVPosDim() {
       return getKvLayout() == KVLayout::TokenMajor ? 0 : 1;
     }
+    /// The mask operand cachet.attention has and this op has not (chunks
+    /// of a masked attention are not supported): null.
+    ::mlir::Value getMask() { return {}; }
   }];
   let hasVerifier = 1;
 }

@@ -89,6 +89,19 @@ struct KernelConfig {
   int64_t loadBytes = 16, maxLoadBytes = 16;
 };
 
+/// The online-softmax state that the kernel of one chunk of keys
+/// (cachet.attention_partial) continues: it reads it before its first key
+/// tile and writes it back after its last, in place, instead of the
+/// normalized output.
+struct ChunkState {
+  /// The absolute position of the chunk's first key (index; causal masking
+  /// compares absolute positions).
+  mlir::Value keyOffset;
+  /// f32 memrefs: the unnormalized output `[Hq, Sq, Dv]`, the rows' base-2
+  /// running max and running sum `[Hq, Sq]`.
+  mlir::Value acc, max, sum;
+};
+
 /// Builds the flash-attention kernel of one attention.
 class KernelBuilder {
 public:
@@ -99,16 +112,18 @@ public:
                                      : mlir::Type(b.getF16Type())) {}
 
   /// Emits the kernel `c.variant` reading `query`, `key`, `value` and `mask`
-  /// (memrefs; mask may be null) and writing `out`.
+  /// (memrefs; mask may be null) and writing `out`; with `chunk`, K and V
+  /// are one chunk of the keys and the kernel continues and writes back
+  /// the chunk's state instead (`out` is unused; scalar and mma-sync).
   void build(mlir::Value query, mlir::Value key, mlir::Value value,
              mlir::Value mask, mlir::Value out, double scale,
-             std::optional<int64_t> causal);
+             std::optional<int64_t> causal, const ChunkState *chunk = nullptr);
 
 private:
   //===--- The kernels, one file each ------------------------------------===//
 
   /// Emits the scalar kernel (ScalarKernel.cpp): one thread per query row,
-  /// the KV range walked twice.
+  /// one pass of online softmax over the KV tiles.
   void buildScalar(mlir::Value query, mlir::Value key, mlir::Value value,
                    mlir::Value mask, mlir::Value out, double scale,
                    std::optional<int64_t> causal);
@@ -177,15 +192,6 @@ private:
   /// `parts`.
   void mergeDecodeSubgroups(const DecodeFrame &f, mlir::ValueRange state,
                             mlir::Value parts);
-
-  /// One online-softmax step of the scalar kernel's row `thread`: the key
-  /// tile's scores are `scores[thread, 0 .. keyTile)` and `newMax` is the
-  /// running max with theirs folded in. Returns the running sum rescaled to
-  /// `newMax` plus the tile's sum of exp(score - newMax); nothing is summed
-  /// while no key is visible (`newMax` -inf) (ScalarKernel.cpp).
-  mlir::Value foldTileSum(mlir::Value runningMax, mlir::Value runningSum,
-                          mlir::Value newMax, mlir::Value scores,
-                          mlir::Value thread);
 
   //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
 
@@ -448,8 +454,8 @@ private:
   mlir::Value mmaSyncTileRow(const MmaSyncWarp &w, int64_t r, int64_t i);
   /// The body of the key-tile loop (mmaKeyLoop): S = Q K^T, the online
   /// softmax, O = alpha O + P V. `carried` holds the accumulators, the
-  /// rows' running maxima and the lane's parts of their sums; returns them
-  /// after the tile at `start`.
+  /// rows' running maxima and sums; returns them after the tile at
+  /// `start`.
   llvm::SmallVector<mlir::Value>
   mmaSyncKeyTile(const MmaSyncWarp &w, mlir::ValueRange carried,
                  mlir::Value start, mlir::Value kTile, mlir::Value vTile);
@@ -480,6 +486,14 @@ private:
   void mmaSyncAccumulate(const MmaSyncWarp &w,
                          llvm::ArrayRef<mlir::Value> probs, mlir::Value vTile,
                          llvm::SmallVector<mlir::Value> &acc);
+  /// Creates `if (row < queries)` and moves the insertion point into it
+  /// (the caller guards it).
+  void beginIfRowValid(mlir::Value row);
+  /// The key-tile loop's state from the chunk's: the lane's accumulator
+  /// fragments, its rows' maxima and sums.
+  llvm::SmallVector<mlir::Value> loadMmaSyncState(const MmaSyncWarp &w);
+  /// Writes the key-tile loop's `results` to the chunk's state.
+  void storeMmaSyncState(const MmaSyncWarp &w, mlir::ValueRange results);
   /// Writes O / sum from the key-tile loop's `results` to `out`.
   void writeMmaSyncOutput(const MmaSyncWarp &w, mlir::ValueRange results,
                           mlir::Value out);
@@ -511,10 +525,24 @@ private:
   /// Element `[i, e]` of the 2-D fragment `v`.
   mlir::Value fragmentElement(mlir::Value v, int64_t i, int64_t e);
 
+  /// The position of chunk position `pos` (`pos` itself without a chunk).
+  mlir::Value absolutePosition(mlir::Value pos);
+
+  //===--- A chunk's state (ScalarKernel.cpp, MmaSyncKernel.cpp) ---------===//
+
+  /// Row `row` of `head`'s running max and sum in the chunk state (loaded).
+  std::pair<mlir::Value, mlir::Value> loadRowState(mlir::Value head,
+                                                   mlir::Value row);
+  /// Writes row `row` of `head`'s running max and sum to the chunk state.
+  void storeRowState(mlir::Value head, mlir::Value row, mlir::Value max,
+                     mlir::Value sum);
+
   mlir::OpBuilder &b;
   mlir::Location loc;
   const AttentionShape &s;
   const KernelConfig &c;
+  /// The state of a chunk's kernel (null for a whole attention).
+  const ChunkState *chunk = nullptr;
   /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
   /// and V are bf16 (mma-sync only), f16 otherwise.
   mlir::Type half;

@@ -25,7 +25,12 @@ using namespace cachet::attention;
 
 void KernelBuilder::build(Value query, Value key, Value value, Value mask,
                           Value out, double scale,
-                          std::optional<int64_t> causal) {
+                          std::optional<int64_t> causal,
+                          const ChunkState *chunkState) {
+  chunk = chunkState;
+  assert((!chunk || c.variant == Variant::Scalar ||
+          c.variant == Variant::MmaSync) &&
+         "a chunk's state is carried by the scalar and mma-sync kernels");
   switch (c.variant) {
   case Variant::MmaSync:
     return buildMmaSync(query, key, value, mask, out, scale, causal);
@@ -47,12 +52,36 @@ void KernelBuilder::forLoop(Value lb, Value ub, Value step,
   body(loop.getInductionVar());
 }
 
+Value KernelBuilder::absolutePosition(Value pos) {
+  if (!chunk)
+    return pos;
+  return arith::AddIOp::create(b, loc, pos, chunk->keyOffset);
+}
+
+std::pair<Value, Value> KernelBuilder::loadRowState(Value head, Value row) {
+  return {memref::LoadOp::create(b, loc, chunk->max, ValueRange{head, row}),
+          memref::LoadOp::create(b, loc, chunk->sum, ValueRange{head, row})};
+}
+
+void KernelBuilder::storeRowState(Value head, Value row, Value max, Value sum) {
+  memref::StoreOp::create(b, loc, max, chunk->max, ValueRange{head, row});
+  memref::StoreOp::create(b, loc, sum, chunk->sum, ValueRange{head, row});
+}
+
 Value KernelBuilder::keyEnd(Value tileStart, std::optional<int64_t> causal) {
   Value end = index(s.positions);
   if (!causal)
     return end;
   Value last =
       arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
+  if (chunk) {
+    // The chunk's positions before the absolute bound: none when the
+    // bound is at or before the chunk's first key.
+    Value before = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         last, chunk->keyOffset);
+    Value local = arith::SubIOp::create(b, loc, last, chunk->keyOffset);
+    last = arith::SelectOp::create(b, loc, before, index(0), local);
+  }
   return arith::MinUIOp::create(b, loc, last, end);
 }
 
@@ -129,7 +158,8 @@ Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
     Value last = arith::AddIOp::create(b, loc, row, index(*causal));
     visible = arith::AndIOp::create(
         b, loc, visible,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, pos, last));
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                              absolutePosition(pos), last));
   }
   return arith::SelectOp::create(b, loc, visible, score, minusInf);
 }
@@ -223,7 +253,8 @@ Value KernelBuilder::unmaskedTile(Value start, Value tileStart,
   Value bound = arith::AddIOp::create(b, loc, firstRow, offset);
   return arith::AndIOp::create(
       b, loc, unmasked,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end, bound));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                            absolutePosition(end), bound));
 }
 
 SmallVector<Value>

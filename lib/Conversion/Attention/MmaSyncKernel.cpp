@@ -162,11 +162,15 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
   loadMmaSyncQuery(query, w);
 
   // Iteration arguments: the output accumulators (row block r, 8 columns
-  // each), then per row block and half the running max and the lane's part
-  // of the running sum, then the K/V tiles'.
-  SmallVector<Value> state(w.accCount, w.zeroC);
-  state.append(w.rowCount, w.minusInf);
-  state.append(w.rowCount, w.f32Zero);
+  // each), then per row block and half the running max and sum (the same
+  // in the quad's four lanes), then the K/V tiles'; a chunk's from its
+  // state.
+  SmallVector<Value> state = chunk ? loadMmaSyncState(w) : SmallVector<Value>();
+  if (!chunk) {
+    state.assign(w.accCount, w.zeroC);
+    state.append(w.rowCount, w.minusInf);
+    state.append(w.rowCount, w.f32Zero);
+  }
   SmallVector<Value> kvArgs = kvInit(key, value, w.f);
   Value keyTiles = keyTileCount(w.f.tileStart, causal);
   Value step = index(1);
@@ -176,8 +180,74 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
       [&](ValueRange carried, Value start, Value kTile, Value vTile) {
         return mmaSyncKeyTile(w, carried, start, kTile, vTile);
       });
-  writeMmaSyncOutput(w, results, out);
+  if (chunk)
+    storeMmaSyncState(w, results);
+  else
+    writeMmaSyncOutput(w, results, out);
   endMma(w.f.launch);
+}
+
+void KernelBuilder::beginIfRowValid(Value row) {
+  auto store =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              row, index(s.queries)),
+                        /*withElseRegion=*/false);
+  b.setInsertionPointToStart(store.thenBlock());
+}
+
+SmallVector<Value> KernelBuilder::loadMmaSyncState(const MmaSyncWarp &w) {
+  // The lane's accumulator fragments, then its rows' running maxima and
+  // sums, from the rows it holds (clamped to the queries).
+  SmallVector<Value> acc(w.accCount), max(w.rowCount), sum(w.rowCount);
+  Value column = arith::MulIOp::create(b, loc, w.t, index(2));
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t r = 0; r < w.blocks; ++r) {
+    Value loadRows[2];
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = addIndex(w.f.tileStart, mmaSyncTileRow(w, r, i));
+      loadRows[i] = arith::MinUIOp::create(b, loc, row, index(s.queries - 1));
+      std::tie(max[2 * r + i], sum[2 * r + i]) =
+          loadRowState(w.f.head, loadRows[i]);
+    }
+    for (int64_t db = 0; db < w.outBlocks; ++db) {
+      SmallVector<Value> pairs;
+      for (int64_t i = 0; i < 2; ++i)
+        pairs.push_back(vector::LoadOp::create(
+            b, loc, pairType, chunk->acc,
+            ValueRange{w.f.head, loadRows[i], addIndex(column, 8 * db)}));
+      acc[r * w.outBlocks + db] = rowsOf(w.cType, pairs);
+    }
+  }
+  SmallVector<Value> state(acc);
+  state.append(max);
+  state.append(sum);
+  return state;
+}
+
+void KernelBuilder::storeMmaSyncState(const MmaSyncWarp &w,
+                                      ValueRange results) {
+  // Each lane its accumulator fragments; the first lane of each quad its
+  // rows' max and sum (the quad's lanes hold the same).
+  Value column = arith::MulIOp::create(b, loc, w.t, index(2));
+  Value firstOfQuad =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w.t, index(0));
+  for (int64_t r = 0; r < w.blocks; ++r)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = addIndex(w.f.tileStart, mmaSyncTileRow(w, r, i));
+      OpBuilder::InsertionGuard storeGuard(b);
+      beginIfRowValid(row);
+      for (int64_t db = 0; db < w.outBlocks; ++db)
+        vector::StoreOp::create(
+            b, loc,
+            vector::ExtractOp::create(b, loc, results[r * w.outBlocks + db],
+                                      ArrayRef<int64_t>{i}),
+            chunk->acc, ValueRange{w.f.head, row, addIndex(column, 8 * db)});
+      whenTrue(firstOfQuad, [&] {
+        storeRowState(w.f.head, row, results[w.accCount + 2 * r + i],
+                      results[w.accCount + w.rowCount + 2 * r + i]);
+      });
+    }
 }
 
 KernelBuilder::MmaSyncWarp
@@ -369,8 +439,12 @@ SmallVector<Value> KernelBuilder::mmaSyncSoftmax(
               step.none, w.f32Zero,
               arith::SubFOp::create(b, loc, rowScores[2 * jb + e], step.newMax),
               half, sum);
+      // The quad's sum of the tile, so that every lane holds the row's
+      // running sum (the state a chunk hands on).
       newMax.push_back(step.newMax);
-      newSum.push_back(rescaledSum(runningSum[k], alpha.back(), sum));
+      newSum.push_back(
+          rescaledSum(runningSum[k], alpha.back(),
+                      reduceAcrossLanes(sum, 4, 32, LaneCombine::Sum)));
     }
     // O = alpha O, row by row.
     Value alphas = fragmentOf(w.cType, {alpha[2 * r], alpha[2 * r],
@@ -415,18 +489,11 @@ void KernelBuilder::writeMmaSyncOutput(const MmaSyncWarp &w, ValueRange results,
   Value column = arith::MulIOp::create(b, loc, w.t, index(2));
   for (int64_t r = 0; r < w.blocks; ++r)
     for (int64_t i = 0; i < 2; ++i) {
-      Value sum =
-          reduceAcrossLanes(results[w.accCount + w.rowCount + 2 * r + i], 4, 32,
-                            LaneCombine::Sum);
+      Value sum = results[w.accCount + w.rowCount + 2 * r + i];
       Value inverse = arith::DivFOp::create(b, loc, f32(1), sum);
       Value row = addIndex(w.f.tileStart, mmaSyncTileRow(w, r, i));
-      auto store = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                index(s.queries)),
-          /*withElseRegion=*/false);
       OpBuilder::InsertionGuard storeGuard(b);
-      b.setInsertionPointToStart(store.thenBlock());
+      beginIfRowValid(row);
       for (int64_t db = 0; db < w.outBlocks; ++db) {
         Value o = results[r * w.outBlocks + db];
         SmallVector<Value> pair;

@@ -1,8 +1,9 @@
 //===- ScalarKernel.cpp - the scalar flash-attention kernel ---------------===//
 //
-// One thread per query row, every target: pass 1 walks the KV tiles for the
-// row's max and sum of exp(score - max) (online softmax), pass 2 walks them
-// again with the reference's normalized P rounded to V's element type.
+// One thread per query row, every target: one pass of online softmax (base
+// 2) over the KV tiles, P = 2^(score - max) rounded to V's element type as
+// P V takes it, the output divided by the sum at the end (as the mma
+// kernels do, so that the state can be carried from chunk to chunk).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,30 +20,6 @@
 using namespace mlir;
 using namespace cachet;
 using namespace cachet::attention;
-
-Value KernelBuilder::foldTileSum(Value runningMax, Value runningSum,
-                                 Value newMax, Value scores, Value thread) {
-  Value f32Zero = f32(0);
-  SoftmaxRescale step = softmaxRescale(
-      runningMax, newMax, f32(-std::numeric_limits<double>::infinity()),
-      /*base2=*/false);
-  auto exps = scf::ForOp::create(b, loc, index(0), index(c.keyTile), index(1),
-                                 ValueRange{f32Zero});
-  {
-    OpBuilder::InsertionGuard expGuard(b);
-    b.setInsertionPointToStart(exps.getBody());
-    Value score = memref::LoadOp::create(
-        b, loc, scores, ValueRange{thread, exps.getInductionVar()});
-    Value p = softmaxWeight(step.none, f32Zero,
-                            arith::SubFOp::create(b, loc, score, newMax),
-                            /*base2=*/false);
-    scf::YieldOp::create(
-        b, loc,
-        arith::AddFOp::create(b, loc, exps.getRegionIterArgs()[0], p)
-            .getResult());
-  }
-  return rescaledSum(runningSum, step.alpha, exps.getResult(0));
-}
 
 void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
                                 Value out, double scale,
@@ -87,10 +64,11 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
   Value zero = index(0);
   Value f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
+  Value log2e = f32(kLog2E);
 
-  // Scores of KV tile `t` (staged in kTile) into the thread's row of
-  // `probs`; returns their max. The dot product is unrolled: llvmpipe stops
-  // a loop nest after 65535 iterations in all.
+  // Base-2 scores of the KV tile at `start` (staged in kTile) into the
+  // thread's row of `probs`; returns their max. The dot product is
+  // unrolled: llvmpipe stops a loop nest after 65535 iterations in all.
   auto scoreTile = [&](Value start) -> Value {
     auto scores = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
                                      ValueRange{minusInf});
@@ -112,8 +90,9 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
                                   arith::MulFOp::create(b, loc, q, k));
     }
     Value pos = arith::AddIOp::create(b, loc, start, j);
-    Value score =
-        maskedScore(dot, scale, mask, head, row, loadRow, pos, causal);
+    Value score = arith::MulFOp::create(
+        b, loc, maskedScore(dot, scale, mask, head, row, loadRow, pos, causal),
+        log2e);
     memref::StoreOp::create(b, loc, score, probs, ValueRange{thread, j});
     scf::YieldOp::create(
         b, loc,
@@ -122,54 +101,61 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     return scores.getResult(0);
   };
 
-  // Pass 1: the row's max and sum of exp(score - max), online over the KV
-  // tiles.
-  auto stats = scf::ForOp::create(b, loc, zero, keyTiles, one,
-                                  ValueRange{minusInf, f32Zero});
+  // The state before the first key tile: the chunk's, or none seen yet.
+  Value startMax = minusInf, startSum = f32Zero;
+  if (chunk)
+    std::tie(startMax, startSum) = loadRowState(head, loadRow);
+  forLoop(zero, index(s.valueDim), one, [&](Value d) {
+    Value start = f32Zero;
+    if (chunk)
+      start = memref::LoadOp::create(b, loc, chunk->acc,
+                                     ValueRange{head, loadRow, d});
+    memref::StoreOp::create(b, loc, start, acc, ValueRange{thread, d});
+  });
+
+  // One pass of online softmax (base 2) over the KV tiles: the tile's max
+  // folded into the row's, P = 2^(score - max) rounded to V's element type
+  // (as P V takes it), O = alpha O + P V and sum = alpha sum + sum(P).
+  auto tiles = scf::ForOp::create(b, loc, zero, keyTiles, one,
+                                  ValueRange{startMax, startSum});
   {
     OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(stats.getBody());
-    Value runningMax = stats.getRegionIterArgs()[0];
-    Value runningSum = stats.getRegionIterArgs()[1];
-    Value start = arith::MulIOp::create(b, loc, stats.getInductionVar(),
+    b.setInsertionPointToStart(tiles.getBody());
+    Value runningMax = tiles.getRegionIterArgs()[0];
+    Value runningSum = tiles.getRegionIterArgs()[1];
+    Value start = arith::MulIOp::create(b, loc, tiles.getInductionVar(),
                                         index(c.keyTile));
-    gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
-    gpu::BarrierOp::create(b, loc);
-    Value newMax =
-        arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
-    Value newSum = foldTileSum(runningMax, runningSum, newMax, probs, thread);
-    scf::YieldOp::create(b, loc, ValueRange{newMax, newSum});
-  }
-  Value rowMax = stats.getResult(0);
-  Value rowSum = stats.getResult(1);
-
-  // Pass 2: P = exp(score - max) / sum rounded to V's element type (the
-  // reference's softmax and rounding), O += P V.
-  forLoop(zero, index(s.valueDim), one, [&](Value d) {
-    memref::StoreOp::create(b, loc, f32Zero, acc, ValueRange{thread, d});
-  });
-  forLoop(zero, keyTiles, one, [&](Value t) {
-    Value start = arith::MulIOp::create(b, loc, t, index(c.keyTile));
     gpu::BarrierOp::create(b, loc);
     loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
     loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
     gpu::BarrierOp::create(b, loc);
-    scoreTile(start);
-    forLoop(zero, index(c.keyTile), one, [&](Value j) {
+    Value newMax =
+        arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
+    SoftmaxRescale step =
+        softmaxRescale(runningMax, newMax, minusInf, /*base2=*/true);
+    auto sums = scf::ForOp::create(b, loc, zero, index(c.keyTile), one,
+                                   ValueRange{f32Zero});
+    {
+      OpBuilder::InsertionGuard sumGuard(b);
+      b.setInsertionPointToStart(sums.getBody());
+      Value j = sums.getInductionVar();
       Value score =
           memref::LoadOp::create(b, loc, probs, ValueRange{thread, j});
-      Value p = arith::DivFOp::create(
-          b, loc,
-          math::ExpOp::create(b, loc,
-                              arith::SubFOp::create(b, loc, score, rowMax)),
-          rowSum);
+      Value p = softmaxWeight(step.none, f32Zero,
+                              arith::SubFOp::create(b, loc, score, newMax),
+                              /*base2=*/true);
       Value rounded =
           castFloat(b, loc, castFloat(b, loc, p, s.valueElement), f32Type);
       memref::StoreOp::create(b, loc, rounded, probs, ValueRange{thread, j});
-    });
+      scf::YieldOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, sums.getRegionIterArgs()[0], rounded)
+              .getResult());
+    }
     forLoop(zero, index(s.valueDim), one, [&](Value d) {
-      Value sum = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
+      Value sum = arith::MulFOp::create(
+          b, loc, memref::LoadOp::create(b, loc, acc, ValueRange{thread, d}),
+          step.alpha);
       for (int64_t j = 0; j < c.keyTile; ++j) {
         Value p =
             memref::LoadOp::create(b, loc, probs, ValueRange{thread, index(j)});
@@ -182,14 +168,32 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
       }
       memref::StoreOp::create(b, loc, sum, acc, ValueRange{thread, d});
     });
-  });
+    scf::YieldOp::create(b, loc,
+                         ValueRange{newMax, rescaledSum(runningSum, step.alpha,
+                                                        sums.getResult(0))});
+  }
+  Value rowMax = tiles.getResult(0);
+  Value rowSum = tiles.getResult(1);
 
+  // O / sum (as O times 1 / sum, the mma kernels' epilogue), or the state
+  // of a chunk.
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(store.thenBlock());
+  if (chunk)
+    storeRowState(head, row, rowMax, rowSum);
+  Value inverse =
+      chunk ? Value() : arith::DivFOp::create(b, loc, f32(1), rowSum);
   forLoop(zero, index(s.valueDim), one, [&](Value d) {
     Value o = memref::LoadOp::create(b, loc, acc, ValueRange{thread, d});
-    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
-                            ValueRange{head, row, d});
+    if (chunk) {
+      memref::StoreOp::create(b, loc, o, chunk->acc, ValueRange{head, row, d});
+      return;
+    }
+    memref::StoreOp::create(b, loc,
+                            castFloat(b, loc,
+                                      arith::MulFOp::create(b, loc, o, inverse),
+                                      s.resultElement),
+                            out, ValueRange{head, row, d});
   });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);

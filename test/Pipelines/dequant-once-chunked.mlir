@@ -1,0 +1,51 @@
+// A capped dequant-once scratch (max-scratch-bytes below one layer's f16
+// K+V) on every target. The 1024 positions go in chunks of 256: on NVVM
+// and ROCDL an scf.for whose kernels take the chunk's offset, on SPIR-V
+// (whose kernels take whole buffers and no scalars) four chunks at static
+// offsets. The attention_partial kernels carry the online-softmax state
+// in place: no loop-carried buffers, and nothing allocated per chunk.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=NVVM
+// RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=ROCDL
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=SPIRV
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// The reference lowering of the chunks (linalg on tensors): its
+// temporaries are allocated in the loop and freed there.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 attention-kernel=reference stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=REF
+
+// REMARK: remark: cachet-dequant-once-kv: rewritten (forced){{.*}}4 KV chunks of 256 positions (max-scratch-bytes 262144), merged with online softmax
+// REMARK: remark: cachet-select-kernel-configs: {{mma-sync|scalar}} flash-attention kernel
+
+// NVVM: IR Dump After DeviceBuffers
+// NVVM: func.func @chunked
+// NVVM-COUNT-3: gpu.alloc  () : memref<8x64{{(x128)?}}xf32>
+// NVVM: scf.for %[[P:.*]] = %c0 to %c1024 step %c256 {
+// NVVM-NOT: gpu.alloc
+// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<256x2x136xi8, strided<[272, 136, 1], offset: ?>>
+// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<256x2x136xi8, strided<[272, 136, 1], offset: ?>>
+// NVVM: gpu.launch_func {{.*}} memref<8x64x128xf32>, {{.*}}, %[[P]] : index)
+// NVVM-NEXT: }
+// NVVM: gpu.launch_func {{.*}} args({{.*}} : memref<8x64x128xf32>, {{.*}} : memref<8x64xf32>, {{.*}} : memref<8x64x128xf16>)
+
+// ROCDL: IR Dump After DeviceBuffers
+// ROCDL: scf.for %{{.*}} = %c0 to %c1024 step %c256 {
+// ROCDL-NOT: gpu.alloc
+// ROCDL: }
+
+// SPIRV: IR Dump After DeviceBuffers
+// SPIRV-NOT: scf.for
+// SPIRV-COUNT-4: gpu.launch_func  @chunked_kernel_{{[0-9]+}}::@chunked_kernel blocks in (%c2, %c8, %c1) threads in (%c32, %c1, %c1)  args(%{{.*}} : memref<8x64xf32>
+
+// REF: IR Dump After DeviceBuffers
+// REF: scf.for %{{.*}} = %c0 to %c1024 step %c256 {
+// REF: %[[T:.*]] = gpu.alloc  () : memref<8x64x256xf32>
+// REF: gpu.dealloc  %[[T]] : memref<8x64x256xf32>
+// REF: }
+func.func @chunked(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x4x!cachet.q8_0>,
+                   %vq: tensor<1024x2x4x!cachet.q8_0>) -> tensor<8x64x128xf16> {
+  %k = cachet.dequantize %kq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xf16>
+  %v = cachet.dequantize %vq : tensor<1024x2x4x!cachet.q8_0> -> tensor<1024x2x128xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960
+      : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xf16> -> tensor<8x64x128xf16>
+  return %o : tensor<8x64x128xf16>
+}
