@@ -393,8 +393,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // leave the GPU idle while the host queues the next one.
   builder.add("func.func(gpu-async-region)");
   builder.add(createLowerLaunchAttributes());
-  builder.add("expand-strided-metadata,finalize-memref-to-llvm,"
-              "func.func(llvm-request-c-wrappers)");
+  // Host loops (a chunked attention's) and the index arithmetic of views at
+  // run-time offsets lower with the memrefs.
+  builder.add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+              "finalize-memref-to-llvm,func.func(llvm-request-c-wrappers)");
   GpuToLLVMConversionPassOptions toLLVM;
   toLLVM.kernelBarePtrCallConv = spirv;
   toLLVM.kernelIntersperseSizeCallConv = spirv;

@@ -9,6 +9,15 @@
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=SPIRV
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// The whole NVVM pipeline: the chunk loop on the host lowers to LLVM with
+// the rest (branches, the views' offsets computed per chunk).
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 format=isa dequant-once-options={max-scratch-bytes=262144 force=true}" 2>/dev/null | FileCheck %s --check-prefix=HOST
+// HOST: llvm.func @chunked
+// HOST-NOT: scf.for
+// HOST-NOT: affine.apply
+// HOST-NOT: unrealized_conversion_cast
+// HOST: llvm.cond_br
+// HOST: gpu.launch_func
 // The reference lowering of the chunks (linalg on tensors): its
 // temporaries are allocated in the loop and freed there.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 attention-kernel=reference stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=REF
