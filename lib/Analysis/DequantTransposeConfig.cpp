@@ -27,6 +27,21 @@ bool isContiguous(MemRefType type, int64_t &offset) {
   return true;
 }
 
+/// Returns true if `view` takes whole positions (all of dimensions 1 and
+/// 2, unit strides) of its source from a position that may be known only
+/// at run time.
+bool isPositionChunk(memref::SubViewOp view) {
+  MemRefType source = view.getSourceType();
+  if (source.getRank() != 3 || !source.hasStaticShape())
+    return false;
+  ArrayRef<int64_t> offsets = view.getStaticOffsets();
+  ArrayRef<int64_t> sizes = view.getStaticSizes();
+  ArrayRef<int64_t> strides = view.getStaticStrides();
+  return offsets.size() == 3 && offsets[1] == 0 && offsets[2] == 0 &&
+         sizes[1] == source.getDimSize(1) && sizes[2] == source.getDimSize(2) &&
+         llvm::all_of(strides, [](int64_t s) { return s == 1; });
+}
+
 } // namespace
 
 Value cachet::getDequantTransposeBytes(linalg::GenericOp op) {
@@ -76,7 +91,22 @@ cachet::getDequantTransposeShape(linalg::GenericOp op, std::string &reason) {
     reason = "dynamic or not rank-3 shapes";
     return std::nullopt;
   }
-  if (!isContiguous(in, s.inOffset) || !isContiguous(out, s.outOffset)) {
+  // The bytes of a chunk of positions (a chunked dequant-once's loop) are
+  // a view at a run-time position of a contiguous cache: its offset is a
+  // multiple of one position's bytes, which then stands for it in the
+  // loads' alignment.
+  bool chunk = false;
+  if (auto view = s.bytes.getDefiningOp<memref::SubViewOp>();
+      view && isPositionChunk(view)) {
+    int64_t sourceOffset;
+    MemRefType source = view.getSourceType();
+    if (isContiguous(source, sourceOffset) && sourceOffset == 0) {
+      s.inOffset = source.getDimSize(1) * source.getDimSize(2);
+      chunk = true;
+    }
+  }
+  if ((!chunk && !isContiguous(in, s.inOffset)) ||
+      !isContiguous(out, s.outOffset)) {
     reason = "the bytes or the result are not contiguous with a static offset";
     return std::nullopt;
   }

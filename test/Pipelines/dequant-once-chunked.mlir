@@ -7,7 +7,11 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=NVVM
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=ROCDL
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=SPIRV
+// The chunks' dequant-transposes read the cache at run-time positions and
+// still get the staged kernel (a chunk's bytes are aligned as a position's).
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGED
+// STAGED-COUNT-2: remark: cachet-select-kernel-configs: dequant-transpose: 16 positions (4352 B) per workgroup of 256 threads, 16 B loads
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // The whole NVVM pipeline: the chunk loop on the host lowers to LLVM with
 // the rest (branches, the views' offsets computed per chunk).
@@ -24,14 +28,15 @@
 
 // REMARK: remark: cachet-dequant-once-kv: rewritten (forced){{.*}}4 KV chunks of 256 positions (max-scratch-bytes 262144), merged with online softmax
 // REMARK: remark: cachet-select-kernel-configs: {{mma-sync|scalar}} flash-attention kernel
+// REMARK-NOT: dequant-transpose: generic kernel
 
 // NVVM: IR Dump After DeviceBuffers
 // NVVM: func.func @chunked
 // NVVM-COUNT-3: gpu.alloc  () : memref<8x64{{(x128)?}}xf32>
 // NVVM: scf.for %[[P:.*]] = %c0 to %c1024 step %c256 {
 // NVVM-NOT: gpu.alloc
-// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<256x2x136xi8, strided<[272, 136, 1], offset: ?>>
-// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<256x2x136xi8, strided<[272, 136, 1], offset: ?>>
+// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<69632xi8, strided<[1], offset: ?>>
+// NVVM: gpu.launch_func {{.*}} args(%{{.*}} : memref<69632xi8, strided<[1], offset: ?>>
 // NVVM: gpu.launch_func {{.*}} memref<8x64x128xf32>, {{.*}}, %[[P]] : index)
 // NVVM-NEXT: }
 // NVVM: gpu.launch_func {{.*}} args({{.*}} : memref<8x64x128xf32>, {{.*}} : memref<8x64xf32>, {{.*}} : memref<8x64x128xf16>)

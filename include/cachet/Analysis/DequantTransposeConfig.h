@@ -35,7 +35,9 @@ struct DequantTransposeShape {
   int64_t positions = 0, heads = 0, dim = 0;
   /// Bytes of one position's blocks of one head.
   int64_t rowBytes = 0;
-  /// Bytes per result element; static element offsets of both buffers.
+  /// Bytes per result element; static element offsets of both buffers
+  /// (for bytes at a run-time position, one position's bytes, of which the
+  /// offset is a multiple).
   int64_t elementBytes = 0, inOffset = 0, outOffset = 0;
 };
 
