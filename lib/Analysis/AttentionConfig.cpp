@@ -421,8 +421,15 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // 256 threads where K is decoded from blocks, 128 otherwise: on the H200
   // (docs/BENCHMARKS.md, run 56) 256 took tg1 @ d32768 from 104 to 80 us
   // for q8_0 and from 100 to 81 us for q4_0, and f16 from 77 to 83 us.
+  // The same with K dequantized once from blocks (cachet-dequant-once-kv's
+  // head-major scratch): rewrites off and on must split the positions alike
+  // to sum in the same order.
+  bool keyFromBlocks =
+      s.keyBlock ||
+      (isa<AttentionOp>(op) &&
+       cast<AttentionOp>(op).getKey().getDefiningOp<DequantTransposeOp>());
   int64_t threads = o.decodeThreads > 0 ? o.decodeThreads
-                    : s.keyBlock        ? 256
+                    : keyFromBlocks     ? 256
                                         : 128;
   std::string why = whyNotDecode(s, subgroup, threads);
   if (!why.empty()) {
