@@ -8,6 +8,8 @@ rewrites off against rewrites on byte for byte. Rewrites off decode the
 token-major blocks inside the attention kernel; rewrites on dequantize them
 once into the head-major f16 scratch (forced: `force=true min-queries=1`), so
 the comparison is between the two paths whatever the cost function says.
+With --decode the cases are decode shapes (the decode kernel's), float
+caches included.
 
 Each case draws: K and V formats (the six ggml formats, sometimes different
 for K and V, sometimes f16 K with packed V), the head dimension (64, 128,
@@ -37,21 +39,32 @@ import sys
 FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"]
 
 
-def case_mlir(r):
+def case_mlir(r, decode=False):
     d = r.choice([64, 128, 128, 256])
     hkv = r.choice([1, 2, 4, 8])
     group = r.choice([1, 2, 4, 8])
     while hkv * group > 16:
         group //= 2
     hq = hkv * group
-    sq = r.randint(17, 200)
-    depth = r.randint(0, 2000)
+    if decode:
+        # At most 16 rows per KV head: the decode kernel's, at depths that
+        # give every split several steps, or none.
+        sq = r.choice([1, 1, 2, 4])
+        while group * sq > 16:
+            sq //= 2
+        depth = r.randint(0, 9000)
+    else:
+        sq = r.randint(17, 200)
+        depth = r.randint(0, 2000)
     positions = depth + sq
     causal = r.random() < 0.7
     elem = "bf16" if r.random() < 0.25 else "f16"
     kf = r.choice(FORMATS)
     vf = kf if r.random() < 0.7 else r.choice(FORMATS)
     f16_key = r.random() < 0.1
+    if decode and r.random() < 0.2:
+        # A float cache: K and V of the query's type, read as they are.
+        kf = vf = elem
     name = (f"{'f16' if f16_key else kf}-{vf}-d{d}-h{hq}x{hkv}-sq{sq}"
             f"-p{positions}{'-causal' if causal else ''}-{elem}")
     q = f"tensor<{hq}x{sq}x{d}x{elem}>"
@@ -70,8 +83,12 @@ def case_mlir(r):
         args.append(f"%kq: {packed(kf)}")
         body.append(f"  %k = cachet.dequantize %kq : {packed(kf)} -> {ft}")
         kv = "%k"
-    args.append(f"%vq: {packed(vf)}")
-    body.append(f"  %v = cachet.dequantize %vq : {packed(vf)} -> {ft}")
+    if kf == elem:
+        args = [f"%q: {q}", f"%k: {ft}", f"%v: {ft}"]
+        body = []
+    else:
+        args.append(f"%vq: {packed(vf)}")
+        body.append(f"  %v = cachet.dequantize %vq : {packed(vf)} -> {ft}")
     scale = 1.0 / d ** 0.5
     opts = f" causal {depth}" if causal else ""
     body.append(f"  %o = cachet.attention %q, {kv}, %v layout <token_major> "
@@ -91,6 +108,9 @@ def main():
     p.add_argument("--chip", default="sm_90")
     p.add_argument("--profile", default="h200")
     p.add_argument("--cachet-run", default="build/bin/cachet-run")
+    p.add_argument("--decode", action="store_true",
+                   help="decode shapes (1, 2 or 4 new tokens, at most 16 "
+                        "rows per KV head) and float caches too")
     p.add_argument("--chunk-positions", type=int, default=0,
                    help="cap the scratch at this many positions' f16 K+V "
                         "(max-scratch-bytes), so that it is chunked")
@@ -104,7 +124,7 @@ def main():
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
     failed = 0
     for i in range(a.count):
-        name, text, position_bytes = case_mlir(r)
+        name, text, position_bytes = case_mlir(r, a.decode)
         name = f"{i:02d}-{name}"
         scratch = ""
         if a.chunk_positions:
@@ -127,7 +147,10 @@ def main():
             m = re.search(r"(\d+) KV chunks of (\d+) positions", line)
             if m:
                 chunks = f", {m.group(1)} chunks of {m.group(2)}"
-            if "K/V blocks double-buffered" in line:
+            if "decode flash-attention kernel" in line:
+                staging = ("decode, staged rows" if "double-buffered" in line
+                           else "decode")
+            elif "K/V blocks double-buffered" in line:
                 staging = "async blocks"
             elif "K/V through registers" in line and staging == "?":
                 staging = "registers"

@@ -47,6 +47,7 @@ struct SelectKernelConfigsPass final
     o.decodeSplit = decodeSplit;
     o.decodeThreads = decodeThreads;
     o.decodeLoadBytes = decodeLoadBytes;
+    o.decodeStages = decodeStages;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }

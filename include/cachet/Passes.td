@@ -657,7 +657,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       read once (per group of at most `decode-workgroup-rows` rows). The
       split is `decode-split`, or four workgroups per compute unit of the
       profile over the KV heads (a power of two, at least `decode-threads`
-      positions each); the remark says "split-KV" and the count. SPIR-V
+      positions each); the remark says "split-KV" and the count. Each
+      thread reads its position's K row with wide loads and its slice of
+      V rows; with `decode-stages=2` (NVVM: `async-copy` and
+      `dynamic-shared`) each step's K/V rows are copied into
+      double-buffered workgroup memory by asynchronous copies instead.
+      SPIR-V
       targets (cachet-compile) take it only when asked for, until a whole
       Vulkan suite has passed on NVIDIA's driver (docs/BENCHMARKS.md, runs
       56-57).
@@ -800,6 +805,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            /*default=*/"16",
            "Bytes per load of a K row in the decode kernel (a power of two "
            "up to 16; less where the row's bytes need it)">,
+    Option<"decodeStages", "decode-stages", "int64_t", /*default=*/"1",
+           "1: each decode thread reads its K row and V slices from global "
+           "memory; 2: with async-copy and dynamic-shared, each step's K/V "
+           "rows are staged in double-buffered workgroup memory by "
+           "asynchronous copies (NVVM; slower on the H200 but for f16 tg1, "
+           "docs/BENCHMARKS.md run 65)">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(

@@ -125,6 +125,8 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
   if (o.decodeThreads < 0 || o.decodeThreads > 1024)
     return bad("decode-threads", o.decodeThreads,
                "0 (from the K/V types) to 1024");
+  if (o.decodeStages != 1 && o.decodeStages != 2)
+    return bad("decode-stages", o.decodeStages, "1 or 2");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -226,6 +228,58 @@ int64_t cachet::getDecodeLoadBytes(const AttentionShape &s,
   return bytes;
 }
 
+int64_t cachet::getDecodeKeyStride(int64_t rowBytes) {
+  int64_t width = getPackedCopyBytes(rowBytes);
+  if (width == 0)
+    return 0;
+  return (rowBytes / width) % 2 == 1 ? rowBytes : rowBytes + width;
+}
+
+/// The bytes of the staged decode kernel's double buffers of `threads` K
+/// rows of `keyRow` bytes and V rows of `valueRow` bytes.
+static int64_t getStagedBytes(int64_t keyRow, int64_t valueRow,
+                              int64_t threads) {
+  return llvm::alignTo(2 * threads * getDecodeKeyStride(keyRow), 128) +
+         llvm::alignTo(2 * threads * valueRow, 128);
+}
+
+DecodeLayout cachet::getDecodeLayout(const AttentionShape &s, int64_t rows,
+                                     int64_t threads, int64_t subgroup) {
+  DecodeLayout l;
+  l.keyStride = getDecodeKeyStride(
+      getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock));
+  l.valueStride = getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock);
+  int64_t at = 0;
+  auto place = [&](int64_t bytes) {
+    int64_t offset = at;
+    at += llvm::alignTo(bytes, 128);
+    return offset;
+  };
+  l.query = place(4 * rows * s.headDim);
+  l.acc = place(4 * rows * s.valueDim);
+  l.stats = place(4 * 2 * rows * (threads / subgroup));
+  // One more row each: where the pieces of a row leave lanes of a subgroup
+  // idle, their copies (of no bytes) land there.
+  l.keys = place((2 * threads + 1) * l.keyStride);
+  l.values = place((2 * threads + 1) * l.valueStride);
+  l.total = at;
+  return l;
+}
+
+/// The block format `kv` was dequantized once from (the head-major scratch
+/// of cachet-dequant-once-kv), or null.
+static BlockQuantizedType getDequantizedOnceFrom(Value kv) {
+  auto dequant = kv.getDefiningOp<DequantTransposeOp>();
+  if (!dequant)
+    return {};
+  Type element =
+      cast<ShapedType>(dequant.getInput().getType()).getElementType();
+  if (auto block = dyn_cast<BlockQuantizedType>(element))
+    return block;
+  // The split form: i8 values and f16 scales, q8_0's.
+  return cast<BlockQuantizedType>(Q8_0Type::get(kv.getContext()));
+}
+
 /// Iterations of the decode kernel's loops in one workgroup (llvmpipe caps
 /// a loop nest): the Q staging, the KV steps of one split and the
 /// accumulator's merge and store.
@@ -276,6 +330,8 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
   ArrayRef<int64_t> tile = config.getTile();
   if (config.getVariant() == KernelVariant::AttentionDecode) {
     int64_t subgroup = config.getSubgroup() ? config.getSubgroup() : 32;
+    if (config.getStages() == 2)
+      return getDecodeLayout(s, tile[0], tile[1], subgroup).total;
     return getDecodeBytes(s, tile[0], tile[1] / subgroup);
   }
   if (config.getVariant() == KernelVariant::AttentionScalar)
@@ -424,13 +480,38 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // The same with K dequantized once from blocks (cachet-dequant-once-kv's
   // head-major scratch): rewrites off and on must split the positions alike
   // to sum in the same order.
-  bool keyFromBlocks =
-      s.keyBlock ||
-      (isa<AttentionOp>(op) &&
-       cast<AttentionOp>(op).getKey().getDefiningOp<DequantTransposeOp>());
-  int64_t threads = o.decodeThreads > 0 ? o.decodeThreads
-                    : keyFromBlocks     ? 256
-                                        : 128;
+  auto attention = dyn_cast<AttentionOp>(op);
+  BlockQuantizedType keyOnceFrom =
+      attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
+  BlockQuantizedType valueOnceFrom =
+      attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+  bool keyFromBlocks = s.keyBlock || keyOnceFrom;
+  // Staged (NVVM): each step's K/V rows copied into double-buffered
+  // workgroup memory. The threads (positions per step) are the most, from
+  // 128 down to 64, whose buffers of rows as the cache holds them (blocks
+  // for K/V dequantized once) fit 1/resident-workgroups of the profile's
+  // memory: rewrites off and on then split the positions alike.
+  int64_t keyRow = getDecodeRowBytes(s.headDim, s.keyElement,
+                                     keyOnceFrom ? keyOnceFrom : s.keyBlock);
+  int64_t valueRow = getDecodeRowBytes(
+      s.valueDim, s.valueElement, valueOnceFrom ? valueOnceFrom : s.valueBlock);
+  bool staged = o.decodeStages == 2 && o.asyncCopy && o.dynamicShared &&
+                getDecodeKeyStride(keyRow) && getPackedCopyBytes(valueRow) &&
+                getDecodeKeyStride(
+                    getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)) &&
+                getPackedCopyBytes(getDecodeRowBytes(s.valueDim, s.valueElement,
+                                                     s.valueBlock));
+  int64_t stagedBudget =
+      sharedBytes / std::max<int64_t>(1, o.residentWorkgroups);
+  int64_t threads = o.decodeThreads;
+  if (threads == 0 && staged) {
+    threads = 128;
+    while (threads > 64 &&
+           getStagedBytes(keyRow, valueRow, threads) > stagedBudget)
+      threads /= 2;
+  } else if (threads == 0) {
+    threads = keyFromBlocks ? 256 : 128;
+  }
   std::string why = whyNotDecode(s, subgroup, threads);
   if (!why.empty()) {
     d.remark = "reference lowering kept: attention-kernel=decode: " + why;
@@ -450,6 +531,20 @@ static AttentionDecision selectDecodeConfig(Operation *op,
                              "budget is {1}",
                              getDecodeBytes(s, rows, warps), budget);
     return d;
+  }
+  int64_t stagedBytes =
+      staged ? getDecodeLayout(s, rows, threads, subgroup).total : 0;
+  if (stagedBytes > int64_t(sharedBytes))
+    staged = false;
+  // Staged: registers for as many workgroups per SM as the memory holds,
+  // up to resident-workgroups, and no fewer than 128 per thread.
+  int64_t minWorkgroups = 0;
+  if (staged) {
+    minWorkgroups =
+        std::min({o.residentWorkgroups, int64_t(sharedBytes) / stagedBytes,
+                  std::max<int64_t>(1, 512 / threads)});
+    if (minWorkgroups < 2)
+      minWorkgroups = 0;
   }
   // Split: enough workgroups to fill the device (four per compute unit),
   // each with at least one step of positions.
@@ -481,13 +576,25 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   }
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecode, {rows, threads},
-      threads, subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1, /*stages=*/1,
-      split,
-      /*padBytes=*/0, /*loads=*/{}, /*minWorkgroupsPerSM=*/0,
-      /*resident=*/{}, /*dynamicShared=*/false, /*warpSync=*/false,
+      threads, subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1,
+      /*stages=*/staged ? 2 : 1, split,
+      /*padBytes=*/0, /*loads=*/{}, minWorkgroups,
+      /*resident=*/{}, /*dynamicShared=*/staged, /*warpSync=*/false,
       /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
       /*fuseEpilogues=*/false, o.decodeLoadBytes);
   std::string decoded = describeDecodedKV(s, "in registers");
+  if (staged)
+    decoded += llvm::formatv(
+        "; each step's K/V rows double-buffered in dynamic workgroup memory "
+        "by asynchronous copies ({0}- and {1}-byte pieces, K rows padded "
+        "to {2} bytes), registers for {3} workgroups per SM",
+        getPackedCopyBytes(
+            getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)),
+        getPackedCopyBytes(
+            getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock)),
+        getDecodeKeyStride(
+            getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)),
+        std::max<int64_t>(minWorkgroups, 1));
   d.remark = llvm::formatv(
       "decode flash-attention kernel (split-KV, {0} splits: {1}): {2} query "
       "rows per KV head (GQA {3}:1 x {4} queries), {12} per workgroup, "
@@ -496,7 +603,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
       "workgroup memory; partial softmax states merged by a second kernel "
       "({11})",
       split, splitFrom, allRows, s.group, s.queries, split, s.kvHeads, threads,
-      subgroup, getDecodeLoadBytes(s, d.config), getDecodeBytes(s, rows, warps),
+      subgroup, getDecodeLoadBytes(s, d.config),
+      staged ? stagedBytes : getDecodeBytes(s, rows, warps),
       profile ? ("profile " + profile.getName()).str()
               : std::string("no profile: defaults"),
       rows, allRows / rows);
@@ -723,6 +831,16 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
                            "the {1} rows of one KV head (group {2} x {3} "
                            "queries)",
                            tile[0], s.group * s.queries, s.group, s.queries);
+    if (config.getStages() == 2) {
+      int64_t keyRow = getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock);
+      int64_t valueRow =
+          getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock);
+      if (!getDecodeKeyStride(keyRow) || !getPackedCopyBytes(valueRow))
+        return llvm::formatv("stages = 2: the decode kernel copies K and V "
+                             "rows in pieces of 4, 8 or 16 bytes, and rows "
+                             "of {0} and {1} bytes are not",
+                             keyRow, valueRow);
+    }
     if (profile && profile.getVendor() == "mesa") {
       int64_t iterations =
           getDecodeIterations(s, tile[0], threads, config.getSplit());

@@ -246,12 +246,18 @@ LogicalResult KernelConfigAttr::verify(
                     << 16 * rowBlocks << ")";
   }
   if (decode) {
-    if (rowBlocks != 1 || stages != 1 || padBytes != 0 || dynamicShared ||
-        warpSync || lazyRescale || vectorWidth != 1 || minWorkgroupsPerSM != 0)
-      return fail() << "the decode kernel takes no 'row_blocks', 'stages', "
-                       "'pad_bytes', 'dynamic_shared', 'warp_sync', "
-                       "'lazy_rescale', 'vector_width' or "
-                       "'min_workgroups_per_sm'";
+    if (rowBlocks != 1 || padBytes != 0 || warpSync || lazyRescale ||
+        vectorWidth != 1)
+      return fail() << "the decode kernel takes no 'row_blocks', "
+                       "'pad_bytes', 'warp_sync', 'lazy_rescale' or "
+                       "'vector_width'";
+    if (minWorkgroupsPerSM != 0 && stages != 2)
+      return fail() << "the decode kernel asks for registers for "
+                       "'min_workgroups_per_sm' only with 'stages = 2'";
+    if (dynamicShared && stages != 2)
+      return fail() << "the decode kernel's dynamic workgroup memory holds "
+                       "its staged K/V rows: 'dynamic_shared' needs "
+                       "'stages = 2'";
     if (workgroup != 0 && workgroup != tile[1])
       return fail() << "the decode kernel reads one KV position per thread "
                        "per step: workgroup "

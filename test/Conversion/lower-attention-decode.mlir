@@ -8,6 +8,16 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LAVAPIPE
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=KERNEL
+// Staged (decode-stages=2 with NVVM's dynamic-shared async-copy, which
+// cachet-compile sets): each step's K/V rows are copied into
+// double-buffered dynamic workgroup memory by nvgpu.device_async_copy;
+// the default (decode-stages=1) reads them from global memory.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGED-REMARK
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGED-KERNEL
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=UNSTAGED
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-stages=3" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+// BADSTAGES: cachet-select-kernel-configs: bad decode-stages 3: 1 or 2
 // Negative: decode-rows=0 never takes it; a prefill has too many rows.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=decode" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORCED
@@ -16,6 +26,7 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-workgroup-rows=6" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=ROWS
 // Through each target's whole pipeline (SPIR-V takes it when asked for).
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary attention-options={decode-stages=2}" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=spirv profile=lavapipe attention-kernel=decode" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=spirv profile=lavapipe" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPIRV-AUTO
@@ -54,6 +65,37 @@
 // KERNEL: scf.for
 // KERNEL: math.exp2
 // KERNEL: memref.dealloc %[[PARTS]]
+// q8_0 rows of 136 bytes, copied 8 bytes at a time (17 pieces: an odd
+// number, so no padding); 128 threads, whose two buffers of K and V rows
+// (69632 bytes) fit a third of the H200's memory; registers for 3
+// workgroups per SM. 4096 positions over 8 KV heads: 32 splits of 128.
+// STAGED-LABEL: func.func @tg1_q8_0
+// STAGED: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, stages = 2, split = 32, min_workgroups_per_sm = 3, dynamic_shared = true, load_bytes = 16>
+// STAGED-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: {{.*}}): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), one KV position per thread per step, 8-byte K loads, 74368 bytes of workgroup memory; {{.*}}; V decoded from q8_0 blocks in registers; each step's K/V rows double-buffered in dynamic workgroup memory by asynchronous copies (8- and 8-byte pieces, K rows padded to 136 bytes), registers for 3 workgroups per SM
+// The launch's dynamic memory: Q, the accumulator, the statistics, then
+// the K and V buffers (2 x 128 rows and a spare one, where the 15 idle
+// lanes of each 17-piece row's copies write nothing); the first step's copies before the
+// loop, each step's wait, barrier and next copies (into rows 128..255 on
+// even steps) in it, the K row and V slices read from the buffers.
+// STAGED-KERNEL-LABEL: func.func @tg1_q8_0
+// STAGED-KERNEL: gpu.launch
+// STAGED-KERNEL-SAME: dynamic_shared_memory_size %c74368_i32
+// STAGED-KERNEL: %[[BASE:.*]] = gpu.dynamic_shared_memory
+// STAGED-KERNEL: %[[KROWS:.*]] = memref.view %[[BASE]][%c4224{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<257x136xi8, #gpu.address_space<workgroup>>
+// STAGED-KERNEL: %[[VROWS:.*]] = memref.view %[[BASE]][%c39296{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<257x136xi8, #gpu.address_space<workgroup>>
+// STAGED-KERNEL: nvgpu.device_async_copy %{{.*}}, %[[KROWS]][%{{.*}}, %{{.*}}], 8, %{{.*}} {cachet.min_workgroups_per_sm = 3 : i64} : memref<4096x8x136xi8, strided<[?, ?, 1], offset: ?>> to memref<257x136xi8, #gpu.address_space<workgroup>>
+// STAGED-KERNEL: nvgpu.device_async_copy %{{.*}}, %[[VROWS]]
+// STAGED-KERNEL: nvgpu.device_async_create_group
+// STAGED-KERNEL: scf.for
+// STAGED-KERNEL: nvgpu.device_async_wait
+// STAGED-KERNEL-NEXT: gpu.barrier
+// STAGED-KERNEL: nvgpu.device_async_copy
+// STAGED-KERNEL: vector.load %[[KROWS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<257x136xi8, #gpu.address_space<workgroup>>, vector<8xi8>
+// STAGED-KERNEL: memref.load %[[VROWS]]
+// STAGED-KERNEL: scf.yield
+// STAGED-KERNEL: nvgpu.device_async_wait
+// UNSTAGED-LABEL: func.func @tg1_q8_0
+// UNSTAGED: #cachet.kernel_config<variant = attention_decode, tile = [4, 256], workgroup = 256, subgroup = 32, split = 16, load_bytes = 16>
 // OFF-LABEL: func.func @tg1_q8_0
 // OFF: variant = attention_mma
 // OPTIONS-LABEL: func.func @tg1_q8_0
@@ -77,6 +119,15 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>
 // REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 32 splits: {{.*}}): 16 query rows per KV head (GQA 4:1 x 4 queries), 8 per workgroup, 32x8x2 workgroups
 // At most 6 rows per workgroup: 4 (the most that divides 16), 4 workgroups
 // along z.
+// Staged bf16 rows of 256 bytes, copied 16 at a time: 16 pieces, an even
+// number, so K rows are padded to 272 bytes (17); 64 threads.
+// STAGED-LABEL: func.func @tg4_bf16
+// STAGED: #cachet.kernel_config<variant = attention_decode, tile = [8, 64], workgroup = 64, subgroup = 32, stages = 2, split = 64, min_workgroups_per_sm = 3, dynamic_shared = true, load_bytes = 16>
+// STAGED-REMARK: K rows padded to 272 bytes
+// STAGED-KERNEL-LABEL: func.func @tg4_bf16
+// STAGED-KERNEL: memref.view {{.*}} to memref<129x136xbf16, #gpu.address_space<workgroup>>
+// STAGED-KERNEL: memref.view {{.*}} to memref<129x128xbf16, #gpu.address_space<workgroup>>
+// STAGED-KERNEL: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1, cachet.min_workgroups_per_sm = 3 : i64}
 // ROWS-LABEL: func.func @tg4_bf16
 // ROWS: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
 // KERNEL-LABEL: func.func @tg4_bf16

@@ -187,6 +187,11 @@ struct AttentionConfigOptions {
   int64_t decodeRows = 16, decodeSplit = 0, decodeThreads = 0;
   int64_t decodeWorkgroupRows = 8;
   int64_t decodeLoadBytes = 16;
+  /// 1: every decode thread reads its rows from global memory; 2: with
+  /// `asyncCopy` and `dynamicShared`, each step's K/V rows are staged in
+  /// double-buffered workgroup memory by asynchronous copies (coalesced;
+  /// the next step's copies in flight while this one computes).
+  int64_t decodeStages = 1;
 };
 
 /// The most query rows of one KV head the decode kernel keeps in registers.
@@ -201,6 +206,27 @@ int64_t getDecodeRowBytes(int64_t dim, mlir::Type element,
 /// `load_bytes` (16 when 0), at most the largest power of two dividing the
 /// row's bytes (each row starts at a multiple of them).
 int64_t getDecodeLoadBytes(const AttentionShape &s, KernelConfigAttr config);
+
+/// The stride, in bytes, of a K row of `rowBytes` that the staged decode
+/// kernel (stages = 2) keeps in workgroup memory: the row padded to an odd
+/// number of its copy width (getPackedCopyBytes), so that the threads'
+/// loads of one row each hit distinct banks. 0 when the row is not copied
+/// in pieces of at least 4 bytes.
+int64_t getDecodeKeyStride(int64_t rowBytes);
+
+/// The dynamic workgroup memory of the staged decode kernel (stages = 2)
+/// with `rows` query rows and `threads` threads of `subgroup` lanes: byte
+/// offsets, each 128-byte aligned, of Q (f32), the merged accumulator
+/// (f32), the subgroups' row maxima and sums (f32), and the two buffers of
+/// `threads` K rows (at getDecodeKeyStride) and V rows each, plus one row
+/// that the idle lanes' empty copies write; the total.
+struct DecodeLayout {
+  int64_t query = 0, acc = 0, stats = 0, keys = 0, values = 0, total = 0;
+  /// Bytes of a K row and of a V row in the buffers.
+  int64_t keyStride = 0, valueStride = 0;
+};
+DecodeLayout getDecodeLayout(const AttentionShape &s, int64_t rows,
+                             int64_t threads, int64_t subgroup);
 
 /// Returns "" or which option is out of range, and its allowed values.
 std::string checkAttentionConfigOptions(const AttentionConfigOptions &options);

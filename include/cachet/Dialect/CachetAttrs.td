@@ -212,7 +212,10 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
       asynchronous copies (NVVM, with `dynamic_shared`); where K and V are
       both decoded from blocks, their blocks' bytes instead, decoded in
-      workgroup memory into the f16 tiles.
+      workgroup memory into the f16 tiles. The decode kernel: 2 copies
+      each step's K/V rows (blocks or floats, as the cache holds them)
+      into double-buffered dynamic workgroup memory, the next step's
+      copies in flight while this one computes.
     * `split` (1): workgroups sharing one attention's KV range (1: none;
       the decode kernel merges their partial softmax states exactly).
     * `pad_bytes` (0): bytes each row of a workgroup-memory tile is padded

@@ -84,6 +84,9 @@ struct KernelConfig {
   int64_t minWorkgroupsPerSM = 0;
   /// Workgroups sharing one KV head's positions (decode kernel).
   int64_t split = 1;
+  /// Whether the decode kernel copies each step's K/V rows into
+  /// double-buffered dynamic workgroup memory (its config's stages = 2).
+  bool stagedRows = false;
   /// Bytes per load of a K row (decode kernel; divides the row's bytes) and
   /// the most bytes per load of a lane's slice of a V row.
   int64_t loadBytes = 16, maxLoadBytes = 16;
@@ -149,16 +152,17 @@ private:
   void buildDecode(mlir::Value query, mlir::Value key, mlir::Value value,
                    mlir::Value mask, mlir::Value out, double scale,
                    std::optional<int64_t> causal);
-  /// The decode kernel's K row of position `pos` of `kvHead`, all its
-  /// values as f32 (rounded to K's element type where decoded from
+  /// The indices in `source` of element (or byte) `x` of one K or V row.
+  using RowIndices =
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value x)>;
+  /// The decode kernel's K row at `at` in `key` (global or staged), all
+  /// its values as f32 (rounded to K's element type where decoded from
   /// blocks), read `c.loadBytes` at a time.
-  llvm::SmallVector<mlir::Value>
-  decodeKeyRow(mlir::Value key, mlir::Value kvHead, mlir::Value pos);
-  /// The decode kernel's slice of the V row of position `pos` that `lane`
+  llvm::SmallVector<mlir::Value> decodeKeyRow(mlir::Value key, RowIndices at);
+  /// The decode kernel's slice of the V row at `at` in `value` that `lane`
   /// owns: values `lane * n .. lane * n + n - 1` as f32.
   llvm::SmallVector<mlir::Value> decodeValueSlice(mlir::Value value,
-                                                  mlir::Value kvHead,
-                                                  mlir::Value pos,
+                                                  RowIndices at,
                                                   mlir::Value lane, int64_t n);
   /// The decode kernel's second launch: each output row from the splits'
   /// partial states in `parts`.
@@ -166,6 +170,13 @@ private:
   /// The workgroup memory, ids and positions of the decode kernel's first
   /// launch.
   struct DecodeFrame;
+  /// Starts the staged decode kernel's asynchronous copies of the K and V
+  /// rows of the positions from `start` (one step) into the buffers' rows
+  /// from `firstRow`, zero-filled past the split's end; returns their
+  /// group.
+  mlir::Value copyDecodeRows(mlir::Value key, mlir::Value value,
+                             const DecodeFrame &f, mlir::Value start,
+                             mlir::Value firstRow);
   /// The query head and query of the KV head's row `rowBase + r` of the
   /// decode kernel's workgroup.
   std::pair<mlir::Value, mlir::Value> decodeRow(const DecodeFrame &f,
@@ -177,16 +188,18 @@ private:
   void whenTrue(mlir::Value condition, llvm::function_ref<void()> body);
   /// The base-2 scores of the thread's position `pos` against every row
   /// (scaled, masked; -inf past the split).
-  llvm::SmallVector<mlir::Value>
-  decodeScores(mlir::Value key, const DecodeFrame &f, mlir::Value pos);
+  llvm::SmallVector<mlir::Value> decodeScores(mlir::Value key,
+                                              const DecodeFrame &f,
+                                              mlir::Value pos,
+                                              mlir::Value firstRow);
   /// One step of the decode kernel over the positions from `base`: the
   /// scores, the online softmax and O += P V; `carried` holds the rows'
   /// running maxima, the lane's parts of their sums and its accumulator
-  /// slices. Returns them after the step.
-  llvm::SmallVector<mlir::Value> decodeStep(mlir::Value key, mlir::Value value,
-                                            const DecodeFrame &f,
-                                            mlir::ValueRange carried,
-                                            mlir::Value base);
+  /// slices. Returns them after the step. Staged, the step's rows are the
+  /// buffers' rows from `firstRow` (else null: read from global memory).
+  llvm::SmallVector<mlir::Value>
+  decodeStep(mlir::Value key, mlir::Value value, const DecodeFrame &f,
+             mlir::ValueRange carried, mlir::Value base, mlir::Value firstRow);
   /// Merges the subgroups' final `state` in workgroup memory and writes the
   /// workgroup's partial state (accumulator, max, sum of each row) to
   /// `parts`.
@@ -332,8 +345,9 @@ private:
                  body);
   /// Marks the mma kernel's occupancy (markOccupancy) and ends its launch.
   void endMma(mlir::gpu::LaunchOp launch);
-  /// Marks the matrix products of `launch` with the workgroups per SM its
-  /// registers should allow (cachet-kernel-occupancy), where asked for.
+  /// Marks the matrix products and asynchronous copies of `launch` with the
+  /// workgroups per SM its registers should allow (cachet-kernel-occupancy),
+  /// where asked for.
   void markOccupancy(mlir::gpu::LaunchOp launch);
   /// The f16 vectors `thread` loads of the `[keyTile][dim]` tile of K or V
   /// at `start` (none when the kernel decodes the tile from `block`s).

@@ -13,11 +13,14 @@
 //     Q of the KV head's rows staged in workgroup memory (f32);
 //     per step, thread t reads the K row of position start + t with wide
 //     loads (packed blocks decoded in registers) and takes its dot product
-//     with every row; each subgroup folds the step's scores into its rows'
-//     online softmax (base 2) and accumulates P V, each lane owning a slice
-//     of the value dimension, P broadcast by subgroup shuffles;
-//     the subgroups' states are merged in workgroup memory and written as
-//     the split's partial state (accumulator, max, sum; f32);
+//     with every row (fused multiply-adds); with config stages = 2 (NVVM)
+//     the step's K/V rows were copied into double-buffered workgroup
+//     memory by cp.async during the previous step, and are read there; each
+//     subgroup folds the step's scores into its rows' online softmax (base 2)
+//     and accumulates P V, each lane owning a slice of the value dimension, P
+//     broadcast by subgroup shuffles; the subgroups' states are merged in
+//     workgroup memory and written as the split's partial state (accumulator,
+//     max, sum; f32);
 //   launch 2, grid (rows, KV heads): the exact log-sum-exp merge of the
 //     splits' states, O = sum_s acc_s 2^(m_s - m) / sum_s l_s 2^(m_s - m).
 //
@@ -33,6 +36,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -77,8 +81,7 @@ std::optional<int64_t> constantIndex(Value v) {
 
 } // namespace
 
-SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
-                                               Value pos) {
+SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, RowIndices at) {
   Type f32Type = b.getF32Type();
   SmallVector<Value> values;
   int64_t w = c.loadBytes;
@@ -89,16 +92,13 @@ SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
     if (w < 8 || perLoad < 2) {
       for (int64_t x = 0; x < s.headDim; ++x)
         values.push_back(
-            castFloat(b, loc,
-                      memref::LoadOp::create(b, loc, key,
-                                             kvIndices(kvHead, pos, index(x))),
+            castFloat(b, loc, memref::LoadOp::create(b, loc, key, at(index(x))),
                       f32Type));
       return values;
     }
     auto vectorType = VectorType::get({perLoad}, element);
     for (int64_t x = 0; x < s.headDim; x += perLoad) {
-      auto load = vector::LoadOp::create(b, loc, vectorType, key,
-                                         kvIndices(kvHead, pos, index(x)));
+      auto load = vector::LoadOp::create(b, loc, vectorType, key, at(index(x)));
       load.setAlignment(w);
       for (int64_t e = 0; e < perLoad; ++e)
         values.push_back(castFloat(
@@ -116,9 +116,9 @@ SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
   if (w >= 8) {
     auto byteVector = VectorType::get({w}, i8);
     auto wordVector = VectorType::get({w / 4}, i32);
-    for (int64_t at = 0; at < rowBytes; at += w) {
-      auto load = vector::LoadOp::create(b, loc, byteVector, key,
-                                         kvIndices(kvHead, pos, index(at)));
+    for (int64_t offset = 0; offset < rowBytes; offset += w) {
+      auto load =
+          vector::LoadOp::create(b, loc, byteVector, key, at(index(offset)));
       load.setAlignment(w);
       Value asWords = vector::BitCastOp::create(b, loc, wordVector, load);
       for (int64_t k = 0; k < w / 4; ++k)
@@ -126,19 +126,18 @@ SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
     }
   }
   auto readByte = [&](OpBuilder &rb, Location rl, Value offset) -> Value {
-    int64_t at = *constantIndex(offset);
+    int64_t byteAt = *constantIndex(offset);
     if (words.empty()) {
-      Value &byte = bytes[at];
+      Value &byte = bytes[byteAt];
       if (!byte)
-        byte = memref::LoadOp::create(rb, rl, key,
-                                      kvIndices(kvHead, pos, index(at)));
+        byte = memref::LoadOp::create(rb, rl, key, at(index(byteAt)));
       return byte;
     }
-    Value word = words[at / 4];
-    if (at % 4 != 0)
+    Value word = words[byteAt / 4];
+    if (byteAt % 4 != 0)
       word = arith::ShRUIOp::create(
           rb, rl, word,
-          arith::ConstantIntOp::create(rb, rl, i32, 8 * (at % 4)));
+          arith::ConstantIntOp::create(rb, rl, i32, 8 * (byteAt % 4)));
     return arith::TruncIOp::create(rb, rl, i8, word);
   };
   BlockDecoder decoder(b, loc, s.keyBlock, readByte);
@@ -152,8 +151,8 @@ SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, Value kvHead,
   return values;
 }
 
-SmallVector<Value> KernelBuilder::decodeValueSlice(Value value, Value kvHead,
-                                                   Value pos, Value lane,
+SmallVector<Value> KernelBuilder::decodeValueSlice(Value value,
+                                                   RowIndices rowAt, Value lane,
                                                    int64_t n) {
   Type f32Type = b.getF32Type();
   SmallVector<Value> values;
@@ -167,7 +166,7 @@ SmallVector<Value> KernelBuilder::decodeValueSlice(Value value, Value kvHead,
     if (perLoad * elementBytes < 8)
       perLoad = 1;
     for (int64_t j = 0; j < n; j += perLoad) {
-      SmallVector<Value> at = kvIndices(kvHead, pos, addIndex(first, j));
+      SmallVector<Value> at = rowAt(addIndex(first, j));
       if (perLoad == 1) {
         values.push_back(castFloat(
             b, loc, memref::LoadOp::create(b, loc, value, at), f32Type));
@@ -188,9 +187,7 @@ SmallVector<Value> KernelBuilder::decodeValueSlice(Value value, Value kvHead,
   int64_t blockBytes = s.valueBlock.getBlockBytes();
   BlockDecoder decoder(
       b, loc, s.valueBlock, [&](OpBuilder &rb, Location rl, Value offset) {
-        return memref::LoadOp::create(rb, rl, value,
-                                      kvIndices(kvHead, pos, offset))
-            .getResult();
+        return memref::LoadOp::create(rb, rl, value, rowAt(offset)).getResult();
       });
   for (int64_t j = 0; j < n; ++j) {
     Value blockOffset, inBlock;
@@ -217,6 +214,9 @@ SmallVector<Value> KernelBuilder::decodeValueSlice(Value value, Value kvHead,
 /// memory, ids, the split's positions and what masks the scores.
 struct KernelBuilder::DecodeFrame {
   mlir::Value qTile, accTile, stats;
+  /// Staged: the K and V rows' double buffers, `[2 * threads + 1][row]`
+  /// (the last row takes the idle lanes' empty copies).
+  mlir::Value kRows, vRows;
   mlir::Value thread, lane, warp, chunk, kvHead;
   /// The KV head's row that is the workgroup's first.
   mlir::Value rowBase;
@@ -255,26 +255,64 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
       MemRefType::get({s.kvHeads, c.split, allRows, s.valueDim + 2}, f32Type));
 
   // Q of the rows (f32), the merged accumulator and each subgroup's row
-  // maxima and sums.
+  // maxima and sums; staged, in dynamic workgroup memory with the K/V
+  // rows' double buffers.
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   SmallVector<Type> shared = {
       MemRefType::get({rows, dim}, f32Type, nullptr, workgroup),
       MemRefType::get({rows, s.valueDim}, f32Type, nullptr, workgroup),
       MemRefType::get({warps, 2 * rows}, f32Type, nullptr, workgroup)};
+  DecodeLayout layout;
+  if (c.stagedRows) {
+    layout = getDecodeLayout(s, rows, threads, c.subgroup);
+    auto rowsType = [&](int64_t stride, Type element,
+                        BlockQuantizedType block) {
+      Type stored = block ? Type(b.getI8Type()) : element;
+      int64_t bytes = block ? 1 : element.getIntOrFloatBitWidth() / 8;
+      return MemRefType::get({2 * threads + 1, stride / bytes}, stored, nullptr,
+                             workgroup);
+    };
+    shared.push_back(rowsType(layout.keyStride, s.keyElement, s.keyBlock));
+    shared.push_back(
+        rowsType(layout.valueStride, s.valueElement, s.valueBlock));
+  }
   Value one = index(1);
   auto launch = gpu::LaunchOp::create(
       b, loc, index(c.split), index(s.kvHeads), index(allRows / rows),
       index(threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, shared);
+      /*dynamicSharedMemorySize=*/
+      c.stagedRows
+          ? arith::ConstantIntOp::create(b, loc, b.getI32Type(), layout.total)
+                .getResult()
+          : Value(),
+      /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, c.stagedRows ? SmallVector<Type>() : shared);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     DecodeFrame f;
-    f.qTile = launch.getWorkgroupAttributions()[0];
-    f.accTile = launch.getWorkgroupAttributions()[1];
-    f.stats = launch.getWorkgroupAttributions()[2];
+    if (c.stagedRows) {
+      Value base = gpu::DynamicSharedMemoryOp::create(
+          b, loc,
+          MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                          workgroup));
+      SmallVector<Value> views;
+      int64_t offsets[] = {layout.query, layout.acc, layout.stats, layout.keys,
+                           layout.values};
+      for (auto [type, offset] : llvm::zip_equal(shared, offsets))
+        views.push_back(memref::ViewOp::create(
+            b, loc, cast<MemRefType>(type), base, index(offset), ValueRange{}));
+      f.qTile = views[0];
+      f.accTile = views[1];
+      f.stats = views[2];
+      f.kRows = views[3];
+      f.vRows = views[4];
+    } else {
+      f.qTile = launch.getWorkgroupAttributions()[0];
+      f.accTile = launch.getWorkgroupAttributions()[1];
+      f.stats = launch.getWorkgroupAttributions()[2];
+    }
     f.thread = launch.getThreadIds().x;
     f.chunk = launch.getBlockIds().x;
     f.kvHead = launch.getBlockIds().y;
@@ -315,17 +353,47 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     init.append(rows, f32(-std::numeric_limits<double>::infinity()));
     init.append(rows, f32(0));
     init.append(rows * (s.valueDim / c.subgroup), f32(0));
-    auto loop = scf::ForOp::create(b, loc, index(0), steps, one, init);
+    // Staged: the first step's copies start before the loop, each step
+    // waits for its own and starts the next step's into the other buffer.
+    SmallVector<Value> loopInit = init;
+    if (c.stagedRows)
+      loopInit.push_back(copyDecodeRows(key, value, f, f.start, index(0)));
+    auto loop = scf::ForOp::create(b, loc, index(0), steps, one, loopInit);
     {
       OpBuilder::InsertionGuard loopGuard(b);
       b.setInsertionPointToStart(loop.getBody());
+      Value iv = loop.getInductionVar();
       Value base = arith::AddIOp::create(
-          b, loc, f.start,
-          arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                                index(threads)));
-      scf::YieldOp::create(
-          b, loc, decodeStep(key, value, f, loop.getRegionIterArgs(), base));
+          b, loc, f.start, arith::MulIOp::create(b, loc, iv, index(threads)));
+      ValueRange carried = loop.getRegionIterArgs();
+      Value firstRow;
+      Value nextCopies;
+      if (c.stagedRows) {
+        // The step's rows are in buffer iv mod 2. Once every thread is past
+        // the previous step, which read the other buffer, the next step's
+        // copies go there.
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                         b.getI32IntegerAttr(0));
+        gpu::BarrierOp::create(b, loc);
+        Value buffer = arith::RemUIOp::create(b, loc, iv, index(2));
+        firstRow = arith::MulIOp::create(b, loc, buffer, index(threads));
+        Value otherRow = arith::MulIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, one, buffer), index(threads));
+        nextCopies =
+            copyDecodeRows(key, value, f, addIndex(base, threads), otherRow);
+        carried = carried.drop_back();
+      }
+      SmallVector<Value> next =
+          decodeStep(key, value, f, carried, base, firstRow);
+      if (nextCopies)
+        next.push_back(nextCopies);
+      scf::YieldOp::create(b, loc, next);
     }
+    // The last step started copies of no position (zero-fills): waited
+    // for before the buffers' memory is left.
+    if (c.stagedRows)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                       b.getI32IntegerAttr(0));
     // A workgroup past the last position runs no step. Its state is then
     // the initial one, selected here rather than taken from the loop:
     // convert-scf-to-spirv (LLVM 22) returns a loop's results through
@@ -335,14 +403,83 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps,
                                       index(0));
     SmallVector<Value> state;
-    for (auto [result, initial] : llvm::zip(loop.getResults(), init))
+    for (auto [initial, result] : llvm::zip_first(init, loop.getResults()))
       state.push_back(
           arith::SelectOp::create(b, loc, ran, result, initial).getResult());
     mergeDecodeSubgroups(f, state, parts);
     gpu::TerminatorOp::create(b, loc);
   }
+  markOccupancy(launch);
   buildDecodeMerge(parts, out);
   memref::DeallocOp::create(b, loc, parts);
+}
+
+Value KernelBuilder::copyDecodeRows(Value key, Value value,
+                                    const DecodeFrame &f, Value start,
+                                    Value firstRow) {
+  SmallVector<Value> tokens;
+  for (auto [source, rows, dim, element, block] :
+       {std::tuple<Value, Value, int64_t, Type, BlockQuantizedType>{
+            key, f.kRows, s.headDim, s.keyElement, s.keyBlock},
+        {value, f.vRows, s.valueDim, s.valueElement, s.valueBlock}}) {
+    int64_t rowBytes = getDecodeRowBytes(dim, element, block);
+    int64_t elementBytes = block ? 1 : element.getIntOrFloatBitWidth() / 8;
+    int64_t width = getPackedCopyBytes(rowBytes) / elementBytes;
+    int64_t perRow = rowBytes / elementBytes / width;
+    // Each row gets a power of two of slots: the copies of one subgroup
+    // read whole rows, and a thread's pieces lie at constant distances, so
+    // their addresses cost no registers across the step loop. A slot past
+    // the row's pieces copies no bytes, into its own place in the spare
+    // last row (slots < 2 pieces, so it fits): copies of one instruction to
+    // one address would serialize.
+    int64_t slots = int64_t(llvm::PowerOf2Ceil(uint64_t(perRow)));
+    Value spareRow = index(2 * c.threads);
+    auto pieceOf = [&](Value slot) {
+      Value piece = arith::RemUIOp::create(b, loc, slot, index(slots));
+      Value used = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         piece, index(perRow));
+      Value spare = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, piece, index(perRow)),
+          index(width));
+      Value column = arith::MulIOp::create(b, loc, piece, index(width));
+      return std::make_tuple(used, column, spare);
+    };
+    Value used, column, spare, firstSlotRow;
+    if (c.threads % slots == 0) {
+      std::tie(used, column, spare) = pieceOf(f.thread);
+      firstSlotRow = arith::DivUIOp::create(b, loc, f.thread, index(slots));
+    }
+    // keyTile = threads: `slots` copies per thread cover the step's rows.
+    int64_t copies = llvm::divideCeil(c.keyTile * slots, c.threads);
+    for (int64_t k = 0; k < copies; ++k) {
+      Value j = firstSlotRow ? addIndex(firstSlotRow, k * (c.threads / slots))
+                             : Value();
+      Value kUsed = used, x = column, kSpare = spare;
+      if (!firstSlotRow) {
+        Value slot = addIndex(f.thread, k * c.threads);
+        j = arith::DivUIOp::create(b, loc, slot, index(slots));
+        std::tie(kUsed, x, kSpare) = pieceOf(slot);
+      }
+      Value pos = addIndex(start, j);
+      Value valid = arith::AndIOp::create(
+          b, loc, kUsed,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, f.end));
+      Value clamped =
+          arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+      Value elements =
+          arith::SelectOp::create(b, loc, valid, index(width), index(0));
+      Value dstRow = arith::SelectOp::create(b, loc, kUsed,
+                                             addIndex(firstRow, j), spareRow);
+      Value dstColumn = arith::SelectOp::create(b, loc, kUsed, x, kSpare);
+      Value srcColumn = arith::SelectOp::create(b, loc, kUsed, x, index(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, rows, ValueRange{dstRow, dstColumn}, source,
+          kvIndices(f.kvHead, clamped, srcColumn), b.getIndexAttr(width),
+          elements, width * elementBytes == 16 ? b.getUnitAttr() : nullptr));
+    }
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
 Value KernelBuilder::stateWeight(Value m, Value max) {
@@ -364,12 +501,22 @@ std::pair<Value, Value> KernelBuilder::decodeRow(const DecodeFrame &f,
 }
 
 SmallVector<Value> KernelBuilder::decodeScores(Value key, const DecodeFrame &f,
-                                               Value pos) {
+                                               Value pos, Value firstRow) {
   Type f32Type = b.getF32Type();
   Value inRange =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, f.end);
-  Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
-  SmallVector<Value> k = decodeKeyRow(key, f.kvHead, readPos);
+  SmallVector<Value> k;
+  if (firstRow) {
+    // The thread's row of the step's buffer (zeros past the split).
+    Value row = arith::AddIOp::create(b, loc, firstRow, f.thread);
+    k = decodeKeyRow(f.kRows, [&](Value x) -> SmallVector<Value> {
+      return {row, x};
+    });
+  } else {
+    Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
+    k = decodeKeyRow(key,
+                     [&](Value x) { return kvIndices(f.kvHead, readPos, x); });
+  }
   const int64_t rows = c.queryTile;
   SmallVector<Value> dots(rows, f32(0));
   int64_t width = s.headDim % 4 == 0 ? 4 : 1;
@@ -386,8 +533,7 @@ SmallVector<Value> KernelBuilder::decodeScores(Value key, const DecodeFrame &f,
           q.push_back(vector::ExtractOp::create(b, loc, v, e));
       }
       for (int64_t e = 0; e < width; ++e)
-        dots[r] = arith::AddFOp::create(
-            b, loc, dots[r], arith::MulFOp::create(b, loc, q[e], k[x + e]));
+        dots[r] = math::FmaOp::create(b, loc, q[e], k[x + e], dots[r]);
     }
   // Scaled, masked, in base 2; -inf past the split.
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
@@ -404,11 +550,12 @@ SmallVector<Value> KernelBuilder::decodeScores(Value key, const DecodeFrame &f,
 
 SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
                                              const DecodeFrame &f,
-                                             ValueRange carried, Value base) {
+                                             ValueRange carried, Value base,
+                                             Value firstRow) {
   const int64_t rows = c.queryTile, lanes = c.subgroup;
   const int64_t slice = s.valueDim / lanes;
-  SmallVector<Value> scores =
-      decodeScores(key, f, arith::AddIOp::create(b, loc, base, f.thread));
+  SmallVector<Value> scores = decodeScores(
+      key, f, arith::AddIOp::create(b, loc, base, f.thread), firstRow);
   // Online softmax (base 2) of each row over the subgroup's positions.
   Value f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
@@ -429,20 +576,34 @@ SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
   }
   // O += P V over the subgroup's positions: P of position `p` from lane `p`
   // of the subgroup, the lane's slice of V.
-  Value warpBase = arith::AddIOp::create(
-      b, loc, base, arith::MulIOp::create(b, loc, f.warp, index(lanes)));
+  Value warpOffset = arith::MulIOp::create(b, loc, f.warp, index(lanes));
+  Value warpBase = arith::AddIOp::create(b, loc, base, warpOffset);
+  Value warpRow =
+      firstRow ? arith::AddIOp::create(b, loc, firstRow, warpOffset) : Value();
   for (int64_t p = 0; p < lanes; ++p) {
-    Value vPos = arith::MinUIOp::create(b, loc, addIndex(warpBase, p), f.last);
-    SmallVector<Value> v =
-        decodeValueSlice(value, f.kvHead, vPos, f.lane, slice);
+    SmallVector<Value> v;
+    if (firstRow) {
+      Value row = addIndex(warpRow, p);
+      v = decodeValueSlice(
+          f.vRows,
+          [&](Value x) -> SmallVector<Value> {
+            return {row, x};
+          },
+          f.lane, slice);
+    } else {
+      Value vPos =
+          arith::MinUIOp::create(b, loc, addIndex(warpBase, p), f.last);
+      v = decodeValueSlice(
+          value, [&](Value x) { return kvIndices(f.kvHead, vPos, x); }, f.lane,
+          slice);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       Value weight = gpu::ShuffleOp::create(b, loc, probs[r], p, lanes,
                                             gpu::ShuffleMode::IDX)
                          .getShuffleResult();
       for (int64_t j = 0; j < slice; ++j) {
         Value &acc = next[2 * rows + r * slice + j];
-        acc = arith::AddFOp::create(
-            b, loc, acc, arith::MulFOp::create(b, loc, weight, v[j]));
+        acc = math::FmaOp::create(b, loc, weight, v[j], acc);
       }
     }
   }

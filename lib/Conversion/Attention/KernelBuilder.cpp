@@ -95,7 +95,8 @@ void KernelBuilder::markOccupancy(gpu::LaunchOp launch) {
   if (c.minWorkgroupsPerSM <= 0)
     return;
   launch.walk([&](Operation *op) {
-    if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp>(op))
+    if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp,
+            nvgpu::DeviceAsyncCopyOp>(op))
       op->setAttr(CachetDialect::getMinWorkgroupsPerSMAttrName(),
                   b.getI64IntegerAttr(c.minWorkgroupsPerSM));
   });
