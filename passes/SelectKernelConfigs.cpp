@@ -48,6 +48,8 @@ struct SelectKernelConfigsPass final
     o.decodeThreads = decodeThreads;
     o.decodeLoadBytes = decodeLoadBytes;
     o.decodeStages = decodeStages;
+    o.decodeRowValues = decodeRowValues;
+    o.decodeUnroll = decodeUnroll;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }

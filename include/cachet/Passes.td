@@ -662,6 +662,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       V rows; with `decode-stages=2` (NVVM: `async-copy` and
       `dynamic-shared`) each step's K/V rows are copied into
       double-buffered workgroup memory by asynchronous copies instead.
+      With `decode-row-values=n` > 1 (auto: 8 for f16/bf16 K and V at up to
+      4 rows per workgroup over 16384 positions or more) each row is read by head-dim / n lanes
+      together (coalesced; blocks as aligned 32-bit words), Q and the
+      accumulators in registers, the dot products summed by shuffles, and
+      `decode-unroll` positions per group of lanes per step.
       SPIR-V
       targets (cachet-compile) take it only when asked for, until a whole
       Vulkan suite has passed on NVIDIA's driver (docs/BENCHMARKS.md, runs
@@ -811,6 +816,17 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "rows are staged in double-buffered workgroup memory by "
            "asynchronous copies (NVVM; slower on the H200 but for f16 tg1, "
            "docs/BENCHMARKS.md run 65)">,
+    Option<"decodeRowValues", "decode-row-values", "int64_t",
+           /*default=*/"0",
+           "Values of a K/V row each lane of the decode kernel reads: 1, a "
+           "position per thread (each reads whole rows); n > 1 (a power of "
+           "two), each row read together by head-dim / n lanes, Q and the "
+           "accumulators in registers; 0: auto (8, or 16 or 32 where a "
+           "subgroup is narrower, for f16/bf16 K and V, at most 4 rows per "
+           "workgroup and 16384 positions or more; else 1)">,
+    Option<"decodeUnroll", "decode-unroll", "int64_t", /*default=*/"4",
+           "With decode-row-values > 1: positions each group of lanes takes "
+           "per step (their loads in flight together; 1 to 16)">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(

@@ -127,6 +127,12 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
                "0 (from the K/V types) to 1024");
   if (o.decodeStages != 1 && o.decodeStages != 2)
     return bad("decode-stages", o.decodeStages, "1 or 2");
+  if (o.decodeRowValues < 0 || o.decodeRowValues > 32 ||
+      (o.decodeRowValues && !llvm::isPowerOf2_64(o.decodeRowValues)))
+    return bad("decode-row-values", o.decodeRowValues,
+               "0 (auto) or a power of two up to 32");
+  if (o.decodeUnroll < 1 || o.decodeUnroll > 16)
+    return bad("decode-unroll", o.decodeUnroll, "1 to 16");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -284,10 +290,11 @@ static BlockQuantizedType getDequantizedOnceFrom(Value kv) {
 /// a loop nest): the Q staging, the KV steps of one split and the
 /// accumulator's merge and store.
 static int64_t getDecodeIterations(const AttentionShape &s, int64_t rows,
-                                   int64_t threads, int64_t split) {
+                                   int64_t threads, int64_t stepPositions,
+                                   int64_t split) {
   int64_t perSplit = llvm::divideCeil(s.positions, split);
   return llvm::divideCeil(rows * s.headDim, threads) +
-         llvm::divideCeil(perSplit, threads) +
+         llvm::divideCeil(perSplit, stepPositions) +
          2 * llvm::divideCeil(rows * s.valueDim, threads) + split;
 }
 
@@ -438,7 +445,7 @@ static std::string describeAttentionConfig(const AttentionShape &s,
 /// Returns why the decode kernel with `threads` threads of `subgroup`-lane
 /// subgroups cannot run `s`, or "".
 static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
-                                int64_t threads) {
+                                int64_t threads, int64_t rowValues) {
   int64_t rows = s.group * s.queries;
   if (rows > kMaxDecodeRows)
     return llvm::formatv("{0} query rows per KV head (group {1} x {2} "
@@ -453,6 +460,9 @@ static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
     return llvm::formatv("{0} threads are not whole subgroups of {1} lanes "
                          "(at most 1024)",
                          threads, subgroup);
+  // Each row read by lanes together: pickDecodeRowValues checked the rest.
+  if (rowValues > 1)
+    return "";
   if (s.valueDim % subgroup != 0)
     return llvm::formatv("the value dimension {0} is not a multiple of the "
                          "subgroup {1} (each lane owns a slice of it)",
@@ -463,6 +473,52 @@ static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
                          "neither lie in one 32-value block nor fill whole "
                          "ones",
                          slice);
+  return "";
+}
+
+/// Why `n` values per lane (each K/V row read by head-dim / n lanes) cannot
+/// serve `s` with `rows` query rows per workgroup, or "": K and V as their
+/// blocks `keyFrom` / `valueFrom` (the cache's, or those dequantized once;
+/// null for f16/bf16).
+static std::string whyNotRowValues(const AttentionShape &s, int64_t n,
+                                   int64_t subgroup, int64_t rows,
+                                   BlockQuantizedType keyFrom,
+                                   BlockQuantizedType valueFrom) {
+  if (s.headDim % n != 0)
+    return llvm::formatv("the head dimension {0} is not a multiple of {1}",
+                         s.headDim, n);
+  int64_t lanes = s.headDim / n;
+  if (lanes > subgroup || !llvm::isPowerOf2_64(lanes))
+    return llvm::formatv("{0} lanes per row are not a power of two up to "
+                         "the subgroup ({1})",
+                         lanes, subgroup);
+  if (s.valueDim % lanes != 0)
+    return llvm::formatv("the value dimension {0} is not a multiple of the "
+                         "{1} lanes of a row",
+                         s.valueDim, lanes);
+  int64_t valueN = s.valueDim / lanes;
+  // A lane's values lie in one block (in one half of a 4-bit block's
+  // nibbles), and rows are whole 32-bit words.
+  auto blockWhy = [&](BlockQuantizedType block, int64_t dim, int64_t count,
+                      StringRef what) -> std::string {
+    if (!block)
+      return "";
+    if (32 % count != 0 || (!isa<Q8_0Type>(block) && count > 16))
+      return llvm::formatv("{0} values of a {1} block per lane", count,
+                           block.getFormatName());
+    if (getDecodeRowBytes(dim, s.keyElement, block) % 4 != 0)
+      return llvm::formatv("{0} rows are not whole 32-bit words", what);
+    return "";
+  };
+  std::string why = blockWhy(keyFrom, s.headDim, n, "K");
+  if (why.empty())
+    why = blockWhy(valueFrom, s.valueDim, valueN, "V");
+  if (!why.empty())
+    return why;
+  if (rows * (n + valueN) > 256)
+    return llvm::formatv("{0} rows x {1} values of Q and the accumulators "
+                         "per lane would not stay in registers",
+                         rows, n + valueN);
   return "";
 }
 
@@ -501,6 +557,44 @@ static AttentionDecision selectDecodeConfig(Operation *op,
                     getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)) &&
                 getPackedCopyBytes(getDecodeRowBytes(s.valueDim, s.valueElement,
                                                      s.valueBlock));
+  // The KV head's rows, in workgroups of the most rows up to
+  // decode-workgroup-rows that divide them.
+  int64_t allRows = s.group * s.queries;
+  int64_t rows = std::min(allRows, o.decodeWorkgroupRows);
+  while (allRows % rows != 0)
+    --rows;
+  // Each K/V row read by lanes together (decode-row-values): the same for
+  // K/V as the cache holds them and as dequantized once, so that rewrites
+  // off and on sum in the same order. Auto takes it for f16/bf16 K and V,
+  // at most 4 rows per workgroup and 16384 positions or more, where it was
+  // faster on the H200 (docs/BENCHMARKS.md, run 68: tg1 @ d32768 f16 59
+  // against 68 us, d65536 94 against 112); not at d4096 (bf16 22 against
+  // 21 us), for blocks (q8_0 tg1 @ d32768 93 against 74 us) or at 8 rows
+  // (f16 tg4 @ d32768 215 against 168 us).
+  BlockQuantizedType keyFrom = keyOnceFrom ? keyOnceFrom : s.keyBlock;
+  BlockQuantizedType valueFrom = valueOnceFrom ? valueOnceFrom : s.valueBlock;
+  int64_t rowValues = 1;
+  std::string rowValuesWhy;
+  bool autoLanes = !keyFrom && !valueFrom && rows <= 4 && s.positions >= 16384;
+  if (!staged &&
+      (o.decodeRowValues > 1 || (o.decodeRowValues == 0 && autoLanes))) {
+    // Auto: 8 values (16 bytes of f16) per lane, or more where a row
+    // would take more lanes than a subgroup has.
+    SmallVector<int64_t> candidates = {o.decodeRowValues};
+    if (!o.decodeRowValues)
+      candidates = {8, 16, 32};
+    for (int64_t n : candidates) {
+      std::string why =
+          whyNotRowValues(s, n, subgroup, rows, keyFrom, valueFrom);
+      if (rowValuesWhy.empty())
+        rowValuesWhy = why;
+      if (why.empty()) {
+        rowValues = n;
+        rowValuesWhy.clear();
+        break;
+      }
+    }
+  }
   int64_t stagedBudget =
       sharedBytes / std::max<int64_t>(1, o.residentWorkgroups);
   int64_t threads = o.decodeThreads;
@@ -510,19 +604,18 @@ static AttentionDecision selectDecodeConfig(Operation *op,
            getStagedBytes(keyRow, valueRow, threads) > stagedBudget)
       threads /= 2;
   } else if (threads == 0) {
-    threads = keyFromBlocks ? 256 : 128;
+    threads = keyFromBlocks && rowValues == 1 ? 256 : 128;
   }
-  std::string why = whyNotDecode(s, subgroup, threads);
+  std::string why = whyNotDecode(s, subgroup, threads, rowValues);
   if (!why.empty()) {
     d.remark = "reference lowering kept: attention-kernel=decode: " + why;
     return d;
   }
-  // The KV head's rows, in workgroups of the most rows up to
-  // decode-workgroup-rows that divide them.
-  int64_t allRows = s.group * s.queries;
-  int64_t rows = std::min(allRows, o.decodeWorkgroupRows);
-  while (allRows % rows != 0)
-    --rows;
+  // Positions per step: one per thread, or `decode-unroll` per group of
+  // lanes sharing a row.
+  int64_t rowLanes = s.headDim / rowValues;
+  int64_t stepPositions =
+      rowValues > 1 ? threads / rowLanes * o.decodeUnroll : threads;
   int64_t warps = threads / subgroup;
   uint64_t budget = std::min<uint64_t>(sharedBytes, 49152);
   if (uint64_t(getDecodeBytes(s, rows, warps)) > budget) {
@@ -556,15 +649,16 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   if (split == 0) {
     int64_t target = std::max<int64_t>(1, 4 * units / s.kvHeads);
     split = int64_t(llvm::bit_floor(uint64_t(target)));
-    while (split > 1 && llvm::divideCeil(s.positions, split) < threads)
+    while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
       split /= 2;
     splitFrom = llvm::formatv("4 workgroups on each of {0} compute units over "
                               "{1} KV heads, at least {2} positions each",
-                              units, s.kvHeads, threads)
+                              units, s.kvHeads, stepPositions)
                     .str();
   }
   if (profile && profile.getVendor() == "mesa") {
-    int64_t iterations = getDecodeIterations(s, rows, threads, split);
+    int64_t iterations =
+        getDecodeIterations(s, rows, threads, stepPositions, split);
     if (iterations > kLlvmpipeLoopIterations) {
       d.remark = llvm::formatv(
           "reference lowering kept: the decode kernel's loops run {0} "
@@ -575,8 +669,9 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     }
   }
   d.config = KernelConfigAttr::get(
-      op->getContext(), KernelVariant::AttentionDecode, {rows, threads},
-      threads, subgroup, /*vectorWidth=*/1, /*rowBlocks=*/1,
+      op->getContext(), KernelVariant::AttentionDecode, {rows, stepPositions},
+      threads, subgroup, /*vectorWidth=*/rowValues,
+      /*rowBlocks=*/1,
       /*stages=*/staged ? 2 : 1, split,
       /*padBytes=*/0, /*loads=*/{}, minWorkgroups,
       /*resident=*/{}, /*dynamicShared=*/staged, /*warpSync=*/false,
@@ -598,17 +693,30 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   d.remark = llvm::formatv(
       "decode flash-attention kernel (split-KV, {0} splits: {1}): {2} query "
       "rows per KV head (GQA {3}:1 x {4} queries), {12} per workgroup, "
-      "{5}x{6}x{13} workgroups of {7} threads (subgroup {8}), one KV "
-      "position per thread per step, {9}-byte K loads, {10} bytes of "
-      "workgroup memory; partial softmax states merged by a second kernel "
-      "({11})",
+      "{5}x{6}x{13} workgroups of {7} threads (subgroup {8}), {9}, {10} "
+      "bytes of workgroup memory; partial softmax states merged by a second "
+      "kernel ({11})",
       split, splitFrom, allRows, s.group, s.queries, split, s.kvHeads, threads,
-      subgroup, getDecodeLoadBytes(s, d.config),
+      subgroup,
+      rowValues > 1
+          ? llvm::formatv("each K/V row read by {0} lanes together ({1} "
+                          "values each), Q and the accumulators in "
+                          "registers, {2} positions per group of lanes per "
+                          "step",
+                          rowLanes, rowValues, o.decodeUnroll)
+                .str()
+          : llvm::formatv("one KV position per thread per step, {0}-byte K "
+                          "loads",
+                          getDecodeLoadBytes(s, d.config))
+                .str(),
       staged ? stagedBytes : getDecodeBytes(s, rows, warps),
       profile ? ("profile " + profile.getName()).str()
               : std::string("no profile: defaults"),
       rows, allRows / rows);
   d.remark += decoded;
+  if (!rowValuesWhy.empty())
+    d.remark +=
+        llvm::formatv("; rows not read by lanes together: {0}", rowValuesWhy);
   return d;
 }
 
@@ -818,9 +926,27 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
     return kNoPartialState.str();
   if (variant == KernelVariant::AttentionDecode) {
     int64_t threads = config.getWorkgroup() ? config.getWorkgroup() : tile[1];
-    std::string why = whyNotDecode(s, subgroup, threads);
+    int64_t rowValues = config.getVectorWidth();
+    std::string why = whyNotDecode(s, subgroup, threads, rowValues);
     if (!why.empty())
       return why;
+    if (rowValues > 1) {
+      auto attention = dyn_cast<AttentionOp>(op);
+      BlockQuantizedType keyOnce =
+          attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
+      BlockQuantizedType valueOnce =
+          attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+      why = whyNotRowValues(s, rowValues, subgroup, tile[0],
+                            keyOnce ? keyOnce : s.keyBlock,
+                            valueOnce ? valueOnce : s.valueBlock);
+      if (!why.empty())
+        return llvm::formatv("vector_width {0}: {1}", rowValues, why);
+      int64_t groups = threads / (s.headDim / rowValues);
+      if (groups == 0 || tile[1] % groups != 0)
+        return llvm::formatv("the decode kernel's {0} positions per step are "
+                             "not a multiple of its {1} groups of lanes",
+                             tile[1], groups);
+    }
     if (profile && profile.getSubgroupSize() != 0 &&
         subgroup != int64_t(profile.getSubgroupSize()))
       return llvm::formatv("the decode kernel's subgroup {0} is not the "
@@ -843,7 +969,7 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
     }
     if (profile && profile.getVendor() == "mesa") {
       int64_t iterations =
-          getDecodeIterations(s, tile[0], threads, config.getSplit());
+          getDecodeIterations(s, tile[0], threads, tile[1], config.getSplit());
       if (iterations > kLlvmpipeLoopIterations)
         return llvm::formatv(
             "the decode kernel's loops run {0} iterations, more than the {1} "

@@ -186,3 +186,144 @@ Value BlockDecoder::codeBook(Value quant) {
   }
   return result;
 }
+
+//===----------------------------------------------------------------------===//
+// Slices from aligned words
+//===----------------------------------------------------------------------===//
+
+bool BlockDecoder::takesSlice(BlockQuantizedType type, int64_t n) {
+  if (n < 1 || 32 % n != 0)
+    return false;
+  return getBlockLayout(type).kind == QuantKind::Int8 || n <= 16;
+}
+
+SmallVector<Value> BlockDecoder::readWindow(const WordReader &readWord,
+                                            Value start, int64_t count,
+                                            int64_t align, int64_t rowBytes) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value first = arith::ShRUIOp::create(b, loc, start, indexConst(b, loc, 2));
+  Value shift = arith::MulIOp::create(
+      b, loc,
+      arith::IndexCastUIOp::create(
+          b, loc, i64,
+          arith::AndIOp::create(b, loc, start, indexConst(b, loc, 3))),
+      arith::ConstantIntOp::create(b, loc, i64, 8));
+  // The aligned words the bytes can touch: at most 4 - align bytes before
+  // them in the first. Words past the row are read as its last (their
+  // bytes are shifted out or unused).
+  int64_t words = (count + 3) / 4;
+  int64_t rawWords = (count + (align >= 4 ? 0 : 4 - align) + 3) / 4;
+  Value lastWord = indexConst(b, loc, rowBytes / 4 - 1);
+  SmallVector<Value> raw;
+  for (int64_t i = 0; i < rawWords; ++i) {
+    Value at = arith::AddIOp::create(b, loc, first, indexConst(b, loc, i));
+    raw.push_back(
+        readWord(b, loc, arith::MinUIOp::create(b, loc, at, lastWord)));
+  }
+  SmallVector<Value> aligned;
+  Value c32 = arith::ConstantIntOp::create(b, loc, i64, 32);
+  for (int64_t i = 0; i < words; ++i) {
+    Value pair = arith::ExtUIOp::create(b, loc, i64, raw[i]);
+    if (i + 1 < rawWords)
+      pair = arith::OrIOp::create(
+          b, loc, pair,
+          arith::ShLIOp::create(
+              b, loc, arith::ExtUIOp::create(b, loc, i64, raw[i + 1]), c32));
+    aligned.push_back(arith::TruncIOp::create(
+        b, loc, i32, arith::ShRUIOp::create(b, loc, pair, shift)));
+  }
+  return aligned;
+}
+
+SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
+                                             Value blockOffset, Value first,
+                                             int64_t n, int64_t rowBytes) {
+  const BlockLayout layout = getBlockLayout(type);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto byteOf = [&](ArrayRef<Value> words, int64_t k) -> Value {
+    Value word = words[k / 4];
+    if (k % 4 != 0)
+      word =
+          arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 8 * (k % 4)));
+    return arith::AndIOp::create(b, loc, word, i32Const(b, loc, 0xff));
+  };
+  // Block fields are 2-aligned: an f16 never straddles two words.
+  auto readHalf = [&](int64_t offset) -> Value {
+    Value at =
+        arith::AddIOp::create(b, loc, blockOffset, indexConst(b, loc, offset));
+    SmallVector<Value> words = readWindow(readWord, at, 2, 2, rowBytes);
+    Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(), words[0]);
+    Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+    return arith::ExtFOp::create(b, loc, f32, half);
+  };
+  Value d = readHalf(0);
+  // Blocks have an even number of bytes, so a block and a slice of an even
+  // number of values start at even bytes.
+  int64_t align = n % 2 == 0 ? 2 : 1;
+  SmallVector<Value> values;
+  if (layout.kind == QuantKind::Int8) {
+    Value start = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, blockOffset, first),
+        indexConst(b, loc, layout.quantsOffset));
+    SmallVector<Value> words = readWindow(readWord, start, n, align, rowBytes);
+    for (int64_t k = 0; k < n; ++k) {
+      Value byte =
+          arith::TruncIOp::create(b, loc, b.getI8Type(), byteOf(words, k));
+      Value q = arith::SIToFPOp::create(b, loc, f32, byte);
+      values.push_back(arith::MulFOp::create(b, loc, q, d));
+    }
+    return values;
+  }
+  // 4-bit quants: value i in the low nibble of byte i % 16, or the high one
+  // for i >= 16; the slice lies in one half.
+  Value c16 = indexConst(b, loc, 16);
+  Value column = arith::RemUIOp::create(b, loc, first, c16);
+  Value nibbleShift = arith::MulIOp::create(
+      b, loc,
+      arith::IndexCastUIOp::create(b, loc, i32,
+                                   arith::DivUIOp::create(b, loc, first, c16)),
+      i32Const(b, loc, 4));
+  Value start = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, blockOffset, column),
+      indexConst(b, loc, layout.quantsOffset));
+  SmallVector<Value> words = readWindow(readWord, start, n, align, rowBytes);
+  Value high, firstBit;
+  if (layout.kind == QuantKind::Nibble5) {
+    high = readWindow(
+        readWord,
+        arith::AddIOp::create(b, loc, blockOffset,
+                              indexConst(b, loc, layout.highBitsOffset)),
+        4, 2, rowBytes)[0];
+    firstBit = arith::IndexCastUIOp::create(b, loc, i32, first);
+  }
+  Value m = layout.minOffset >= 0 ? readHalf(layout.minOffset) : Value();
+  for (int64_t k = 0; k < n; ++k) {
+    Value quant = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, byteOf(words, k), nibbleShift),
+        i32Const(b, loc, 15));
+    if (layout.kind == QuantKind::NibbleTable) {
+      values.push_back(arith::MulFOp::create(
+          b, loc, d, arith::SIToFPOp::create(b, loc, f32, codeBook(quant))));
+      continue;
+    }
+    if (layout.kind == QuantKind::Nibble5) {
+      Value bit = arith::AddIOp::create(b, loc, firstBit, i32Const(b, loc, k));
+      Value h = arith::AndIOp::create(b, loc,
+                                      arith::ShRUIOp::create(b, loc, high, bit),
+                                      i32Const(b, loc, 1));
+      quant = arith::OrIOp::create(
+          b, loc, quant, arith::ShLIOp::create(b, loc, h, i32Const(b, loc, 4)));
+    }
+    if (m) {
+      Value scaled = arith::MulFOp::create(
+          b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
+      values.push_back(arith::AddFOp::create(b, loc, scaled, m));
+      continue;
+    }
+    Value centered =
+        arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
+    values.push_back(arith::MulFOp::create(
+        b, loc, d, arith::SIToFPOp::create(b, loc, f32, centered)));
+  }
+  return values;
+}

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -53,6 +54,29 @@ LogicalResult rewriteKernel(gpu::GPUFuncOp func) {
         memref::StoreOp::create(b, store.getLoc(), raw, arg,
                                 store.getIndices());
         store.erase();
+        continue;
+      }
+      // A vector load whose elements are only extracted: an i16 vector,
+      // each extracted element bitcast.
+      if (auto load = dyn_cast<vector::LoadOp>(user);
+          load && llvm::all_of(load->getUsers(), [](Operation *use) {
+            return isa<vector::ExtractOp>(use);
+          })) {
+        auto raw = vector::LoadOp::create(
+            b, load.getLoc(), load.getVectorType().clone(b.getI16Type()), arg,
+            load.getIndices());
+        if (auto align = load.getAlignment())
+          raw.setAlignment(*align);
+        for (Operation *use : llvm::make_early_inc_range(load->getUsers())) {
+          auto extract = cast<vector::ExtractOp>(use);
+          b.setInsertionPoint(extract);
+          Value bits = vector::ExtractOp::create(
+              b, extract.getLoc(), raw.getResult(), extract.getMixedPosition());
+          extract.getResult().replaceAllUsesWith(arith::BitcastOp::create(
+              b, extract.getLoc(), extract.getType(), bits));
+          extract.erase();
+        }
+        load.erase();
         continue;
       }
       return user->emitError("cachet-emulate-bf16-storage: '")

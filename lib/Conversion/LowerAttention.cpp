@@ -83,6 +83,10 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.staging = getKVStaging(s, config.getStages());
   c.lazyRescale = config.getLazyRescale();
   c.minWorkgroupsPerSM = config.getMinWorkgroupsPerSm();
+  if (c.variant == Variant::Decode && c.vectorWidth > 1) {
+    c.rowLanes = s.headDim / c.vectorWidth;
+    c.unroll = c.keyTile * c.rowLanes / c.threads;
+  }
   return c;
 }
 

@@ -246,11 +246,12 @@ LogicalResult KernelConfigAttr::verify(
                     << 16 * rowBlocks << ")";
   }
   if (decode) {
-    if (rowBlocks != 1 || padBytes != 0 || warpSync || lazyRescale ||
-        vectorWidth != 1)
+    if (rowBlocks != 1 || padBytes != 0 || warpSync || lazyRescale)
       return fail() << "the decode kernel takes no 'row_blocks', "
-                       "'pad_bytes', 'warp_sync', 'lazy_rescale' or "
-                       "'vector_width'";
+                       "'pad_bytes', 'warp_sync' or 'lazy_rescale'";
+    if (vectorWidth != 1 && stages != 1)
+      return fail() << "the decode kernel reads rows by lanes together "
+                       "('vector_width' > 1) only with 'stages = 1'";
     if (minWorkgroupsPerSM != 0 && stages != 2)
       return fail() << "the decode kernel asks for registers for "
                        "'min_workgroups_per_sm' only with 'stages = 2'";
@@ -258,11 +259,14 @@ LogicalResult KernelConfigAttr::verify(
       return fail() << "the decode kernel's dynamic workgroup memory holds "
                        "its staged K/V rows: 'dynamic_shared' needs "
                        "'stages = 2'";
-    if (workgroup != 0 && workgroup != tile[1])
+    if (vectorWidth == 1 && workgroup != 0 && workgroup != tile[1])
       return fail() << "the decode kernel reads one KV position per thread "
                        "per step: workgroup "
                     << workgroup << " is not the key tile " << tile[1];
-    if (subgroup != 0 && tile[1] % subgroup != 0)
+    if (vectorWidth != 1 && workgroup == 0)
+      return fail() << "the decode kernel with rows read by lanes together "
+                       "('vector_width' > 1) needs 'workgroup' (threads)";
+    if (vectorWidth == 1 && subgroup != 0 && tile[1] % subgroup != 0)
       return fail() << "the key tile " << tile[1]
                     << " is not a multiple of the subgroup " << subgroup;
   }

@@ -392,6 +392,11 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // async region, and a stream synchronization after every PDL launch would
   // leave the GPU idle while the host queues the next one.
   builder.add("func.func(gpu-async-region)");
+  // A host loop (a chunked attention's) stays on the stream of the work
+  // before it instead of a stream created and synchronized per iteration.
+  // SPIR-V unrolls its chunks (cachet-dequant-once-kv's unroll-chunks).
+  if (!spirv)
+    builder.add("func.func(cachet-stream-loops)");
   builder.add(createLowerLaunchAttributes());
   // Host loops (a chunked attention's) and the index arithmetic of views at
   // run-time offsets lower with the memrefs.

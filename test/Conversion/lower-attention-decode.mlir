@@ -4,10 +4,24 @@
 // the count, and cachet-lower-attention builds two launches: the splits'
 // partial states (K rows read with wide loads and decoded in registers,
 // P broadcast by shuffles), then their log-sum-exp merge.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=CONFIG
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LAVAPIPE
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=KERNEL
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=CONFIG
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=1" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-row-values=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LAVAPIPE
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=1" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=KERNEL
+// With decode-row-values=n > 1 each K/V row is read by head-dim / n lanes
+// together: Q and the accumulators in registers, rows read as 16-byte
+// vectors (floats) or aligned 32-bit words (blocks). Auto takes it (8
+// values a lane) for f16/bf16 K and V at up to 4 rows per workgroup.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=8" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=LANES-REMARK
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-row-values=16" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES-LAVAPIPE
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=8" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES-KERNEL
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=32 decode-unroll=2" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES32
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=6" 2>&1 | FileCheck %s --check-prefix=BADVALUES
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-unroll=0" 2>&1 | FileCheck %s --check-prefix=BADUNROLL
+// BADVALUES: cachet-select-kernel-configs: bad decode-row-values 6: 0 (auto) or a power of two up to 32
+// BADUNROLL: cachet-select-kernel-configs: bad decode-unroll 0: 1 to 16
 // Staged (decode-stages=2 with NVVM's dynamic-shared async-copy, which
 // cachet-compile sets): each step's K/V rows are copied into
 // double-buffered dynamic workgroup memory by nvgpu.device_async_copy;
@@ -15,15 +29,15 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGED
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGED-REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-stages=2" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGED-KERNEL
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=UNSTAGED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="dynamic-shared async-copy decode-row-values=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=UNSTAGED
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-stages=3" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // BADSTAGES: cachet-select-kernel-configs: bad decode-stages 3: 1 or 2
 // Negative: decode-rows=0 never takes it; a prefill has too many rows.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=decode" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORCED
 // The options reach the config.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-split=5 decode-threads=64 decode-load-bytes=4" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OPTIONS
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-workgroup-rows=6" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=ROWS
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-split=5 decode-threads=64 decode-load-bytes=4 decode-row-values=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OPTIONS
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-workgroup-rows=6 decode-row-values=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=ROWS
 // Through each target's whole pipeline (SPIR-V takes it when asked for).
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary attention-options={decode-stages=2}" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
@@ -94,6 +108,36 @@
 // STAGED-KERNEL: memref.load %[[VROWS]]
 // STAGED-KERNEL: scf.yield
 // STAGED-KERNEL: nvgpu.device_async_wait
+// Lanes: 16 lanes of 8 values per 128-value row, 2 rows per subgroup;
+// 128 threads are 8 groups of lanes, 4 positions each per step (32 per
+// step, so 64 splits of 64 positions). K/V blocks read as aligned 32-bit
+// words. Lavapipe's subgroups of 8 lanes take 16 values a lane. Auto
+// keeps a position per thread for blocks.
+// AUTO-LABEL: func.func @tg1_q8_0
+// AUTO: #cachet.kernel_config<variant = attention_decode, tile = [4, 256], workgroup = 256, subgroup = 32, split = 16, load_bytes = 16>
+// LANES-LABEL: func.func @tg1_q8_0
+// LANES: #cachet.kernel_config<variant = attention_decode, tile = [4, 32], workgroup = 128, subgroup = 32, vector_width = 8, split = 64, load_bytes = 16>
+// LANES-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV, 64 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 32 positions each): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 64x8x1 workgroups of 128 threads (subgroup 32), each K/V row read by 16 lanes together (8 values each), Q and the accumulators in registers, 4 positions per group of lanes per step, 4224 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); K decoded from q8_0 blocks in registers; V decoded from q8_0 blocks in registers
+// LANES-LAVAPIPE-LABEL: func.func @tg1_q8_0
+// LANES-LAVAPIPE: #cachet.kernel_config<variant = attention_decode, tile = [4, 64], workgroup = 128, subgroup = 8, vector_width = 16, load_bytes = 16>
+// LANES-KERNEL-LABEL: func.func @tg1_q8_0
+// LANES-KERNEL: gpu.launch
+// LANES-KERNEL-NOT: vector<8xi8>
+// LANES-KERNEL: scf.for
+// LANES-KERNEL: vector.load %{{.*}} {alignment = 4 : i64} : memref<4096x8x136xi8, strided<[?, ?, 1], offset: ?>>, vector<4xi8>
+// LANES-KERNEL: math.fma
+// LANES-KERNEL: gpu.shuffle  xor %{{.*}}, %c1_i32
+// LANES-KERNEL: gpu.shuffle  xor %{{.*}}, %c8_i32
+// LANES-KERNEL-NOT: gpu.shuffle  xor %{{.*}}, %c16_i32,
+// LANES-KERNEL: math.exp2
+// LANES-KERNEL-NOT: gpu.shuffle  idx
+// LANES-KERNEL: scf.yield
+// The groups of a subgroup merged by shuffles across them.
+// LANES-KERNEL: gpu.shuffle  xor %{{.*}}, %c16_i32
+// LANES-KERNEL: gpu.barrier
+// LANES-KERNEL: gpu.launch
+// LANES32-LABEL: func.func @tg1_q8_0
+// LANES32: #cachet.kernel_config<variant = attention_decode, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, split = 64, load_bytes = 16>
 // UNSTAGED-LABEL: func.func @tg1_q8_0
 // UNSTAGED: #cachet.kernel_config<variant = attention_decode, tile = [4, 256], workgroup = 256, subgroup = 32, split = 16, load_bytes = 16>
 // OFF-LABEL: func.func @tg1_q8_0
@@ -130,6 +174,18 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>
 // STAGED-KERNEL: nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1, cachet.min_workgroups_per_sm = 3 : i64}
 // ROWS-LABEL: func.func @tg4_bf16
 // ROWS: #cachet.kernel_config<variant = attention_decode, tile = [4, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// bf16 rows read as 16-byte vectors by 16 lanes; 8 rows of Q and of the
+// accumulators, 8 values each, per lane.
+// Auto: 8 rows per workgroup, a position per thread.
+// AUTO-LABEL: func.func @tg4_bf16
+// AUTO: #cachet.kernel_config<variant = attention_decode, tile = [8, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
+// LANES-LABEL: func.func @tg4_bf16
+// LANES: #cachet.kernel_config<variant = attention_decode, tile = [8, 32], workgroup = 128, subgroup = 32, vector_width = 8, split = 64, load_bytes = 16>
+// LANES-KERNEL-LABEL: func.func @tg4_bf16
+// LANES-KERNEL: vector.load %{{.*}} {alignment = 16 : i64} : memref<4100x8x128xbf16, strided<[?, ?, 1], offset: ?>>, vector<8xbf16>
+// Each lane's 16 values of 8 rows (256 registers) would not fit: 8.
+// LANES32-LABEL: func.func @tg4_bf16
+// LANES32: #cachet.kernel_config<variant = attention_decode, tile = [8, 128], workgroup = 128, subgroup = 32, split = 32, load_bytes = 16>
 // KERNEL-LABEL: func.func @tg4_bf16
 // KERNEL: vector.load %{{.*}} : memref<4100x8x128xbf16, strided<[?, ?, 1], offset: ?>>, vector<8xbf16>
 func.func @tg4_bf16(%q: tensor<32x4x128xbf16>, %k: tensor<4100x8x128xbf16>,
@@ -137,6 +193,20 @@ func.func @tg4_bf16(%q: tensor<32x4x128xbf16>, %k: tensor<4100x8x128xbf16>,
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 4096
       : tensor<32x4x128xbf16>, tensor<4100x8x128xbf16>, tensor<4100x8x128xbf16> -> tensor<32x4x128xbf16>
   return %o : tensor<32x4x128xbf16>
+}
+
+// -----
+
+// One new token over 32768 f16 positions (4 rows per KV head): auto reads each
+// row by 16 lanes, 8 values each.
+// AUTO-LABEL: func.func @tg1_f16
+// AUTO: #cachet.kernel_config<variant = attention_decode, tile = [4, 32], workgroup = 128, subgroup = 32, vector_width = 8, split = 64, load_bytes = 16>
+// AUTO-NEXT: return
+func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
+                   %v: tensor<32768x8x128xf16>) -> tensor<32x1x128xf16> {
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 32767
+      : tensor<32x1x128xf16>, tensor<32768x8x128xf16>, tensor<32768x8x128xf16> -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
 }
 
 // -----

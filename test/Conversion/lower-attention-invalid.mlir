@@ -79,6 +79,29 @@ func.func @decode_subgroup(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: t
 
 // -----
 
+// Rows read by lanes together: 32 values a row at 16 a lane are 2 lanes,
+// 32 threads 16 groups of them, which 8 positions a step do not fill.
+func.func @decode_lanes_step(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error @+1 {{the decode kernel's 8 positions per step are not a multiple of its 16 groups of lanes}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 8], workgroup = 32, vector_width = 16>}
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}
+
+// -----
+
+// 64 values a lane would be half a lane per row of 32.
+func.func @decode_lanes_width(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error @+1 {{vector_width 64: the head dimension 32 is not a multiple of 64}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 32], workgroup = 32, vector_width = 64>}
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}
+
+// -----
+
 // The decode kernel's shuffles span one subgroup: the h200's has 32 lanes
 // (on lavapipe, 8).
 func.func @decode_device_subgroup(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {

@@ -166,7 +166,7 @@ func.func @decode_load_bytes(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
 
 func.func @decode_row_blocks(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
                              %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
-  // expected-error @+2 {{the decode kernel takes no 'row_blocks', 'pad_bytes', 'warp_sync', 'lazy_rescale' or 'vector_width'}}
+  // expected-error @+2 {{the decode kernel takes no 'row_blocks', 'pad_bytes', 'warp_sync' or 'lazy_rescale'}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 128], pad_bytes = 16>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
@@ -181,6 +181,18 @@ func.func @decode_dynamic_unstaged(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf
   // expected-error @+2 {{the decode kernel's dynamic workgroup memory holds its staged K/V rows: 'dynamic_shared' needs 'stages = 2'}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 128], dynamic_shared = true>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @decode_lanes_staged(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                               %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the decode kernel reads rows by lanes together ('vector_width' > 1) only with 'stages = 1'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode, tile = [4, 32], workgroup = 128, vector_width = 8, stages = 2, dynamic_shared = true>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>

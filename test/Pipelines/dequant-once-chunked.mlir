@@ -22,6 +22,25 @@
 // HOST-NOT: unrealized_conversion_cast
 // HOST: llvm.cond_br
 // HOST: gpu.launch_func
+// On NVVM the chunk loop stays on the stream of the work before it
+// (cachet-stream-loops): no stream created or synchronized per chunk.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 format=isa dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-stream-loops -mlir-disable-threading -o /dev/null 2>&1 | grep -v "note:\|^ *^" | FileCheck %s --check-prefix=STREAM
+// STREAM: remark: cachet-stream-loops: the loop's GPU work stays on the stream of the work before it
+// STREAM: IR Dump After StreamLoops
+// STREAM: gpu.launch_func async
+// STREAM-NOT: gpu.wait
+// STREAM: scf.for
+// STREAM-NOT: gpu.wait
+// STREAM: gpu.launch_func async [%[[S:[0-9]+]]]
+// STREAM-NOT: gpu.wait
+// STREAM: gpu.launch_func async
+// STREAM-NOT: gpu.wait
+// STREAM: gpu.launch_func async
+// STREAM-NOT: gpu.wait
+// STREAM: }
+// STREAM-NEXT: gpu.alloc async [%[[S]]]
+// STREAM-NEXT: gpu.launch_func async
+// STREAM-NEXT: gpu.wait
 // The reference lowering of the chunks (linalg on tensors): its
 // temporaries are allocated in the loop and freed there.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 attention-kernel=reference stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=REF

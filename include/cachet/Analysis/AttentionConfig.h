@@ -192,6 +192,10 @@ struct AttentionConfigOptions {
   /// double-buffered workgroup memory by asynchronous copies (coalesced;
   /// the next step's copies in flight while this one computes).
   int64_t decodeStages = 1;
+  /// Values of a K/V row each decode lane reads: 1, a position per thread;
+  /// n > 1, each row read by head-dim / n lanes together, `decodeUnroll`
+  /// positions per group of lanes per step; 0: auto.
+  int64_t decodeRowValues = 0, decodeUnroll = 4;
 };
 
 /// The most query rows of one KV head the decode kernel keeps in registers.

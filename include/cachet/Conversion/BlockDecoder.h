@@ -46,12 +46,38 @@ public:
   /// `valueIndex / 32 * block bytes`.
   mlir::Value decodeValue(mlir::Value valueIndex);
 
+  /// Reads the little-endian 32-bit word at word index `word` (an index:
+  /// bytes 4 * word .. 4 * word + 3 of a row) as an i32.
+  using WordReader = std::function<mlir::Value(
+      mlir::OpBuilder &, mlir::Location, mlir::Value word)>;
+
+  /// Returns values `first` .. `first + n - 1` of the block at
+  /// `blockOffset` (indices; the block in a row of `rowBytes` bytes, a
+  /// multiple of 4, whose first byte is 4-aligned), each as f32 and bit for
+  /// bit as decode() computes it, from aligned 32-bit words read through
+  /// `readWord` (a word past the row's last is read as the last). `first`
+  /// is a multiple of `n`, and `n` divides 32 (16 for the 4-bit formats,
+  /// whose slice then lies in one half of the block's nibbles).
+  llvm::SmallVector<mlir::Value> decodeSlice(const WordReader &readWord,
+                                             mlir::Value blockOffset,
+                                             mlir::Value first, int64_t n,
+                                             int64_t rowBytes);
+
+  /// Whether decodeSlice() takes slices of `n` values of `type`.
+  static bool takesSlice(BlockQuantizedType type, int64_t n);
+
 private:
   mlir::Value readU8(int64_t offset);
   mlir::Value readF16(int64_t offset);
   mlir::Value nibble(mlir::Value lane);
   mlir::Value highBits();
   mlir::Value codeBook(mlir::Value quant);
+  /// `count` bytes from byte `start` (an index, a multiple of `align`) of
+  /// a row of `rowBytes` bytes, as i32 words holding 4 bytes each
+  /// (little-endian), from aligned words shifted into place.
+  llvm::SmallVector<mlir::Value> readWindow(const WordReader &readWord,
+                                            mlir::Value start, int64_t count,
+                                            int64_t align, int64_t rowBytes);
 
   mlir::OpBuilder &b;
   mlir::Location loc;

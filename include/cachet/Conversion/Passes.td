@@ -644,7 +644,10 @@ def EmulateBF16Storage
     Vulkan devices (lavapipe included) have no bf16 type. This pass gives
     every kernel buffer argument of element type bf16 the element type i16 (the
     same bits): each `memref.load` becomes a load of i16 and an
-    `arith.bitcast` to bf16, each `memref.store` the reverse. The host passes
+    `arith.bitcast` to bf16 (a `vector.load` whose elements are only
+    extracted, a load of an i16 vector and a bitcast per element), each
+    `memref.store` the reverse.
+    The host passes
     the same buffer through an `unrealized_conversion_cast` that lowering to
     LLVM folds away (both types have the same descriptor). Together with
     `arith-emulate-unsupported-floats` and `arith-expand{include-bf16}`, no
@@ -729,6 +732,52 @@ def DumpKernelObjects
     Option<"directory", "directory", "std::string", /*default=*/"\".\"",
            "Folder the objects are written to (created if missing)">,
   ];
+}
+
+def StreamLoops : Pass<"cachet-stream-loops", "mlir::func::FuncOp"> {
+  let summary = "Keep a host loop's GPU work on the stream before it";
+  let description = [{
+    Upstream's `gpu-async-region` ends the async region at an `scf.for`:
+    the host waits for the GPU work before the loop, and every iteration
+    creates a stream (`gpu.wait async`), chains its work on it, then
+    synchronizes and destroys it (`gpu.wait [...]`). In a chunked
+    dequant-once attention (cachet-dequant-once-kv with
+    `max-scratch-bytes`) that cost about 90 us per chunk on the H200
+    (docs/BENCHMARKS.md, run 62). cachet-compile runs this pass right after
+    `gpu-async-region` on NVVM and ROCDL (SPIR-V unrolls the chunks).
+
+    Where the loop is preceded by a wait on one token and its body is one
+    chain (a new stream first, a wait on its last token right before the
+    terminator, every other op either an async GPU op or free of memory
+    effects), the iterations' work goes on the stream of the work before
+    the loop: the lowering maps a token to its stream, and one stream runs
+    its work in the order it was issued. The work after the loop continues
+    on that stream (it replaces a new stream there), or the host waits for
+    it right after the loop. Every loop with GPU work gets a remark: kept,
+    and why, or moved.
+
+    Before:
+
+    ```mlir
+    gpu.wait [%t]
+    scf.for %i = %c0 to %n step %c1 {
+      %s = gpu.wait async
+      %a = gpu.launch_func async [%s] @k::@k ... args(..., %i : index)
+      gpu.wait [%a]
+    }
+    %u = gpu.wait async
+    %b = gpu.launch_func async [%u] @k2::@k2 ...
+    ```
+
+    After:
+
+    ```mlir
+    scf.for %i = %c0 to %n step %c1 {
+      %a = gpu.launch_func async [%t] @k::@k ... args(..., %i : index)
+    }
+    %b = gpu.launch_func async [%t] @k2::@k2 ...
+    ```
+  }];
 }
 
 def LowerLaunchAttributes

@@ -195,7 +195,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       thread per store decodes bytes read from global memory.
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]` (decode: `[query rows of one KV head, KV
-      positions per step]`, one position per thread); mat-vec `[subgroups per workgroup, rows per
+      positions per step]`: one position per thread, or with `vector_width`
+      > 1 the positions of all groups of lanes); mat-vec `[subgroups per workgroup, rows per
       subgroup]` (rows per subgroup where it divides the rows, else 1);
       staged dequant-transpose `[positions per workgroup]`.
     * `workgroup` (0): threads per workgroup (attention: the query tile for
@@ -204,7 +205,9 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `subgroup` (0): lanes per subgroup (0: the device profile's).
     * `vector_width` (1): elements per vector load (attention: of the f16
       Q/K/V tiles; mat-vec: of the weight rows); dequant-transpose: values
-      per store.
+      per store; decode: values of a K/V row each lane reads (1: each
+      thread reads whole rows; n > 1: head-dim / n lanes read a row
+      together, with `stages = 1`).
     * `load_bytes` (0): bytes per staging load of the staged
       dequant-transpose (a power of two from 4); bytes per load of a K row
       in the decode kernel (a power of two from 1 to 16).

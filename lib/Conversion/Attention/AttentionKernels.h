@@ -90,6 +90,10 @@ struct KernelConfig {
   /// Bytes per load of a K row (decode kernel; divides the row's bytes) and
   /// the most bytes per load of a lane's slice of a V row.
   int64_t loadBytes = 16, maxLoadBytes = 16;
+  /// Lanes reading each K/V row together in the decode kernel (its config's
+  /// vector_width > 1: head-dim / vector_width; 1: a position per thread),
+  /// and the positions each group of them takes per step.
+  int64_t rowLanes = 1, unroll = 1;
 };
 
 /// The online-softmax state that the kernel of one chunk of keys
@@ -202,9 +206,56 @@ private:
              mlir::ValueRange carried, mlir::Value base, mlir::Value firstRow);
   /// Merges the subgroups' final `state` in workgroup memory and writes the
   /// workgroup's partial state (accumulator, max, sum of each row) to
-  /// `parts`.
+  /// `parts`. `state` holds the rows' maxima (uniform over a subgroup),
+  /// their sums (the lane's parts with `laneSums`, else the subgroup's)
+  /// and the lane's `slice` accumulator values of each row from value
+  /// `firstDim`; with `owner`, only the lanes where it holds add theirs
+  /// (the others hold copies).
   void mergeDecodeSubgroups(const DecodeFrame &f, mlir::ValueRange state,
-                            mlir::Value parts);
+                            mlir::Value parts, int64_t slice,
+                            mlir::Value firstDim, mlir::Value owner,
+                            bool laneSums);
+
+  //===--- The decode kernel with rows read by lanes together -----------===//
+  //===--- (DecodeRowLanes.cpp) ------------------------------------------===//
+
+  /// Values `first` .. `first + n - 1` of the f16/bf16/f32 row at `at` in
+  /// `source` (of `element`) as f32, `perLoad` per load (vectors aligned
+  /// to their bytes where more than 1).
+  llvm::SmallVector<mlir::Value> readFloats(mlir::Value source, RowIndices at,
+                                            mlir::Value first, int64_t n,
+                                            int64_t perLoad,
+                                            mlir::Type element);
+  /// Values `first` .. `first + n - 1` of the K or V row at `at` in
+  /// `source` (`block`s or floats of `element`, `dim` values a row) as f32,
+  /// rounded to `element` where decoded from blocks: wide loads of floats,
+  /// aligned 32-bit words of blocks.
+  llvm::SmallVector<mlir::Value>
+  decodeRowSlice(mlir::Value source, RowIndices at, mlir::Value first,
+                 int64_t n, int64_t dim, BlockQuantizedType block,
+                 mlir::Type element);
+  /// The decode loop's state after `steps` steps that began with `init`
+  /// and ended with `results`: `init` where no step ran.
+  llvm::SmallVector<mlir::Value> stateAfterSteps(mlir::Value steps,
+                                                 mlir::ValueRange init,
+                                                 mlir::ValueRange results);
+  /// The steps of the decode kernel with a position per thread, from Q
+  /// staged in workgroup memory, over the `count` positions of the split
+  /// (DecodeKernel.cpp). Returns the state mergeDecodeSubgroups takes
+  /// (sums per lane; the lane's accumulators from value lane * slice).
+  llvm::SmallVector<mlir::Value>
+  decodeThreadRows(mlir::Value query, mlir::Value key, mlir::Value value,
+                   const DecodeFrame &f, mlir::Value count);
+  /// The steps of the decode kernel whose K/V rows are each read by
+  /// `c.rowLanes` lanes together, from Q in registers, over the `count`
+  /// positions of the split; then the subgroup's groups of lanes merged.
+  /// Returns the state mergeDecodeSubgroups takes (sums per subgroup; the
+  /// lanes' accumulators from value (lane % rowLanes) * slice) and sets
+  /// `firstDim` and `owner` for it.
+  llvm::SmallVector<mlir::Value>
+  decodeRowLanes(mlir::Value query, mlir::Value key, mlir::Value value,
+                 const DecodeFrame &f, mlir::Value count, mlir::Value &firstDim,
+                 mlir::Value &owner);
 
   //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
 
@@ -560,6 +611,23 @@ private:
   /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
   /// and V are bf16 (mma-sync only), f16 otherwise.
   mlir::Type half;
+};
+
+/// What every step of the decode kernel's first launch uses: its workgroup
+/// memory, ids, the split's positions and what masks the scores.
+struct KernelBuilder::DecodeFrame {
+  mlir::Value qTile, accTile, stats;
+  /// Staged: the K and V rows' double buffers, `[2 * threads + 1][row]`
+  /// (the last row takes the idle lanes' empty copies).
+  mlir::Value kRows, vRows;
+  mlir::Value thread, lane, warp, chunk, kvHead;
+  /// The KV head's row that is the workgroup's first.
+  mlir::Value rowBase;
+  /// The split's first position, its end and its last position.
+  mlir::Value start, end, last;
+  mlir::Value mask;
+  double scale;
+  std::optional<int64_t> causal;
 };
 
 } // namespace cachet::attention

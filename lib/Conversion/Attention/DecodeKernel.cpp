@@ -165,21 +165,7 @@ SmallVector<Value> KernelBuilder::decodeValueSlice(Value value,
       perLoad *= 2;
     if (perLoad * elementBytes < 8)
       perLoad = 1;
-    for (int64_t j = 0; j < n; j += perLoad) {
-      SmallVector<Value> at = rowAt(addIndex(first, j));
-      if (perLoad == 1) {
-        values.push_back(castFloat(
-            b, loc, memref::LoadOp::create(b, loc, value, at), f32Type));
-        continue;
-      }
-      auto load = vector::LoadOp::create(
-          b, loc, VectorType::get({perLoad}, element), value, at);
-      load.setAlignment(perLoad * elementBytes);
-      for (int64_t e = 0; e < perLoad; ++e)
-        values.push_back(castFloat(
-            b, loc, vector::ExtractOp::create(b, loc, load, e), f32Type));
-    }
-    return values;
+    return readFloats(value, rowAt, first, n, perLoad, element);
   }
   // Packed: the lane's values lie in one block (n divides 32) or fill
   // whole blocks (32 divides n); the block's offset is one value per block,
@@ -209,23 +195,6 @@ SmallVector<Value> KernelBuilder::decodeValueSlice(Value value,
   }
   return values;
 }
-
-/// What every step of the decode kernel's first launch uses: its workgroup
-/// memory, ids, the split's positions and what masks the scores.
-struct KernelBuilder::DecodeFrame {
-  mlir::Value qTile, accTile, stats;
-  /// Staged: the K and V rows' double buffers, `[2 * threads + 1][row]`
-  /// (the last row takes the idle lanes' empty copies).
-  mlir::Value kRows, vRows;
-  mlir::Value thread, lane, warp, chunk, kvHead;
-  /// The KV head's row that is the workgroup's first.
-  mlir::Value rowBase;
-  /// The split's first position, its end and its last position.
-  mlir::Value start, end, last;
-  mlir::Value mask;
-  double scale;
-  std::optional<int64_t> causal;
-};
 
 void KernelBuilder::whenTrue(Value condition, function_ref<void()> body) {
   auto guarded = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
@@ -324,18 +293,6 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     f.scale = scale;
     f.causal = causal;
 
-    // Q of the workgroup's rows, as f32: row r of the KV head is query
-    // r % queries of query head kvHead * group + r / queries.
-    forLoop(f.thread, index(rows * dim), index(threads), [&](Value i) {
-      Value r = arith::DivUIOp::create(b, loc, i, index(dim));
-      Value x = arith::RemUIOp::create(b, loc, i, index(dim));
-      auto [head, row] = decodeRow(f, r);
-      Value q = memref::LoadOp::create(b, loc, query, ValueRange{head, row, x});
-      memref::StoreOp::create(b, loc, castFloat(b, loc, q, f32Type), f.qTile,
-                              ValueRange{r, x});
-    });
-    gpu::BarrierOp::create(b, loc);
-
     f.start = arith::MulIOp::create(b, loc, f.chunk, index(perSplit));
     f.end = arith::MinUIOp::create(b, loc, addIndex(f.start, perSplit),
                                    index(visible));
@@ -345,73 +302,112 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, f.end,
                               f.start),
         arith::SubIOp::create(b, loc, f.end, f.start), index(0));
-    Value steps = arith::CeilDivUIOp::create(b, loc, count, index(threads));
-
-    // The loop state: each row's running max (uniform over a subgroup) and
-    // the lane's part of its sum, then the lane's accumulator slices.
-    SmallVector<Value> init;
-    init.append(rows, f32(-std::numeric_limits<double>::infinity()));
-    init.append(rows, f32(0));
-    init.append(rows * (s.valueDim / c.subgroup), f32(0));
-    // Staged: the first step's copies start before the loop, each step
-    // waits for its own and starts the next step's into the other buffer.
-    SmallVector<Value> loopInit = init;
-    if (c.stagedRows)
-      loopInit.push_back(copyDecodeRows(key, value, f, f.start, index(0)));
-    auto loop = scf::ForOp::create(b, loc, index(0), steps, one, loopInit);
-    {
-      OpBuilder::InsertionGuard loopGuard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value iv = loop.getInductionVar();
-      Value base = arith::AddIOp::create(
-          b, loc, f.start, arith::MulIOp::create(b, loc, iv, index(threads)));
-      ValueRange carried = loop.getRegionIterArgs();
-      Value firstRow;
-      Value nextCopies;
-      if (c.stagedRows) {
-        // The step's rows are in buffer iv mod 2. Once every thread is past
-        // the previous step, which read the other buffer, the next step's
-        // copies go there.
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
-                                         b.getI32IntegerAttr(0));
-        gpu::BarrierOp::create(b, loc);
-        Value buffer = arith::RemUIOp::create(b, loc, iv, index(2));
-        firstRow = arith::MulIOp::create(b, loc, buffer, index(threads));
-        Value otherRow = arith::MulIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, one, buffer), index(threads));
-        nextCopies =
-            copyDecodeRows(key, value, f, addIndex(base, threads), otherRow);
-        carried = carried.drop_back();
-      }
-      SmallVector<Value> next =
-          decodeStep(key, value, f, carried, base, firstRow);
-      if (nextCopies)
-        next.push_back(nextCopies);
-      scf::YieldOp::create(b, loc, next);
+    if (c.rowLanes > 1) {
+      Value firstDim, owner;
+      SmallVector<Value> state =
+          decodeRowLanes(query, key, value, f, count, firstDim, owner);
+      mergeDecodeSubgroups(f, state, parts, s.valueDim / c.rowLanes, firstDim,
+                           owner, /*laneSums=*/false);
+    } else {
+      SmallVector<Value> state = decodeThreadRows(query, key, value, f, count);
+      int64_t slice = s.valueDim / c.subgroup;
+      mergeDecodeSubgroups(f, state, parts, slice,
+                           arith::MulIOp::create(b, loc, f.lane, index(slice)),
+                           Value(),
+                           /*laneSums=*/true);
     }
-    // The last step started copies of no position (zero-fills): waited
-    // for before the buffers' memory is left.
-    if (c.stagedRows)
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
-                                       b.getI32IntegerAttr(0));
-    // A workgroup past the last position runs no step. Its state is then
-    // the initial one, selected here rather than taken from the loop:
-    // convert-scf-to-spirv (LLVM 22) returns a loop's results through
-    // Function variables stored only in its body, so after a loop that ran
-    // no iteration they are uninitialized (on NVIDIA's Vulkan driver:
-    // garbage, different on every run).
-    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps,
-                                      index(0));
-    SmallVector<Value> state;
-    for (auto [initial, result] : llvm::zip_first(init, loop.getResults()))
-      state.push_back(
-          arith::SelectOp::create(b, loc, ran, result, initial).getResult());
-    mergeDecodeSubgroups(f, state, parts);
     gpu::TerminatorOp::create(b, loc);
   }
   markOccupancy(launch);
   buildDecodeMerge(parts, out);
   memref::DeallocOp::create(b, loc, parts);
+}
+
+SmallVector<Value> KernelBuilder::decodeThreadRows(Value query, Value key,
+                                                   Value value,
+                                                   const DecodeFrame &f,
+                                                   Value count) {
+  Type f32Type = b.getF32Type();
+  const int64_t rows = c.queryTile, threads = c.threads, dim = s.headDim;
+  Value one = index(1);
+  // Q of the workgroup's rows, as f32: row r of the KV head is query
+  // r % queries of query head kvHead * group + r / queries.
+  forLoop(f.thread, index(rows * dim), index(threads), [&](Value i) {
+    Value r = arith::DivUIOp::create(b, loc, i, index(dim));
+    Value x = arith::RemUIOp::create(b, loc, i, index(dim));
+    auto [head, row] = decodeRow(f, r);
+    Value q = memref::LoadOp::create(b, loc, query, ValueRange{head, row, x});
+    memref::StoreOp::create(b, loc, castFloat(b, loc, q, f32Type), f.qTile,
+                            ValueRange{r, x});
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value steps = arith::CeilDivUIOp::create(b, loc, count, index(threads));
+
+  // The loop state: each row's running max (uniform over a subgroup) and
+  // the lane's part of its sum, then the lane's accumulator slices.
+  SmallVector<Value> init;
+  init.append(rows, f32(-std::numeric_limits<double>::infinity()));
+  init.append(rows, f32(0));
+  init.append(rows * (s.valueDim / c.subgroup), f32(0));
+  // Staged: the first step's copies start before the loop, each step
+  // waits for its own and starts the next step's into the other buffer.
+  SmallVector<Value> loopInit = init;
+  if (c.stagedRows)
+    loopInit.push_back(copyDecodeRows(key, value, f, f.start, index(0)));
+  auto loop = scf::ForOp::create(b, loc, index(0), steps, one, loopInit);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value iv = loop.getInductionVar();
+    Value base = arith::AddIOp::create(
+        b, loc, f.start, arith::MulIOp::create(b, loc, iv, index(threads)));
+    ValueRange carried = loop.getRegionIterArgs();
+    Value firstRow;
+    Value nextCopies;
+    if (c.stagedRows) {
+      // The step's rows are in buffer iv mod 2. Once every thread is past
+      // the previous step, which read the other buffer, the next step's
+      // copies go there.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                       b.getI32IntegerAttr(0));
+      gpu::BarrierOp::create(b, loc);
+      Value buffer = arith::RemUIOp::create(b, loc, iv, index(2));
+      firstRow = arith::MulIOp::create(b, loc, buffer, index(threads));
+      Value otherRow = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, one, buffer), index(threads));
+      nextCopies =
+          copyDecodeRows(key, value, f, addIndex(base, threads), otherRow);
+      carried = carried.drop_back();
+    }
+    SmallVector<Value> next =
+        decodeStep(key, value, f, carried, base, firstRow);
+    if (nextCopies)
+      next.push_back(nextCopies);
+    scf::YieldOp::create(b, loc, next);
+  }
+  // The last step started copies of no position (zero-fills): waited
+  // for before the buffers' memory is left.
+  if (c.stagedRows)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                     b.getI32IntegerAttr(0));
+  return stateAfterSteps(steps, init, loop.getResults());
+}
+
+SmallVector<Value> KernelBuilder::stateAfterSteps(Value steps, ValueRange init,
+                                                  ValueRange results) {
+  // A workgroup past the last position runs no step. Its state is then
+  // the initial one, selected here rather than taken from the loop:
+  // convert-scf-to-spirv (LLVM 22) returns a loop's results through
+  // Function variables stored only in its body, so after a loop that ran
+  // no iteration they are uninitialized (on NVIDIA's Vulkan driver:
+  // garbage, different on every run).
+  Value ran =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, steps, index(0));
+  SmallVector<Value> state;
+  for (auto [initial, result] : llvm::zip_first(init, results))
+    state.push_back(
+        arith::SelectOp::create(b, loc, ran, result, initial).getResult());
+  return state;
 }
 
 Value KernelBuilder::copyDecodeRows(Value key, Value value,
@@ -611,16 +607,19 @@ SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
 }
 
 void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
-                                         Value parts) {
+                                         Value parts, int64_t slice,
+                                         Value firstDim, Value owner,
+                                         bool laneSums) {
   const int64_t rows = c.queryTile, lanes = c.subgroup;
-  const int64_t warps = c.threads / lanes, slice = s.valueDim / lanes;
+  const int64_t warps = c.threads / lanes;
   Value zero = index(0), f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
   // Each subgroup's row max and sum.
   SmallVector<Value> sums(rows);
   for (int64_t r = 0; r < rows; ++r)
-    sums[r] =
-        reduceAcrossLanes(state[rows + r], lanes, lanes, LaneCombine::Sum);
+    sums[r] = laneSums ? reduceAcrossLanes(state[rows + r], lanes, lanes,
+                                           LaneCombine::Sum)
+                       : state[rows + r];
   whenTrue(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.lane, zero),
       [&] {
@@ -655,10 +654,12 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
   }
   // The accumulators scaled to the workgroup's max, added one subgroup at
   // a time.
-  Value firstDim = arith::MulIOp::create(b, loc, f.lane, index(slice));
   for (int64_t w = 0; w < warps; ++w) {
-    whenTrue(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.warp,
-                                   index(w)),
+    Value turn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.warp,
+                                       index(w));
+    if (owner)
+      turn = arith::AndIOp::create(b, loc, turn, owner);
+    whenTrue(turn,
              [&] {
                for (int64_t r = 0; r < rows; ++r)
                  for (int64_t j = 0; j < slice; ++j) {
