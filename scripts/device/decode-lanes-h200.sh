@@ -75,6 +75,13 @@ else
       timeout 60 $B/cachet-bench $D/$x --repeat=5 --json=$W/$x-$turn.json > $W/$x-$turn.log 2>&1; s
     done
   done
+  # V loads issued with K's (.device/sw-ve, decode-row-values=8) against
+  # after the scores (dec-nvvm), in turns.
+  for turn in 1 2; do
+    for x in dec-nvvm sw-ve; do
+      [ -d $D/$x ] && timeout 80 $B/cachet-bench $D/$x --repeat=20 --json=$W/$x-$turn.json > $W/$x-$turn.log 2>&1; s
+    done
+  done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   if [ -n "$NCU" ]; then
     for x in dec-nvvm sw-regs; do
@@ -89,7 +96,8 @@ else
   fi
   echo "chunked: $(grep -ac PASS $W/chunked-check.log) PASS, $(grep -ac byte-identical $W/chunked-check.log) byte-identical of $(grep -c '^==' $W/chunked-check.log)"
   grep -a "FAIL\|DIFFERENT\|error" $W/chunked-check.log | head
-  for f in $W/c[AB]-*.log; do echo "== $(basename $f)"; grep -a "^| " $f | grep -v -- "---\|case"; done
+  for f in $W/c[AB]-*.log $W/sw-ve-*.log; do echo "== $(basename $f)"; grep -a "^| " $f | grep -v -- "---\|case"; done
+  for f in $W/dec-nvvm-*.log; do echo "== $(basename $f)"; grep -a "^| " $f | grep "tg1 @ d32768"; done
   tail -2 $W/ggml-build.log; grep -a "^| " $W/ggml-fa.log | head -40
   for f in $W/ncu-*.log; do echo "== $f"; grep -a "Duration\|L1/TEX Cache Throughput\|DRAM Throughput\|Achieved Occupancy\|Registers Per\|No Eligible" $f | head -8; done
 fi

@@ -160,6 +160,12 @@ SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
           key, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
           firstQ, n, s.headDim, s.keyBlock, s.keyElement);
     }
+    // The V rows' loads go out with K's: they do not wait for the scores.
+    SmallVector<SmallVector<Value>> v(unroll);
+    for (int64_t u = 0; u < unroll; ++u)
+      v[u] = decodeRowSlice(
+          value, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
+          firstV, valueN, s.valueDim, s.valueBlock, s.valueElement);
     // Scaled, masked scores in base 2; -inf past the split.
     Value log2e = f32(kLog2E);
     SmallVector<SmallVector<Value>> scores(unroll, SmallVector<Value>(rows));
@@ -203,15 +209,12 @@ SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
         acc = arith::MulFOp::create(b, loc, acc, step.alpha);
       }
     }
-    // O += P V with the lanes' slices of the V rows.
+    // O += P V with the lanes' slices of the V rows (read with K's).
     for (int64_t u = 0; u < unroll; ++u) {
-      SmallVector<Value> v = decodeRowSlice(
-          value, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
-          firstV, valueN, s.valueDim, s.valueBlock, s.valueElement);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < valueN; ++j) {
           Value &acc = next[2 * rows + r * valueN + j];
-          acc = math::FmaOp::create(b, loc, probs[u][r], v[j], acc);
+          acc = math::FmaOp::create(b, loc, probs[u][r], v[u][j], acc);
         }
     }
     scf::YieldOp::create(b, loc, next);
