@@ -460,7 +460,7 @@ static std::string whyNotDecode(const AttentionShape &s, int64_t subgroup,
     return llvm::formatv("{0} threads are not whole subgroups of {1} lanes "
                          "(at most 1024)",
                          threads, subgroup);
-  // Each row read by lanes together: pickDecodeRowValues checked the rest.
+  // Each row read by lanes together: whyNotRowValues checks the rest.
   if (rowValues > 1)
     return "";
   if (s.valueDim % subgroup != 0)
@@ -506,7 +506,7 @@ static std::string whyNotRowValues(const AttentionShape &s, int64_t n,
     if (32 % count != 0 || (!isa<Q8_0Type>(block) && count > 16))
       return llvm::formatv("{0} values of a {1} block per lane", count,
                            block.getFormatName());
-    if (getDecodeRowBytes(dim, s.keyElement, block) % 4 != 0)
+    if (dim / 32 * block.getBlockBytes() % 4 != 0)
       return llvm::formatv("{0} rows are not whole 32-bit words", what);
     return "";
   };
@@ -717,6 +717,10 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   if (!rowValuesWhy.empty())
     d.remark +=
         llvm::formatv("; rows not read by lanes together: {0}", rowValuesWhy);
+  else if (rowValues == 1 && !staged && o.decodeRowValues == 0)
+    d.remark += "; a position per thread (auto reads rows by lanes together "
+                "only for f16/bf16 K and V, at most 4 rows per workgroup and "
+                "16384 positions or more)";
   return d;
 }
 
