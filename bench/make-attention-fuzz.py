@@ -147,7 +147,9 @@ def main():
             m = re.search(r"(\d+) KV chunks of (\d+) positions", line)
             if m:
                 chunks = f", {m.group(1)} chunks of {m.group(2)}"
-            if "decode flash-attention kernel" in line:
+            if "decode flash-attention kernel on mma.sync" in line:
+                staging = "decode, mma.sync"
+            elif "decode flash-attention kernel" in line:
                 staging = ("decode, staged rows" if "double-buffered" in line
                            else "decode")
             elif "K/V blocks double-buffered" in line:

@@ -50,6 +50,8 @@ struct SelectKernelConfigsPass final
     o.decodeStages = decodeStages;
     o.decodeRowValues = decodeRowValues;
     o.decodeUnroll = decodeUnroll;
+    o.decodeMmaSync = decodeMmaSync;
+    o.decodeMmaUnroll = decodeMmaUnroll;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }

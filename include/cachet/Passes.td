@@ -666,7 +666,14 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       4 rows per workgroup over 16384 positions or more) each row is read by head-dim / n lanes
       together (coalesced; blocks as aligned 32-bit words), Q and the
       accumulators in registers, the dot products summed by shuffles, and
-      `decode-unroll` positions per group of lanes per step.
+      `decode-unroll` positions per group of lanes per step. With
+      `allow-mma-sync` (NVVM) auto takes `attention_decode_mma_sync`
+      wherever it serves (`decode-mma-sync`; f16/bf16 Q, K and V, or
+      q8_0 / q4_0 blocks; not for blocks at up to 4 rows below 16384
+      positions): S = Q K^T and O^T = V^T P^T as m16n8k16 mma.sync, up to
+      16 rows per workgroup in one m16 block, Q in registers, K rows read
+      in runs of 8 values or whole blocks decoded to f16 in registers; the
+      remark of the other decode kernels says why not.
       SPIR-V
       targets (cachet-compile) take it only when asked for, until a whole
       Vulkan suite has passed on NVIDIA's driver (docs/BENCHMARKS.md, runs
@@ -803,9 +810,10 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "KV position each per step; 0: 256 where K is decoded from "
            "blocks, else 128)">,
     Option<"decodeWorkgroupRows", "decode-workgroup-rows", "int64_t",
-           /*default=*/"8",
+           /*default=*/"0",
            "The most of a KV head's query rows one decode workgroup computes "
-           "(the rest in more workgroups, which read the same K/V; 1 to 32)">,
+           "(the rest in more workgroups, which read the same K/V; 1 to 32; "
+           "0: 8, or 16 on mma.sync)">,
     Option<"decodeLoadBytes", "decode-load-bytes", "int64_t",
            /*default=*/"16",
            "Bytes per load of a K row in the decode kernel (a power of two "
@@ -827,6 +835,18 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"decodeUnroll", "decode-unroll", "int64_t", /*default=*/"4",
            "With decode-row-values > 1: positions each group of lanes takes "
            "per step (their loads in flight together; 1 to 16)">,
+    Option<"decodeMmaSync", "decode-mma-sync", "int64_t", /*default=*/"0",
+           "The decode kernel with Q K^T and P V on m16n8k16 mma.sync "
+           "(NVVM, with allow-mma-sync; f16/bf16 K and V, or q8_0/q4_0 "
+           "blocks decoded to f16 in registers; up to 16 rows per "
+           "workgroup): 1 wherever it serves the attention, -1 never, 0 "
+           "auto (the same but for blocks at up to 4 rows below 16384 "
+           "positions)">,
+    Option<"decodeMmaUnroll", "decode-mma-unroll", "int64_t",
+           /*default=*/"1",
+           "Matrix products of 16 positions each subgroup of the mma-sync "
+           "decode kernel takes per step (their loads in flight together; 1 "
+           "to 8)">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(

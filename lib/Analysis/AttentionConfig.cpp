@@ -119,9 +119,10 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
                llvm::formatv("0 (never) to {0}", kMaxDecodeRows).str());
   if (o.decodeSplit < 0)
     return bad("decode-split", o.decodeSplit, "0 (from the profile) or more");
-  if (o.decodeWorkgroupRows < 1 || o.decodeWorkgroupRows > kMaxDecodeRows)
-    return bad("decode-workgroup-rows", o.decodeWorkgroupRows,
-               llvm::formatv("1 to {0}", kMaxDecodeRows).str());
+  if (o.decodeWorkgroupRows < 0 || o.decodeWorkgroupRows > kMaxDecodeRows)
+    return bad(
+        "decode-workgroup-rows", o.decodeWorkgroupRows,
+        llvm::formatv("0 (8, or 16 on mma.sync) to {0}", kMaxDecodeRows).str());
   if (o.decodeThreads < 0 || o.decodeThreads > 1024)
     return bad("decode-threads", o.decodeThreads,
                "0 (from the K/V types) to 1024");
@@ -133,6 +134,11 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
                "0 (auto) or a power of two up to 32");
   if (o.decodeUnroll < 1 || o.decodeUnroll > 16)
     return bad("decode-unroll", o.decodeUnroll, "1 to 16");
+  if (o.decodeMmaSync < -1 || o.decodeMmaSync > 1)
+    return bad("decode-mma-sync", o.decodeMmaSync,
+               "-1 (never), 0 (auto) or 1 (where it serves)");
+  if (o.decodeMmaUnroll < 1 || o.decodeMmaUnroll > 8)
+    return bad("decode-mma-unroll", o.decodeMmaUnroll, "1 to 8");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -216,6 +222,15 @@ static int64_t getScalarIterations(const AttentionShape &s, int64_t keyTile,
 static int64_t getDecodeBytes(const AttentionShape &s, int64_t rows,
                               int64_t warps) {
   return 4 * rows * (s.headDim + s.valueDim + 2 * warps);
+}
+
+/// Workgroup memory of the mma-sync decode kernel with `rows` query rows
+/// and `warps` subgroups: the output accumulator and each subgroup's row
+/// max and sum (f32), the accumulator's rows padded to the 8 of an n8
+/// block, and a placeholder Q tile (Q is in registers).
+static int64_t getDecodeMmaBytes(const AttentionShape &s, int64_t rows,
+                                 int64_t warps) {
+  return 4 * (1 + llvm::alignTo(rows, 8) * s.valueDim + warps * 2 * rows);
 }
 
 int64_t cachet::getDecodeRowBytes(int64_t dim, Type element,
@@ -335,6 +350,8 @@ MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
                                            KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
+  if (config.getVariant() == KernelVariant::AttentionDecodeMmaSync)
+    return getDecodeMmaBytes(s, tile[0], config.getWorkgroup() / 32);
   if (config.getVariant() == KernelVariant::AttentionDecode) {
     int64_t subgroup = config.getSubgroup() ? config.getSubgroup() : 32;
     if (config.getStages() == 2)
@@ -522,6 +539,118 @@ static std::string whyNotRowValues(const AttentionShape &s, int64_t n,
   return "";
 }
 
+/// Why the mma-sync decode kernel cannot serve `s` with `rows` query rows
+/// per workgroup, or "": K and V as their blocks `keyFrom` / `valueFrom`
+/// (the cache's, or those dequantized once; null for f16/bf16).
+static std::string whyNotDecodeMma(const AttentionShape &s, int64_t rows,
+                                   BlockQuantizedType keyFrom,
+                                   BlockQuantizedType valueFrom) {
+  if (rows > 16)
+    return llvm::formatv("{0} query rows per workgroup (one m16 block holds "
+                         "16)",
+                         rows);
+  Type q = s.queryElement;
+  if ((!q.isF16() && !q.isBF16()) || s.keyElement != q || s.valueElement != q)
+    return "Q, K and V are not all f16 or all bf16";
+  for (BlockQuantizedType block : {keyFrom, valueFrom}) {
+    if (block && !isa<Q8_0Type, Q4_0Type>(block))
+      return llvm::formatv("{0} blocks (it decodes q8_0 and q4_0 into f16 "
+                           "pairs in registers)",
+                           block.getFormatName());
+    if (block && !q.isF16())
+      return llvm::formatv("{0} blocks dequantized to {1} (it decodes blocks "
+                           "to f16)",
+                           block.getFormatName(), q);
+  }
+  // Lane l holds head-dim / 4 consecutive values of a K row (whole blocks,
+  // or 16-byte loads) and value-dim / 8 of a V row (16 or 32 values of one
+  // block, or 16-byte loads).
+  if (keyFrom ? s.headDim % 128 != 0 : s.headDim % 32 != 0)
+    return llvm::formatv("the head dimension {0} is not a multiple of {1}",
+                         s.headDim, keyFrom ? 128 : 32);
+  if (valueFrom ? s.valueDim != 128 && s.valueDim != 256 : s.valueDim % 64 != 0)
+    return llvm::formatv("the value dimension {0} is not {1}", s.valueDim,
+                         valueFrom ? "128 or 256" : "a multiple of 64");
+  return "";
+}
+
+/// The decode kernel's split (workgroups per KV head): decode-split, or
+/// enough workgroups to fill the device (four per compute unit), each with
+/// at least one step of `stepPositions`; `from` says which.
+static int64_t getDecodeSplit(const AttentionShape &s,
+                              DeviceProfileAttr profile,
+                              const AttentionConfigOptions &o,
+                              int64_t stepPositions, std::string &from) {
+  int64_t units = profile && profile.getComputeUnits()
+                      ? int64_t(profile.getComputeUnits())
+                      : 16;
+  int64_t split = o.decodeSplit;
+  from = llvm::formatv("decode-split={0}", split).str();
+  if (split != 0)
+    return split;
+  int64_t target = std::max<int64_t>(1, 4 * units / s.kvHeads);
+  split = int64_t(llvm::bit_floor(uint64_t(target)));
+  while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
+    split /= 2;
+  from = llvm::formatv("4 workgroups on each of {0} compute units over "
+                       "{1} KV heads, at least {2} positions each",
+                       units, s.kvHeads, stepPositions)
+             .str();
+  return split;
+}
+
+/// The mma-sync decode kernel's decision for `s` with `rows` of its
+/// `allRows` query rows per workgroup.
+static AttentionDecision
+selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
+                      DeviceProfileAttr profile,
+                      const AttentionConfigOptions &o) {
+  AttentionDecision d;
+  int64_t allRows = s.group * s.queries;
+  int64_t threads = o.decodeThreads ? o.decodeThreads : 128;
+  if (threads % 32 != 0) {
+    d.remark = llvm::formatv("reference lowering kept: decode-mma-sync: {0} "
+                             "threads are not whole subgroups of 32 lanes",
+                             threads);
+    return d;
+  }
+  int64_t warps = threads / 32;
+  int64_t stepPositions = 16 * warps * o.decodeMmaUnroll;
+  std::string splitFrom;
+  int64_t split = getDecodeSplit(s, profile, o, stepPositions, splitFrom);
+  // Each lane's K values: whole blocks where K is (or was) blocks, so that
+  // the blocks decode in registers and the scratch of rewrites on is read
+  // in the same order; else 8 at a time (16 bytes), the quad's lanes
+  // reading 64 consecutive bytes of a row per load.
+  auto attention = dyn_cast<AttentionOp>(op);
+  BlockQuantizedType keyOnce =
+      attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
+  int64_t keyRun = s.keyBlock || keyOnce ? s.headDim / 4 : 8;
+  d.config = KernelConfigAttr::get(
+      op->getContext(), KernelVariant::AttentionDecodeMmaSync,
+      {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
+      /*rowBlocks=*/1, /*stages=*/1, split, /*padBytes=*/0, /*loads=*/{},
+      /*minWorkgroups=*/0, /*resident=*/{}, /*dynamicShared=*/false,
+      /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
+      /*fuseSiblings=*/false, /*fuseEpilogues=*/false, /*loadBytes=*/0);
+  d.remark = llvm::formatv(
+      "decode flash-attention kernel on mma.sync (split-KV, {0} splits: "
+      "{1}): {2} query rows per KV head (GQA {3}:1 x {4} queries), {5} per "
+      "workgroup, {0}x{6}x{7} workgroups of {8} threads (subgroup 32), "
+      "Q K^T and P V as m16n8k16 {9} mma.sync, {12} positions per subgroup "
+      "per step, each lane's K values in runs of {13}, {10} "
+      "bytes of workgroup memory; partial softmax states merged by a second "
+      "kernel ({11})",
+      split, splitFrom, allRows, s.group, s.queries, rows, s.kvHeads,
+      allRows / rows, threads, s.queryElement,
+      getDecodeMmaBytes(s, rows, warps),
+      profile ? ("profile " + profile.getName()).str()
+              : std::string("no profile: defaults"),
+      16 * o.decodeMmaUnroll, keyRun);
+  d.remark += describeDecodedKV(s, "into f16 pairs in registers");
+  return d;
+}
+
 /// The decode kernel's decision for `s` (attention-kernel=decode, or auto
 /// with few query rows per KV head).
 static AttentionDecision selectDecodeConfig(Operation *op,
@@ -560,7 +689,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // The KV head's rows, in workgroups of the most rows up to
   // decode-workgroup-rows that divide them.
   int64_t allRows = s.group * s.queries;
-  int64_t rows = std::min(allRows, o.decodeWorkgroupRows);
+  int64_t rows = std::min<int64_t>(
+      allRows, o.decodeWorkgroupRows ? o.decodeWorkgroupRows : 8);
   while (allRows % rows != 0)
     --rows;
   // Each K/V row read by lanes together (decode-row-values): the same for
@@ -573,6 +703,38 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // (f16 tg4 @ d32768 215 against 168 us).
   BlockQuantizedType keyFrom = keyOnceFrom ? keyOnceFrom : s.keyBlock;
   BlockQuantizedType valueFrom = valueOnceFrom ? valueOnceFrom : s.valueBlock;
+  // Q K^T and P V on mma.sync (NVVM): one m16 block holds 16 rows, so a
+  // workgroup takes up to 16 of them (the most up to
+  // decode-workgroup-rows that divide the KV head's): on the H200 (run 71)
+  // tg4 @ d32768 with 16 rows per workgroup took f16 from 103 to 74 us and
+  // q8_0 from 90 to 76 against two workgroups of 8.
+  // The same kernel for K/V as the cache holds them and as dequantized
+  // once (blocks decoded exactly to the scratch's f16).
+  std::string mmaWhy;
+  if (o.decodeMmaSync < 0)
+    mmaWhy = "decode-mma-sync=-1";
+  else if (!o.allowMmaSync)
+    mmaWhy = "allow-mma-sync is off";
+  else if (subgroup != 32)
+    mmaWhy =
+        llvm::formatv("subgroups of {0} lanes (mma.sync takes 32)", subgroup)
+            .str();
+  int64_t mmaRows = std::min<int64_t>(
+      {allRows, o.decodeWorkgroupRows ? o.decodeWorkgroupRows : 16, 16});
+  while (allRows % mmaRows != 0)
+    --mmaRows;
+  if (mmaWhy.empty())
+    mmaWhy = whyNotDecodeMma(s, mmaRows, keyFrom, valueFrom);
+  // Auto: everywhere it serves but for blocks at up to 4 rows and fewer
+  // than 16384 positions, where a position per thread was faster on the
+  // H200 (run 72: tg1 @ d4096 q8_0 20 against 22 us, q4_0 20 against 21;
+  // at d32768 48 against 74 and 41 against 74).
+  if (mmaWhy.empty() && o.decodeMmaSync == 0 && keyFrom && allRows <= 4 &&
+      s.positions < 16384)
+    mmaWhy = "auto keeps a position per thread for blocks at up to 4 rows "
+             "and fewer than 16384 positions";
+  if (mmaWhy.empty())
+    return selectDecodeMmaConfig(op, s, mmaRows, profile, o);
   int64_t rowValues = 1;
   std::string rowValuesWhy;
   bool autoLanes = !keyFrom && !valueFrom && rows <= 4 && s.positions >= 16384;
@@ -639,23 +801,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     if (minWorkgroups < 2)
       minWorkgroups = 0;
   }
-  // Split: enough workgroups to fill the device (four per compute unit),
-  // each with at least one step of positions.
-  int64_t units = profile && profile.getComputeUnits()
-                      ? int64_t(profile.getComputeUnits())
-                      : 16;
-  int64_t split = o.decodeSplit;
-  std::string splitFrom = llvm::formatv("decode-split={0}", split).str();
-  if (split == 0) {
-    int64_t target = std::max<int64_t>(1, 4 * units / s.kvHeads);
-    split = int64_t(llvm::bit_floor(uint64_t(target)));
-    while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
-      split /= 2;
-    splitFrom = llvm::formatv("4 workgroups on each of {0} compute units over "
-                              "{1} KV heads, at least {2} positions each",
-                              units, s.kvHeads, stepPositions)
-                    .str();
-  }
+  std::string splitFrom;
+  int64_t split = getDecodeSplit(s, profile, o, stepPositions, splitFrom);
   if (profile && profile.getVendor() == "mesa") {
     int64_t iterations =
         getDecodeIterations(s, rows, threads, stepPositions, split);
@@ -714,6 +861,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
               : std::string("no profile: defaults"),
       rows, allRows / rows);
   d.remark += decoded;
+  if (o.decodeMmaSync > 0 || (o.allowMmaSync && o.decodeMmaSync == 0))
+    d.remark += llvm::formatv("; not on mma.sync: {0}", mmaWhy);
   if (!rowValuesWhy.empty())
     d.remark +=
         llvm::formatv("; rows not read by lanes together: {0}", rowValuesWhy);
@@ -925,9 +1074,39 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
   bool scalar = variant == KernelVariant::AttentionScalar;
   int64_t subgroup =
       config.getSubgroup() ? config.getSubgroup() : int64_t(profileSubgroup);
-  if (s.partial && (variant == KernelVariant::AttentionDecode ||
-                    variant == KernelVariant::AttentionMma))
+  if (s.partial &&
+      (config.isDecode() || variant == KernelVariant::AttentionMma))
     return kNoPartialState.str();
+  if (variant == KernelVariant::AttentionDecodeMmaSync) {
+    auto attention = dyn_cast<AttentionOp>(op);
+    BlockQuantizedType keyOnce =
+        attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
+    BlockQuantizedType valueOnce =
+        attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+    std::string why =
+        whyNotDecodeMma(s, tile[0], keyOnce ? keyOnce : s.keyBlock,
+                        valueOnce ? valueOnce : s.valueBlock);
+    if (!why.empty())
+      return why;
+    int64_t run = config.getVectorWidth();
+    if (run < 8 || (s.headDim / 4) % run != 0 ||
+        ((keyOnce || s.keyBlock) && run % 32 != 0))
+      return llvm::formatv("vector_width {0}: each lane's K values come in "
+                           "runs of 8 or more dividing head-dim / 4 ({1}), "
+                           "whole blocks where K is decoded from blocks",
+                           run, s.headDim / 4);
+    if (profile && profile.getSubgroupSize() != 0 &&
+        profile.getSubgroupSize() != 32)
+      return llvm::formatv("the mma-sync decode kernel takes subgroups of 32 "
+                           "lanes, the device's are {0}",
+                           profile.getSubgroupSize());
+    if ((s.group * s.queries) % tile[0] != 0)
+      return llvm::formatv("the decode kernel's query rows {0} do not divide "
+                           "the {1} rows of one KV head (group {2} x {3} "
+                           "queries)",
+                           tile[0], s.group * s.queries, s.group, s.queries);
+    return "";
+  }
   if (variant == KernelVariant::AttentionDecode) {
     int64_t threads = config.getWorkgroup() ? config.getWorkgroup() : tile[1];
     int64_t rowValues = config.getVectorWidth();

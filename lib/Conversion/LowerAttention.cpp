@@ -53,6 +53,9 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   case KernelVariant::AttentionDecode:
     c.variant = Variant::Decode;
     break;
+  case KernelVariant::AttentionDecodeMmaSync:
+    c.variant = Variant::DecodeMmaSync;
+    break;
   default:
     c.variant = Variant::Scalar;
     break;
@@ -83,6 +86,8 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.staging = getKVStaging(s, config.getStages());
   c.lazyRescale = config.getLazyRescale();
   c.minWorkgroupsPerSM = config.getMinWorkgroupsPerSm();
+  if (c.variant == Variant::DecodeMmaSync)
+    c.unroll = c.keyTile / (16 * (c.threads / 32));
   if (c.variant == Variant::Decode && c.vectorWidth > 1) {
     c.rowLanes = s.headDim / c.vectorWidth;
     c.unroll = c.keyTile * c.rowLanes / c.threads;

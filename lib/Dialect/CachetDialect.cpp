@@ -160,7 +160,8 @@ LogicalResult KernelConfigAttr::verify(
   auto isPow2 = [](int64_t v) {
     return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
-  bool decode = variant == KernelVariant::AttentionDecode;
+  bool decodeMma = variant == KernelVariant::AttentionDecodeMmaSync;
+  bool decode = variant == KernelVariant::AttentionDecode || decodeMma;
   bool attention = variant == KernelVariant::AttentionScalar ||
                    variant == KernelVariant::AttentionMma ||
                    variant == KernelVariant::AttentionMmaSync || decode;
@@ -249,7 +250,7 @@ LogicalResult KernelConfigAttr::verify(
     if (rowBlocks != 1 || padBytes != 0 || warpSync || lazyRescale)
       return fail() << "the decode kernel takes no 'row_blocks', "
                        "'pad_bytes', 'warp_sync' or 'lazy_rescale'";
-    if (vectorWidth != 1 && stages != 1)
+    if (!decodeMma && vectorWidth != 1 && stages != 1)
       return fail() << "the decode kernel reads rows by lanes together "
                        "('vector_width' > 1) only with 'stages = 1'";
     if (minWorkgroupsPerSM != 0 && stages != 2)
@@ -259,14 +260,37 @@ LogicalResult KernelConfigAttr::verify(
       return fail() << "the decode kernel's dynamic workgroup memory holds "
                        "its staged K/V rows: 'dynamic_shared' needs "
                        "'stages = 2'";
-    if (vectorWidth == 1 && workgroup != 0 && workgroup != tile[1])
+    if (decodeMma) {
+      if (stages != 1 || minWorkgroupsPerSM != 0)
+        return fail() << "the mma-sync decode kernel takes no 'stages' or "
+                         "'min_workgroups_per_sm'";
+      if (vectorWidth < 8)
+        return fail() << "the mma-sync decode kernel's 'vector_width' (K "
+                         "values in a run per lane) must be 8 or more, got "
+                      << vectorWidth;
+      if (workgroup <= 0 || workgroup % 32 != 0 ||
+          (subgroup != 0 && subgroup != 32))
+        return fail() << "the mma-sync decode kernel needs 'workgroup' "
+                         "(threads), whole subgroups of 32 lanes, got "
+                      << workgroup;
+      if (tile[0] > 16)
+        return fail() << "the mma-sync decode kernel computes at most 16 "
+                         "query rows (one m16 block), got "
+                      << tile[0];
+      if (tile[1] % (16 * (workgroup / 32)) != 0)
+        return fail() << "the key tile " << tile[1]
+                      << " is not a multiple of 16 positions per subgroup ("
+                      << 16 * (workgroup / 32) << ")";
+    } else if (vectorWidth == 1 && workgroup != 0 && workgroup != tile[1]) {
       return fail() << "the decode kernel reads one KV position per thread "
                        "per step: workgroup "
                     << workgroup << " is not the key tile " << tile[1];
-    if (vectorWidth != 1 && workgroup == 0)
+    }
+    if (!decodeMma && vectorWidth != 1 && workgroup == 0)
       return fail() << "the decode kernel with rows read by lanes together "
                        "('vector_width' > 1) needs 'workgroup' (threads)";
-    if (vectorWidth == 1 && subgroup != 0 && tile[1] % subgroup != 0)
+    if (!decodeMma && vectorWidth == 1 && subgroup != 0 &&
+        tile[1] % subgroup != 0)
       return fail() << "the key tile " << tile[1]
                     << " is not a multiple of the subgroup " << subgroup;
   }

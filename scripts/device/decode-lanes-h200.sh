@@ -30,12 +30,6 @@ W=/tmp/wl; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 . "$(dirname "$0")/env.sh"
 P=${1:-1}; R=${2:-20}
 s() { tar czf $OUT/lanes-$P.tgz -C $W .; }
-check() {
-  for c in "$@"; do
-    echo "== $c"
-    timeout 60 $B/cachet-runner $c --check --compare-rewrites 2>&1 | grep -a "check\|rewrites off\|error"
-  done
-}
 if [ "$P" = 1 ]; then
   nvidia-smi -L > $W/device.log 2>&1
   # Detached: the build outlives this call for the second one.

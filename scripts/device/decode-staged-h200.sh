@@ -25,12 +25,6 @@ R=${1:-20}
 s() { tar czf $OUT/staged.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
 start_ggml_build $W/ggml-build.log
-check() {
-  for c in "$@"; do
-    echo "== $c"
-    timeout 60 $B/cachet-runner $c --check --compare-rewrites 2>&1 | grep -a "check\|rewrites off\|error"
-  done
-}
 check $D/dfz/art/*/ > $W/fuzz-check.log 2>&1; s
 check $D/dec-nvvm/*/ > $W/nvvm-check.log 2>&1; s
 for i in 1 2; do

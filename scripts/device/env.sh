@@ -19,3 +19,11 @@ start_ggml_build() {
   (JOBS=12 timeout 420 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --help > "$1" 2>&1; echo "build rc $?" >> "$1") &
   build=$!
 }
+# check ARTIFACT...: each through cachet-runner --check --compare-rewrites
+# (B: the folder of cachet-runner), its verdict lines.
+check() {
+  for c in "$@"; do
+    echo "== $c"
+    timeout 60 $B/cachet-runner $c --check --compare-rewrites 2>&1 | grep -a "check\|rewrites off\|error"
+  done
+}

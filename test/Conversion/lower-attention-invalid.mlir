@@ -111,3 +111,30 @@ func.func @decode_device_subgroup(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>
       : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
   return %o : tensor<2x4x32xf16>
 }
+
+// -----
+
+// The mma-sync decode kernel decodes whole q8_0 blocks per run of a lane's
+// K values: runs of 16 would split them.
+func.func @decode_mma_run(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>, %vq: tensor<4096x8x4x!cachet.q8_0>) -> tensor<32x1x128xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  // expected-error @+1 {{vector_width 16: each lane's K values come in runs of 8 or more dividing head-dim / 4 (32), whole blocks where K is decoded from blocks}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 16>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+// q4_1 blocks are not among those the mma-sync decode kernel decodes.
+func.func @decode_mma_q4_1(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q4_1>, %vq: tensor<4096x8x4x!cachet.q4_1>) -> tensor<32x1x128xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q4_1> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q4_1> -> tensor<4096x8x128xf16>
+  // expected-error @+1 {{q4_1 blocks (it decodes q8_0 and q4_0 into f16 pairs in registers)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 32>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}

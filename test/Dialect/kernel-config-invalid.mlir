@@ -197,3 +197,63 @@ func.func @decode_lanes_staged(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>
 }
+
+// -----
+
+func.func @decode_mma_workgroup(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
+                                %v: tensor<4096x8x128xf16>) -> tensor<32x1x128xf16> {
+  // expected-error @+2 {{the mma-sync decode kernel needs 'workgroup' (threads), whole subgroups of 32 lanes, got 0}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], vector_width = 8>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>
+      -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+func.func @decode_mma_rows(%q: tensor<32x8x128xf16>, %k: tensor<4096x8x128xf16>,
+                           %v: tensor<4096x8x128xf16>) -> tensor<32x8x128xf16> {
+  // expected-error @+2 {{the mma-sync decode kernel computes at most 16 query rows (one m16 block), got 32}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [32, 64], workgroup = 128, vector_width = 8>}
+      : tensor<32x8x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>
+      -> tensor<32x8x128xf16>
+  return %o : tensor<32x8x128xf16>
+}
+
+// -----
+
+func.func @decode_mma_key_tile(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
+                               %v: tensor<4096x8x128xf16>) -> tensor<32x1x128xf16> {
+  // expected-error @+2 {{the key tile 48 is not a multiple of 16 positions per subgroup (64)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 48], workgroup = 128, vector_width = 8>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>
+      -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+func.func @decode_mma_run(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
+                          %v: tensor<4096x8x128xf16>) -> tensor<32x1x128xf16> {
+  // expected-error @+2 {{the mma-sync decode kernel's 'vector_width' (K values in a run per lane) must be 8 or more, got 4}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 4>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>
+      -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+func.func @decode_mma_stages(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
+                             %v: tensor<4096x8x128xf16>) -> tensor<32x1x128xf16> {
+  // expected-error @+2 {{the mma-sync decode kernel takes no 'stages' or 'min_workgroups_per_sm'}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 8, stages = 2, dynamic_shared = true>}
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>
+      -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}

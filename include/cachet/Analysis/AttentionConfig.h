@@ -185,7 +185,8 @@ struct AttentionConfigOptions {
   /// time, at most `decodeWorkgroupRows` of the KV head's rows per
   /// workgroup.
   int64_t decodeRows = 16, decodeSplit = 0, decodeThreads = 0;
-  int64_t decodeWorkgroupRows = 8;
+  /// 0: 8, or 16 on mma.sync (one m16 block).
+  int64_t decodeWorkgroupRows = 0;
   int64_t decodeLoadBytes = 16;
   /// 1: every decode thread reads its rows from global memory; 2: with
   /// `asyncCopy` and `dynamicShared`, each step's K/V rows are staged in
@@ -196,6 +197,13 @@ struct AttentionConfigOptions {
   /// n > 1, each row read by head-dim / n lanes together, `decodeUnroll`
   /// positions per group of lanes per step; 0: auto.
   int64_t decodeRowValues = 0, decodeUnroll = 4;
+  /// The decode kernel with `Q K^T` and `P V` on m16n8k16 mma.sync (NVVM,
+  /// with `allowMmaSync`): 1 wherever it can serve the attention, -1 never,
+  /// 0 auto.
+  int64_t decodeMmaSync = 0;
+  /// Matrix products of 16 positions each subgroup of the mma-sync decode
+  /// kernel takes per step (their loads in flight together).
+  int64_t decodeMmaUnroll = 1;
 };
 
 /// The most query rows of one KV head the decode kernel keeps in registers.

@@ -133,12 +133,15 @@ def Cachet_DequantTransposeDirect
     : I32EnumAttrCase<"DequantTransposeDirect", 6, "dequant_transpose_direct">;
 def Cachet_AttentionDecode
     : I32EnumAttrCase<"AttentionDecode", 7, "attention_decode">;
+def Cachet_AttentionDecodeMmaSync
+    : I32EnumAttrCase<"AttentionDecodeMmaSync", 8,
+                      "attention_decode_mma_sync">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
-     Cachet_AttentionDecode]> {
+     Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -183,8 +186,10 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     shown.
 
     * `variant`: the kernel. `attention_scalar`, `attention_mma`,
-      `attention_mma_sync` and `attention_decode` (split-KV flash-decoding
-      for few query rows per KV head) on `cachet.attention`
+      `attention_mma_sync`, `attention_decode` (split-KV flash-decoding
+      for few query rows per KV head) and `attention_decode_mma_sync` (the
+      same with `Q K^T` and `P V` on m16n8k16 mma.sync, NVVM) on
+      `cachet.attention`
       (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec`
       (cachet-lower-matvec; `generic` leaves the op to the generic
@@ -207,7 +212,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       Q/K/V tiles; mat-vec: of the weight rows); dequant-transpose: values
       per store; decode: values of a K/V row each lane reads (1: each
       thread reads whole rows; n > 1: head-dim / n lanes read a row
-      together, with `stages = 1`).
+      together, with `stages = 1`); decode mma-sync: the K values of a row
+      a lane reads in one run (8 or more; whole blocks for blocks).
     * `load_bytes` (0): bytes per staging load of the staged
       dequant-transpose (a power of two from 4); bytes per load of a K row
       in the decode kernel (a power of two from 1 to 16).
@@ -282,8 +288,12 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     bool isAttention() const {
       return getVariant() == KernelVariant::AttentionScalar ||
              getVariant() == KernelVariant::AttentionMma ||
-             getVariant() == KernelVariant::AttentionMmaSync ||
-             getVariant() == KernelVariant::AttentionDecode;
+             getVariant() == KernelVariant::AttentionMmaSync || isDecode();
+    }
+    /// Whether the variant is one of the split-KV decode kernels.
+    bool isDecode() const {
+      return getVariant() == KernelVariant::AttentionDecode ||
+             getVariant() == KernelVariant::AttentionDecodeMmaSync;
     }
     /// Whether the variant is one of the dequant-transpose kernels.
     bool isDequantTranspose() const {

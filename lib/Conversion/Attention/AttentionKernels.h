@@ -41,7 +41,7 @@ namespace cachet::attention {
 constexpr double kLog2E = 1.4426950408889634;
 
 /// The kernels cachet-lower-attention builds.
-enum class Variant { Scalar, Mma, MmaSync, Decode };
+enum class Variant { Scalar, Mma, MmaSync, Decode, DecodeMmaSync };
 
 /// The kernel chosen for one attention: its #cachet.kernel_config, with
 /// what it leaves out resolved.
@@ -204,17 +204,26 @@ private:
   llvm::SmallVector<mlir::Value>
   decodeStep(mlir::Value key, mlir::Value value, const DecodeFrame &f,
              mlir::ValueRange carried, mlir::Value base, mlir::Value firstRow);
-  /// Merges the subgroups' final `state` in workgroup memory and writes the
+  /// One value of a row's accumulator that a lane holds after the decode
+  /// steps: row `row` of the workgroup (an index, constant or not), value
+  /// `dim`.
+  struct DecodeAcc {
+    mlir::Value row, dim, value;
+  };
+  /// The accumulator entries of a state whose values from `2 rows` are the
+  /// lane's `slice` values of each row from value `firstDim`.
+  llvm::SmallVector<DecodeAcc>
+  sliceEntries(mlir::ValueRange state, int64_t slice, mlir::Value firstDim);
+  /// Merges the subgroups' final states in workgroup memory and writes the
   /// workgroup's partial state (accumulator, max, sum of each row) to
-  /// `parts`. `state` holds the rows' maxima (uniform over a subgroup),
-  /// their sums (the lane's parts with `laneSums`, else the subgroup's)
-  /// and the lane's `slice` accumulator values of each row from value
-  /// `firstDim`; with `owner`, only the lanes where it holds add theirs
-  /// (the others hold copies).
-  void mergeDecodeSubgroups(const DecodeFrame &f, mlir::ValueRange state,
-                            mlir::Value parts, int64_t slice,
-                            mlir::Value firstDim, mlir::Value owner,
-                            bool laneSums);
+  /// `parts`: the rows' `maxima` (uniform over a subgroup), their `sums`
+  /// (the lane's parts with `laneSums`, else the subgroup's) and the lane's
+  /// accumulator values `acc`; with `owner`, only the lanes where it holds
+  /// add theirs (the others hold copies).
+  void mergeDecodeSubgroups(const DecodeFrame &f, mlir::ValueRange maxima,
+                            mlir::ValueRange sums, bool laneSums,
+                            llvm::ArrayRef<DecodeAcc> acc, mlir::Value owner,
+                            mlir::Value parts);
 
   //===--- The decode kernel with rows read by lanes together -----------===//
   //===--- (DecodeRowLanes.cpp) ------------------------------------------===//
@@ -239,6 +248,16 @@ private:
   llvm::SmallVector<mlir::Value> stateAfterSteps(mlir::Value steps,
                                                  mlir::ValueRange init,
                                                  mlir::ValueRange results);
+  /// The loop over the steps of `stepPositions` that cover the `count`
+  /// positions of the split, carrying `init`: `body(base, carried)` builds
+  /// the step from position `base` and returns the next state. Returns the
+  /// state after the steps (stateAfterSteps).
+  llvm::SmallVector<mlir::Value> decodeSteps(
+      const DecodeFrame &f, mlir::Value count, int64_t stepPositions,
+      mlir::ValueRange init,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value,
+                                                        mlir::ValueRange)>
+          body);
   /// The steps of the decode kernel with a position per thread, from Q
   /// staged in workgroup memory, over the `count` positions of the split
   /// (DecodeKernel.cpp). Returns the state mergeDecodeSubgroups takes
@@ -256,6 +275,32 @@ private:
   decodeRowLanes(mlir::Value query, mlir::Value key, mlir::Value value,
                  const DecodeFrame &f, mlir::Value count, mlir::Value &firstDim,
                  mlir::Value &owner);
+
+  //===--- The decode kernel on mma.sync (DecodeMmaSync.cpp) ------------===//
+
+  /// Values `first` .. `first + n - 1` of the K or V row at `at` in
+  /// `source` as pairs (vector<2x`half`>): 16-byte loads of f16/bf16, or
+  /// q8_0 / q4_0 blocks (`dim` values a row) decoded exactly to f16 from
+  /// aligned 32-bit words. `n` is a multiple of 8 (floats) or 16 lying in
+  /// one block or filling whole ones (blocks). The pairs are in the
+  /// slice's order but for a q4_0 half block, whose 16 values are its
+  /// bytes' low nibbles, then their high ones (decodePairDim).
+  llvm::SmallVector<mlir::Value> decodePairs(mlir::Value source, RowIndices at,
+                                             mlir::Value first, int64_t n,
+                                             int64_t dim,
+                                             BlockQuantizedType block);
+  /// The row value that slot `slot` of decodePairs' values from `first`
+  /// (`n` of them, of `block`) holds.
+  mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,
+                            BlockQuantizedType block);
+  /// The steps of the decode kernel with S = Q K^T and O^T = V^T P^T on
+  /// m16n8k16 mma.sync, from Q's A operands in registers, over the `count`
+  /// positions of the split. Returns the rows' maxima and sums (uniform
+  /// over the subgroup) for mergeDecodeSubgroups and sets `acc`.
+  llvm::SmallVector<mlir::Value>
+  decodeMmaSync(mlir::Value query, mlir::Value key, mlir::Value value,
+                const DecodeFrame &f, mlir::Value count,
+                llvm::SmallVector<DecodeAcc> &acc);
 
   //===--- Shared by the kernels (KernelBuilder.cpp) ---------------------===//
 
@@ -564,13 +609,14 @@ private:
                           mlir::Value out);
 
   /// The m16n8k16 multiply-accumulate `acc + a bOp` of the fragments:
-  /// nvgpu.mma.sync for f16, bf16MmaSync for bf16.
+  /// nvgpu.mma.sync for f16, packedMmaSync for bf16.
   mlir::Value mmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
-  /// nvgpu.mma.sync of LLVM 22 deduces no PTX type for bf16: the same
-  /// m16n8k16 multiply-accumulate as nvvm.mma.sync on the fragments' bf16
-  /// pairs packed into i32 (A vector<4x2xbf16>, B vector<2x2xbf16>, C and
-  /// the result vector<2x2xf32>).
-  mlir::Value bf16MmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
+  /// The m16n8k16 multiply-accumulate of `half` fragments as nvvm.mma.sync
+  /// on their pairs (bf16 packed into i32; A vector<4x2x`half`>, B
+  /// vector<2x2x`half`>, C and the result vector<2x2xf32>): nvgpu.mma.sync
+  /// of LLVM 22 deduces no PTX type for bf16; the mma-sync decode kernel
+  /// takes it for f16 too.
+  mlir::Value packedMmaSync(mlir::Value a, mlir::Value bOp, mlir::Value acc);
   /// `x + y` on indices; `x` itself for `y` 0.
   mlir::Value addIndex(mlir::Value x, int64_t y);
   /// `x + y` on indices.

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
@@ -228,9 +229,15 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
   // rows' double buffers.
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  // On mma.sync, Q is in registers (a placeholder tile) and the
+  // accumulator's rows are padded to the 8 columns of an n8 block.
+  bool onMma = c.variant == Variant::DecodeMmaSync;
   SmallVector<Type> shared = {
-      MemRefType::get({rows, dim}, f32Type, nullptr, workgroup),
-      MemRefType::get({rows, s.valueDim}, f32Type, nullptr, workgroup),
+      onMma ? MemRefType::get({1, 1}, f32Type, nullptr, workgroup)
+            : MemRefType::get({rows, dim}, f32Type, nullptr, workgroup),
+      MemRefType::get(
+          {onMma ? int64_t(llvm::alignTo(rows, 8)) : rows, s.valueDim}, f32Type,
+          nullptr, workgroup),
       MemRefType::get({warps, 2 * rows}, f32Type, nullptr, workgroup)};
   DecodeLayout layout;
   if (c.stagedRows) {
@@ -302,19 +309,30 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, f.end,
                               f.start),
         arith::SubIOp::create(b, loc, f.end, f.start), index(0));
-    if (c.rowLanes > 1) {
+    if (onMma) {
+      SmallVector<DecodeAcc> acc;
+      SmallVector<Value> stats =
+          decodeMmaSync(query, key, value, f, count, acc);
+      mergeDecodeSubgroups(f, ValueRange(stats).take_front(rows),
+                           ValueRange(stats).slice(rows, rows),
+                           /*laneSums=*/false, acc, Value(), parts);
+    } else if (c.rowLanes > 1) {
       Value firstDim, owner;
       SmallVector<Value> state =
           decodeRowLanes(query, key, value, f, count, firstDim, owner);
-      mergeDecodeSubgroups(f, state, parts, s.valueDim / c.rowLanes, firstDim,
-                           owner, /*laneSums=*/false);
+      mergeDecodeSubgroups(
+          f, ValueRange(state).take_front(rows),
+          ValueRange(state).slice(rows, rows), /*laneSums=*/false,
+          sliceEntries(state, s.valueDim / c.rowLanes, firstDim), owner, parts);
     } else {
       SmallVector<Value> state = decodeThreadRows(query, key, value, f, count);
       int64_t slice = s.valueDim / c.subgroup;
-      mergeDecodeSubgroups(f, state, parts, slice,
-                           arith::MulIOp::create(b, loc, f.lane, index(slice)),
-                           Value(),
-                           /*laneSums=*/true);
+      mergeDecodeSubgroups(
+          f, ValueRange(state).take_front(rows),
+          ValueRange(state).slice(rows, rows), /*laneSums=*/true,
+          sliceEntries(state, slice,
+                       arith::MulIOp::create(b, loc, f.lane, index(slice))),
+          Value(), parts);
     }
     gpu::TerminatorOp::create(b, loc);
   }
@@ -606,33 +624,44 @@ SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
   return next;
 }
 
-void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
-                                         Value parts, int64_t slice,
-                                         Value firstDim, Value owner,
-                                         bool laneSums) {
+SmallVector<KernelBuilder::DecodeAcc>
+KernelBuilder::sliceEntries(ValueRange state, int64_t slice, Value firstDim) {
+  const int64_t rows = c.queryTile;
+  SmallVector<DecodeAcc> entries;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < slice; ++j)
+      entries.push_back(
+          {index(r), addIndex(firstDim, j), state[2 * rows + r * slice + j]});
+  return entries;
+}
+
+void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f,
+                                         ValueRange maxima, ValueRange sums,
+                                         bool laneSums, ArrayRef<DecodeAcc> acc,
+                                         Value owner, Value parts) {
   const int64_t rows = c.queryTile, lanes = c.subgroup;
   const int64_t warps = c.threads / lanes;
   Value zero = index(0), f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
   // Each subgroup's row max and sum.
-  SmallVector<Value> sums(rows);
+  SmallVector<Value> subgroupSums(rows);
   for (int64_t r = 0; r < rows; ++r)
-    sums[r] = laneSums ? reduceAcrossLanes(state[rows + r], lanes, lanes,
-                                           LaneCombine::Sum)
-                       : state[rows + r];
+    subgroupSums[r] =
+        laneSums ? reduceAcrossLanes(sums[r], lanes, lanes, LaneCombine::Sum)
+                 : sums[r];
   whenTrue(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.lane, zero),
       [&] {
         for (int64_t r = 0; r < rows; ++r) {
-          memref::StoreOp::create(b, loc, state[r], f.stats,
+          memref::StoreOp::create(b, loc, maxima[r], f.stats,
                                   ValueRange{f.warp, index(r)});
-          memref::StoreOp::create(b, loc, sums[r], f.stats,
+          memref::StoreOp::create(b, loc, subgroupSums[r], f.stats,
                                   ValueRange{f.warp, index(rows + r)});
         }
       });
   gpu::BarrierOp::create(b, loc);
   auto factor = [&](Value m, Value max) { return stateWeight(m, max); };
-  SmallVector<Value> maxima(rows), totals(rows), own(rows);
+  SmallVector<Value> merged(rows), totals(rows), own(rows);
   for (int64_t r = 0; r < rows; ++r) {
     SmallVector<Value> m(warps), l(warps);
     Value max = minusInf;
@@ -648,9 +677,30 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
       total = arith::AddFOp::create(
           b, loc, total,
           arith::MulFOp::create(b, loc, l[w], factor(m[w], max)));
-    maxima[r] = max;
+    merged[r] = max;
     totals[r] = total;
-    own[r] = factor(state[r], max);
+    own[r] = factor(maxima[r], max);
+  }
+  // Each entry's factor: its row's, chosen among the rows where the row is
+  // not a constant (0 for a row past the workgroup's: padding).
+  llvm::DenseMap<Value, Value> rowFactor;
+  SmallVector<Value> factors;
+  for (const DecodeAcc &entry : acc) {
+    Value &rowOwn = rowFactor[entry.row];
+    if (!rowOwn) {
+      if (std::optional<int64_t> r = getConstantIntValue(entry.row)) {
+        rowOwn = *r < rows ? own[*r] : f32Zero;
+      } else {
+        rowOwn = f32Zero;
+        for (int64_t r = 0; r < rows; ++r)
+          rowOwn = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, entry.row,
+                                    index(r)),
+              own[r], rowOwn);
+      }
+    }
+    factors.push_back(rowOwn);
   }
   // The accumulators scaled to the workgroup's max, added one subgroup at
   // a time.
@@ -659,20 +709,16 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
                                        index(w));
     if (owner)
       turn = arith::AndIOp::create(b, loc, turn, owner);
-    whenTrue(turn,
-             [&] {
-               for (int64_t r = 0; r < rows; ++r)
-                 for (int64_t j = 0; j < slice; ++j) {
-                   SmallVector<Value> at = {index(r), addIndex(firstDim, j)};
-                   Value v = arith::MulFOp::create(
-                       b, loc, state[2 * rows + r * slice + j], own[r]);
-                   if (w > 0)
-                     v = arith::AddFOp::create(
-                         b, loc, memref::LoadOp::create(b, loc, f.accTile, at),
-                         v);
-                   memref::StoreOp::create(b, loc, v, f.accTile, at);
-                 }
-             });
+    whenTrue(turn, [&] {
+      for (auto [entry, weight] : llvm::zip_equal(acc, factors)) {
+        SmallVector<Value> at = {entry.row, entry.dim};
+        Value v = arith::MulFOp::create(b, loc, entry.value, weight);
+        if (w > 0)
+          v = arith::AddFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, f.accTile, at), v);
+        memref::StoreOp::create(b, loc, v, f.accTile, at);
+      }
+    });
     gpu::BarrierOp::create(b, loc);
   }
   // The split's partial state.
@@ -691,7 +737,7 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f, ValueRange state,
         for (int64_t r = 0; r < rows; ++r) {
           Value row = addIndex(f.rowBase, r);
           memref::StoreOp::create(
-              b, loc, maxima[r], parts,
+              b, loc, merged[r], parts,
               ValueRange{f.kvHead, f.chunk, row, index(s.valueDim)});
           memref::StoreOp::create(
               b, loc, totals[r], parts,

@@ -104,6 +104,23 @@ SmallVector<Value> KernelBuilder::decodeRowSlice(Value source, RowIndices at,
   return values;
 }
 
+SmallVector<Value> KernelBuilder::decodeSteps(
+    const DecodeFrame &f, Value count, int64_t stepPositions, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value steps = arith::CeilDivUIOp::create(b, loc, count, index(stepPositions));
+  auto loop = scf::ForOp::create(b, loc, index(0), steps, index(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value base = arith::AddIOp::create(
+        b, loc, f.start,
+        arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                              index(stepPositions)));
+    scf::YieldOp::create(b, loc, body(base, loop.getRegionIterArgs()));
+  }
+  return stateAfterSteps(steps, init, loop.getResults());
+}
+
 SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
                                                  Value value,
                                                  const DecodeFrame &f,
@@ -140,86 +157,79 @@ SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
   init.append(rows, minusInf);
   init.append(rows, zero);
   init.append(rows * valueN, zero);
-  Value steps = arith::CeilDivUIOp::create(b, loc, count, index(stepPositions));
-  auto loop = scf::ForOp::create(b, loc, index(0), steps, index(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    ValueRange carried = loop.getRegionIterArgs();
-    Value base = arith::AddIOp::create(
-        b, loc, f.start,
-        arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                              index(stepPositions)));
-    Value first = arith::AddIOp::create(b, loc, base, group);
-    SmallVector<Value> pos(unroll), readPos(unroll);
-    SmallVector<SmallVector<Value>> k(unroll);
-    for (int64_t u = 0; u < unroll; ++u) {
-      pos[u] = addIndex(first, u * groups);
-      readPos[u] = arith::MinUIOp::create(b, loc, pos[u], f.last);
-      k[u] = decodeRowSlice(
-          key, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
-          firstQ, n, s.headDim, s.keyBlock, s.keyElement);
-    }
-    // The V rows' loads go out with K's: they do not wait for the scores.
-    SmallVector<SmallVector<Value>> v(unroll);
-    for (int64_t u = 0; u < unroll; ++u)
-      v[u] = decodeRowSlice(
-          value, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
-          firstV, valueN, s.valueDim, s.valueBlock, s.valueElement);
-    // Scaled, masked scores in base 2; -inf past the split.
-    Value log2e = f32(kLog2E);
-    SmallVector<SmallVector<Value>> scores(unroll, SmallVector<Value>(rows));
-    for (int64_t u = 0; u < unroll; ++u) {
-      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            pos[u], f.end);
-      for (int64_t r = 0; r < rows; ++r) {
-        Value dot = zero;
-        for (int64_t j = 0; j < n; ++j)
-          dot = math::FmaOp::create(b, loc, q[r * n + j], k[u][j], dot);
-        dot = reduceAcrossLanes(dot, rowLanes, lanes, LaneCombine::Sum);
-        auto [head, row] = decodeRow(f, index(r));
-        Value score =
-            maskedScore(dot, f.scale, f.mask, head, row, row, pos[u], f.causal);
-        scores[u][r] = arith::SelectOp::create(
-            b, loc, inRange, arith::MulFOp::create(b, loc, score, log2e),
-            minusInf);
-      }
-    }
-    // The group's online softmax over the step's positions.
-    SmallVector<Value> next(carried.begin(), carried.end());
-    SmallVector<SmallVector<Value>> probs(unroll, SmallVector<Value>(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      Value tileMax = scores[0][r];
-      for (int64_t u = 1; u < unroll; ++u)
-        tileMax = arith::MaximumFOp::create(b, loc, tileMax, scores[u][r]);
-      SoftmaxRescale step =
-          foldRowMax(carried[r], tileMax, /*lanes=*/1, lanes, minusInf);
-      Value tileSum = zero;
-      for (int64_t u = 0; u < unroll; ++u) {
-        probs[u][r] = softmaxWeight(
-            step.none, zero,
-            arith::SubFOp::create(b, loc, scores[u][r], step.newMax),
-            /*base2=*/true);
-        tileSum = arith::AddFOp::create(b, loc, tileSum, probs[u][r]);
-      }
-      next[r] = step.newMax;
-      next[rows + r] = rescaledSum(carried[rows + r], step.alpha, tileSum);
-      for (int64_t j = 0; j < valueN; ++j) {
-        Value &acc = next[2 * rows + r * valueN + j];
-        acc = arith::MulFOp::create(b, loc, acc, step.alpha);
-      }
-    }
-    // O += P V with the lanes' slices of the V rows (read with K's).
-    for (int64_t u = 0; u < unroll; ++u) {
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < valueN; ++j) {
-          Value &acc = next[2 * rows + r * valueN + j];
-          acc = math::FmaOp::create(b, loc, probs[u][r], v[u][j], acc);
+  SmallVector<Value> state = decodeSteps(
+      f, count, stepPositions, init, [&](Value base, ValueRange carried) {
+        Value first = arith::AddIOp::create(b, loc, base, group);
+        SmallVector<Value> pos(unroll), readPos(unroll);
+        SmallVector<SmallVector<Value>> k(unroll);
+        for (int64_t u = 0; u < unroll; ++u) {
+          pos[u] = addIndex(first, u * groups);
+          readPos[u] = arith::MinUIOp::create(b, loc, pos[u], f.last);
+          k[u] = decodeRowSlice(
+              key, [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
+              firstQ, n, s.headDim, s.keyBlock, s.keyElement);
         }
-    }
-    scf::YieldOp::create(b, loc, next);
-  }
-  SmallVector<Value> state = stateAfterSteps(steps, init, loop.getResults());
+        // The V rows' loads go out with K's: they do not wait for the scores.
+        SmallVector<SmallVector<Value>> v(unroll);
+        for (int64_t u = 0; u < unroll; ++u)
+          v[u] = decodeRowSlice(
+              value,
+              [&](Value x) { return kvIndices(f.kvHead, readPos[u], x); },
+              firstV, valueN, s.valueDim, s.valueBlock, s.valueElement);
+        // Scaled, masked scores in base 2; -inf past the split.
+        Value log2e = f32(kLog2E);
+        SmallVector<SmallVector<Value>> scores(unroll,
+                                               SmallVector<Value>(rows));
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value inRange = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, pos[u], f.end);
+          for (int64_t r = 0; r < rows; ++r) {
+            Value dot = zero;
+            for (int64_t j = 0; j < n; ++j)
+              dot = math::FmaOp::create(b, loc, q[r * n + j], k[u][j], dot);
+            dot = reduceAcrossLanes(dot, rowLanes, lanes, LaneCombine::Sum);
+            auto [head, row] = decodeRow(f, index(r));
+            Value score = maskedScore(dot, f.scale, f.mask, head, row, row,
+                                      pos[u], f.causal);
+            scores[u][r] = arith::SelectOp::create(
+                b, loc, inRange, arith::MulFOp::create(b, loc, score, log2e),
+                minusInf);
+          }
+        }
+        // The group's online softmax over the step's positions.
+        SmallVector<Value> next(carried.begin(), carried.end());
+        SmallVector<SmallVector<Value>> probs(unroll, SmallVector<Value>(rows));
+        for (int64_t r = 0; r < rows; ++r) {
+          Value tileMax = scores[0][r];
+          for (int64_t u = 1; u < unroll; ++u)
+            tileMax = arith::MaximumFOp::create(b, loc, tileMax, scores[u][r]);
+          SoftmaxRescale step =
+              foldRowMax(carried[r], tileMax, /*lanes=*/1, lanes, minusInf);
+          Value tileSum = zero;
+          for (int64_t u = 0; u < unroll; ++u) {
+            probs[u][r] = softmaxWeight(
+                step.none, zero,
+                arith::SubFOp::create(b, loc, scores[u][r], step.newMax),
+                /*base2=*/true);
+            tileSum = arith::AddFOp::create(b, loc, tileSum, probs[u][r]);
+          }
+          next[r] = step.newMax;
+          next[rows + r] = rescaledSum(carried[rows + r], step.alpha, tileSum);
+          for (int64_t j = 0; j < valueN; ++j) {
+            Value &acc = next[2 * rows + r * valueN + j];
+            acc = arith::MulFOp::create(b, loc, acc, step.alpha);
+          }
+        }
+        // O += P V with the lanes' slices of the V rows (read with K's).
+        for (int64_t u = 0; u < unroll; ++u) {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < valueN; ++j) {
+              Value &acc = next[2 * rows + r * valueN + j];
+              acc = math::FmaOp::create(b, loc, probs[u][r], v[u][j], acc);
+            }
+        }
+        return next;
+      });
 
   // The subgroup's groups merged pairwise by shuffles: both lanes of a pair
   // compute the same sums (in swapped order, which adds alike).

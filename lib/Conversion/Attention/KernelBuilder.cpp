@@ -39,6 +39,7 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
   case Variant::Scalar:
     return buildScalar(query, key, value, mask, out, scale, causal);
   case Variant::Decode:
+  case Variant::DecodeMmaSync:
     return buildDecode(query, key, value, mask, out, scale, causal);
   }
   llvm_unreachable("unknown attention kernel variant");

@@ -57,7 +57,7 @@ struct KernelBuilder::MmaSyncWarp {
   SmallVector<Value> qOperands;
 };
 
-Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
+Value KernelBuilder::packedMmaSync(Value a, Value bOp, Value acc) {
   Type i32 = b.getI32Type();
   auto pairs = [&](Value fragment) {
     SmallVector<Value> words;
@@ -65,6 +65,11 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
     for (int64_t i = 0; i < type.getDimSize(0); ++i) {
       Value pair =
           vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{i});
+      // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 ones as i32.
+      if (half.isF16()) {
+        words.push_back(pair);
+        continue;
+      }
       Value word =
           vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
       words.push_back(
@@ -78,6 +83,8 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
       accumulator.push_back(
           vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, e}));
   Type f32Type = b.getF32Type();
+  NVVM::MMATypes type =
+      half.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   auto resultType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), {f32Type, f32Type, f32Type, f32Type});
   SmallVector<Value> aWords = pairs(a), bWords = pairs(bOp);
@@ -85,7 +92,7 @@ Value KernelBuilder::bf16MmaSync(Value a, Value bOp, Value acc) {
       b, loc, Type(resultType), ValueRange(aWords), ValueRange(bWords),
       ValueRange(accumulator), ArrayRef<int64_t>{16, 8, 16},
       std::optional<NVVM::MMAB1Op>(), std::optional<NVVM::MMAIntOverflow>(),
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{type, type},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   auto cType = VectorType::get({2, 2}, f32Type);
@@ -103,7 +110,7 @@ Value KernelBuilder::mmaSync(Value a, Value bOp, Value acc) {
   if (half.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bOp, acc,
                                     ArrayRef<int64_t>{16, 8, 16});
-  return bf16MmaSync(a, bOp, acc);
+  return packedMmaSync(a, bOp, acc);
 }
 
 Value KernelBuilder::addIndex(Value x, int64_t y) {
