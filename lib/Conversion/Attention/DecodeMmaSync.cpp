@@ -235,9 +235,9 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
     std::tie(heads[i], queries[i]) =
         decodeRow(f, arith::MinUIOp::create(b, loc, r, index(rows - 1)));
   }
-  // Q's A operands: lane (g, q) holds values q D/4 + 4 st + {0, 1} (k
-  // 2q, 2q+1) and + {2, 3} (k 2q+8, 2q+9) of rows g and g + 8 for the
-  // matrix product over k-step st.
+  // Q's A operands: for the matrix product over k-step st, lane (g, q)
+  // holds its K values 4 st + {0, 1} (k 2q, 2q+1) and 4 st + {2, 3} (k
+  // 2q+8, 2q+9) of the run order above, of rows g and g + 8.
   SmallVector<SmallVector<Value>> qPairs(rowTiles);
   Value halfZero = arith::ConstantOp::create(b, loc, b.getZeroAttr(half));
   for (int64_t i = 0; i < rowTiles; ++i)
