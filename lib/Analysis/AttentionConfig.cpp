@@ -600,10 +600,11 @@ static int64_t getDecodeSplit(const AttentionShape &s,
 }
 
 /// The mma-sync decode kernel's decision for `s` with `rows` of its
-/// `allRows` query rows per workgroup.
+/// `allRows` query rows per workgroup; `keyFromBlocks`: K is a cache's
+/// blocks, decoded in the kernel or dequantized once.
 static AttentionDecision
 selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
-                      DeviceProfileAttr profile,
+                      bool keyFromBlocks, DeviceProfileAttr profile,
                       const AttentionConfigOptions &o) {
   AttentionDecision d;
   int64_t allRows = s.group * s.queries;
@@ -622,10 +623,7 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   // the blocks decode in registers and the scratch of rewrites on is read
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
   // reading 64 consecutive bytes of a row per load.
-  auto attention = dyn_cast<AttentionOp>(op);
-  BlockQuantizedType keyOnce =
-      attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
-  int64_t keyRun = s.keyBlock || keyOnce ? s.headDim / 4 : 8;
+  int64_t keyRun = keyFromBlocks ? s.headDim / 4 : 8;
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
@@ -734,7 +732,7 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     mmaWhy = "auto keeps a position per thread for blocks at up to 4 rows "
              "and fewer than 16384 positions";
   if (mmaWhy.empty())
-    return selectDecodeMmaConfig(op, s, mmaRows, profile, o);
+    return selectDecodeMmaConfig(op, s, mmaRows, keyFromBlocks, profile, o);
   int64_t rowValues = 1;
   std::string rowValuesWhy;
   bool autoLanes = !keyFrom && !valueFrom && rows <= 4 && s.positions >= 16384;
