@@ -284,11 +284,12 @@ private:
   /// aligned 32-bit words. `n` is a multiple of 8 (floats) or 16 lying in
   /// one block or filling whole ones (blocks). The pairs are in the
   /// slice's order but for a q4_0 half block, whose 16 values are its
-  /// bytes' low nibbles, then their high ones (decodePairDim).
-  llvm::SmallVector<mlir::Value> decodePairs(mlir::Value source, RowIndices at,
-                                             mlir::Value first, int64_t n,
-                                             int64_t dim,
-                                             BlockQuantizedType block);
+  /// bytes' low nibbles, then their high ones (decodePairDim); `natural`
+  /// keeps q4_0's in the row's order too, for slices of up to 16 values
+  /// that lie in one half of a block.
+  llvm::SmallVector<mlir::Value>
+  decodePairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
+              int64_t dim, BlockQuantizedType block, bool natural = false);
   /// The row value that slot `slot` of decodePairs' values from `first`
   /// (`n` of them, of `block`) holds.
   mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,

@@ -505,6 +505,25 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
         index(block.getBlockBytes()));
     Value lane = arith::RemUIOp::create(b, loc, column, index(32));
     Value row = addIndex(firstRow, j);
+    if (element.isF16() && isa<Q8_0Type, Q4_0Type>(block)) {
+      // From the words that hold them, exactly (decodePairs).
+      SmallVector<Value> pairs = decodePairs(
+          packed,
+          [&](Value x) -> SmallVector<Value> {
+            return {row, x};
+          },
+          column, chunk, dim, block, /*natural=*/true);
+      Value values = vector::ShuffleOp::create(
+          b, loc,
+          vector::ShuffleOp::create(b, loc, pairs[0], pairs[1],
+                                    ArrayRef<int64_t>{0, 1, 2, 3}),
+          vector::ShuffleOp::create(b, loc, pairs[2], pairs[3],
+                                    ArrayRef<int64_t>{0, 1, 2, 3}),
+          ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+      vector::StoreOp::create(b, loc, values, tile, ValueRange{j, column})
+          .setAlignment(16);
+      continue;
+    }
     BlockDecoder decoder(
         b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
           return memref::LoadOp::create(rb, rl, packed, ValueRange{row, offset})
