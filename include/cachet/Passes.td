@@ -764,7 +764,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "Whether auto may choose the mma kernel (the target lowers "
            "gpu.subgroup_mma and the runtime runs it)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
-           "Query rows per workgroup (0: from the profile's subgroup size)">,
+           "Query rows per workgroup (0: from the profile's subgroup size; "
+           "mma-sync: 8 subgroups where no compute unit then holds more "
+           "rows than with 4, else 4)">,
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
            "KV positions per workgroup-memory tile (0: from the profile's "
            "workgroup memory)">,
@@ -782,7 +784,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"residentWorkgroups", "resident-workgroups", "int64_t",
            /*default=*/"3",
            "With dynamic-shared: the mma kernels' tiles take at most the "
-           "profile's workgroup memory over this many workgroups (1 or more)">,
+           "profile's workgroup memory over this many workgroups of four "
+           "subgroups (larger ones: over as many subgroups, rounded up; 1 "
+           "or more)">,
     Option<"occupancyHint", "occupancy-hint", "bool", /*default=*/"false",
            "With dynamic-shared: ask (min_workgroups_per_sm) for registers "
            "that let resident-workgroups workgroups share an SM">,

@@ -381,6 +381,35 @@ static std::string describeDecodedKV(const AttentionShape &s,
   return decoded;
 }
 
+/// The workgroups of `subgroups` subgroups that the budget of workgroup
+/// memory is shared by: resident-workgroups counts workgroups of four
+/// subgroups, so larger ones share it among as many subgroups.
+static int64_t getResidentWorkgroups(const AttentionConfigOptions &o,
+                                     int64_t subgroups) {
+  return std::max<int64_t>(
+      1, llvm::divideCeil(o.residentWorkgroups * 4, subgroups));
+}
+
+/// The mma-sync kernel's subgroups per workgroup without a query-tile
+/// option: 8 where that leaves no compute unit with more query rows than 4
+/// would (the workgroups spread evenly over the profile's compute units),
+/// so each K/V tile is copied (and decoded) once for twice the rows; else
+/// 4. On the H200 at pp512 (128 workgroups on 132 units, against 256) 8
+/// took q8_0 decoded in the kernel from 1.77 to 1.59 ms and f16 from 1.185
+/// to 1.152 (run 73).
+static int64_t getAutoSubgroups(const AttentionShape &s,
+                                DeviceProfileAttr profile, int64_t rows) {
+  if (!profile || !profile.getComputeUnits())
+    return 4;
+  int64_t units = profile.getComputeUnits();
+  auto perUnit = [&](int64_t subgroups) {
+    int64_t tile = subgroups * rows;
+    int64_t workgroups = llvm::divideCeil(s.queries, tile) * s.queryHeads;
+    return llvm::divideCeil(workgroups, units) * tile;
+  };
+  return perUnit(8) <= perUnit(4) ? 8 : 4;
+}
+
 /// The remark for `config` chosen for `s`: the kernel, its tiles and
 /// memory, and for the scalar kernel why no mma kernel (`noMma`).
 static std::string describeAttentionConfig(const AttentionShape &s,
@@ -414,18 +443,23 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   }
   // The tensor-core kernels: the rows, the tiles' memory and staging.
   KVStaging staging = getKVStaging(s, config.getStages());
+  std::string subgroups =
+      llvm::formatv("{0} subgroups of {1} rows", queryTile / (16 * rowBlocks),
+                    16 * rowBlocks);
+  if (o.queryTile <= 0 && queryTile / (16 * rowBlocks) == 8)
+    subgroups += ": 8, as no compute unit then holds more rows than with 4, "
+                 "and each K/V tile serves twice the rows";
   std::string tiles =
-      llvm::formatv("query tile {0} ({1} subgroups of {2} rows), ", queryTile,
-                    queryTile / (16 * rowBlocks), 16 * rowBlocks)
-          .str() +
+      llvm::formatv("query tile {0} ({1}), ", queryTile, subgroups).str() +
       common +
       llvm::formatv("; tile rows padded by {0} bytes, {1} workgroup memory",
                     config.getPadBytes(),
                     config.getDynamicShared() ? "dynamic" : "static")
           .str();
   if (config.getDynamicShared())
-    tiles += llvm::formatv(" (budget: 1/{0} of the profile's)",
-                           o.residentWorkgroups);
+    tiles +=
+        llvm::formatv(" (budget: 1/{0} of the profile's)",
+                      getResidentWorkgroups(o, queryTile / (16 * rowBlocks)));
   if (config.getMinWorkgroupsPerSm() > 0)
     tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
                            "for (cachet.min_workgroups_per_sm)",
@@ -949,7 +983,10 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
                                 "({1})",
                                 rowBlocks, subgroup / 16));
     int64_t subgroupRows = 16 * rowBlocks;
-    queryTile = o.queryTile > 0 ? o.queryTile : 4 * subgroupRows;
+    queryTile = o.queryTile > 0 ? o.queryTile
+                : useSync
+                    ? getAutoSubgroups(s, profile, subgroupRows) * subgroupRows
+                    : 4 * subgroupRows;
     if (queryTile % subgroupRows != 0)
       return keep(llvm::formatv("query-tile {0} is not a multiple of {1} (the "
                                 "mma kernel's rows per subgroup)",
@@ -965,9 +1002,10 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     doubleBuffered = o.asyncCopy && dynamicShared;
     lazyRescale = o.lazyRescale && warpSync;
     if (dynamicShared) {
-      budget = sharedBytes / o.residentWorkgroups;
+      int64_t resident = getResidentWorkgroups(o, queryTile / subgroupRows);
+      budget = sharedBytes / resident;
       if (o.occupancyHint)
-        minWorkgroups = o.residentWorkgroups;
+        minWorkgroups = resident;
     }
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&, staged](int64_t t) -> uint64_t {

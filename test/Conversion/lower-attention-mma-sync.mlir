@@ -55,10 +55,10 @@ func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
 // bytes (68 per row: 4-byte copies) are double buffered by asynchronous
 // copies; Q, read once, shares their memory, so every subgroup has read it
 // before the first copy. Each key tile waits for its copies, starts the
-// next tile's into the other buffer and decodes eight values of a block
-// per thread into the f16 K and V tiles: the scale, then the three aligned
-// words that hold the eight bytes, as f16 pairs (1024 + byte + 128, less
-// 1152, times the scale; exact). Each score is masked element by
+// next tile's into the other buffer and decodes a whole block per thread
+// into the f16 K and V tiles: the scale, then the nine aligned words that
+// hold its 32 bytes, as f16 pairs (1024 + byte + 128, less 1152, times the
+// scale; exact), stored as four vectors of eight. Each score is masked element by
 // element where a tile needs it (the mask read at the lane's row and
 // column).
 // CHECK-LABEL: func.func @masked_q8_0
@@ -78,12 +78,12 @@ func.func @head_major(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group
 // CHECK: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 2 : i64} : memref<128x68xi8, #gpu.address_space<workgroup>>, vector<2xi8>
-// CHECK-COUNT-3: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x68xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK-COUNT-9: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x68xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK: arith.xori %{{.*}}, %c-2139062144{{.*}} : i32
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
 // CHECK: arith.subf %{{.*}}, %cst{{.*}} : vector<2xf16>
 // CHECK-NEXT: arith.mulf %{{.*}}, %{{.*}} : vector<2xf16>
-// CHECK: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: vector.load %[[VP]]
 // CHECK: gpu.barrier
 // CHECK: nvgpu.mma.sync
@@ -103,27 +103,20 @@ func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>
 
 // -----
 
-// q4_0 blocks staged in workgroup memory (36-byte rows) are decoded eight
-// values at a time in the row's order: values 16 h + i of a block are the
-// low (h = 0) or high (h = 1) nibbles of its bytes i, so each thread reads
-// the scale and the three aligned words around its eight bytes and shifts
-// them by 4 h before masking the nibbles (f16 1024 + nibble, less 1032,
-// times the scale; exact).
+// q4_0 blocks staged in workgroup memory (36-byte rows) are decoded a
+// whole block per thread: the scale and the five aligned words around its
+// 16 bytes; the low nibbles are values 0-15 in order, the high ones 16-31
+// (f16 1024 + nibble, less 1032, times the scale; exact).
 // CHECK-LABEL: func.func @q4_0_in_order
 // CHECK: %[[KT:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : {{.*}} to memref<64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KP:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 2 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<2xi8>
-// CHECK: %[[IN:.*]] = arith.remui %{{.*}}, %c16{{.*}} : index
-// CHECK-COUNT-3: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<4xi8>
-// CHECK: %[[H:.*]] = arith.divui %{{.*}}, %c16{{.*}} : index
-// CHECK: %[[S4:.*]] = arith.muli %[[H]], %c4{{.*}} : index
-// CHECK: %[[S:.*]] = arith.index_cast %[[S4]] : index to i32
-// CHECK: %[[N:.*]] = arith.shrui %{{.*}}, %[[S]] : i32
-// CHECK: arith.andi %[[N]], %c252645135_i32 : i32
-// CHECK: arith.subf
-// CHECK: arith.shrui %{{.*}}, %[[S]] : i32
-// CHECK: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-COUNT-5: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK-COUNT-4: arith.andi %{{.*}}, %c252645135_i32{{.*}} : i32
+// CHECK: %[[N:.*]] = arith.shrui %{{.*}}, %c4_i32{{.*}} : i32
+// CHECK-NEXT: arith.andi %[[N]], %c252645135_i32{{.*}} : i32
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; K decoded from q4_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel; {{.*}}, K/V blocks double-buffered by asynchronous copies (4- and 4-byte) and decoded in workgroup memory (16-byte vectors)
 func.func @q4_0_in_order(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q4_0>,
                          %vq: tensor<80x2x2x!cachet.q4_0>) -> tensor<4x40x64xf16> {

@@ -492,11 +492,42 @@ Value KernelBuilder::copyPackedTiles(Value key, Value value, Value start,
 void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
                                      int64_t dim, BlockQuantizedType block,
                                      const MmaFrame &f) {
+  Type element = cast<MemRefType>(tile.getType()).getElementType();
+  Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
+  if (element.isF16() && isa<Q8_0Type, Q4_0Type>(block)) {
+    // A whole block per piece, from the words that hold it, exactly
+    // (decodePairs: q4_0's low nibbles, then its high ones, are the
+    // block's values in order), stored as four vectors of eight.
+    int64_t perRow = dim / 32;
+    int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
+    for (int64_t k = 0; k < pieces; ++k) {
+      auto [j, column] = tilePiece(k, perRow, 32, f.thread);
+      Value row = addIndex(firstRow, j);
+      SmallVector<Value> pairs = decodePairs(
+          packed,
+          [&](Value x) -> SmallVector<Value> {
+            return {row, x};
+          },
+          column, 32, dim, block);
+      for (int64_t v = 0; v < 4; ++v) {
+        auto join = [&](int64_t p) -> Value {
+          return vector::ShuffleOp::create(b, loc, pairs[4 * v + p],
+                                           pairs[4 * v + p + 1],
+                                           ArrayRef<int64_t>{0, 1, 2, 3});
+        };
+        Value values = vector::ShuffleOp::create(
+            b, loc, join(0), join(2),
+            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+        vector::StoreOp::create(b, loc, values, tile,
+                                ValueRange{j, addIndex(column, 8 * v)})
+            .setAlignment(16);
+      }
+    }
+    return;
+  }
   // Eight values of one block per piece.
   constexpr int64_t chunk = 8;
   int64_t perRow = dim / chunk;
-  Type element = cast<MemRefType>(tile.getType()).getElementType();
-  Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
   int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
   for (int64_t k = 0; k < pieces; ++k) {
     auto [j, column] = tilePiece(k, perRow, chunk, f.thread);
@@ -505,25 +536,6 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
         index(block.getBlockBytes()));
     Value lane = arith::RemUIOp::create(b, loc, column, index(32));
     Value row = addIndex(firstRow, j);
-    if (element.isF16() && isa<Q8_0Type, Q4_0Type>(block)) {
-      // From the words that hold them, exactly (decodePairs).
-      SmallVector<Value> pairs = decodePairs(
-          packed,
-          [&](Value x) -> SmallVector<Value> {
-            return {row, x};
-          },
-          column, chunk, dim, block, /*natural=*/true);
-      Value values = vector::ShuffleOp::create(
-          b, loc,
-          vector::ShuffleOp::create(b, loc, pairs[0], pairs[1],
-                                    ArrayRef<int64_t>{0, 1, 2, 3}),
-          vector::ShuffleOp::create(b, loc, pairs[2], pairs[3],
-                                    ArrayRef<int64_t>{0, 1, 2, 3}),
-          ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-      vector::StoreOp::create(b, loc, values, tile, ValueRange{j, column})
-          .setAlignment(16);
-      continue;
-    }
     BlockDecoder decoder(
         b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
           return memref::LoadOp::create(rb, rl, packed, ValueRange{row, offset})
