@@ -6,15 +6,17 @@
 #   GGML_DIR=.ggml scripts/device/prefill-words-h200.sh [REPEAT]
 #       builds ggml's CUDA backend in the background where GGML_DIR is set
 #       (bench/ggml-peers.sh); checks the random packed-KV attentions of
-#       .device/pfz and pfz2 (bench/make-attention-fuzz.py --seed 73 / 74)
+#       .device/pfz* (bench/make-attention-fuzz.py --seed 73 / 74 / 75)
 #       against the CPU reference (rewrites off and on byte-identical);
 #       times .device/pa (bench/make-suite.py --only=attention: pp512 at
 #       d4096 / d32768 / d65536), .device/pa128 (the same with
 #       attention-options={query-tile=128 resident-workgroups=2}),
 #       .device/pa64 (attention-options={query-tile=64}) and .device/cB
 #       (below) in turns, twice; then llama.cpp's FLASH_ATTN_EXT at pp512.
-#       Run 73 had no pa64 and no ggml; run 74 timed the pa128 that run
-#       73's binary built (blocks decoded eight values at a time).
+#       Suites that are not there are left out. Run 73 had no pa64 and no
+#       ggml; runs 74 and 75 timed the pa128 that run 73's binary built
+#       (blocks decoded eight values at a time); run 75 had .device/pfz3
+#       (--seed 75) too and no pa64, cB or ggml.
 #
 # .device/bin and .device/lib from build/. Logs: $OUT/words.tgz.
 set -u
@@ -25,9 +27,10 @@ R=${1:-10}
 s() { tar czf $OUT/words.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
 start_ggml_build $W/ggml-build.log
-check $D/pfz/art/*/ $D/pfz2/art/*/ > $W/fuzz-check.log 2>&1; s
+check $D/pfz*/art/*/ > $W/fuzz-check.log 2>&1; s
 for i in 1 2; do
   for x in pa pa128 pa64 cB; do
+    [ -d $D/$x ] || continue
     timeout 100 $B/cachet-bench $D/$x --repeat=$R --json=$W/$x-$i.json > $W/$x-$i.log 2>&1; s
   done
 done
@@ -38,6 +41,7 @@ done
 NSYS=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -1)
 if [ -n "$NSYS" ]; then
   for x in cB pa; do
+    [ -d $D/$x ] || continue
     timeout 120 $NSYS profile -o $W/nsys-$x --force-overwrite=true $B/cachet-runner $D/$x/attention-q8_0-pp512-d32768 --repeat=3 > $W/nsys-$x.log 2>&1
     timeout 60 $NSYS stats --report cuda_gpu_trace --format csv $W/nsys-$x.nsys-rep > $W/nsys-$x-trace.csv 2>&1
     rm -f $W/nsys-$x.nsys-rep $W/nsys-$x.sqlite; s

@@ -103,20 +103,27 @@ func.func @masked_q8_0(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>
 
 // -----
 
-// q4_0 blocks staged in workgroup memory (36-byte rows) are decoded a
-// whole block per thread: the scale and the five aligned words around its
-// 16 bytes; the low nibbles are values 0-15 in order, the high ones 16-31
-// (f16 1024 + nibble, less 1032, times the scale; exact).
+// q4_0 blocks staged in workgroup memory (36-byte rows) are decoded eight
+// values at a time in the row's order: values 16 h + i of a block are the
+// low (h = 0) or high (h = 1) nibbles of its bytes i, so each thread reads
+// the scale and the three aligned words around its eight bytes and shifts
+// them by 4 h before masking the nibbles (f16 1024 + nibble, less 1032,
+// times the scale; exact).
 // CHECK-LABEL: func.func @q4_0_in_order
 // CHECK: %[[KT:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : {{.*}} to memref<64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KP:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xi8, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 2 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<2xi8>
-// CHECK-COUNT-5: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<4xi8>
-// CHECK-COUNT-4: arith.andi %{{.*}}, %c252645135_i32{{.*}} : i32
-// CHECK: %[[N:.*]] = arith.shrui %{{.*}}, %c4_i32{{.*}} : i32
-// CHECK-NEXT: arith.andi %[[N]], %c252645135_i32{{.*}} : i32
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: arith.remui %{{.*}}, %c16{{.*}} : index
+// CHECK-COUNT-3: vector.load %[[KP]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<128x36xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK: %[[H:.*]] = arith.divui %{{.*}}, %c16{{.*}} : index
+// CHECK: %[[S4:.*]] = arith.muli %[[H]], %c4{{.*}} : index
+// CHECK: %[[S:.*]] = arith.index_cast %[[S4]] : index to i32
+// CHECK: %[[N:.*]] = arith.shrui %{{.*}}, %[[S]] : i32
+// CHECK: arith.andi %[[N]], %c252645135_i32{{.*}} : i32
+// CHECK: arith.subf
+// CHECK: arith.shrui %{{.*}}, %[[S]] : i32
+// CHECK: vector.store %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel {{.*}}; K decoded from q4_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel; {{.*}}, K/V blocks double-buffered by asynchronous copies (4- and 4-byte) and decoded in workgroup memory (16-byte vectors)
 func.func @q4_0_in_order(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q4_0>,
                          %vq: tensor<80x2x2x!cachet.q4_0>) -> tensor<4x40x64xf16> {

@@ -284,11 +284,12 @@ private:
   /// aligned 32-bit words. `n` is a multiple of 8 (floats) or 16 lying in
   /// one block or filling whole ones (blocks). The pairs are in the
   /// slice's order but for a q4_0 half block, whose 16 values are its
-  /// bytes' low nibbles, then their high ones (decodePairDim).
-  llvm::SmallVector<mlir::Value> decodePairs(mlir::Value source, RowIndices at,
-                                             mlir::Value first, int64_t n,
-                                             int64_t dim,
-                                             BlockQuantizedType block);
+  /// bytes' low nibbles, then their high ones (decodePairDim); `natural`
+  /// keeps q4_0's in the row's order too, for slices of up to 16 values
+  /// that lie in one half of a block.
+  llvm::SmallVector<mlir::Value>
+  decodePairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
+              int64_t dim, BlockQuantizedType block, bool natural = false);
   /// The row value that slot `slot` of decodePairs' values from `first`
   /// (`n` of them, of `block`) holds.
   mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,
@@ -469,8 +470,9 @@ private:
                               const MmaFrame &f);
   /// Decodes buffer `buffer` of the blocks' bytes `packed` (KP or VP) into
   /// the `[keyTile][dim]` tile `tile`, rounded as the dequant-once scratch
-  /// holds them: q8_0 / q4_0 into f16 a whole block per thread at a time
-  /// from its words (decodePairs), other blocks eight values at a time.
+  /// holds them: q8_0 into f16 a whole block per thread at a time, q4_0
+  /// eight values, from the words that hold them (decodePairs); other
+  /// blocks eight values at a time.
   void decodePackedTile(mlir::Value packed, mlir::Value buffer,
                         mlir::Value tile, int64_t dim, BlockQuantizedType block,
                         const MmaFrame &f);

@@ -54,7 +54,8 @@ using namespace cachet::attention;
 SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
                                               Value first, int64_t n,
                                               int64_t dim,
-                                              BlockQuantizedType block) {
+                                              BlockQuantizedType block,
+                                              bool natural) {
   auto pairType = VectorType::get({2}, block ? b.getF16Type() : half);
   SmallVector<Value> pairs;
   if (!block) {
@@ -126,18 +127,21 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
     // The quants' bytes (q4_0: half as many, each two values) as words
     // from a 2-byte aligned start: aligned words, funnel-shifted by 16
     // bits where the start is not.
-    Value byteAt = addIndex(
-        blockAt,
-        addIndex(
-            q8 ? inBlock
-               : arith::DivUIOp::create(b, loc, inBlock, index(2)).getResult(),
-            2));
+    // q4_0 in the row's order: values 16 h + i are the low (h = 0) or
+    // high (h = 1) nibbles of bytes i.
+    bool inOrder = !q8 && natural && per < 32;
+    Value quantAt =
+        q8 ? inBlock
+        : inOrder
+            ? arith::RemUIOp::create(b, loc, inBlock, index(16)).getResult()
+            : arith::DivUIOp::create(b, loc, inBlock, index(2)).getResult();
+    Value byteAt = addIndex(blockAt, addIndex(quantAt, 2));
     Value misaligned = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne,
         arith::RemUIOp::create(b, loc, byteAt, index(4)), index(0));
     Value aligned = arith::SubIOp::create(
         b, loc, byteAt, arith::RemUIOp::create(b, loc, byteAt, index(4)));
-    int64_t count = (q8 ? per : per / 2) / 4;
+    int64_t count = (q8 || inOrder ? per : per / 2) / 4;
     SmallVector<Value> raw;
     for (int64_t k = 0; k < count; ++k)
       raw.push_back(word(addIndex(aligned, 4 * k)));
@@ -157,6 +161,19 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
       for (Value w : words)
         asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), bias,
                 scales);
+      continue;
+    }
+    if (inOrder) {
+      Value shift = arith::IndexCastOp::create(
+          b, loc, i32,
+          arith::MulIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, inBlock, index(16)),
+              index(4)));
+      for (Value w : words)
+        asPairs(arith::AndIOp::create(b, loc,
+                                      arith::ShRUIOp::create(b, loc, w, shift),
+                                      constant(0x0F0F0F0F)),
+                bias, scales);
       continue;
     }
     // q4_0: the low nibbles (values in byte order), then the high ones.
