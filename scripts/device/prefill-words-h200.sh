@@ -12,7 +12,7 @@
 #       d4096 / d32768 / d65536), .device/pa128 (the same with
 #       attention-options={query-tile=128 resident-workgroups=2}),
 #       .device/pa64 (attention-options={query-tile=64}) and .device/cB
-#       (below) in turns, twice; then llama.cpp's FLASH_ATTN_EXT at pp512.
+#       (below) in turns, TURNS times (2); then llama.cpp's FLASH_ATTN_EXT at pp512.
 #       Suites that are not there are left out. Run 73 had no pa64 and no
 #       ggml; runs 74 and 75 timed the pa128 that run 73's binary built
 #       (blocks decoded eight values at a time); run 75 had .device/pfz3
@@ -28,7 +28,7 @@ s() { tar czf $OUT/words.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
 start_ggml_build $W/ggml-build.log
 check $D/pfz*/art/*/ > $W/fuzz-check.log 2>&1; s
-for i in 1 2; do
+for i in $(seq 1 ${TURNS:-2}); do
   for x in pa pa128 pa64 cB; do
     [ -d $D/$x ] || continue
     timeout 100 $B/cachet-bench $D/$x --repeat=$R --json=$W/$x-$i.json > $W/$x-$i.log 2>&1; s
