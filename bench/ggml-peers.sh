@@ -80,8 +80,16 @@ if [ ! -f "$source/include/ggml.h" ]; then
   echo "ggml-peers.sh: $ggml is neither a ggml nor a llama.cpp checkout" >&2
   exit 2
 fi
-commit=${GGML_COMMIT:-$(git -C "$ggml" rev-parse HEAD 2>/dev/null || echo unknown)}
-if [ "$commit" != unknown ] && [ -n "$(git -C "$ggml" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+# The checkout's commit only where $ggml is the top of its own git tree: a
+# copy without .git inside another repository (as carried to a GPU
+# server) would otherwise report that repository's commit. GGML_COMMIT
+# names it by hand.
+commit=unknown
+if [ "$(git -C "$ggml" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$ggml" && pwd -P)" ]; then
+  commit=$(git -C "$ggml" rev-parse HEAD 2>/dev/null || echo unknown)
+fi
+commit=${GGML_COMMIT:-$commit}
+if [ -z "${GGML_COMMIT:-}" ] && [ "$commit" != unknown ] && [ -n "$(git -C "$ggml" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   commit="$commit+dirty"
 fi
 
