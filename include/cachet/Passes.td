@@ -784,7 +784,7 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"residentWorkgroups", "resident-workgroups", "int64_t",
            /*default=*/"3",
            "With dynamic-shared: the mma kernels' tiles take at most the "
-           "profile's workgroup memory over this many workgroups of four "
+           "profile's workgroup memory over this many workgroups of up to four "
            "subgroups (larger ones: over as many subgroups, rounded up; 1 "
            "or more)">,
     Option<"occupancyHint", "occupancy-hint", "bool", /*default=*/"false",

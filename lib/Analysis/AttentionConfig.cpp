@@ -382,10 +382,12 @@ static std::string describeDecodedKV(const AttentionShape &s,
 }
 
 /// The workgroups of `subgroups` subgroups that the budget of workgroup
-/// memory is shared by: resident-workgroups counts workgroups of four
+/// memory is shared by: resident-workgroups counts workgroups of up to four
 /// subgroups, so larger ones share it among as many subgroups.
 static int64_t getResidentWorkgroups(const AttentionConfigOptions &o,
                                      int64_t subgroups) {
+  if (subgroups <= 4)
+    return o.residentWorkgroups;
   return std::max<int64_t>(
       1, llvm::divideCeil(o.residentWorkgroups * 4, subgroups));
 }
@@ -449,6 +451,11 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   if (o.queryTile <= 0 && queryTile / (16 * rowBlocks) == 8)
     subgroups += ": 8, as no compute unit then holds more rows than with 4, "
                  "and each K/V tile serves twice the rows";
+  else if (o.queryTile <= 0 &&
+           config.getVariant() == KernelVariant::AttentionMmaSync &&
+           getAutoSubgroups(s, profile, 16 * rowBlocks) == 8)
+    subgroups += ": 4, as 8 subgroups' tiles take a smaller key tile, none, "
+                 "or copies that do not divide among their threads";
   std::string tiles =
       llvm::formatv("query tile {0} ({1}), ", queryTile, subgroups).str() +
       common +
@@ -983,15 +990,11 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
                                 "({1})",
                                 rowBlocks, subgroup / 16));
     int64_t subgroupRows = 16 * rowBlocks;
-    queryTile = o.queryTile > 0 ? o.queryTile
-                : useSync
-                    ? getAutoSubgroups(s, profile, subgroupRows) * subgroupRows
-                    : 4 * subgroupRows;
+    queryTile = o.queryTile > 0 ? o.queryTile : 4 * subgroupRows;
     if (queryTile % subgroupRows != 0)
       return keep(llvm::formatv("query-tile {0} is not a multiple of {1} (the "
                                 "mma kernel's rows per subgroup)",
                                 queryTile, subgroupRows));
-    threads = queryTile / subgroupRows * subgroup;
     padBytes = o.tilePadBytes;
     dynamicShared = o.dynamicShared;
     warpSync = o.warpSync;
@@ -1001,12 +1004,19 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     // off and on must pick the same tiles to give the same bytes.
     doubleBuffered = o.asyncCopy && dynamicShared;
     lazyRescale = o.lazyRescale && warpSync;
-    if (dynamicShared) {
-      int64_t resident = getResidentWorkgroups(o, queryTile / subgroupRows);
-      budget = sharedBytes / resident;
-      if (o.occupancyHint)
-        minWorkgroups = resident;
-    }
+    uint64_t staticBudget = budget;
+    auto useQueryTile = [&](int64_t rows) {
+      queryTile = rows;
+      threads = queryTile / subgroupRows * subgroup;
+      budget = staticBudget;
+      if (dynamicShared) {
+        int64_t resident = getResidentWorkgroups(o, queryTile / subgroupRows);
+        budget = sharedBytes / resident;
+        if (o.occupancyHint)
+          minWorkgroups = resident;
+      }
+    };
+    useQueryTile(queryTile);
     // Q, K, V tiles (f16), scores (f32), P (f16), the row broadcast (f32).
     sharedUse = [&, staged](int64_t t) -> uint64_t {
       return MmaTiles(queryTile, t, s.headDim, s.valueDim, padBytes,
@@ -1018,6 +1028,28 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     while (vectorWidth > 1 &&
            (s.headDim % vectorWidth != 0 || s.valueDim % vectorWidth != 0))
       vectorWidth /= 2;
+    // mma-sync without a query-tile option: 8 subgroups where they spread
+    // as well as 4 (getAutoSubgroups) and their tiles do as well: a key
+    // tile that fits, copied evenly by the threads, no smaller.
+    if (useSync && o.queryTile <= 0 &&
+        getAutoSubgroups(s, profile, subgroupRows) == 8) {
+      auto outcome = [&](int64_t subgroups) {
+        useQueryTile(subgroups * subgroupRows);
+        int64_t t =
+            o.keyTile > 0 ? o.keyTile : largestPowerOfTwo(64, [&](int64_t t) {
+              return sharedUse(t) <= budget && t >= 16;
+            });
+        bool fits = t > 0 && sharedUse(t) <= budget;
+        int64_t perCopy = vectorWidth * threads;
+        bool even = !doubleBuffered || (t > 0 && vectorWidth >= 2 &&
+                                        t * s.headDim % perCopy == 0 &&
+                                        t * s.valueDim % perCopy == 0);
+        return std::make_tuple(fits, even, t);
+      };
+      auto eight = outcome(8), four = outcome(4);
+      useQueryTile((std::get<0>(eight) && eight >= four ? 8 : 4) *
+                   subgroupRows);
+    }
   } else {
     variant = KernelVariant::AttentionScalar;
     // One thread per query row: two subgroups, at least 32 rows.
