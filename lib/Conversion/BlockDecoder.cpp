@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace cachet;
@@ -49,8 +50,14 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       .Case([](Q5_1Type) {
         return BlockLayout{QuantKind::Nibble5, 2, 4, 8, 0};
       })
-      .Default([](Type) {
+      .Case([](IQ4_NLType) {
         return BlockLayout{QuantKind::NibbleTable, -1, -1, 2, 0};
+      })
+      .Default([](Type t) -> BlockLayout {
+        // A block type added to the dialect without a layout here would
+        // otherwise decode as another format's bytes.
+        llvm::report_fatal_error(llvm::Twine("BlockDecoder: no layout for ") +
+                                 cast<BlockQuantizedType>(t).getFormatName());
       });
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cfloat>
 
@@ -32,7 +33,13 @@ Format getFormat(BlockQuantizedType type) {
       .Case([](Q4_1Type) { return Format::Q4_1; })
       .Case([](Q5_0Type) { return Format::Q5_0; })
       .Case([](Q5_1Type) { return Format::Q5_1; })
-      .Default([](Type) { return Format::IQ4_NL; });
+      .Case([](IQ4_NLType) { return Format::IQ4_NL; })
+      .Default([](Type t) -> Format {
+        // A block type added to the dialect without an encoder here would
+        // otherwise be written as another format's bytes.
+        llvm::report_fatal_error(llvm::Twine("BlockEncoder: no format for ") +
+                                 cast<BlockQuantizedType>(t).getFormatName());
+      });
 }
 
 /// Byte offsets of the fields after `d` (-1 where a format has none).
