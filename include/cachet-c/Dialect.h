@@ -32,6 +32,11 @@ MLIR_CAPI_EXPORTED bool cachetTypeIsBlockQuantized(MlirType type);
 MLIR_CAPI_EXPORTED unsigned
 cachetBlockQuantizedTypeGetBlockBytes(MlirType type);
 
+/** Returns the values one block of a block-quantized type holds, 0
+ *  otherwise. */
+MLIR_CAPI_EXPORTED unsigned
+cachetBlockQuantizedTypeGetBlockValues(MlirType type);
+
 /** Returns the number of built-in device profiles. */
 MLIR_CAPI_EXPORTED intptr_t cachetGetNumBuiltinProfiles(void);
 

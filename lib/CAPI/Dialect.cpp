@@ -30,6 +30,12 @@ unsigned cachetBlockQuantizedTypeGetBlockBytes(MlirType type) {
   return 0;
 }
 
+unsigned cachetBlockQuantizedTypeGetBlockValues(MlirType type) {
+  if (auto block = llvm::dyn_cast<cachet::BlockQuantizedType>(unwrap(type)))
+    return block.getBlockValues();
+  return 0;
+}
+
 intptr_t cachetGetNumBuiltinProfiles(void) {
   return static_cast<intptr_t>(cachet::getBuiltinProfileNames().size());
 }

@@ -124,11 +124,12 @@ Value BlockDecoder::decode(Value blockOffset, Value lane) {
 }
 
 Value BlockDecoder::decodeValue(Value valueIndex) {
-  Value c32 = indexConst(b, loc, 32);
+  Value perBlock = indexConst(b, loc, type.getBlockValues());
   Value blockOffset = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, valueIndex, c32),
+      b, loc, arith::DivUIOp::create(b, loc, valueIndex, perBlock),
       indexConst(b, loc, type.getBlockBytes()));
-  return decode(blockOffset, arith::RemUIOp::create(b, loc, valueIndex, c32));
+  return decode(blockOffset,
+                arith::RemUIOp::create(b, loc, valueIndex, perBlock));
 }
 
 /// Unsigned byte at `base + offset`, as i32.

@@ -319,7 +319,8 @@ LogicalResult LowerToLinalgPass::lowerDequantize(DequantizeOp op) {
           return size;
         Value blocks = arith::DivUIOp::create(
             b, loc, size, indexConst(b, loc, block.getBlockBytes()));
-        return arith::MulIOp::create(b, loc, blocks, indexConst(b, loc, 32));
+        return arith::MulIOp::create(
+            b, loc, blocks, indexConst(b, loc, block.getBlockValues()));
       });
   return lowerDequant(op, input, op.getScales(), empty,
                       b.getMultiDimIdentityMap(rank), block ? source : Value());

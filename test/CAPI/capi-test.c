@@ -79,10 +79,14 @@ int main(void) {
   MlirType q8 =
       mlirTypeParseGet(ctx, mlirStringRefCreateFromCString("!cachet.q8_0"));
   MlirType f16 = mlirF16TypeGet(ctx);
-  printf("q8_0 block-quantized: %d, bytes %u\n", cachetTypeIsBlockQuantized(q8),
-         cachetBlockQuantizedTypeGetBlockBytes(q8));
-  printf("f16 block-quantized: %d, bytes %u\n", cachetTypeIsBlockQuantized(f16),
-         cachetBlockQuantizedTypeGetBlockBytes(f16));
+  printf("q8_0 block-quantized: %d, bytes %u, values %u\n",
+         cachetTypeIsBlockQuantized(q8),
+         cachetBlockQuantizedTypeGetBlockBytes(q8),
+         cachetBlockQuantizedTypeGetBlockValues(q8));
+  printf("f16 block-quantized: %d, bytes %u, values %u\n",
+         cachetTypeIsBlockQuantized(f16),
+         cachetBlockQuantizedTypeGetBlockBytes(f16),
+         cachetBlockQuantizedTypeGetBlockValues(f16));
 
   fflush(stdout);
   int status = runPipeline(

@@ -15,9 +15,8 @@ def Cachet_BlockQuantizedTypeInterface
     values along that dimension.
   }];
   let methods = [
-    InterfaceMethod<"Returns the number of values one block holds (32).",
-                    "unsigned", "getBlockValues", (ins),
-                    /*methodBody=*/"", /*defaultImplementation=*/"return 32;">,
+    InterfaceMethod<"Returns the number of values one block holds.",
+                    "unsigned", "getBlockValues">,
     InterfaceMethod<"Returns the number of bytes one block occupies.",
                     "unsigned", "getBlockBytes">,
     InterfaceMethod<"Returns the format's ggml name, for example `q8_0`.",

@@ -30,6 +30,7 @@ class Cachet_BlockType<string name, string typeMnemonic, int bytes,
     [{>` (token-major).
   }]);
   let extraClassDeclaration = [{
+    unsigned getBlockValues() const { return 32; }
     unsigned getBlockBytes() const { return }] # bytes # [{; }
     ::llvm::StringRef getFormatName() const { return "}] # typeMnemonic # [{"; }
     bool hasMinimum() const { return }] # !if(hasMin, "true", "false") # [{; }
