@@ -977,6 +977,9 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
   bool doubleBuffered = false, dynamicShared = false, warpSync = false,
        lazyRescale = false;
   std::function<uint64_t(int64_t)> sharedUse;
+  // The mma kernels' query tile, its threads and workgroup-memory budget.
+  std::function<void(int64_t)> useQueryTile;
+  int64_t subgroupRows = 16;
   bool useSync = o.kernel != AttentionKernelChoice::Mma && noSync.empty();
   if (useSync || noMma.empty()) {
     variant =
@@ -989,7 +992,7 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
       return keep(llvm::formatv("row-blocks {0} is more than subgroup / 16 "
                                 "({1})",
                                 rowBlocks, subgroup / 16));
-    int64_t subgroupRows = 16 * rowBlocks;
+    subgroupRows = 16 * rowBlocks;
     queryTile = o.queryTile > 0 ? o.queryTile : 4 * subgroupRows;
     if (queryTile % subgroupRows != 0)
       return keep(llvm::formatv("query-tile {0} is not a multiple of {1} (the "
@@ -1005,7 +1008,7 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     doubleBuffered = o.asyncCopy && dynamicShared;
     lazyRescale = o.lazyRescale && warpSync;
     uint64_t staticBudget = budget;
-    auto useQueryTile = [&](int64_t rows) {
+    useQueryTile = [&, staticBudget](int64_t rows) {
       queryTile = rows;
       threads = queryTile / subgroupRows * subgroup;
       budget = staticBudget;
@@ -1028,28 +1031,6 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     while (vectorWidth > 1 &&
            (s.headDim % vectorWidth != 0 || s.valueDim % vectorWidth != 0))
       vectorWidth /= 2;
-    // mma-sync without a query-tile option: 8 subgroups where they spread
-    // as well as 4 (getAutoSubgroups) and their tiles do as well: a key
-    // tile that fits, copied evenly by the threads, no smaller.
-    if (useSync && o.queryTile <= 0 &&
-        getAutoSubgroups(s, profile, subgroupRows) == 8) {
-      auto outcome = [&](int64_t subgroups) {
-        useQueryTile(subgroups * subgroupRows);
-        int64_t t =
-            o.keyTile > 0 ? o.keyTile : largestPowerOfTwo(64, [&](int64_t t) {
-              return sharedUse(t) <= budget && t >= 16;
-            });
-        bool fits = t > 0 && sharedUse(t) <= budget;
-        int64_t perCopy = vectorWidth * threads;
-        bool even = !doubleBuffered || (t > 0 && vectorWidth >= 2 &&
-                                        t * s.headDim % perCopy == 0 &&
-                                        t * s.valueDim % perCopy == 0);
-        return std::make_tuple(fits, even, t);
-      };
-      auto eight = outcome(8), four = outcome(4);
-      useQueryTile((std::get<0>(eight) && eight >= four ? 8 : 4) *
-                   subgroupRows);
-    }
   } else {
     variant = KernelVariant::AttentionScalar;
     // One thread per query row: two subgroups, at least 32 rows.
@@ -1068,13 +1049,28 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
       return sharedUse(t) <= budget && (scalar || t >= 16);
     });
   };
-  int64_t keyTile = chooseKeyTile();
   // Asynchronous copies move 4, 8 or 16 bytes, the same number per thread.
   auto copiesEvenly = [&](int64_t t) {
     int64_t perCopy = vectorWidth * threads;
     return vectorWidth >= 2 && t * s.headDim % perCopy == 0 &&
            t * s.valueDim % perCopy == 0;
   };
+  // mma-sync without a query-tile option: 8 subgroups where they spread as
+  // well as 4 (getAutoSubgroups) and their tiles do as well: a key tile
+  // that fits, copied evenly by the threads, no smaller.
+  if (variant == KernelVariant::AttentionMmaSync && o.queryTile <= 0 &&
+      getAutoSubgroups(s, profile, subgroupRows) == 8) {
+    auto outcome = [&](int64_t subgroups) {
+      useQueryTile(subgroups * subgroupRows);
+      int64_t t = chooseKeyTile();
+      return std::make_tuple(t > 0 && sharedUse(t) <= budget,
+                             !doubleBuffered || copiesEvenly(t), t);
+    };
+    auto eight = outcome(8), four = outcome(4);
+    useQueryTile((std::get<0>(eight) && eight >= four ? 8 : 4) *
+                 subgroupRows);
+  }
+  int64_t keyTile = chooseKeyTile();
   if (doubleBuffered && !copiesEvenly(keyTile)) {
     doubleBuffered = false;
     keyTile = chooseKeyTile();

@@ -494,66 +494,53 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
                                      const MmaFrame &f) {
   Type element = cast<MemRefType>(tile.getType()).getElementType();
   Value firstRow = arith::MulIOp::create(b, loc, buffer, index(c.keyTile));
-  if (element.isF16() && isa<Q8_0Type, Q4_0Type>(block)) {
-    // From the words that hold them, exactly (decodePairs): a whole q8_0
-    // block per piece, or eight q4_0 values in the row's order, stored as
-    // vectors of eight. On the H200 (run 74, pp512 @ d32768 decoded in the
-    // kernel) whole blocks took q8_0 from 1.58 to 1.51 ms but q4_0 from
-    // 1.37 to 1.48.
-    int64_t width = isa<Q8_0Type>(block) ? 32 : 8;
-    int64_t perRow = dim / width;
-    int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
-    for (int64_t k = 0; k < pieces; ++k) {
-      auto [j, column] = tilePiece(k, perRow, width, f.thread);
-      Value row = addIndex(firstRow, j);
-      SmallVector<Value> pairs = decodePairs(
-          packed,
-          [&](Value x) -> SmallVector<Value> {
-            return {row, x};
-          },
-          column, width, dim, block, /*natural=*/true);
-      for (int64_t v = 0; v < width / 8; ++v) {
-        auto join = [&](int64_t p) -> Value {
-          return vector::ShuffleOp::create(b, loc, pairs[4 * v + p],
-                                           pairs[4 * v + p + 1],
-                                           ArrayRef<int64_t>{0, 1, 2, 3});
-        };
-        Value values = vector::ShuffleOp::create(
-            b, loc, join(0), join(2),
-            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-        vector::StoreOp::create(b, loc, values, tile,
-                                ValueRange{j, addIndex(column, 8 * v)})
-            .setAlignment(16);
-      }
-    }
-    return;
-  }
-  // Eight values of one block per piece.
-  constexpr int64_t chunk = 8;
-  int64_t perRow = dim / chunk;
+  // q8_0 / q4_0 into f16 from the words that hold them, exactly
+  // (decodePairs): a whole q8_0 block per piece, or eight q4_0 values in the
+  // row's order. On the H200 (run 74, pp512 @ d32768 decoded in the kernel)
+  // whole blocks took q8_0 from 1.58 to 1.51 ms but q4_0 from 1.37 to 1.48.
+  // Other blocks: eight values of one block per piece, value by value.
+  bool words = element.isF16() && isa<Q8_0Type, Q4_0Type>(block);
+  int64_t width = words && isa<Q8_0Type>(block) ? 32 : 8;
+  int64_t perRow = dim / width;
   int64_t pieces = llvm::divideCeil(c.keyTile * perRow, c.threads);
   for (int64_t k = 0; k < pieces; ++k) {
-    auto [j, column] = tilePiece(k, perRow, chunk, f.thread);
-    Value blockOffset = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, column, index(32)),
-        index(block.getBlockBytes()));
-    Value lane = arith::RemUIOp::create(b, loc, column, index(32));
+    auto [j, column] = tilePiece(k, perRow, width, f.thread);
     Value row = addIndex(firstRow, j);
-    BlockDecoder decoder(
-        b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
-          return memref::LoadOp::create(rb, rl, packed, ValueRange{row, offset})
-              .getResult();
-        });
-    SmallVector<Value> values;
-    for (int64_t e = 0; e < chunk; ++e)
-      values.push_back(castFloat(
-          b, loc, decoder.decode(blockOffset, addIndex(lane, e)), element));
-    vector::StoreOp::create(
-        b, loc,
-        vector::FromElementsOp::create(
-            b, loc, VectorType::get({chunk}, element), values),
-        tile, ValueRange{j, column})
-        .setAlignment(chunk * element.getIntOrFloatBitWidth() / 8);
+    SmallVector<Value> eights;
+    if (words) {
+      SmallVector<Value> pairs = decodePairs(
+          packed, [&](Value x) -> SmallVector<Value> { return {row, x}; },
+          column, width, dim, block, /*natural=*/true);
+      auto join = [&](int64_t p) -> Value {
+        return vector::ShuffleOp::create(b, loc, pairs[p], pairs[p + 1],
+                                         ArrayRef<int64_t>{0, 1, 2, 3});
+      };
+      for (int64_t p = 0; p < int64_t(pairs.size()); p += 4)
+        eights.push_back(vector::ShuffleOp::create(
+            b, loc, join(p), join(p + 2),
+            ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+    } else {
+      Value blockOffset = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, column, index(32)),
+          index(block.getBlockBytes()));
+      Value lane = arith::RemUIOp::create(b, loc, column, index(32));
+      BlockDecoder decoder(
+          b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+            return memref::LoadOp::create(rb, rl, packed,
+                                          ValueRange{row, offset})
+                .getResult();
+          });
+      SmallVector<Value> values;
+      for (int64_t e = 0; e < 8; ++e)
+        values.push_back(castFloat(
+            b, loc, decoder.decode(blockOffset, addIndex(lane, e)), element));
+      eights.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({8}, element), values));
+    }
+    for (auto [v, values] : llvm::enumerate(eights))
+      vector::StoreOp::create(b, loc, values, tile,
+                              ValueRange{j, addIndex(column, 8 * v)})
+          .setAlignment(8 * element.getIntOrFloatBitWidth() / 8);
   }
 }
 
