@@ -114,6 +114,9 @@ def main():
     p.add_argument("--chunk-positions", type=int, default=0,
                    help="cap the scratch at this many positions' f16 K+V "
                         "(max-scratch-bytes), so that it is chunked")
+    p.add_argument("--compile-options", default="",
+                   help="more cachet-compile options, e.g. "
+                        "'attention-options={decode-mma-stages=2}'")
     a = p.parse_args()
     r = random.Random(a.seed)
     for sub in ("art", "mlir", "bin", "lib"):
@@ -135,7 +138,7 @@ def main():
         cmd = [a.cachet_run, path, "--entry=attention", f"--target={a.target}",
                f"--profile={a.profile}", f"--inputs=random:{a.seed + i}",
                "--compile-options=dequant-once-options={force=true "
-               f"min-queries=1{scratch}}}",
+               f"min-queries=1{scratch}}} {a.compile_options}".rstrip(),
                f"--emit={os.path.join(a.out, 'art', name)}", "--no-run"]
         if a.target != "spirv":
             cmd.append(f"--chip={a.chip}")

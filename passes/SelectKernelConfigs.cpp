@@ -52,6 +52,8 @@ struct SelectKernelConfigsPass final
     o.decodeUnroll = decodeUnroll;
     o.decodeMmaSync = decodeMmaSync;
     o.decodeMmaUnroll = decodeMmaUnroll;
+    o.decodeMmaStages = decodeMmaStages;
+    o.decodeWorkgroupsPerUnit = decodeWorkgroupsPerUnit;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }

@@ -139,6 +139,11 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
                "-1 (never), 0 (auto) or 1 (where it serves)");
   if (o.decodeMmaUnroll < 1 || o.decodeMmaUnroll > 8)
     return bad("decode-mma-unroll", o.decodeMmaUnroll, "1 to 8");
+  if (o.decodeMmaStages != 1 && o.decodeMmaStages != 2)
+    return bad("decode-mma-stages", o.decodeMmaStages, "1 or 2");
+  if (o.decodeWorkgroupsPerUnit < 0 || o.decodeWorkgroupsPerUnit > 32)
+    return bad("decode-workgroups-per-cu", o.decodeWorkgroupsPerUnit,
+               "0 (four) to 32");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -621,7 +626,8 @@ static std::string whyNotDecodeMma(const AttentionShape &s, int64_t rows,
 static int64_t getDecodeSplit(const AttentionShape &s,
                               DeviceProfileAttr profile,
                               const AttentionConfigOptions &o,
-                              int64_t stepPositions, std::string &from) {
+                              int64_t stepPositions, std::string &from,
+                              int64_t registerWorkgroups = 0) {
   int64_t units = profile && profile.getComputeUnits()
                       ? int64_t(profile.getComputeUnits())
                       : 16;
@@ -629,13 +635,19 @@ static int64_t getDecodeSplit(const AttentionShape &s,
   from = llvm::formatv("decode-split={0}", split).str();
   if (split != 0)
     return split;
-  int64_t target = std::max<int64_t>(1, 4 * units / s.kvHeads);
-  split = int64_t(llvm::bit_floor(uint64_t(target)));
+  // As many workgroups as the kernel's registers let each compute unit
+  // hold, exactly; else four, the split a power of two.
+  bool exact = o.decodeWorkgroupsPerUnit || registerWorkgroups;
+  int64_t perUnit = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
+                    : registerWorkgroups      ? registerWorkgroups
+                                              : 4;
+  int64_t target = std::max<int64_t>(1, perUnit * units / s.kvHeads);
+  split = exact ? target : int64_t(llvm::bit_floor(uint64_t(target)));
   while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
-    split /= 2;
-  from = llvm::formatv("4 workgroups on each of {0} compute units over "
+    split = exact ? split - 1 : split / 2;
+  from = llvm::formatv("{3} workgroups on each of {0} compute units over "
                        "{1} KV heads, at least {2} positions each",
-                       units, s.kvHeads, stepPositions)
+                       units, s.kvHeads, stepPositions, perUnit)
              .str();
   return split;
 }
@@ -658,8 +670,16 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   }
   int64_t warps = threads / 32;
   int64_t stepPositions = 16 * warps * o.decodeMmaUnroll;
+  // Pipelined, a lane holds two steps' K/V (about 190-210 registers at
+  // 128 threads on sm_90): two workgroups per SM, which the split fills
+  // exactly (run 76: 42 against 60 us at tg1 @ d32768 f16, with 64 splits
+  // at 150 registers and 3 workgroups per SM a second wave ran).
+  int64_t minWorkgroups = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
+                          : o.decodeMmaStages == 2  ? 2
+                                                    : 0;
   std::string splitFrom;
-  int64_t split = getDecodeSplit(s, profile, o, stepPositions, splitFrom);
+  int64_t split =
+      getDecodeSplit(s, profile, o, stepPositions, splitFrom, minWorkgroups);
   // Each lane's K values: whole blocks where K is (or was) blocks, so that
   // the blocks decode in registers and the scratch of rewrites on is read
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
@@ -668,8 +688,9 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
-      /*rowBlocks=*/1, /*stages=*/1, split, /*padBytes=*/0, /*loads=*/{},
-      /*minWorkgroups=*/0, /*resident=*/{}, /*dynamicShared=*/false,
+      /*rowBlocks=*/1, o.decodeMmaStages, split, /*padBytes=*/0,
+      /*loads=*/{}, minWorkgroups, /*resident=*/{},
+      /*dynamicShared=*/false,
       /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
       /*fuseSiblings=*/false, /*fuseEpilogues=*/false, /*loadBytes=*/0);
   d.remark = llvm::formatv(
@@ -686,6 +707,12 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       profile ? ("profile " + profile.getName()).str()
               : std::string("no profile: defaults"),
       16 * o.decodeMmaUnroll, keyRun);
+  if (o.decodeMmaStages == 2)
+    d.remark += "; each step's loads issued before the previous step's "
+                "products (decode-mma-stages=2)";
+  if (minWorkgroups)
+    d.remark +=
+        llvm::formatv("; registers for {0} workgroups per SM", minWorkgroups);
   d.remark += describeDecodedKV(s, "into f16 pairs in registers");
   return d;
 }

@@ -219,7 +219,7 @@ LogicalResult KernelConfigAttr::verify(
     return fail() << "'row_blocks' must be a power of two, got " << rowBlocks;
   if (stages != 1 && stages != 2)
     return fail() << "'stages' must be 1 or 2, got " << stages;
-  if (stages == 2 && !dynamicShared)
+  if (stages == 2 && !dynamicShared && !decodeMma)
     return fail() << "'stages = 2' needs 'dynamic_shared = true'";
   if (split < 1)
     return fail() << "'split' must be positive, got " << split;
@@ -253,17 +253,17 @@ LogicalResult KernelConfigAttr::verify(
     if (!decodeMma && vectorWidth != 1 && stages != 1)
       return fail() << "the decode kernel reads rows by lanes together "
                        "('vector_width' > 1) only with 'stages = 1'";
-    if (minWorkgroupsPerSM != 0 && stages != 2)
+    if (minWorkgroupsPerSM != 0 && stages != 2 && !decodeMma)
       return fail() << "the decode kernel asks for registers for "
                        "'min_workgroups_per_sm' only with 'stages = 2'";
+    if (dynamicShared && decodeMma)
+      return fail() << "the mma-sync decode kernel holds its K/V in "
+                       "registers: no 'dynamic_shared'";
     if (dynamicShared && stages != 2)
       return fail() << "the decode kernel's dynamic workgroup memory holds "
                        "its staged K/V rows: 'dynamic_shared' needs "
                        "'stages = 2'";
     if (decodeMma) {
-      if (stages != 1 || minWorkgroupsPerSM != 0)
-        return fail() << "the mma-sync decode kernel takes no 'stages' or "
-                         "'min_workgroups_per_sm'";
       if (vectorWidth < 8)
         return fail() << "the mma-sync decode kernel's 'vector_width' (K "
                          "values in a run per lane) must be 8 or more, got "

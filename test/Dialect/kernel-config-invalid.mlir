@@ -250,7 +250,7 @@ func.func @decode_mma_run(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
 
 func.func @decode_mma_stages(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16>,
                              %v: tensor<4096x8x128xf16>) -> tensor<32x1x128xf16> {
-  // expected-error @+2 {{the mma-sync decode kernel takes no 'stages' or 'min_workgroups_per_sm'}}
+  // expected-error @+2 {{the mma-sync decode kernel holds its K/V in registers: no 'dynamic_shared'}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 8, stages = 2, dynamic_shared = true>}
       : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16>

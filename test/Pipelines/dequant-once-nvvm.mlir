@@ -36,6 +36,6 @@ func.func @rows16(%q: tensor<32x4x128xf16>, %kq: tensor<4100x8x4x!cachet.q8_0>,
 // so off and on sum in one order.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DECODE-OFF
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DECODE-ON
-// DECODE-OFF: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 64 splits{{.*}}16 per workgroup{{.*}}each lane's K values in runs of 32{{.*}}K decoded from q8_0 blocks into f16 pairs in registers
+// DECODE-OFF: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 33 splits{{.*}}16 per workgroup{{.*}}each lane's K values in runs of 32{{.*}}K decoded from q8_0 blocks into f16 pairs in registers
 // DECODE-ON: remark: cachet-dequant-once-kv: rewritten (forced)
-// DECODE-ON: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 64 splits{{.*}}16 per workgroup{{.*}}each lane's K values in runs of 32, 8708 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200)
+// DECODE-ON: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 33 splits{{.*}}16 per workgroup{{.*}}each lane's K values in runs of 32, 8708 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200)

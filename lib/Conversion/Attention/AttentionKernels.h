@@ -87,6 +87,10 @@ struct KernelConfig {
   /// Whether the decode kernel copies each step's K/V rows into
   /// double-buffered dynamic workgroup memory (its config's stages = 2).
   bool stagedRows = false;
+  /// Whether the mma-sync decode kernel issues each step's K/V loads before
+  /// the previous step's products (its config's stages = 2), holding them
+  /// in registers.
+  bool pipelined = false;
   /// Bytes per load of a K row (decode kernel; divides the row's bytes) and
   /// the most bytes per load of a lane's slice of a V row.
   int64_t loadBytes = 16, maxLoadBytes = 16;
@@ -290,6 +294,16 @@ private:
   llvm::SmallVector<mlir::Value>
   decodePairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
               int64_t dim, BlockQuantizedType block, bool natural = false);
+  /// decodePairs in two halves, so that loads can be issued a step before
+  /// their values are used: the loads it issues (16-byte vectors, or each
+  /// piece's scale and 32-bit words), and the pairs from them.
+  llvm::SmallVector<mlir::Value>
+  loadPairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
+            int64_t dim, BlockQuantizedType block, bool natural = false);
+  llvm::SmallVector<mlir::Value> pairsFromLoads(mlir::ValueRange loads,
+                                                mlir::Value first, int64_t n,
+                                                BlockQuantizedType block,
+                                                bool natural = false);
   /// The row value that slot `slot` of decodePairs' values from `first`
   /// (`n` of them, of `block`) holds.
   mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,

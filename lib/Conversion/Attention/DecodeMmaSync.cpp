@@ -51,29 +51,76 @@ using namespace mlir;
 using namespace cachet;
 using namespace cachet::attention;
 
+namespace {
+/// Where one piece of decodePairs' values (`per` of them from value
+/// `valueAt` of a row of `block`s) lies: its block's first byte, the value
+/// in the block, the aligned word before its quants' first byte and
+/// whether that byte is not itself aligned, and how many words hold them.
+struct PairPiece {
+  Value blockAt, inBlock, aligned, misaligned;
+  int64_t count;
+  bool q8, inOrder;
+};
+} // namespace
+
+static PairPiece getPairPiece(OpBuilder &b, Location loc, Value valueAt,
+                              int64_t per, BlockQuantizedType block,
+                              bool natural) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  PairPiece p;
+  p.q8 = isa<Q8_0Type>(block);
+  p.blockAt = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, valueAt, index(32)),
+      index(block.getBlockBytes()));
+  p.inBlock = arith::RemUIOp::create(b, loc, valueAt, index(32));
+  // The quants' bytes (q4_0: half as many, each two values) as words from
+  // a 2-byte aligned start: aligned words, funnel-shifted by 16 bits where
+  // the start is not. q4_0 in the row's order: values 16 h + i are the low
+  // (h = 0) or high (h = 1) nibbles of bytes i.
+  p.inOrder = !p.q8 && natural && per < 32;
+  Value quantAt =
+      p.q8 ? p.inBlock
+      : p.inOrder
+          ? arith::RemUIOp::create(b, loc, p.inBlock, index(16)).getResult()
+          : arith::DivUIOp::create(b, loc, p.inBlock, index(2)).getResult();
+  Value byteAt = arith::AddIOp::create(
+      b, loc, p.blockAt, arith::AddIOp::create(b, loc, quantAt, index(2)));
+  Value offset = arith::RemUIOp::create(b, loc, byteAt, index(4));
+  p.misaligned =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, offset, index(0));
+  p.aligned = arith::SubIOp::create(b, loc, byteAt, offset);
+  p.count = (p.q8 || p.inOrder ? per : per / 2) / 4;
+  return p;
+}
+
 SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
                                               Value first, int64_t n,
                                               int64_t dim,
                                               BlockQuantizedType block,
                                               bool natural) {
-  auto pairType = VectorType::get({2}, block ? b.getF16Type() : half);
-  SmallVector<Value> pairs;
+  return pairsFromLoads(loadPairs(source, at, first, n, dim, block, natural),
+                        first, n, block, natural);
+}
+
+SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
+                                            Value first, int64_t n, int64_t dim,
+                                            BlockQuantizedType block,
+                                            bool natural) {
+  SmallVector<Value> loads;
   if (!block) {
     auto vectorType = VectorType::get({8}, half);
     for (int64_t j = 0; j < n; j += 8) {
       auto load = vector::LoadOp::create(b, loc, vectorType, source,
                                          at(addIndex(first, j)));
       load.setAlignment(16);
-      for (int64_t e = 0; e < 8; e += 2)
-        pairs.push_back(vector::ShuffleOp::create(b, loc, load, load,
-                                                  ArrayRef<int64_t>{e, e + 1}));
+      loads.push_back(load);
     }
-    return pairs;
+    return loads;
   }
-  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f16 = b.getF16Type();
-  bool q8 = isa<Q8_0Type>(block);
-  int64_t blockBytes = block.getBlockBytes();
-  int64_t rowBytes = dim / 32 * blockBytes;
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  int64_t rowBytes = dim / 32 * block.getBlockBytes();
   auto word = [&](Value byteAt) -> Value {
     auto load = vector::LoadOp::create(b, loc, VectorType::get({4}, i8), source,
                                        at(byteAt));
@@ -82,6 +129,43 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
         b, loc,
         vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), load), 0);
   };
+  // One block at a time, or the part of one that the slice covers: its
+  // scale, its words and the word after them (read only where misaligned,
+  // else the row's last, which is in bounds).
+  int64_t per = std::min<int64_t>(n, 32);
+  for (int64_t j = 0; j < n; j += per) {
+    PairPiece p = getPairPiece(b, loc, addIndex(first, j), per, block, natural);
+    auto scaleLoad = vector::LoadOp::create(b, loc, VectorType::get({2}, i8),
+                                            source, at(p.blockAt));
+    scaleLoad.setAlignment(2);
+    loads.push_back(vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getF16Type()),
+                                  scaleLoad),
+        0));
+    for (int64_t k = 0; k < p.count; ++k)
+      loads.push_back(word(addIndex(p.aligned, 4 * k)));
+    loads.push_back(word(arith::MinUIOp::create(
+        b, loc, addIndex(p.aligned, 4 * p.count), index(rowBytes - 4))));
+  }
+  return loads;
+}
+
+SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
+                                                 int64_t n,
+                                                 BlockQuantizedType block,
+                                                 bool natural) {
+  auto pairType = VectorType::get({2}, block ? b.getF16Type() : half);
+  SmallVector<Value> pairs;
+  if (!block) {
+    for (Value load : loads)
+      for (int64_t e = 0; e < 8; e += 2)
+        pairs.push_back(vector::ShuffleOp::create(b, loc, load, load,
+                                                  ArrayRef<int64_t>{e, e + 1}));
+    return pairs;
+  }
+  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f16 = b.getF16Type();
+  bool q8 = isa<Q8_0Type>(block);
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
@@ -108,54 +192,20 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
   auto bias = arith::ConstantOp::create(
       b, loc, pairType,
       DenseElementsAttr::get(pairType, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
-  // One block at a time, or the part of one that the slice covers.
   int64_t per = std::min<int64_t>(n, 32);
+  size_t next = 0;
   for (int64_t j = 0; j < n; j += per) {
-    Value valueAt = addIndex(first, j);
-    Value blockAt = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, valueAt, index(32)),
-        index(blockBytes));
-    Value inBlock = arith::RemUIOp::create(b, loc, valueAt, index(32));
-    auto scaleLoad = vector::LoadOp::create(b, loc, VectorType::get({2}, i8),
-                                            source, at(blockAt));
-    scaleLoad.setAlignment(2);
-    Value scale = vector::ExtractOp::create(
-        b, loc,
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, f16), scaleLoad),
-        0);
-    Value scales = vector::BroadcastOp::create(b, loc, pairType, scale);
-    // The quants' bytes (q4_0: half as many, each two values) as words
-    // from a 2-byte aligned start: aligned words, funnel-shifted by 16
-    // bits where the start is not.
-    // q4_0 in the row's order: values 16 h + i are the low (h = 0) or
-    // high (h = 1) nibbles of bytes i.
-    bool inOrder = !q8 && natural && per < 32;
-    Value quantAt =
-        q8 ? inBlock
-        : inOrder
-            ? arith::RemUIOp::create(b, loc, inBlock, index(16)).getResult()
-            : arith::DivUIOp::create(b, loc, inBlock, index(2)).getResult();
-    Value byteAt = addIndex(blockAt, addIndex(quantAt, 2));
-    Value misaligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::RemUIOp::create(b, loc, byteAt, index(4)), index(0));
-    Value aligned = arith::SubIOp::create(
-        b, loc, byteAt, arith::RemUIOp::create(b, loc, byteAt, index(4)));
-    int64_t count = (q8 || inOrder ? per : per / 2) / 4;
-    SmallVector<Value> raw;
-    for (int64_t k = 0; k < count; ++k)
-      raw.push_back(word(addIndex(aligned, 4 * k)));
-    // The word after them, read only where misaligned (else the row's
-    // last, which is in bounds).
-    raw.push_back(word(arith::MinUIOp::create(
-        b, loc, addIndex(aligned, 4 * count), index(rowBytes - 4))));
+    PairPiece p = getPairPiece(b, loc, addIndex(first, j), per, block, natural);
+    Value scales = vector::BroadcastOp::create(b, loc, pairType, loads[next]);
+    ValueRange raw = loads.slice(next + 1, p.count + 1);
+    next += p.count + 2;
     SmallVector<Value> words;
-    for (int64_t k = 0; k < count; ++k) {
+    for (int64_t k = 0; k < p.count; ++k) {
       Value shifted = arith::OrIOp::create(
           b, loc, arith::ShRUIOp::create(b, loc, raw[k], constant(16)),
           arith::ShLIOp::create(b, loc, raw[k + 1], constant(16)));
       words.push_back(
-          arith::SelectOp::create(b, loc, misaligned, shifted, raw[k]));
+          arith::SelectOp::create(b, loc, p.misaligned, shifted, raw[k]));
     }
     if (q8) {
       for (Value w : words)
@@ -163,11 +213,11 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
                 scales);
       continue;
     }
-    if (inOrder) {
+    if (p.inOrder) {
       Value shift = arith::IndexCastOp::create(
           b, loc, i32,
           arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, inBlock, index(16)),
+              b, loc, arith::DivUIOp::create(b, loc, p.inBlock, index(16)),
               index(4)));
       for (Value w : words)
         asPairs(arith::AndIOp::create(b, loc,
@@ -288,35 +338,67 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
   init.append(rowTiles, minusInf);
   init.append(rowTiles, zero);
   init.append(mTiles * rowTiles, zeroC);
-  SmallVector<Value> state = decodeSteps(
-      f, count, c.keyTile, init, [&](Value base, ValueRange carried) {
+  // A step's loads, in the order the step decodes them: K rows of
+  // positions 8 j + g, V rows of positions 2q, 2q+1, 2q+8, 2q+9 of each 16;
+  // `sizes` gets how many values each row's runs took.
+  SmallVector<size_t> sizes;
+  auto stepLoads = [&](Value base) {
+    Value warpBase = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, f.warp, index(16 * unroll)));
+    SmallVector<Value> loads;
+    sizes.clear();
+    // The lane's runs of the K or V row at `pos` (clamped to the split).
+    auto rowLoads = [&](Value source, Value pos, int64_t count, int64_t run,
+                        function_ref<Value(int64_t)> runStart, int64_t dim,
+                        BlockQuantizedType block) {
+      Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
+      size_t before = loads.size();
+      for (int64_t m = 0; m < count / run; ++m)
+        loads.append(loadPairs(
+            source, [&](Value x) { return kvIndices(f.kvHead, readPos, x); },
+            runStart(m), run, dim, block));
+      sizes.push_back(loads.size() - before);
+    };
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value first = addIndex(warpBase, 16 * u);
+      for (int64_t j = 0; j < 2; ++j)
+        rowLoads(key, addIndex(addIndex(first, 8 * j), g), kSlice, kRun,
+                 kRunStart, s.headDim, s.keyBlock);
+      for (int64_t k = 0; k < 4; ++k)
+        rowLoads(value,
+                 addIndex(addIndex(first, quad2), (k & 1) + 8 * (k >> 1)),
+                 vSlice, vRun, vRunStart, s.valueDim, s.valueBlock);
+    }
+    return loads;
+  };
+  auto step =
+      [&](Value base, ValueRange carried, ValueRange loads) {
         Value warpBase = arith::AddIOp::create(
             b, loc, base,
             arith::MulIOp::create(b, loc, f.warp, index(16 * unroll)));
-        // All loads of the step first: K rows of positions 8 j + g, V rows of
-        // positions 2q, 2q+1, 2q+8, 2q+9 of each 16.
         SmallVector<Value> first(unroll);
         SmallVector<SmallVector<SmallVector<Value>>> kB(unroll);
         SmallVector<SmallVector<SmallVector<Value>>> vPairs(unroll);
-        // The lane's runs of the K or V row at `pos` (clamped to the split).
-        auto rowPairs = [&](Value source, Value pos, int64_t count, int64_t run,
-                            function_ref<Value(int64_t)> runStart, int64_t dim,
+        // The pairs of the next row's runs in `loads`.
+        size_t cursor = 0, row = 0;
+        auto rowPairs = [&](int64_t count, int64_t run,
+                            function_ref<Value(int64_t)> runStart,
                             BlockQuantizedType block) {
-          Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
+          ValueRange rowLoads = loads.slice(cursor, sizes[row]);
+          cursor += sizes[row++];
           SmallVector<Value> pairs;
+          size_t perRun = rowLoads.size() / (count / run);
           for (int64_t m = 0; m < count / run; ++m)
-            pairs.append(decodePairs(
-                source,
-                [&](Value x) { return kvIndices(f.kvHead, readPos, x); },
-                runStart(m), run, dim, block));
+            pairs.append(pairsFromLoads(rowLoads.slice(m * perRun, perRun),
+                                        runStart(m), run, block));
           return pairs;
         };
         for (int64_t u = 0; u < unroll; ++u) {
           first[u] = addIndex(warpBase, 16 * u);
           for (int64_t j = 0; j < 2; ++j) {
             SmallVector<Value> pairs =
-                rowPairs(key, addIndex(addIndex(first[u], 8 * j), g), kSlice,
-                         kRun, kRunStart, s.headDim, s.keyBlock);
+                rowPairs(kSlice, kRun, kRunStart, s.keyBlock);
             SmallVector<Value> operands;
             for (int64_t st = 0; st < kSteps; ++st)
               operands.push_back(
@@ -324,10 +406,8 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
             kB[u].push_back(operands);
           }
           for (int64_t k = 0; k < 4; ++k)
-            vPairs[u].push_back(rowPairs(
-                value,
-                addIndex(addIndex(first[u], quad2), (k & 1) + 8 * (k >> 1)),
-                vSlice, vRun, vRunStart, s.valueDim, s.valueBlock));
+            vPairs[u].push_back(
+                rowPairs(vSlice, vRun, vRunStart, s.valueBlock));
         }
         // S = Q K^T, scaled, masked, base 2; -inf past the split. Score
         // [u][j][i][e]: row g + 8 i, position first[u] + 8 j + 2q + e.
@@ -428,7 +508,66 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
             }
           }
         return next;
-      });
+      };
+  // Pipelined (config stages = 2), each step's loads are issued before the
+  // previous step's products, and held in registers across the iteration.
+  SmallVector<Value> state;
+  if (c.pipelined) {
+    // The first step's loads are issued in the loop's first iteration and
+    // the loop carries zeros into it, not loads: LLVM's instcombine would
+    // fold a phi of two loads into one load at the top of the body, which
+    // undoes the pipelining.
+    SmallVector<Value> carriedInit(init);
+    {
+      // The loads' types, from loads built and erased again.
+      struct Recorder : OpBuilder::Listener {
+        SmallVector<Operation *> ops;
+        void notifyOperationInserted(Operation *op,
+                                     OpBuilder::InsertPoint) override {
+          ops.push_back(op);
+        }
+      } recorder;
+      OpBuilder::Listener *listener = b.getListener();
+      b.setListener(&recorder);
+      SmallVector<Value> probe = stepLoads(f.start);
+      b.setListener(listener);
+      SmallVector<Type> types(probe.size());
+      for (auto [type, v] : llvm::zip_equal(types, probe))
+        type = v.getType();
+      for (Operation *op : llvm::reverse(recorder.ops))
+        op->erase();
+      for (Type type : types)
+        carriedInit.push_back(
+            arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type)));
+    }
+    size_t stateSize = init.size();
+    state = decodeSteps(
+        f, count, c.keyTile, carriedInit, [&](Value base, ValueRange carried) {
+          Value firstStep = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, base, f.start);
+          ValueRange held = carried.drop_front(stateSize);
+          auto current = scf::IfOp::create(b, loc, held.getTypes(), firstStep,
+                                           /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(current.thenBlock());
+            scf::YieldOp::create(b, loc, stepLoads(base));
+            b.setInsertionPointToStart(current.elseBlock());
+            scf::YieldOp::create(b, loc, held);
+          }
+          SmallVector<Value> loads = stepLoads(addIndex(base, c.keyTile));
+          SmallVector<Value> next =
+              step(base, carried.take_front(stateSize), current.getResults());
+          next.append(loads);
+          return next;
+        });
+    state.resize(stateSize);
+  } else {
+    state = decodeSteps(f, count, c.keyTile, init,
+                        [&](Value base, ValueRange carried) {
+                          return step(base, carried, stepLoads(base));
+                        });
+  }
 
   // The merge's form: each row's max and sum, uniform over the subgroup
   // (from lane 4 (r % 8), which holds row r), and the accumulator entries.

@@ -11,6 +11,7 @@
 
 #include "cachet/Conversion/BlockDecoder.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -96,7 +97,7 @@ void KernelBuilder::markOccupancy(gpu::LaunchOp launch) {
   if (c.minWorkgroupsPerSM <= 0)
     return;
   launch.walk([&](Operation *op) {
-    if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp,
+    if (isa<gpu::SubgroupMmaComputeOp, nvgpu::MmaSyncOp, NVVM::MmaOp,
             nvgpu::DeviceAsyncCopyOp>(op))
       op->setAttr(CachetDialect::getMinWorkgroupsPerSMAttrName(),
                   b.getI64IntegerAttr(c.minWorkgroupsPerSM));
