@@ -670,13 +670,14 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   }
   int64_t warps = threads / 32;
   int64_t stepPositions = 16 * warps * o.decodeMmaUnroll;
-  // Pipelined, a lane holds two steps' K/V (about 190-210 registers at
-  // 128 threads on sm_90): two workgroups per SM, which the split fills
-  // exactly (run 76: 42 against 60 us at tg1 @ d32768 f16, with 64 splits
-  // at 150 registers and 3 workgroups per SM a second wave ran).
+  // Pipelined, a lane holds two steps' K/V (about 190-215 registers on
+  // sm_90): 256 threads per SM (two workgroups of 128), which the split
+  // fills exactly (run 76: 42 against 60 us at tg1 @ d32768 f16, where 64
+  // splits at 150 registers and 3 workgroups per SM ran a second wave).
   int64_t minWorkgroups = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
-                          : o.decodeMmaStages == 2  ? 2
-                                                    : 0;
+                          : o.decodeMmaStages == 2
+                              ? std::max<int64_t>(1, 256 / threads)
+                              : 0;
   std::string splitFrom;
   int64_t split =
       getDecodeSplit(s, profile, o, stepPositions, splitFrom, minWorkgroups);

@@ -25,6 +25,8 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGES1
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGES1-REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGES1-KERNEL
+// 256 threads per workgroup: one per SM.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-threads=256" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=THREADS
 // Through cachet-compile to PTX.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 stop-before-binary" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TARGET
 // Bad options.
@@ -88,6 +90,8 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
 // STAGES-NVVM: llvm.func @tg1_f16_kernel
 // STAGES-NVVM-SAME: gpu.known_grid_size = array<i32: 33, 8, 1>
 // STAGES-NVVM-SAME: nvvm.minctasm = 2 : i32
+// THREADS-LABEL: func.func @tg1_f16
+// THREADS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 256, subgroup = 32, vector_width = 8, stages = 2, split = 16, min_workgroups_per_sm = 1>
 // STAGES1-LABEL: func.func @tg1_f16
 // STAGES1: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, split = 64>
 // STAGES1-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 64 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each): {{.*}} (profile h200){{$}}
