@@ -821,7 +821,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"decodeLoadBytes", "decode-load-bytes", "int64_t",
            /*default=*/"16",
            "Bytes per load of a K row in the decode kernel (a power of two "
-           "up to 16; less where the row's bytes need it)">,
+           "up to 16; less where the row's bytes need it); on mma.sync, "
+           "q8_0 / q4_0 blocks are read 8 bytes at a time (scales with "
+           "quants) from 8 up, as aligned 4-byte words below">,
     Option<"decodeStages", "decode-stages", "int64_t", /*default=*/"1",
            "1: each decode thread reads its K row and V slices from global "
            "memory; 2: with async-copy and dynamic-shared, each step's K/V "

@@ -681,6 +681,11 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   std::string splitFrom;
   int64_t split =
       getDecodeSplit(s, profile, o, stepPositions, splitFrom, minWorkgroups);
+  // Blocks are read 8 bytes at a time (their scale with their quants:
+  // rows of 136 / 72 bytes are 8-byte aligned), or in aligned 4-byte words
+  // with decode-load-bytes=4 (or less).
+  bool blocks = s.keyBlock || s.valueBlock;
+  int64_t blockLoadBytes = !blocks ? 8 : o.decodeLoadBytes >= 8 ? 8 : 4;
   // Each lane's K values: whole blocks where K is (or was) blocks, so that
   // the blocks decode in registers and the scratch of rewrites on is read
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
@@ -693,7 +698,8 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       /*loads=*/{}, minWorkgroups, /*resident=*/{},
       /*dynamicShared=*/false,
       /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
-      /*fuseSiblings=*/false, /*fuseEpilogues=*/false, /*loadBytes=*/0);
+      /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
+      /*loadBytes=*/blockLoadBytes == 8 ? 0 : blockLoadBytes);
   d.remark = llvm::formatv(
       "decode flash-attention kernel on mma.sync (split-KV, {0} splits: "
       "{1}): {2} query rows per KV head (GQA {3}:1 x {4} queries), {5} per "
@@ -714,6 +720,11 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   if (minWorkgroups)
     d.remark +=
         llvm::formatv("; registers for {0} workgroups per SM", minWorkgroups);
+  if (blocks)
+    d.remark += blockLoadBytes == 8
+                    ? "; blocks read 8 bytes at a time, scales with quants"
+                    : "; blocks read as aligned 4-byte words "
+                      "(decode-load-bytes)";
   d.remark += describeDecodedKV(s, "into f16 pairs in registers");
   return d;
 }

@@ -14,6 +14,16 @@
 # (stages 2, the default split), p3 (stages 2, 3 per CU) and b3 (stages 1,
 # 3 per CU), then Nsight Compute on p2's f16 and q8_0 tg1 @ d32768 kernel.
 #
+#   scripts/device/decode-pipeline-h200.sh 3 [REPEAT]
+#
+# Phase 3 (run 78, blocks read 8 bytes at a time): checks the random decode
+# shapes on mma.sync of .device/fz (bench/make-attention-fuzz.py --decode
+# --seed 79 / 80 / 81 with decode-mma-sync=1, the cases that took mma.sync),
+# times .device/dm3 (the default: 8-byte block loads) and dw4
+# (decode-load-bytes=4: aligned 4-byte words, the kernel before) in turns,
+# twice, then checks dm3's cases. Both suites: --only='@ d32768', the
+# pp512 cases removed.
+#
 # Suites: bench/make-suite.py --preset=h200 --target=nvvm --only=decode
 # (dm; p2 with --compile-options="attention-options={decode-mma-stages=2
 # decode-workgroups-per-cu=2}"), p0 / p3 / b3 the same with their options
@@ -34,7 +44,7 @@ set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/wp; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 . "$(dirname "$0")/env.sh"
-P=${1:-1}; R=${2:-10}; N=${3:-2}
+P=${1:-1}; R=${2:-10}; N=${3:-2}; n=0
 s() { tar czf $OUT/pipe.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
@@ -44,6 +54,14 @@ ncu_on() {
     timeout 40 $NCU --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --kernel-name-base function -k regex:'^attention_kernel$' -c 1 $B/cachet-runner $D/$1/decode-$c > $W/ncu-$1-$c.log 2>&1; s
   done
 }
+if [ "$P" = 3 ]; then
+  check $D/fz/*/ > $W/fz-check.log 2>&1; s
+  for x in dm3 dw4 dm3 dw4; do
+    timeout 40 $B/cachet-bench $D/$x --repeat=$R --json=$W/$x-$((++n)).json > $W/$x-$n.log 2>&1; s
+  done
+  check $D/dm3/*/ > $W/dm3-check.log 2>&1; s
+  exit 0
+fi
 if [ "$P" = 2 ]; then
   check $D/dm2/*d32768/ > $W/dm2-check.log 2>&1; s
   for i in $(seq 1 $N); do

@@ -25,6 +25,8 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGES1
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGES1-REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-stages=1" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=STAGES1-KERNEL
+// Blocks as aligned 4-byte words.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-load-bytes=4" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=WORDS
 // 256 threads per workgroup: one per SM.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-threads=256" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=THREADS
 // Through cachet-compile to PTX.
@@ -117,12 +119,22 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<32768x8x4x!cachet.q8_0
 }
 // CONFIG-LABEL: func.func @tg1_q8_0
 // CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 33, min_workgroups_per_sm = 2>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}} each lane's K values in runs of 32, {{.*}}; K decoded from q8_0 blocks into f16 pairs in registers; V decoded from q8_0 blocks into f16 pairs in registers
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}} each lane's K values in runs of 32, {{.*}}; blocks read 8 bytes at a time, scales with quants; K decoded from q8_0 blocks into f16 pairs in registers; V decoded from q8_0 blocks into f16 pairs in registers
 // KERNEL-LABEL: func.func @tg1_q8_0
 // KERNEL: scf.for
-// The block's scale, then its 8 quant words and the one after them.
+// A K block (34 bytes from 0, 2, 4 or 6 past an 8-byte boundary) in five
+// 8-byte loads, its scale among them; a V half block's scale, then its 16
+// quants in three.
+// KERNEL-COUNT-5: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<8xi8>
+// KERNEL-NOT: vector<4xi8>
 // KERNEL: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<2xi8>
-// KERNEL-COUNT-9: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<4xi8>
+// KERNEL-COUNT-3: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<8xi8>
+// With decode-load-bytes=4: the block's scale, then its 8 quant words and
+// the one after them.
+// WORDS-LABEL: func.func @tg1_q8_0
+// WORDS: scf.for
+// WORDS: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<2xi8>
+// WORDS-COUNT-9: vector.load {{.*}} : memref<32768x8x136xi8{{.*}}>, vector<4xi8>
 // KERNEL: arith.xori
 // KERNEL: vector.shuffle {{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
 // KERNEL: arith.subf {{.*}} : vector<2xf16>

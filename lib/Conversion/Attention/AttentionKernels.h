@@ -296,14 +296,20 @@ private:
               int64_t dim, BlockQuantizedType block, bool natural = false);
   /// decodePairs in two halves, so that loads can be issued a step before
   /// their values are used: the loads it issues (16-byte vectors, or each
-  /// piece's scale and 32-bit words), and the pairs from them.
+  /// piece's scale and 32-bit words), and the pairs from them. `wide`
+  /// (blocks in rows of a multiple of 8 bytes, 8-byte aligned): each piece
+  /// read in aligned 8-byte loads that cover its scale and quants (a whole
+  /// block) or its quants (part of one, the scale read apart), the words
+  /// picked from them by the piece's offset.
   llvm::SmallVector<mlir::Value>
   loadPairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
-            int64_t dim, BlockQuantizedType block, bool natural = false);
+            int64_t dim, BlockQuantizedType block, bool natural = false,
+            bool wide = false);
   llvm::SmallVector<mlir::Value> pairsFromLoads(mlir::ValueRange loads,
                                                 mlir::Value first, int64_t n,
                                                 BlockQuantizedType block,
-                                                bool natural = false);
+                                                bool natural = false,
+                                                bool wide = false);
   /// The row value that slot `slot` of decodePairs' values from `first`
   /// (`n` of them, of `block`) holds.
   mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,

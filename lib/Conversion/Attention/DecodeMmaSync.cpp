@@ -60,6 +60,14 @@ struct PairPiece {
   Value blockAt, inBlock, aligned, misaligned;
   int64_t count;
   bool q8, inOrder;
+  /// Wide: the 8-byte aligned start of the span the piece's loads cover
+  /// (its block's first byte where the piece is a whole block, so that the
+  /// scale comes with the quants, else its quants' first byte), the span's
+  /// offset from it, whether the scale is in the span, and how many 8-byte
+  /// loads cover it.
+  Value spanAligned, spanOffset;
+  bool scaleInSpan = false;
+  int64_t chunks = 0;
 };
 } // namespace
 
@@ -92,6 +100,13 @@ static PairPiece getPairPiece(OpBuilder &b, Location loc, Value valueAt,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, offset, index(0));
   p.aligned = arith::SubIOp::create(b, loc, byteAt, offset);
   p.count = (p.q8 || p.inOrder ? per : per / 2) / 4;
+  // The span from a 2-byte aligned start, at most 6 bytes past an 8-byte
+  // boundary.
+  p.scaleInSpan = per == 32;
+  Value spanStart = p.scaleInSpan ? p.blockAt : byteAt;
+  p.spanOffset = arith::RemUIOp::create(b, loc, spanStart, index(8));
+  p.spanAligned = arith::SubIOp::create(b, loc, spanStart, p.spanOffset);
+  p.chunks = llvm::divideCeil(6 + (p.scaleInSpan ? 2 : 0) + 4 * p.count, 8);
   return p;
 }
 
@@ -107,7 +122,7 @@ SmallVector<Value> KernelBuilder::decodePairs(Value source, RowIndices at,
 SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
                                             Value first, int64_t n, int64_t dim,
                                             BlockQuantizedType block,
-                                            bool natural) {
+                                            bool natural, bool wide) {
   SmallVector<Value> loads;
   if (!block) {
     auto vectorType = VectorType::get({8}, half);
@@ -135,6 +150,33 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
   int64_t per = std::min<int64_t>(n, 32);
   for (int64_t j = 0; j < n; j += per) {
     PairPiece p = getPairPiece(b, loc, addIndex(first, j), per, block, natural);
+    if (wide) {
+      // 8-byte loads from the span's aligned start (each clamped to the
+      // row's last 8 bytes: only a load past the span can be), as words;
+      // the scale first where it is not in them.
+      if (!p.scaleInSpan) {
+        auto scaleLoad = vector::LoadOp::create(
+            b, loc, VectorType::get({2}, i8), source, at(p.blockAt));
+        scaleLoad.setAlignment(2);
+        loads.push_back(vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(
+                b, loc, VectorType::get({1}, b.getF16Type()), scaleLoad),
+            0));
+      }
+      for (int64_t k = 0; k < p.chunks; ++k) {
+        Value chunkAt = arith::MinUIOp::create(
+            b, loc, addIndex(p.spanAligned, 8 * k), index(rowBytes - 8));
+        auto load = vector::LoadOp::create(b, loc, VectorType::get({8}, i8),
+                                           source, at(chunkAt));
+        load.setAlignment(8);
+        Value words =
+            vector::BitCastOp::create(b, loc, VectorType::get({2}, i32), load);
+        for (int64_t e = 0; e < 2; ++e)
+          loads.push_back(vector::ExtractOp::create(b, loc, words, e));
+      }
+      continue;
+    }
     auto scaleLoad = vector::LoadOp::create(b, loc, VectorType::get({2}, i8),
                                             source, at(p.blockAt));
     scaleLoad.setAlignment(2);
@@ -154,7 +196,7 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
 SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
                                                  int64_t n,
                                                  BlockQuantizedType block,
-                                                 bool natural) {
+                                                 bool natural, bool wide) {
   auto pairType = VectorType::get({2}, block ? b.getF16Type() : half);
   SmallVector<Value> pairs;
   if (!block) {
@@ -196,17 +238,76 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
   size_t next = 0;
   for (int64_t j = 0; j < n; j += per) {
     PairPiece p = getPairPiece(b, loc, addIndex(first, j), per, block, natural);
-    Value scales = vector::BroadcastOp::create(b, loc, pairType, loads[next]);
-    ValueRange raw = loads.slice(next + 1, p.count + 1);
-    next += p.count + 2;
+    Value scale;
     SmallVector<Value> words;
-    for (int64_t k = 0; k < p.count; ++k) {
-      Value shifted = arith::OrIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, raw[k], constant(16)),
-          arith::ShLIOp::create(b, loc, raw[k + 1], constant(16)));
-      words.push_back(
-          arith::SelectOp::create(b, loc, p.misaligned, shifted, raw[k]));
+    // The words of a 2-byte aligned run at `offset` bytes into `raw`
+    // (aligned words, funnel-shifted by 16 bits where `offset` is not a
+    // multiple of 4; `offset` / 4 is 0 .. `shifts`).
+    auto pickWords = [&](ValueRange raw, Value offset, int64_t shifts) {
+      Value wordAt = arith::DivUIOp::create(b, loc, offset, index(4));
+      Value half = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::RemUIOp::create(b, loc, offset, index(4)), index(0));
+      int64_t last = raw.size() - 1;
+      auto rawAt = [&](int64_t k) -> Value {
+        Value v = raw[std::min<int64_t>(k + shifts, last)];
+        for (int64_t i = shifts - 1; i >= 0; --i)
+          v = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wordAt,
+                                    index(i)),
+              raw[std::min<int64_t>(k + i, last)], v);
+        return v;
+      };
+      SmallVector<Value> picked;
+      for (int64_t k = 0; k <= p.count; ++k)
+        picked.push_back(rawAt(k));
+      for (int64_t k = 0; k < p.count; ++k) {
+        Value shifted = arith::OrIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, picked[k], constant(16)),
+            arith::ShLIOp::create(b, loc, picked[k + 1], constant(16)));
+        words.push_back(
+            arith::SelectOp::create(b, loc, half, shifted, picked[k]));
+      }
+    };
+    if (wide) {
+      if (!p.scaleInSpan)
+        scale = loads[next++];
+      ValueRange raw = loads.slice(next, 2 * p.chunks);
+      next += 2 * p.chunks;
+      Value quantOffset = p.spanOffset;
+      if (p.scaleInSpan) {
+        // The scale: the 16 bits at the span's offset (0, 2, 4 or 6).
+        Value word = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                  p.spanOffset, index(4)),
+            raw[0], raw[1]);
+        Value shift = arith::IndexCastOp::create(
+            b, loc, i32,
+            arith::MulIOp::create(
+                b, loc, arith::RemUIOp::create(b, loc, p.spanOffset, index(4)),
+                index(8)));
+        Value bits = arith::TruncIOp::create(
+            b, loc, b.getI16Type(),
+            arith::ShRUIOp::create(b, loc, word, shift));
+        scale = arith::BitcastOp::create(b, loc, f16, bits);
+        quantOffset = addIndex(p.spanOffset, 2);
+      }
+      pickWords(raw, quantOffset, p.scaleInSpan ? 2 : 1);
+    } else {
+      scale = loads[next];
+      ValueRange raw = loads.slice(next + 1, p.count + 1);
+      next += p.count + 2;
+      for (int64_t k = 0; k < p.count; ++k) {
+        Value shifted = arith::OrIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, raw[k], constant(16)),
+            arith::ShLIOp::create(b, loc, raw[k + 1], constant(16)));
+        words.push_back(
+            arith::SelectOp::create(b, loc, p.misaligned, shifted, raw[k]));
+      }
     }
+    Value scales = vector::BroadcastOp::create(b, loc, pairType, scale);
     if (q8) {
       for (Value w : words)
         asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), bias,
@@ -342,6 +443,12 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
   // positions 8 j + g, V rows of positions 2q, 2q+1, 2q+8, 2q+9 of each 16;
   // `sizes` gets how many values each row's runs took.
   SmallVector<size_t> sizes;
+  // Blocks in 8-byte loads where the config allows and rows keep them
+  // aligned.
+  auto wideRows = [&](BlockQuantizedType block, int64_t dim) {
+    return block && c.loadBytes >= 8 &&
+           (dim / 32 * block.getBlockBytes()) % 8 == 0;
+  };
   auto stepLoads = [&](Value base) {
     Value warpBase = arith::AddIOp::create(
         b, loc, base,
@@ -357,7 +464,8 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
       for (int64_t m = 0; m < count / run; ++m)
         loads.append(loadPairs(
             source, [&](Value x) { return kvIndices(f.kvHead, readPos, x); },
-            runStart(m), run, dim, block));
+            runStart(m), run, dim, block, /*natural=*/false,
+            wideRows(block, dim)));
       sizes.push_back(loads.size() - before);
     };
     for (int64_t u = 0; u < unroll; ++u) {
@@ -384,21 +492,22 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
         size_t cursor = 0, row = 0;
         auto rowPairs = [&](int64_t count, int64_t run,
                             function_ref<Value(int64_t)> runStart,
-                            BlockQuantizedType block) {
+                            BlockQuantizedType block, int64_t dim) {
           ValueRange rowLoads = loads.slice(cursor, sizes[row]);
           cursor += sizes[row++];
           SmallVector<Value> pairs;
           size_t perRun = rowLoads.size() / (count / run);
           for (int64_t m = 0; m < count / run; ++m)
-            pairs.append(pairsFromLoads(rowLoads.slice(m * perRun, perRun),
-                                        runStart(m), run, block));
+            pairs.append(pairsFromLoads(
+                rowLoads.slice(m * perRun, perRun), runStart(m), run, block,
+                /*natural=*/false, wideRows(block, dim)));
           return pairs;
         };
         for (int64_t u = 0; u < unroll; ++u) {
           first[u] = addIndex(warpBase, 16 * u);
           for (int64_t j = 0; j < 2; ++j) {
             SmallVector<Value> pairs =
-                rowPairs(kSlice, kRun, kRunStart, s.keyBlock);
+                rowPairs(kSlice, kRun, kRunStart, s.keyBlock, s.headDim);
             SmallVector<Value> operands;
             for (int64_t st = 0; st < kSteps; ++st)
               operands.push_back(
@@ -407,7 +516,7 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
           }
           for (int64_t k = 0; k < 4; ++k)
             vPairs[u].push_back(
-                rowPairs(vSlice, vRun, vRunStart, s.valueBlock));
+                rowPairs(vSlice, vRun, vRunStart, s.valueBlock, s.valueDim));
         }
         // S = Q K^T, scaled, masked, base 2; -inf past the split. Score
         // [u][j][i][e]: row g + 8 i, position first[u] + 8 j + 2q + e.
