@@ -857,17 +857,18 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            /*default=*/"2",
            "Steps of the mma-sync decode kernel whose loads are in flight: "
            "2, each step's K/V loads are issued before the previous step's "
-           "products and held in registers across the iteration (256 "
-           "threads per SM unless decode-workgroups-per-cu says); 1, after "
-           "them">,
+           "products and held in registers across the iteration (with "
+           "registers for 256 threads per SM unless decode-workgroups-per-cu "
+           "says); 1, after them">,
     Option<"decodeWorkgroupsPerUnit", "decode-workgroups-per-cu", "int64_t",
            /*default=*/"0",
            "Decode workgroups per compute unit that the split fills the "
-           "device with, exactly (0: 256 threads' worth, two workgroups of "
-           "128, for the mma-sync kernel with decode-mma-stages=2; else four "
-           "with the split rounded down to a power of two); on mma.sync it "
-           "also asks the kernel's registers to allow that many per SM "
-           "(min_workgroups_per_sm)">,
+           "device with (cut to the workgroups that get positions, as each "
+           "gets a multiple of its threads; 0: 256 threads' worth, two "
+           "workgroups of 128, for the mma-sync kernel with "
+           "decode-mma-stages=2, else four with the split rounded down to a "
+           "power of two); on mma.sync it also asks the kernel's registers "
+           "to allow that many per SM (min_workgroups_per_sm)">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(

@@ -143,7 +143,7 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
     return bad("decode-mma-stages", o.decodeMmaStages, "1 or 2");
   if (o.decodeWorkgroupsPerUnit < 0 || o.decodeWorkgroupsPerUnit > 32)
     return bad("decode-workgroups-per-cu", o.decodeWorkgroupsPerUnit,
-               "0 (four) to 32");
+               "0 (auto) to 32");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -621,12 +621,17 @@ static std::string whyNotDecodeMma(const AttentionShape &s, int64_t rows,
 }
 
 /// The decode kernel's split (workgroups per KV head): decode-split, or
-/// enough workgroups to fill the device (four per compute unit), each with
-/// at least one step of `stepPositions`; `from` says which.
+/// enough workgroups to fill the device (decode-workgroups-per-cu, or
+/// `registerWorkgroups` per compute unit where the kernel's registers
+/// allow that many, else four and a power of two), each with at least one
+/// step of `stepPositions`; `from` says which. The kernel gives each
+/// workgroup a multiple of `threads` positions: a split set from the
+/// device is cut to the workgroups that then have any.
 static int64_t getDecodeSplit(const AttentionShape &s,
                               DeviceProfileAttr profile,
                               const AttentionConfigOptions &o,
-                              int64_t stepPositions, std::string &from,
+                              int64_t stepPositions, int64_t threads,
+                              std::string &from,
                               int64_t registerWorkgroups = 0) {
   int64_t units = profile && profile.getComputeUnits()
                       ? int64_t(profile.getComputeUnits())
@@ -636,7 +641,7 @@ static int64_t getDecodeSplit(const AttentionShape &s,
   if (split != 0)
     return split;
   // As many workgroups as the kernel's registers let each compute unit
-  // hold, exactly; else four, the split a power of two.
+  // hold (not rounded); else four, the split a power of two.
   bool exact = o.decodeWorkgroupsPerUnit || registerWorkgroups;
   int64_t perUnit = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
                     : registerWorkgroups      ? registerWorkgroups
@@ -645,11 +650,23 @@ static int64_t getDecodeSplit(const AttentionShape &s,
   split = exact ? target : int64_t(llvm::bit_floor(uint64_t(target)));
   while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
     split = exact ? split - 1 : split / 2;
+  int64_t cut = split;
+  if (exact) {
+    int64_t positions = std::max<int64_t>(s.positions, 1);
+    int64_t perSplit =
+        llvm::alignTo(llvm::divideCeil(positions, split), threads);
+    cut = llvm::divideCeil(positions, perSplit);
+  }
   from = llvm::formatv("{3} workgroups on each of {0} compute units over "
                        "{1} KV heads, at least {2} positions each",
                        units, s.kvHeads, stepPositions, perUnit)
              .str();
-  return split;
+  if (cut != split)
+    from += llvm::formatv(", cut from {0} to the workgroups that get "
+                          "positions (a multiple of {1} each)",
+                          split, threads)
+                .str();
+  return cut;
 }
 
 /// The mma-sync decode kernel's decision for `s` with `rows` of its
@@ -672,15 +689,15 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   int64_t stepPositions = 16 * warps * o.decodeMmaUnroll;
   // Pipelined, a lane holds two steps' K/V (about 190-215 registers on
   // sm_90): 256 threads per SM (two workgroups of 128), which the split
-  // fills exactly (run 76: 42 against 60 us at tg1 @ d32768 f16, where 64
+  // targets (run 76: 42 against 60 us at tg1 @ d32768 f16, where 64
   // splits at 150 registers and 3 workgroups per SM ran a second wave).
   int64_t minWorkgroups = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
                           : o.decodeMmaStages == 2
                               ? std::max<int64_t>(1, 256 / threads)
                               : 0;
   std::string splitFrom;
-  int64_t split =
-      getDecodeSplit(s, profile, o, stepPositions, splitFrom, minWorkgroups);
+  int64_t split = getDecodeSplit(s, profile, o, stepPositions, threads,
+                                 splitFrom, minWorkgroups);
   // Blocks are read 8 bytes at a time (their scale with their quants:
   // rows of 136 / 72 bytes are 8-byte aligned), or in aligned 4-byte words
   // with decode-load-bytes=4 (or less).
@@ -722,7 +739,8 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
         llvm::formatv("; registers for {0} workgroups per SM", minWorkgroups);
   if (blocks)
     d.remark += blockLoadBytes == 8
-                    ? "; blocks read 8 bytes at a time, scales with quants"
+                    ? "; blocks read 8 bytes at a time (whole blocks with "
+                      "their scales)"
                     : "; blocks read as aligned 4-byte words "
                       "(decode-load-bytes)";
   d.remark += describeDecodedKV(s, "into f16 pairs in registers");
@@ -880,7 +898,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
       minWorkgroups = 0;
   }
   std::string splitFrom;
-  int64_t split = getDecodeSplit(s, profile, o, stepPositions, splitFrom);
+  int64_t split =
+      getDecodeSplit(s, profile, o, stepPositions, threads, splitFrom);
   if (profile && profile.getVendor() == "mesa") {
     int64_t iterations =
         getDecodeIterations(s, rows, threads, stepPositions, split);

@@ -13,8 +13,9 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-sync=1" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-mma-unroll=2 decode-workgroup-rows=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=OPTIONS
 // The default, decode-mma-stages=2: each step's loads issued before the
-// previous step's products, the split filling exactly the 2 workgroups per
-// compute unit that the kernel's registers are asked to allow;
+// previous step's products, the split targeting the 2 workgroups per
+// compute unit that the kernel's registers are asked to allow (cut to the
+// workgroups that get positions, a multiple of 128 each);
 // decode-workgroups-per-cu=3 asks for 3. decode-mma-stages=1: the loads
 // after the products, 4 workgroups per compute unit, the split a power of
 // two.
@@ -40,7 +41,7 @@
 // BADSYNC: cachet-select-kernel-configs: bad decode-mma-sync 2: -1 (never), 0 (auto) or 1 (where it serves)
 // BADUNROLL: cachet-select-kernel-configs: bad decode-mma-unroll 0: 1 to 8
 // BADSTAGES: cachet-select-kernel-configs: bad decode-mma-stages 3: 1 or 2
-// BADPERCU: cachet-select-kernel-configs: bad decode-workgroups-per-cu -1: 0 (four) to 32
+// BADPERCU: cachet-select-kernel-configs: bad decode-workgroups-per-cu -1: 0 (auto) to 32
 
 // Llama-3-8B decode over an f16 cache at d32768: 4 rows of one KV head in
 // a workgroup (the m16 block's other 12 rows zeros), 4 subgroups of 16
@@ -53,10 +54,10 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
   return %o : tensor<32x1x128xf16>
 }
 // CONFIG-LABEL: func.func @tg1_f16
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 33, min_workgroups_per_sm = 2>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 33 splits: 2 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 33x8x1 workgroups of 128 threads (subgroup 32), Q K^T and P V as m16n8k16 f16 mma.sync, 16 positions per subgroup per step, each lane's K values in runs of 8, 4228 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 2 workgroups per SM
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 32 splits: 2 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each, cut from 33 to the workgroups that get positions (a multiple of 128 each)): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), Q K^T and P V as m16n8k16 f16 mma.sync, 16 positions per subgroup per step, each lane's K values in runs of 8, 4228 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 2 workgroups per SM
 // KERNEL-LABEL: func.func @tg1_f16
-// KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c33{{.*}}, {{.*}} = %c8{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128
+// KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c32{{.*}}, {{.*}} = %c8{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128
 // KERNEL: scf.for
 // KERNEL-COUNT-8: vector.load {{.*}} : memref<32768x8x128xf16{{.*}}>, vector<8xf16>
 // KERNEL-COUNT-16: nvvm.mma.sync
@@ -69,16 +70,16 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
 // FORCED-LABEL: func.func @tg1_f16
 // FORCED: variant = attention_decode_mma_sync
 // OPTIONS-LABEL: func.func @tg1_f16
-// OPTIONS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 33, min_workgroups_per_sm = 2>
+// OPTIONS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2>
 // STAGES-LABEL: func.func @tg1_f16
-// STAGES: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 49, min_workgroups_per_sm = 3>
-// STAGES-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 49 splits: 3 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each): {{.*}}; each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 3 workgroups per SM
+// STAGES: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 43, min_workgroups_per_sm = 3>
+// STAGES-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 43 splits: 3 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each, cut from 49 to the workgroups that get positions (a multiple of 128 each)): {{.*}}; each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 3 workgroups per SM
 // The loop carries zeros in place of loads into its first iteration, which
 // loads its own step; every iteration then loads the next step before its
 // products.
 // STAGES-KERNEL-LABEL: func.func @tg1_f16
 // STAGES-KERNEL: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xf16>
-// STAGES-KERNEL: scf.for {{.*}} iter_args({{.*}}%[[ZERO]]
+// STAGES-KERNEL: scf.for {{.*}} iter_args({{.*}}%[[ZERO]]{{[,)]}}
 // STAGES-KERNEL: scf.if
 // STAGES-KERNEL-COUNT-16: vector.load {{.*}} : memref<32768x8x128xf16{{.*}}>, vector<8xf16>
 // STAGES-KERNEL: scf.yield
@@ -90,7 +91,7 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
 // STAGES-KERNEL-COUNT-8: nvvm.mma.sync
 // STAGES-KERNEL: scf.yield
 // STAGES-NVVM: llvm.func @tg1_f16_kernel
-// STAGES-NVVM-SAME: gpu.known_grid_size = array<i32: 33, 8, 1>
+// STAGES-NVVM-SAME: gpu.known_grid_size = array<i32: 32, 8, 1>
 // STAGES-NVVM-SAME: nvvm.minctasm = 2 : i32
 // THREADS-LABEL: func.func @tg1_f16
 // THREADS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 256, subgroup = 32, vector_width = 8, stages = 2, split = 16, min_workgroups_per_sm = 1>
@@ -118,8 +119,8 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<32768x8x4x!cachet.q8_0
   return %o : tensor<32x1x128xf16>
 }
 // CONFIG-LABEL: func.func @tg1_q8_0
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 33, min_workgroups_per_sm = 2>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}} each lane's K values in runs of 32, {{.*}}; blocks read 8 bytes at a time, scales with quants; K decoded from q8_0 blocks into f16 pairs in registers; V decoded from q8_0 blocks into f16 pairs in registers
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}} each lane's K values in runs of 32, {{.*}}; blocks read 8 bytes at a time (whole blocks with their scales); K decoded from q8_0 blocks into f16 pairs in registers; V decoded from q8_0 blocks into f16 pairs in registers
 // KERNEL-LABEL: func.func @tg1_q8_0
 // KERNEL: scf.for
 // A K block (34 bytes from 0, 2, 4 or 6 past an 8-byte boundary) in five
@@ -157,9 +158,18 @@ func.func @tg4_q4_0(%q: tensor<32x4x128xf16>, %kq: tensor<4096x8x4x!cachet.q4_0>
   return %o : tensor<32x4x128xf16>
 }
 // CONFIG-LABEL: func.func @tg4_q4_0
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [16, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 33, min_workgroups_per_sm = 2>
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [16, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2>
 // REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}}16 query rows per KV head (GQA 4:1 x 4 queries), 16 per workgroup{{.*}}8708 bytes of workgroup memory
 // KERNEL-LABEL: func.func @tg4_q4_0
+// A K block (18 bytes) in three 8-byte loads, its scale among them; a V
+// half block's scale, then its 8 bytes of nibbles in two.
+// KERNEL: scf.for
+// KERNEL-COUNT-3: vector.load {{.*}} : memref<4096x8x72xi8{{.*}}>, vector<8xi8>
+// KERNEL-NOT: vector<4xi8>
+// KERNEL: vector.load {{.*}} : memref<4096x8x72xi8{{.*}}>, vector<2xi8>
+// KERNEL-COUNT-2: vector.load {{.*}} : memref<4096x8x72xi8{{.*}}>, vector<8xi8>
+// KERNEL-NOT: vector.load {{.*}} : memref<4096x8x72xi8{{.*}}>, vector<8xi8>
+// KERNEL: vector.load {{.*}} : memref<4096x8x72xi8{{.*}}>, vector<2xi8>
 // KERNEL: arith.andi {{.*}} : i32
 // KERNEL: arith.shrui {{.*}} : i32
 // KERNEL: nvvm.mma.sync

@@ -245,7 +245,7 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
     // multiple of 4; `offset` / 4 is 0 .. `shifts`).
     auto pickWords = [&](ValueRange raw, Value offset, int64_t shifts) {
       Value wordAt = arith::DivUIOp::create(b, loc, offset, index(4));
-      Value half = arith::CmpIOp::create(
+      Value oddHalf = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           arith::RemUIOp::create(b, loc, offset, index(4)), index(0));
       int64_t last = raw.size() - 1;
@@ -267,7 +267,7 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
             b, loc, arith::ShRUIOp::create(b, loc, picked[k], constant(16)),
             arith::ShLIOp::create(b, loc, picked[k + 1], constant(16)));
         words.push_back(
-            arith::SelectOp::create(b, loc, half, shifted, picked[k]));
+            arith::SelectOp::create(b, loc, oddHalf, shifted, picked[k]));
       }
     };
     if (wide) {
