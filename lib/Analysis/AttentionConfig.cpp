@@ -245,6 +245,12 @@ int64_t cachet::getDecodeRowBytes(int64_t dim, Type element,
   return dim * (element.getIntOrFloatBitWidth() / 8);
 }
 
+int64_t cachet::getDecodePositionsPerSplit(int64_t positions, int64_t split,
+                                           int64_t threads) {
+  return llvm::alignTo(llvm::divideCeil(std::max<int64_t>(positions, 1), split),
+                       threads);
+}
+
 int64_t cachet::getDecodeLoadBytes(const AttentionShape &s,
                                    KernelConfigAttr config) {
   int64_t rowBytes = getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock);
@@ -650,13 +656,10 @@ static int64_t getDecodeSplit(const AttentionShape &s,
   split = exact ? target : int64_t(llvm::bit_floor(uint64_t(target)));
   while (split > 1 && llvm::divideCeil(s.positions, split) < stepPositions)
     split = exact ? split - 1 : split / 2;
-  int64_t cut = split;
-  if (exact) {
-    int64_t positions = std::max<int64_t>(s.positions, 1);
-    int64_t perSplit =
-        llvm::alignTo(llvm::divideCeil(positions, split), threads);
-    cut = llvm::divideCeil(positions, perSplit);
-  }
+  int64_t cut = exact ? llvm::divideCeil(std::max<int64_t>(s.positions, 1),
+                                         getDecodePositionsPerSplit(
+                                             s.positions, split, threads))
+                      : split;
   from = llvm::formatv("{3} workgroups on each of {0} compute units over "
                        "{1} KV heads, at least {2} positions each",
                        units, s.kvHeads, stepPositions, perUnit)
@@ -699,10 +702,10 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   int64_t split = getDecodeSplit(s, profile, o, stepPositions, threads,
                                  splitFrom, minWorkgroups);
   // Blocks are read 8 bytes at a time (their scale with their quants:
-  // rows of 136 / 72 bytes are 8-byte aligned), or in aligned 4-byte words
-  // with decode-load-bytes=4 (or less).
+  // rows of 136 / 72 bytes are 8-byte aligned), or as aligned 4-byte words
+  // (load_bytes = 4) with decode-load-bytes below 8.
   bool blocks = s.keyBlock || s.valueBlock;
-  int64_t blockLoadBytes = !blocks ? 8 : o.decodeLoadBytes >= 8 ? 8 : 4;
+  bool wordLoads = blocks && o.decodeLoadBytes < 8;
   // Each lane's K values: whole blocks where K is (or was) blocks, so that
   // the blocks decode in registers and the scratch of rewrites on is read
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
@@ -716,7 +719,7 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       /*dynamicShared=*/false,
       /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
       /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
-      /*loadBytes=*/blockLoadBytes == 8 ? 0 : blockLoadBytes);
+      /*loadBytes=*/wordLoads ? 4 : 0);
   d.remark = llvm::formatv(
       "decode flash-attention kernel on mma.sync (split-KV, {0} splits: "
       "{1}): {2} query rows per KV head (GQA {3}:1 x {4} queries), {5} per "
@@ -738,11 +741,10 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
     d.remark +=
         llvm::formatv("; registers for {0} workgroups per SM", minWorkgroups);
   if (blocks)
-    d.remark += blockLoadBytes == 8
-                    ? "; blocks read 8 bytes at a time (whole blocks with "
-                      "their scales)"
-                    : "; blocks read as aligned 4-byte words "
-                      "(decode-load-bytes)";
+    d.remark += wordLoads ? "; blocks read as aligned 4-byte words "
+                            "(decode-load-bytes)"
+                          : "; blocks read 8 bytes at a time (whole blocks "
+                            "with their scales)";
   d.remark += describeDecodedKV(s, "into f16 pairs in registers");
   return d;
 }

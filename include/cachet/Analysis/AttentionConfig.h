@@ -221,6 +221,12 @@ constexpr int64_t kMaxDecodeRows = 32;
 int64_t getDecodeRowBytes(int64_t dim, mlir::Type element,
                           BlockQuantizedType block);
 
+/// The positions each of `split` decode workgroups takes of `positions`:
+/// whole multiples of `threads` (the last workgroups may get fewer, or
+/// none).
+int64_t getDecodePositionsPerSplit(int64_t positions, int64_t split,
+                                   int64_t threads);
+
 /// The bytes per load of a K row in the decode kernel of `config`: its
 /// `load_bytes` (16 when 0), at most the largest power of two dividing the
 /// row's bytes (each row starts at a multiple of them).

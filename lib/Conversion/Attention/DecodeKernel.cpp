@@ -216,8 +216,7 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
   int64_t visible = s.positions;
   if (causal)
     visible = std::clamp<int64_t>(*causal + s.queries, 0, s.positions);
-  int64_t perSplit = llvm::alignTo(
-      llvm::divideCeil(std::max<int64_t>(visible, 1), c.split), threads);
+  int64_t perSplit = getDecodePositionsPerSplit(visible, c.split, threads);
 
   // The splits' partial states: [kv head][split][row][acc..., max, sum].
   Value parts = memref::AllocOp::create(

@@ -54,10 +54,10 @@ using namespace cachet::attention;
 namespace {
 /// Where one piece of decodePairs' values (`per` of them from value
 /// `valueAt` of a row of `block`s) lies: its block's first byte, the value
-/// in the block, the aligned word before its quants' first byte and
-/// whether that byte is not itself aligned, and how many words hold them.
+/// in the block, the aligned word before its quants' first byte and that
+/// byte's offset from it (0 or 2), and how many words hold them.
 struct PairPiece {
-  Value blockAt, inBlock, aligned, misaligned;
+  Value blockAt, inBlock, aligned, wordOffset;
   int64_t count;
   bool q8, inOrder;
   /// Wide: the 8-byte aligned start of the span the piece's loads cover
@@ -95,10 +95,8 @@ static PairPiece getPairPiece(OpBuilder &b, Location loc, Value valueAt,
           : arith::DivUIOp::create(b, loc, p.inBlock, index(2)).getResult();
   Value byteAt = arith::AddIOp::create(
       b, loc, p.blockAt, arith::AddIOp::create(b, loc, quantAt, index(2)));
-  Value offset = arith::RemUIOp::create(b, loc, byteAt, index(4));
-  p.misaligned =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, offset, index(0));
-  p.aligned = arith::SubIOp::create(b, loc, byteAt, offset);
+  p.wordOffset = arith::RemUIOp::create(b, loc, byteAt, index(4));
+  p.aligned = arith::SubIOp::create(b, loc, byteAt, p.wordOffset);
   p.count = (p.q8 || p.inOrder ? per : per / 2) / 4;
   // The span from a 2-byte aligned start, at most 6 bytes past an 8-byte
   // boundary.
@@ -144,6 +142,16 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
         b, loc,
         vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), load), 0);
   };
+  auto loadScale = [&](Value blockAt) {
+    auto load = vector::LoadOp::create(b, loc, VectorType::get({2}, i8), source,
+                                       at(blockAt));
+    load.setAlignment(2);
+    loads.push_back(vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getF16Type()),
+                                  load),
+        0));
+  };
   // One block at a time, or the part of one that the slice covers: its
   // scale, its words and the word after them (read only where misaligned,
   // else the row's last, which is in bounds).
@@ -154,16 +162,8 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
       // 8-byte loads from the span's aligned start (each clamped to the
       // row's last 8 bytes: only a load past the span can be), as words;
       // the scale first where it is not in them.
-      if (!p.scaleInSpan) {
-        auto scaleLoad = vector::LoadOp::create(
-            b, loc, VectorType::get({2}, i8), source, at(p.blockAt));
-        scaleLoad.setAlignment(2);
-        loads.push_back(vector::ExtractOp::create(
-            b, loc,
-            vector::BitCastOp::create(
-                b, loc, VectorType::get({1}, b.getF16Type()), scaleLoad),
-            0));
-      }
+      if (!p.scaleInSpan)
+        loadScale(p.blockAt);
       for (int64_t k = 0; k < p.chunks; ++k) {
         Value chunkAt = arith::MinUIOp::create(
             b, loc, addIndex(p.spanAligned, 8 * k), index(rowBytes - 8));
@@ -177,14 +177,7 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
       }
       continue;
     }
-    auto scaleLoad = vector::LoadOp::create(b, loc, VectorType::get({2}, i8),
-                                            source, at(p.blockAt));
-    scaleLoad.setAlignment(2);
-    loads.push_back(vector::ExtractOp::create(
-        b, loc,
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getF16Type()),
-                                  scaleLoad),
-        0));
+    loadScale(p.blockAt);
     for (int64_t k = 0; k < p.count; ++k)
       loads.push_back(word(addIndex(p.aligned, 4 * k)));
     loads.push_back(word(arith::MinUIOp::create(
@@ -240,11 +233,13 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
     PairPiece p = getPairPiece(b, loc, addIndex(first, j), per, block, natural);
     Value scale;
     SmallVector<Value> words;
-    // The words of a 2-byte aligned run at `offset` bytes into `raw`
-    // (aligned words, funnel-shifted by 16 bits where `offset` is not a
-    // multiple of 4; `offset` / 4 is 0 .. `shifts`).
+    // The piece's words, from a 2-byte aligned run at `offset` bytes into
+    // `raw` (aligned words, funnel-shifted by 16 bits where `offset` is not
+    // a multiple of 4; `offset` / 4 is 0 .. `shifts`).
     auto pickWords = [&](ValueRange raw, Value offset, int64_t shifts) {
-      Value wordAt = arith::DivUIOp::create(b, loc, offset, index(4));
+      Value wordAt =
+          shifts ? arith::DivUIOp::create(b, loc, offset, index(4)).getResult()
+                 : Value();
       Value oddHalf = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           arith::RemUIOp::create(b, loc, offset, index(4)), index(0));
@@ -297,15 +292,8 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
       pickWords(raw, quantOffset, p.scaleInSpan ? 2 : 1);
     } else {
       scale = loads[next];
-      ValueRange raw = loads.slice(next + 1, p.count + 1);
+      pickWords(loads.slice(next + 1, p.count + 1), p.wordOffset, 0);
       next += p.count + 2;
-      for (int64_t k = 0; k < p.count; ++k) {
-        Value shifted = arith::OrIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, raw[k], constant(16)),
-            arith::ShLIOp::create(b, loc, raw[k + 1], constant(16)));
-        words.push_back(
-            arith::SelectOp::create(b, loc, p.misaligned, shifted, raw[k]));
-      }
     }
     Value scales = vector::BroadcastOp::create(b, loc, pairType, scale);
     if (q8) {
@@ -447,7 +435,7 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
   // aligned.
   auto wideRows = [&](BlockQuantizedType block, int64_t dim) {
     return block && c.loadBytes >= 8 &&
-           (dim / 32 * block.getBlockBytes()) % 8 == 0;
+           getDecodeRowBytes(dim, Type(), block) % 8 == 0;
   };
   auto stepLoads = [&](Value base) {
     Value warpBase = arith::AddIOp::create(
