@@ -141,6 +141,27 @@ def matvec_mlir(rows, cols):
         "}"])
 
 
+def block_matvec_mlir(fmt, rows, cols):
+    """A mat-vec over packed ggml blocks as a front end writes it: the
+    weight dequantized to f16 by cachet.dequantize, f16 activations."""
+    block_bytes, per_block = BLOCKS[fmt]
+    blocks = cols // per_block
+    w = f"tensor<{rows}x{blocks}x!cachet.{fmt}>"
+    return "\n".join([
+        f"func.func @matvec(%w: {w} {{cachet.weight}},"
+        f" %x: tensor<{cols}xf16>) -> tensor<{rows}xf32> {{",
+        "  %z = arith.constant 0.0 : f32",
+        f"  %d = cachet.dequantize %w : {w} -> tensor<{rows}x{cols}xf16>",
+        f"  %e = tensor.empty() : tensor<{rows}xf32>",
+        f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{rows}xf32>)"
+        f" -> tensor<{rows}xf32>",
+        f"  %y = linalg.matvec ins(%d, %x : tensor<{rows}x{cols}xf16>,"
+        f" tensor<{cols}xf16>) outs(%f : tensor<{rows}xf32>)"
+        f" -> tensor<{rows}xf32>",
+        f"  return %y : tensor<{rows}xf32>",
+        "}"])
+
+
 def transpose_mlir(kv, hkv, d, depth):
     _, per_block = BLOCKS[kv]
     packed = f"tensor<{depth}x{hkv}x{d // per_block}x!cachet.{kv}>"
@@ -253,6 +274,14 @@ def main():
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
             matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
+    for fmt in ["q8_0", "q4_0"]:
+        block_bytes, per_block = BLOCKS[fmt]
+        for rows, cols in preset["matvec"]:
+            # Bytes: the packed weight (what the targets count), x and y.
+            add("kernel", f"matvec {fmt}", f"{rows}x{cols}", "matvec",
+                block_matvec_mlir(fmt, rows, cols),
+                bytes=rows * cols // per_block * block_bytes + 2 * cols
+                + 4 * rows)
 
     t = preset["transpose"]
     for kv in ["q8_0", "q4_0"]:

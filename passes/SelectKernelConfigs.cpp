@@ -72,6 +72,7 @@ struct SelectKernelConfigsPass final
     o.stageX = stageX;
     o.rowsPerSubgroup = rowsPerSubgroup;
     o.loadBytes = loadBytes;
+    o.blockSlice = blockSlice;
     o.bf16Vectors = bf16Vectors;
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;

@@ -692,7 +692,13 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     f16/bf16/f32 weights with an f32 result, rows unit-stride and aligned to
     the loads, contiguous x and y), else `matvec_generic`, which leaves it
     to the generic lowering. `matvec-kernel=generic` asks for that
-    everywhere. Kernels whose subgroups compute rows of several mat-vecs
+    everywhere. A weight that is a `cachet.dequantize` of packed blocks
+    (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl; its buffer read by the mat-vec
+    alone, rows of whole aligned 32-bit words) is read as blocks: each lane
+    decodes slices of `block-slice` values from aligned words in registers,
+    rounded to the dequantized element type as the dequantize would, and
+    the f16 copy is never written (`vector_width` is the slice);
+    `matvec-kernel=blocks` takes the subgroup kernel for such weights only. Kernels whose subgroups compute rows of several mat-vecs
     (gate/up, K/V, fused by cachet-lower-matvec) take the `paired-`
     settings: the config keeps both (`loads`, `resident`).
 
@@ -877,7 +883,10 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       clEnumValN(::cachet::MatvecKernelChoice::Subgroup, "subgroup",
                  "the same (the kernel's conditions still apply)"),
       clEnumValN(::cachet::MatvecKernelChoice::Generic, "generic",
-                 "the generic lowering, one thread per row"))}]>,
+                 "the generic lowering, one thread per row"),
+      clEnumValN(::cachet::MatvecKernelChoice::Blocks, "blocks",
+                 "the subgroup kernel for block-quantized weights only, the "
+                 "generic lowering for float weights"))}]>,
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
            "Mat-vec lanes per row; 0: the device profile's subgroup size (32 "
            "without one)">,
@@ -907,6 +916,10 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"loadBytes", "load-bytes", "int64_t", /*default=*/"16",
            "Bytes of a weight row each lane loads at a time (a power of two; "
            "SPIR-V vectors have at most 4 components)">,
+    Option<"blockSlice", "block-slice", "int64_t", /*default=*/"8",
+           "Values of a block each lane decodes per load round of a mat-vec "
+           "over block-quantized weights (a divisor of 32; at most 16 for "
+           "the 4-bit formats)">,
     Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
            "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
            "keep the generic kernel">,

@@ -2,6 +2,12 @@
 
 #include "cachet/Analysis/MatvecConfig.h"
 
+#include "cachet/Analysis/DequantTransposeConfig.h"
+#include "cachet/Conversion/BlockDecoder.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -27,6 +33,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("rows-per-subgroup", o.rowsPerSubgroup, "1 or more");
   if (o.loadBytes <= 0 || !llvm::isPowerOf2_64(o.loadBytes))
     return bad("load-bytes", o.loadBytes, "a power of two");
+  if (o.blockSlice <= 0 || 32 % o.blockSlice != 0)
+    return bad("block-slice", o.blockSlice, "a divisor of 32");
   if (o.blocksPerCU < 0)
     return bad("blocks-per-cu", o.blocksPerCU, "0 (one block a tile) or more");
   if (o.pairedBlocksPerCU < 0)
@@ -35,8 +43,118 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
   return "";
 }
 
-std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
-                                         int64_t loadBytes, bool bf16Vectors) {
+namespace {
+
+/// The buffer `value` is a view of (through view-like ops).
+Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Why an op between `from` and `to` (exclusive, one block) may write
+/// `bytes`, or "". Writes into buffers of their own (memref.alloc) cannot
+/// reach the bytes of an argument or a global.
+std::string getWriteBetween(Operation *from, Operation *to, Value bytes) {
+  Value root = getRootBuffer(bytes);
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(op);
+    if (!effects)
+      return "'" + op->getName().getStringRef().str() +
+             "' between the dequantize and the mat-vec has unknown memory "
+             "effects";
+    for (const MemoryEffects::EffectInstance &effect : *effects) {
+      if (!isa<MemoryEffects::Write>(effect.getEffect()))
+        continue;
+      Value written = effect.getValue();
+      Value writtenRoot = written ? getRootBuffer(written) : Value();
+      if (writtenRoot && writtenRoot != root &&
+          writtenRoot.getDefiningOp<memref::AllocOp>())
+        continue;
+      return "'" + op->getName().getStringRef().str() +
+             "' between the dequantize and the mat-vec may write the blocks";
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
+                                                  std::string &reason) {
+  reason.clear();
+  Value buffer = op.getInputs()[0];
+  linalg::GenericOp dequantize;
+  for (Operation *user : buffer.getUsers())
+    if (auto generic = dyn_cast<linalg::GenericOp>(user);
+        generic &&
+        generic->hasAttr(CachetDialect::getBlockDequantizeAttrName()) &&
+        generic.getNumDpsInits() == 1 && generic.getDpsInits()[0] == buffer)
+      dequantize = generic;
+  if (!dequantize)
+    return std::nullopt;
+  BlockWeight w;
+  w.buffer = buffer;
+  w.dequantize = dequantize;
+  w.block = dyn_cast<BlockQuantizedType>(
+      dequantize
+          ->getAttrOfType<TypeAttr>(CachetDialect::getBlockDequantizeAttrName())
+          .getValue());
+  auto fail = [&](const Twine &why) -> std::optional<BlockWeight> {
+    reason = why.str();
+    return std::nullopt;
+  };
+  if (!w.block)
+    return fail("the dequantize's marker does not name a block format");
+  std::string format = w.block.getFormatName().str();
+  if (!buffer.getDefiningOp<memref::AllocOp>())
+    return fail("the " + format +
+                " weight is dequantized into a buffer that is not its own "
+                "(memref.alloc)");
+  for (Operation *user : buffer.getUsers())
+    if (user != op.getOperation() && user != dequantize.getOperation() &&
+        !isa<memref::DeallocOp>(user))
+      return fail("the dequantized " + format + " weight is also read by '" +
+                  user->getName().getStringRef() + "'");
+  if (dequantize->getBlock() != op->getBlock() ||
+      !dequantize->isBeforeInBlock(op))
+    return fail("the " + format +
+                " dequantize is not before the mat-vec in its block");
+  w.bytes = getDequantTransposeBytes(dequantize);
+  if (!w.bytes)
+    return fail("the " + format +
+                " dequantize does not read one buffer of blocks");
+  auto bytes = dyn_cast<MemRefType>(w.bytes.getType());
+  auto a = cast<MemRefType>(buffer.getType());
+  if (!bytes || bytes.getRank() != 2 || !bytes.hasStaticShape() ||
+      a.getRank() != 2 || !a.hasStaticShape())
+    return fail("the " + format + " weight's shape is not static 2-D");
+  w.rowBytes = bytes.getDimSize(1);
+  if (a.getDimSize(1) % w.block.getBlockValues() != 0 ||
+      a.getDimSize(1) / w.block.getBlockValues() * w.block.getBlockBytes() !=
+          w.rowBytes)
+    return fail("the " + format + " weight's rows are not whole blocks");
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(bytes.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
+      ShapedType::isDynamic(strides[0]) || ShapedType::isDynamic(offset) ||
+      strides[0] % 4 != 0 || offset % 4 != 0 || w.rowBytes % 4 != 0)
+    return fail(llvm::formatv("the {0} weight's rows ({1} blocks of {2} "
+                              "bytes) are not whole aligned 32-bit words",
+                              format, w.rowBytes / w.block.getBlockBytes(),
+                              w.block.getBlockBytes())
+                    .str());
+  if (std::string why = getWriteBetween(dequantize, op, w.bytes); !why.empty())
+    return fail(why);
+  return w;
+}
+
+/// Returns why the subgroup kernel cannot take `op`'s operands (memrefs of
+/// static shapes, f16/bf16/f32 weights and x of one type, an f32 result;
+/// bf16 only with vectors of it), or "".
+static std::string whyNotOperands(linalg::MatvecOp op, bool bf16Vectors) {
   auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
   auto x = dyn_cast<MemRefType>(op.getInputs()[1].getType());
   auto y = dyn_cast<MemRefType>(op.getOutputs()[0].getType());
@@ -50,6 +168,17 @@ std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
     return "element types are not f16/bf16/f32 with an f32 result";
   if (element.isBF16() && !bf16Vectors)
     return "bf16 weights and bf16-vectors=false";
+  return "";
+}
+
+std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
+                                         int64_t loadBytes, bool bf16Vectors) {
+  if (std::string why = whyNotOperands(op, bf16Vectors); !why.empty())
+    return why;
+  auto a = cast<MemRefType>(op.getInputs()[0].getType());
+  auto x = cast<MemRefType>(op.getInputs()[1].getType());
+  auto y = cast<MemRefType>(op.getOutputs()[0].getType());
+  Type element = a.getElementType();
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -66,6 +195,26 @@ std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
            " bytes";
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
     return "subgroup-size is not a power of two";
+  return "";
+}
+
+/// Returns why the subgroup kernel with `lanes` lanes per row cannot decode
+/// `w` in slices of `slice` values for `op`, or "".
+static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
+                                     int64_t lanes, int64_t slice,
+                                     bool bf16Vectors) {
+  if (std::string why = whyNotOperands(op, bf16Vectors); !why.empty())
+    return why;
+  auto x = cast<MemRefType>(op.getInputs()[1].getType());
+  auto y = cast<MemRefType>(op.getOutputs()[0].getType());
+  if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
+    return "x or y is not contiguous";
+  if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
+    return "subgroup-size is not a power of two";
+  if (!BlockDecoder::takesSlice(w.block, slice))
+    return llvm::formatv("{0} blocks are not decoded in slices of {1} values",
+                         w.block.getFormatName(), slice)
+        .str();
   return "";
 }
 
@@ -93,6 +242,42 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
     lanes = profile && profile.getSubgroupSize() > 0
                 ? static_cast<int64_t>(profile.getSubgroupSize())
                 : 32;
+  int64_t paired =
+      o.pairedLoadsPerLane > 0 ? o.pairedLoadsPerLane : o.loadsPerLane;
+  int64_t pairedPerCU =
+      o.pairedBlocksPerCU > 0 ? o.pairedBlocksPerCU : o.blocksPerCU;
+  // Block weights: the blocks read and decoded in the kernel, never
+  // materialized; else (a materialized copy) the float kernel on it.
+  std::string blockReason;
+  if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
+    if (std::string why =
+            whyNotBlockMatvec(op, *w, lanes, o.blockSlice, o.bf16Vectors);
+        !why.empty())
+      return generic(why + "; the " + w->block.getFormatName().str() +
+                     " weight is dequantized by a kernel of its own");
+    d.config = KernelConfigAttr::get(
+        ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
+        lanes * o.rowsPerBlock, lanes, o.blockSlice, 1, 1, 1, 0,
+        {o.loadsPerLane, paired}, 0, {o.blocksPerCU, pairedPerCU}, false, false,
+        false, /*stageX=*/false, o.fuseSiblings, o.fuseEpilogues,
+        /*loadBytes=*/0);
+    d.remark = llvm::formatv("subgroup kernel on {0} blocks decoded in "
+                             "registers (never materialized): {1} lanes per "
+                             "row, {2} subgroups per block, {3} (paired: {4}) "
+                             "slices of {5} values per lane in flight",
+                             w->block.getFormatName(), lanes, o.rowsPerBlock,
+                             o.loadsPerLane, paired, o.blockSlice)
+                   .str();
+    return d;
+  }
+  if (o.kernel == MatvecKernelChoice::Blocks)
+    return generic(blockReason.empty()
+                       ? "matvec-kernel=blocks keeps float weights on the "
+                         "generic kernel"
+                       : blockReason + ": dequantized by a kernel of its "
+                                       "own, and matvec-kernel=blocks keeps "
+                                       "the mat-vec over the copy on the "
+                                       "generic kernel");
   if (std::string why =
           whyNotSubgroupMatvec(op, lanes, o.loadBytes, o.bf16Vectors);
       !why.empty())
@@ -105,10 +290,6 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   // stage-x: x in workgroup memory where it fits a block's static memory.
   bool staged = o.stageX && xBytes <= kMatvecStaticSharedBytes &&
                 (sharedBytes <= 0 || xBytes <= sharedBytes);
-  int64_t paired =
-      o.pairedLoadsPerLane > 0 ? o.pairedLoadsPerLane : o.loadsPerLane;
-  int64_t pairedPerCU =
-      o.pairedBlocksPerCU > 0 ? o.pairedBlocksPerCU : o.blocksPerCU;
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
       lanes * o.rowsPerBlock, lanes, o.loadBytes / elementBytes, 1, 1, 1, 0,
@@ -120,6 +301,8 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                     "lane in flight",
                     lanes, o.rowsPerBlock, o.loadsPerLane, paired, o.loadBytes)
           .str();
+  if (!blockReason.empty())
+    d.remark += "; on the dequantized copy: " + blockReason;
   if (staged)
     d.remark += "; x staged in workgroup memory once per block";
   else if (o.stageX)
@@ -147,6 +330,13 @@ std::string cachet::whyNotMatvecConfig(linalg::MatvecOp op,
     return "'loads' must be [alone, paired], both positive";
   if (config.getResident().size() != 2)
     return "'resident' must be [alone, paired] blocks per compute unit";
+  std::string blockReason;
+  if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
+    if (config.getStageX())
+      return "stage_x is not taken with block weights";
+    return whyNotBlockMatvec(op, *w, config.getSubgroup(),
+                             config.getVectorWidth(), /*bf16Vectors=*/true);
+  }
   return whyNotSubgroupMatvec(op, config.getSubgroup(),
                               config.getVectorWidth() * elementBytes,
                               /*bf16Vectors=*/true);

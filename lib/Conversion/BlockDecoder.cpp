@@ -3,6 +3,7 @@
 #include "cachet/Conversion/BlockDecoder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -199,23 +200,18 @@ Value BlockDecoder::codeBook(Value quant) {
 // Slices from aligned words
 //===----------------------------------------------------------------------===//
 
-bool BlockDecoder::takesSlice(BlockQuantizedType type, int64_t n) {
-  if (n < 1 || 32 % n != 0)
-    return false;
-  return getBlockLayout(type).kind == QuantKind::Int8 || n <= 16;
-}
-
 SmallVector<Value> BlockDecoder::readWindow(const WordReader &readWord,
                                             Value start, int64_t count,
                                             int64_t align, int64_t rowBytes) {
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type i32 = b.getI32Type();
   Value first = arith::ShRUIOp::create(b, loc, start, indexConst(b, loc, 2));
+  // The bytes' offset into the first word, in bits (0, 8, 16 or 24).
   Value shift = arith::MulIOp::create(
       b, loc,
       arith::IndexCastUIOp::create(
-          b, loc, i64,
+          b, loc, i32,
           arith::AndIOp::create(b, loc, start, indexConst(b, loc, 3))),
-      arith::ConstantIntOp::create(b, loc, i64, 8));
+      i32Const(b, loc, 8));
   // The aligned words the bytes can touch: at most 4 - align bytes before
   // them in the first. Words past the row are read as its last (their
   // bytes are shifted out or unused).
@@ -228,17 +224,23 @@ SmallVector<Value> BlockDecoder::readWindow(const WordReader &readWord,
     raw.push_back(
         readWord(b, loc, arith::MinUIOp::create(b, loc, at, lastWord)));
   }
+  if (align >= 4)
+    return raw;
+  // Word i of the bytes: the high bits of raw word i and the low bits of
+  // raw word i + 1, in 32-bit shifts (by 1, then 31 - shift: no shift by
+  // 32 where shift is 0).
   SmallVector<Value> aligned;
-  Value c32 = arith::ConstantIntOp::create(b, loc, i64, 32);
+  Value up = arith::SubIOp::create(b, loc, i32Const(b, loc, 31), shift);
   for (int64_t i = 0; i < words; ++i) {
-    Value pair = arith::ExtUIOp::create(b, loc, i64, raw[i]);
+    Value word = arith::ShRUIOp::create(b, loc, raw[i], shift);
     if (i + 1 < rawWords)
-      pair = arith::OrIOp::create(
-          b, loc, pair,
+      word = arith::OrIOp::create(
+          b, loc, word,
           arith::ShLIOp::create(
-              b, loc, arith::ExtUIOp::create(b, loc, i64, raw[i + 1]), c32));
-    aligned.push_back(arith::TruncIOp::create(
-        b, loc, i32, arith::ShRUIOp::create(b, loc, pair, shift)));
+              b, loc,
+              arith::ShLIOp::create(b, loc, raw[i + 1], i32Const(b, loc, 1)),
+              up));
+    aligned.push_back(word);
   }
   return aligned;
 }
@@ -334,4 +336,72 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         b, loc, d, arith::SIToFPOp::create(b, loc, f32, centered)));
   }
   return values;
+}
+
+SmallVector<Value> BlockDecoder::decodeSliceF16Pairs(const WordReader &readWord,
+                                                     Value blockOffset,
+                                                     Value first, int64_t n,
+                                                     int64_t rowBytes) {
+  const BlockLayout layout = getBlockLayout(type);
+  Type i32 = b.getI32Type(), f16 = b.getF16Type();
+  auto pairType = VectorType::get({2}, f16);
+  bool q8 = layout.kind == QuantKind::Int8;
+  Value scaleBits = arith::TruncIOp::create(
+      b, loc, b.getI16Type(),
+      readWindow(readWord, blockOffset, 2, 2, rowBytes)[0]);
+  Value scale = vector::BroadcastOp::create(
+      b, loc, pairType, arith::BitcastOp::create(b, loc, f16, scaleBits));
+  Value bias = arith::ConstantOp::create(
+      b, loc, pairType,
+      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
+  // The quants' bytes: q8_0's from the value, q4_0's nibbles from column
+  // first % 16, shifted down by 4 in the block's second half.
+  Value start = first, shift;
+  if (!q8) {
+    Value c16 = indexConst(b, loc, 16);
+    start = arith::RemUIOp::create(b, loc, first, c16);
+    shift = arith::MulIOp::create(
+        b, loc,
+        arith::IndexCastUIOp::create(
+            b, loc, i32, arith::DivUIOp::create(b, loc, first, c16)),
+        i32Const(b, loc, 4));
+  }
+  start = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, blockOffset, start),
+      indexConst(b, loc, layout.quantsOffset));
+  SmallVector<Value> pairs;
+  for (Value word : readWindow(readWord, start, n, 2, rowBytes)) {
+    // Four unsigned bytes u: q8_0's q + 128, q4_0's nibbles.
+    Value u =
+        q8 ? arith::XOrIOp::create(b, loc, word, i32Const(b, loc, 0x80808080))
+                 .getResult()
+           : arith::AndIOp::create(b, loc,
+                                   arith::ShRUIOp::create(b, loc, word, shift),
+                                   i32Const(b, loc, 0x0F0F0F0F))
+                 .getResult();
+    auto [low, high] = getMagicF16Pairs(b, loc, u);
+    for (Value h : {low, high})
+      pairs.push_back(arith::MulFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
+  }
+  return pairs;
+}
+
+std::pair<Value, Value>
+BlockDecoder::getMagicF16Pairs(OpBuilder &b, Location loc, Value bytes) {
+  Type i8 = b.getI8Type();
+  auto bytesType = VectorType::get({4}, i8);
+  Value u = vector::BitCastOp::create(
+      b, loc, bytesType,
+      vector::FromElementsOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), ValueRange{bytes}));
+  Value magic = arith::ConstantOp::create(
+      b, loc, bytesType,
+      DenseElementsAttr::get(bytesType, b.getIntegerAttr(i8, 0x64)));
+  auto pairType = VectorType::get({2}, b.getF16Type());
+  auto pair = [&](ArrayRef<int64_t> mask) -> Value {
+    return vector::BitCastOp::create(
+        b, loc, pairType, vector::ShuffleOp::create(b, loc, u, magic, mask));
+  };
+  return {pair({0, 4, 1, 5}), pair({2, 6, 3, 7})};
 }

@@ -5,6 +5,7 @@
 
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
+#include "cachet/Conversion/BlockDecoder.h"
 #include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
@@ -52,9 +53,17 @@ struct Member {
   linalg::MatvecOp op;
   /// The zero fill of y the kernel does, or null (it adds to y's value).
   linalg::FillOp fill;
+  /// The blocks the kernel decodes in place of a dequantized weight, or
+  /// none (it reads the float weight).
+  std::optional<cachet::BlockWeight> blocks;
 
   // Op handles are values whose accessors are not const.
   Value getMatrix() const { return linalg::MatvecOp(op).getInputs()[0]; }
+  /// The buffer the kernel reads the weight from: the blocks or the matrix.
+  Value getWeight() const { return blocks ? blocks->bytes : getMatrix(); }
+  cachet::BlockQuantizedType getBlockType() const {
+    return blocks ? blocks->block : cachet::BlockQuantizedType();
+  }
   Value getOutput() const { return linalg::MatvecOp(op).getOutputs()[0]; }
   int64_t getRows() const {
     return cast<MemRefType>(getMatrix().getType()).getDimSize(0);
@@ -105,7 +114,7 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
       if (mayAlias(aliases, value, m.getOutput()))
         return "it may access the result of the mat-vec it would precede";
       if (write && (mayAlias(aliases, value, x) ||
-                    mayAlias(aliases, value, m.getMatrix())))
+                    mayAlias(aliases, value, m.getWeight())))
         return "it may write an input of the mat-vec it would precede";
     }
   }
@@ -155,7 +164,7 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
   }
   for (const RowClass &c : group.classes)
     for (const Member &m : c.members)
-      for (Value v : {group.x, m.getMatrix(), m.getOutput()})
+      for (Value v : {group.x, m.getWeight(), m.getOutput()})
         if (mayAlias(aliases, out, v)) {
           reason = "its result may alias a buffer of the mat-vecs";
           return nullptr;
@@ -254,8 +263,12 @@ struct LowerMatvecPass final
     group.x = first.getInputs()[1];
     group.anchor = first;
     SmallVector<Member> members;
+    auto blocksOf = [](linalg::MatvecOp op) {
+      std::string reason;
+      return cachet::getBlockWeight(op, reason);
+    };
     auto add = [&](linalg::MatvecOp op) {
-      Member m{op, getZeroFill(op)};
+      Member m{op, getZeroFill(op), blocksOf(op)};
       members.push_back(m);
       grouped.insert(op);
       group.anchor = op;
@@ -272,17 +285,20 @@ struct LowerMatvecPass final
       auto matvec = dyn_cast<linalg::MatvecOp>(op);
       if (matvec && candidates.contains(op) && fuseSiblings &&
           matvec.getInputs()[1] == group.x &&
+          Member{matvec, {}, blocksOf(matvec)}.getBlockType() ==
+              members.front().getBlockType() &&
           matvec->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
               first->getAttr(
                   cachet::CachetDialect::getKernelConfigAttrName())) {
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
-        Value out = matvec.getOutputs()[0], matrix = matvec.getInputs()[0];
+        Value out = matvec.getOutputs()[0];
+        Value matrix = Member{matvec, {}, blocksOf(matvec)}.getWeight();
         std::string conflict;
         for (const Member &m : members)
           if (mayAlias(aliases, out, group.x) ||
               mayAlias(aliases, out, m.getOutput()) ||
-              mayAlias(aliases, out, m.getMatrix()) ||
+              mayAlias(aliases, out, m.getWeight()) ||
               mayAlias(aliases, matrix, m.getOutput()))
             conflict = "its buffers may alias those of another mat-vec";
         if (conflict.empty()) {
@@ -437,6 +453,15 @@ struct LowerMatvecPass final
         if (m.fill)
           m.fill.erase();
         m.op.erase();
+        if (!m.blocks)
+          continue;
+        // The dequantized copy is never written: its generic, buffer and
+        // deallocs go.
+        m.blocks->dequantize.erase();
+        Value buffer = m.blocks->buffer;
+        for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+          user->erase();
+        buffer.getDefiningOp()->erase();
       }
     }
   }
@@ -476,9 +501,20 @@ struct LowerMatvecPass final
         InFlightDiagnostic diag = linalg::MatvecOp(m.op).emitRemark(
             "cachet-lower-matvec: subgroup kernel: ");
         diag << lanes << " lanes per row, " << rowsPerBlock
-             << " subgroups per block, " << loads << " " << loadBytes
-             << "-byte loads per lane in flight, " << perSubgroupOf(c)
+             << " subgroups per block, " << loads << " ";
+        if (m.blocks)
+          diag << m.blocks->block.getFormatName() << " slices of "
+               << loadBytes / (cast<MemRefType>(group.x.getType())
+                                   .getElementTypeBitWidth() /
+                               8)
+               << " values";
+        else
+          diag << loadBytes << "-byte loads";
+        diag << " per lane in flight, " << perSubgroupOf(c)
              << " rows per subgroup";
+        if (m.blocks)
+          diag << "; the blocks decoded in registers, the dequantized copy "
+                  "never written";
         if (staged)
           diag << "; x staged in workgroup memory once per block";
         if (grid < blocks)
@@ -512,6 +548,8 @@ struct LowerMatvecPass final
         cast<MemRefType>(rowClass.members.front().getMatrix().getType());
     Type element = type.getElementType();
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    // Float weights: `width` elements per load; blocks: slices of `width`
+    // values (x loaded alike).
     int64_t width = loadBytes / (element.getIntOrFloatBitWidth() / 8);
     int64_t subgroups = rows / perSubgroup;
     Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, lanes));
@@ -530,11 +568,12 @@ struct LowerMatvecPass final
     // One accumulator per (mat-vec, row) slot, mat-vec-major.
     struct Slot {
       Value matrix, row;
+      const Member *member;
     };
     SmallVector<Slot> slots;
     for (const Member &m : rowClass.members)
       for (Value row : rowIds)
-        slots.push_back({m.getMatrix(), row});
+        slots.push_back({m.getWeight(), row, &m});
     Type f32 = ib.getF32Type();
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
@@ -565,20 +604,32 @@ struct LowerMatvecPass final
             arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes)));
       for (Value k : ks)
         for (auto [s, slot] : llvm::enumerate(slots))
-          a[s].push_back(
-              load(slot.matrix, ValueRange{slot.row, k}, /*weight=*/true));
+          a[s].push_back(slot.member->blocks
+                             ? decodeSlice(lb, l, *slot.member->blocks,
+                                           slot.row, k, width, element)
+                             : load(slot.matrix, ValueRange{slot.row, k},
+                                    /*weight=*/true));
       for (Value k : ks)
         x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
       auto toF32 = [&](Value v) {
-        return element.isF32() ? v : arith::ExtFOp::create(lb, l, f32Vec, v);
+        return cast<VectorType>(v.getType()).getElementType().isF32()
+                   ? v
+                   : arith::ExtFOp::create(lb, l, f32Vec, v);
       };
       SmallVector<Value> result(accs.begin(), accs.end());
       for (int64_t u = 0; u < loads; ++u) {
         Value xv = toF32(x[u]);
+        // Decoded blocks take fused multiply-adds (float weights keep the
+        // kernel's products and sums as they were measured).
         for (size_t s = 0; s < slots.size(); ++s)
-          result[s] = arith::AddFOp::create(
-              lb, l, result[s],
-              arith::MulFOp::create(lb, l, toF32(a[s][u]), xv));
+          result[s] =
+              slots[s].member->blocks
+                  ? vector::FMAOp::create(lb, l, a[s][u], xv, result[s])
+                        .getResult()
+                  : arith::AddFOp::create(
+                        lb, l, result[s],
+                        arith::MulFOp::create(lb, l, toF32(a[s][u]), xv))
+                        .getResult();
       }
       return result;
     };
@@ -641,6 +692,60 @@ struct LowerMatvecPass final
       for (linalg::GenericOp generic : rowClass.epilogues)
         emitEpilogue(sb, loc, generic, results, row);
     }
+  }
+
+  /// Returns values `k` .. `k + n - 1` of row `row` of `w` as a vector of
+  /// f32, each rounded to `element` as the dequantize rounds it: decoded
+  /// from the aligned 32-bit words that hold them (4-byte vector loads
+  /// marked as streaming weight loads).
+  static Value decodeSlice(OpBuilder &b, Location loc,
+                           const cachet::BlockWeight &w, Value row, Value k,
+                           int64_t n, Type element) {
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto readWord = [&](OpBuilder &rb, Location rl, Value word) -> Value {
+      Value byteAt = arith::MulIOp::create(
+          rb, rl, word, arith::ConstantIndexOp::create(rb, rl, 4));
+      auto load = vector::LoadOp::create(rb, rl, VectorType::get({4}, i8),
+                                         w.bytes, ValueRange{row, byteAt});
+      load.setAlignment(4);
+      load->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                    rb.getUnitAttr());
+      Value asWord =
+          vector::BitCastOp::create(rb, rl, VectorType::get({1}, i32), load);
+      return vector::ExtractOp::create(rb, rl, asWord, 0);
+    };
+    int64_t values = w.block.getBlockValues();
+    Value blockOffset = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, k, index(values)),
+        index(w.block.getBlockBytes()));
+    Value first = arith::RemUIOp::create(b, loc, k, index(values));
+    cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
+    auto f32Vec = VectorType::get({n}, b.getF32Type());
+    if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(w.block, n)) {
+      // f16 pairs joined into one vector, then extended.
+      SmallVector<Value> pairs = decoder.decodeSliceF16Pairs(
+          readWord, blockOffset, first, n, w.rowBytes);
+      while (pairs.size() > 1) {
+        SmallVector<Value> joined;
+        for (size_t i = 0; i < pairs.size(); i += 2) {
+          int64_t half = cast<VectorType>(pairs[i].getType()).getNumElements();
+          joined.push_back(vector::ShuffleOp::create(
+              b, loc, pairs[i], pairs[i + 1],
+              llvm::to_vector(llvm::seq<int64_t>(0, 2 * half))));
+        }
+        pairs = std::move(joined);
+      }
+      return arith::ExtFOp::create(b, loc, f32Vec, pairs.front());
+    }
+    SmallVector<Value> decoded;
+    for (Value v :
+         decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes))
+      decoded.push_back(cachet::castFloat(
+          b, loc, cachet::castFloat(b, loc, v, element), b.getF32Type()));
+    return vector::FromElementsOp::create(b, loc, f32Vec, decoded);
   }
 
   /// Emits the body of the element-wise `generic` for `row`, its inputs the

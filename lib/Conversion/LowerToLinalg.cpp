@@ -286,8 +286,10 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
         }
         linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
-  if (block && isa<DequantTransposeOp>(op))
-    generic->setAttr(CachetDialect::getDequantTransposeAttrName(),
+  if (block)
+    generic->setAttr(isa<DequantTransposeOp>(op)
+                         ? CachetDialect::getDequantTransposeAttrName()
+                         : CachetDialect::getBlockDequantizeAttrName(),
                      TypeAttr::get(block));
   op->getResult(0).replaceAllUsesWith(generic.getResult(0));
   op->erase();

@@ -210,14 +210,17 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     break;
   }
   // Mat-vecs: SPIR-V vectors have at most 4 components and bf16 is
-  // emulated per scalar there; auto keeps the generic kernel on SPIR-V.
-  select.matvecKernel =
-      options.matvecKernel == cachet::MatvecKernel::Subgroup ||
-              (options.matvecKernel == cachet::MatvecKernel::Auto && !spirv)
-          ? cachet::MatvecKernelChoice::Subgroup
-          : cachet::MatvecKernelChoice::Generic;
+  // emulated per scalar there; auto keeps the generic kernel on SPIR-V for
+  // float weights, and takes the subgroup kernel for block-quantized ones
+  // (which the generic lowering would dequantize into a copy first).
+  select.matvecKernel = options.matvecKernel;
+  if (options.matvecKernel == cachet::MatvecKernel::Auto)
+    select.matvecKernel = spirv ? cachet::MatvecKernelChoice::Blocks
+                                : cachet::MatvecKernelChoice::Subgroup;
   if (spirv) {
     select.loadBytes = 8;
+    // Block slices (and their x loads) in vectors of at most 4 values.
+    select.blockSlice = 4;
     select.bf16Vectors = false;
     // Dequant-transpose: 4-byte staging loads, 8-byte stores.
     select.dequantTransposeLoadBytes = 4;

@@ -21,7 +21,9 @@
 namespace cachet {
 
 /// The mat-vec kernels `matvec-kernel` may ask for.
-enum class MatvecKernelChoice { Auto, Subgroup, Generic };
+/// Blocks: the subgroup kernel for block-quantized weights only (the
+/// generic lowering for float weights).
+enum class MatvecKernelChoice { Auto, Subgroup, Generic, Blocks };
 
 /// Static workgroup memory a block may have on every target (CUDA's limit
 /// without an opt-in).
@@ -36,12 +38,35 @@ struct MatvecConfigOptions {
   int64_t rowsPerBlock = 4, loadsPerLane = 4, pairedLoadsPerLane = 8;
   int64_t blocksPerCU = 0, pairedBlocksPerCU = 0;
   int64_t rowsPerSubgroup = 1, loadBytes = 16;
+  /// Values of a block each lane decodes per load round (block weights).
+  int64_t blockSlice = 8;
   bool stageX = false, bf16Vectors = true;
   bool fuseSiblings = true, fuseEpilogues = true;
 };
 
 /// Returns "" or which option is out of range, and its allowed values.
 std::string checkMatvecConfigOptions(const MatvecConfigOptions &options);
+
+/// A mat-vec's weight that is a cachet.dequantize of packed blocks (the
+/// generic cachet-lower-to-linalg marked cachet.block_dequantize, writing a
+/// buffer of its own that only the mat-vec reads): the subgroup kernel
+/// reads the blocks and decodes them in registers, and the generic, its
+/// buffer and the buffer's dealloc go away.
+struct BlockWeight {
+  /// The blocks' bytes, `rows x rowBytes` (i8).
+  mlir::Value bytes;
+  BlockQuantizedType block;
+  mlir::linalg::GenericOp dequantize;
+  /// The buffer the generic writes and the mat-vec reads.
+  mlir::Value buffer;
+  int64_t rowBytes = 0;
+};
+
+/// Returns `op`'s block weight. Returns std::nullopt with `reason` empty
+/// where the weight is not a dequantized block buffer at all, and set where
+/// it is but the kernel cannot read the blocks in its place.
+std::optional<BlockWeight> getBlockWeight(mlir::linalg::MatvecOp op,
+                                          std::string &reason);
 
 /// Returns why the subgroup kernel with `lanes` lanes per row and
 /// `loadBytes`-byte loads cannot serve `op`, or "".

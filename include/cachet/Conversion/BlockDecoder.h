@@ -63,8 +63,34 @@ public:
                                              mlir::Value first, int64_t n,
                                              int64_t rowBytes);
 
-  /// Whether decodeSlice() takes slices of `n` values of `type`.
-  static bool takesSlice(BlockQuantizedType type, int64_t n);
+  /// Returns the values of decodeSlice() for q8_0 or q4_0 blocks rounded
+  /// to f16, bit for bit, as `n / 2` vector<2xf16> pairs (values 2i, 2i+1):
+  /// each quant made the low byte of f16 1024 + q (+ 128 for q8_0), less
+  /// 1152 or 1032 (exact), times the block's f16 scale in f16 (one
+  /// rounding of the exact product, as truncating the f32 product gives).
+  /// Integer and f16 arithmetic only (no conversions).
+  llvm::SmallVector<mlir::Value>
+  decodeSliceF16Pairs(const WordReader &readWord, mlir::Value blockOffset,
+                      mlir::Value first, int64_t n, int64_t rowBytes);
+
+  /// The f16 pairs (1024 + u0, 1024 + u1) and (1024 + u2, 1024 + u3) of
+  /// the four unsigned bytes u of the i32 `bytes`: each byte made the low
+  /// byte of an f16 whose high byte is 0x64 (a byte permutation, PTX prmt).
+  static std::pair<mlir::Value, mlir::Value>
+  getMagicF16Pairs(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bytes);
+
+  /// Whether decodeSliceF16Pairs() takes slices of `n` values of `type`.
+  static bool takesF16Pairs(BlockQuantizedType type, int64_t n) {
+    return (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_0Type>(type)) &&
+           n % 4 == 0 && takesSlice(type, n);
+  }
+
+  /// Whether decodeSlice() takes slices of `n` values of `type` (q8_0's
+  /// bytes are whole values; a 4-bit slice lies in one half of the
+  /// nibbles).
+  static bool takesSlice(BlockQuantizedType type, int64_t n) {
+    return n >= 1 && 32 % n == 0 && (llvm::isa<Q8_0Type>(type) || n <= 16);
+  }
 
 private:
   mlir::Value readU8(int64_t offset);

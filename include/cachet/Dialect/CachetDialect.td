@@ -92,6 +92,12 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDequantTransposeAttrName() {
       return ::llvm::StringLiteral("cachet.dequant_transpose");
     }
+    /// A generic that cachet-lower-to-linalg made of a cachet.dequantize of
+    /// packed blocks: a TypeAttr of its block type, for the mat-vec kernels
+    /// that decode the blocks in registers (cachet-lower-matvec).
+    static constexpr ::llvm::StringLiteral getBlockDequantizeAttrName() {
+      return ::llvm::StringLiteral("cachet.block_dequantize");
+    }
     /// The kernel configuration of an op (cachet-select-kernel-configs): a
     /// #cachet.kernel_config, read by the lowering passes.
     static constexpr ::llvm::StringLiteral getKernelConfigAttrName() {

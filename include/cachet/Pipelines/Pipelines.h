@@ -82,12 +82,17 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(MatvecKernel::Auto),
       llvm::cl::values(
           clEnumValN(MatvecKernel::Auto, "auto",
-                     "subgroup on NVVM and ROCDL, generic on SPIR-V (whose "
-                     "bf16 storage emulation does not take vector loads yet)"),
+                     "subgroup on NVVM and ROCDL; on SPIR-V (whose bf16 "
+                     "storage emulation does not take vector loads yet) "
+                     "subgroup for block-quantized weights, generic for "
+                     "float ones"),
           clEnumValN(MatvecKernel::Subgroup, "subgroup",
                      "a subgroup per row, 16-byte loads, several in flight"),
           clEnumValN(MatvecKernel::Generic, "generic",
-                     "parallel loops, one thread per row"))};
+                     "parallel loops, one thread per row"),
+          clEnumValN(MatvecKernel::Blocks, "blocks",
+                     "subgroup for block-quantized weights, generic for "
+                     "float ones"))};
   Option<std::string> matvecOptions{
       *this, "matvec-options",
       llvm::cl::desc("Options of cachet-select-kernel-configs for the "

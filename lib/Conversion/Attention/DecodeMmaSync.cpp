@@ -199,7 +199,7 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
                                                   ArrayRef<int64_t>{e, e + 1}));
     return pairs;
   }
-  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f16 = b.getF16Type();
+  Type i32 = b.getI32Type(), f16 = b.getF16Type();
   bool q8 = isa<Q8_0Type>(block);
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
@@ -207,22 +207,10 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
   // The f16 pairs (1024 + byte 0, 1024 + byte 1) and (.. 2, .. 3) of `x`,
   // less `bias`, times the block's scale.
   auto asPairs = [&](Value x, Value bias, Value scale) {
-    Value bytes = vector::BitCastOp::create(
-        b, loc, VectorType::get({4}, i8),
-        vector::FromElementsOp::create(b, loc, VectorType::get({1}, i32),
-                                       ValueRange{x}));
-    auto bytesType = VectorType::get({4}, i8);
-    Value magic = arith::ConstantOp::create(
-        b, loc, bytesType,
-        DenseElementsAttr::get(bytesType, b.getIntegerAttr(i8, 0x64)));
-    static constexpr int64_t kMasks[2][4] = {{0, 4, 1, 5}, {2, 6, 3, 7}};
-    for (ArrayRef<int64_t> mask : kMasks) {
-      Value h = vector::BitCastOp::create(
-          b, loc, pairType,
-          vector::ShuffleOp::create(b, loc, bytes, magic, mask));
+    auto [low, high] = BlockDecoder::getMagicF16Pairs(b, loc, x);
+    for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(
           b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
-    }
   };
   auto bias = arith::ConstantOp::create(
       b, loc, pairType,

@@ -1,0 +1,178 @@
+// Mat-vecs over weights dequantized from packed ggml blocks (the generic
+// cachet-lower-to-linalg marks cachet.block_dequantize): the subgroup kernel
+// reads the blocks and decodes them in registers; the generic and its buffer
+// go away.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=16},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SLICE16
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{matvec-kernel=blocks},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=BLOCKS
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=3})' 2>&1 | FileCheck %s --check-prefix=BADSLICE
+
+// q8_0, f16: 4 rows of 4 blocks (136 bytes, whole words). Slices of 8
+// values as f16 pairs; the loads are 4-byte words of the blocks, marked as
+// the kernel's streaming weight.
+// CHECK-LABEL: func.func @q8_0
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.alloc() {{.*}} : memref<4x128xf16>
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x136xi8>, vector<4xi8>
+// CHECK: vector.shuffle {{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
+// CHECK: arith.subf {{.*}} : vector<2xf16>
+// CHECK: arith.mulf {{.*}} : vector<2xf16>
+// CHECK: arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.matvec
+// SLICE16: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 8) slices of 16 values per lane in flight
+// BLOCKS: subgroup kernel on q8_0 blocks decoded in registers
+func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x128xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<4x128xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<4x136xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 8) slices of 8 values per lane in flight}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q8_0 slices of 8 values per lane in flight, 1 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  linalg.matvec ins(%a, %x : memref<4x128xf16>, memref<128xf16>) outs(%y : memref<4xf32>)
+  memref.dealloc %a : memref<4x128xf16>
+  return %y : memref<4xf32>
+}
+
+// -----
+
+// q4_1 dequantized to f32: each value decoded in f32 (no rounding), with
+// its minimum; Q and K over the same x in one kernel.
+// CHECK-LABEL: func.func @q4_1_siblings
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK-COUNT-2: vector.load %arg{{[01]}}[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<{{8|4}}x80xi8>, vector<4xi8>
+// CHECK: arith.uitofp
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.matvec
+func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<128xf32>)
+    -> (memref<8xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %q = memref.alloc() : memref<8xf32>
+  %k = memref.alloc() : memref<4xf32>
+  %aq = memref.alloc() : memref<8x128xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%aq : memref<8x128xf32>) attrs = {cachet.block_dequantize = !cachet.q4_1} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %wq[%i, %c0] : memref<8x80xi8>
+    %f = arith.sitofp %b : i8 to f32
+    linalg.yield %f : f32
+  }
+  // expected-remark @+2 {{subgroup kernel on q4_1 blocks}}
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x}}
+  linalg.matvec ins(%aq, %x : memref<8x128xf32>, memref<128xf32>) outs(%q : memref<8xf32>)
+  %ak = memref.alloc() : memref<4x128xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%ak : memref<4x128xf32>) attrs = {cachet.block_dequantize = !cachet.q4_1} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %wk[%i, %c0] : memref<4x80xi8>
+    %f = arith.sitofp %b : i8 to f32
+    linalg.yield %f : f32
+  }
+  // expected-remark @+2 {{subgroup kernel on q4_1 blocks}}
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x}}
+  linalg.matvec ins(%ak, %x : memref<4x128xf32>, memref<128xf32>) outs(%k : memref<4xf32>)
+  return %q, %k : memref<8xf32>, memref<4xf32>
+}
+
+// -----
+
+// Not read as blocks: rows of 3 q8_0 blocks (102 bytes) are not whole
+// 32-bit words; the float kernel runs on the dequantized copy, which stays.
+// CHECK-LABEL: func.func @odd_blocks
+// CHECK: linalg.generic
+// CHECK: gpu.launch
+// CHECK: vector.load %{{.*}} : memref<2x96xf16>, vector<8xf16>
+// BLOCKS: generic kernel: the q8_0 weight's rows (3 blocks of 34 bytes) are not whole aligned 32-bit words: dequantized by a kernel of its own, and matvec-kernel=blocks keeps the mat-vec over the copy on the generic kernel
+func.func @odd_blocks(%w: memref<2x102xi8>, %x: memref<96xf16>, %y: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<2x96xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<2x96xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x102xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 (paired: 8) 16-byte loads per lane in flight; on the dequantized copy: the q8_0 weight's rows (3 blocks of 34 bytes) are not whole aligned 32-bit words}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a, %x : memref<2x96xf16>, memref<96xf16>) outs(%y : memref<2xf32>)
+  return
+}
+
+// -----
+
+// Not read as blocks: the dequantized weight is also read by another op,
+// and an op between the dequantize and the mat-vec may write the blocks.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-2: linalg.generic
+func.func @kept(%w: memref<2x136xi8>, %x: memref<128xf16>,
+                %copy: memref<2x128xf16>, %src: memref<2x136xi8>) -> (memref<2xf32>, memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<2xf32>
+  %z = memref.alloc() : memref<2xf32>
+  %a = memref.alloc() : memref<2x128xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<2x128xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x136xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  // expected-remark @+2 {{subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 (paired: 8) 16-byte loads per lane in flight; on the dequantized copy: the dequantized q8_0 weight is also read by 'memref.copy'}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a, %x : memref<2x128xf16>, memref<128xf16>) outs(%y : memref<2xf32>)
+  // expected-remark @+1 {{is not joined with the mat-vec over the same x after it: it may write an input}}
+  memref.copy %a, %copy : memref<2x128xf16> to memref<2x128xf16>
+  %a2 = memref.alloc() : memref<2x128xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a2 : memref<2x128xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x136xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  memref.copy %src, %w : memref<2x136xi8> to memref<2x136xi8>
+  // expected-remark @+2 {{on the dequantized copy: 'memref.copy' between the dequantize and the mat-vec may write the blocks}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a2, %x : memref<2x128xf16>, memref<128xf16>) outs(%z : memref<2xf32>)
+  return %y, %z : memref<2xf32>, memref<2xf32>
+}
+
+// -----
+
+// A config in the IR that cannot be built on blocks is an error.
+func.func @bad_config(%w: memref<2x136xi8>, %x: memref<128xf16>, %y: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<2x128xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<2x128xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x136xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  // expected-remark @+2 {{the config in the IR is kept}}
+  // expected-error @+1 {{cachet-lower-matvec: cannot build #cachet.kernel_config<variant = matvec_subgroup, tile = [4, 1], subgroup = 32, vector_width = 64, loads = [4, 4], resident = [0, 0]>: q8_0 blocks are not decoded in slices of 64 values}}
+  linalg.matvec {cachet.kernel_config = #cachet.kernel_config<variant = matvec_subgroup, tile = [4, 1], subgroup = 32, vector_width = 64, loads = [4, 4], resident = [0, 0]>}
+      ins(%a, %x : memref<2x128xf16>, memref<128xf16>) outs(%y : memref<2xf32>)
+  return
+}
+
+// BADSLICE: cachet-select-kernel-configs: bad block-slice 3: a divisor of 32
