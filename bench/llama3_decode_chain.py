@@ -8,22 +8,33 @@ gate/up = Wg o, Wu o (14336x4096), h = silu(gate) * up, down = Wd h
 function arguments marked {cachet.weight}: 7 streaming mat-vecs a layer, the
 shapes device-facts.md measures cuBLAS on.
 
-Usage: llama3_decode_chain.py [LAYERS [H,KV,F]] > chain.mlir
+Usage: llama3_decode_chain.py [LAYERS [H,KV,F]] [--weights=FMT] > chain.mlir
 (H, KV, F default to Llama-3-8B's 4096, 1024, 14336; smaller ones make a
-chain of the same structure for CPU runs.)
+chain of the same structure for CPU runs.) --weights=q8_0 (or q4_0, ...):
+each weight a packed ggml-format argument, dequantized by cachet.dequantize
+before its mat-vec, as a front end over GGUF weights writes it.
 """
 import sys
 
-layers = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-H, KV, F = (int(d) for d in sys.argv[2].split(",")) if len(sys.argv) > 2 \
+weights = next((a.split("=", 1)[1] for a in sys.argv[1:]
+                if a.startswith("--weights=")), "bf16")
+argv = [a for a in sys.argv[1:] if not a.startswith("--")]
+layers = int(argv[0]) if len(argv) > 0 else 4
+H, KV, F = (int(d) for d in argv[1].split(",")) if len(argv) > 1 \
     else (4096, 1024, 14336)
+
+
+def weight_type(rows, cols):
+    if weights == "bf16":
+        return f"tensor<{rows}x{cols}xbf16>"
+    return f"tensor<{rows}x{cols // 32}x!cachet.{weights}>"
 shapes = [("q", H, H), ("k", KV, H), ("v", KV, H), ("o", H, H),
           ("g", F, H), ("u", F, H), ("d", H, F)]
 
 args = [f"%x0: tensor<{H}xbf16>"]
 for l in range(layers):
     for name, rows, cols in shapes:
-        args.append(f"%w{name}{l}: tensor<{rows}x{cols}xbf16> {{cachet.weight}}")
+        args.append(f"%w{name}{l}: {weight_type(rows, cols)} {{cachet.weight}}")
 
 out = []
 out.append("#id1 = affine_map<(i) -> (i)>")
@@ -34,6 +45,10 @@ out.append(f"  %norm = arith.constant {3 ** 0.5!r} : f32")
 
 
 def matvec(res, w, rows, cols, x):
+    if weights != "bf16":
+        out.append(f"  %{w}_dq = cachet.dequantize %{w} : {weight_type(rows, cols)} "
+                   f"-> tensor<{rows}x{cols}xbf16>")
+        w = f"{w}_dq"
     out.append(f"  %{res}_e = tensor.empty() : tensor<{rows}xf32>")
     out.append(f"  %{res}_z = linalg.fill ins(%z : f32) outs(%{res}_e : tensor<{rows}xf32>) -> tensor<{rows}xf32>")
     out.append(f"  %{res} = linalg.matvec ins(%{w}, %{x} : tensor<{rows}x{cols}xbf16>, tensor<{cols}xbf16>) "

@@ -270,6 +270,17 @@ def main():
     weights = c["layers"] * 2 * (2 * h * h + 2 * kvd * h + 3 * f * h)
     add("tg", f"bf16 {c['layers']} layers {h}/{kvd}/{f}", "tg1", "decode_chain",
         chain, bytes=weights, tokens=1)
+    for fmt in ["q8_0", "q4_0"]:
+        # The same chain over packed weights, f16 activations (a GGUF
+        # model's); bytes: the packed weights.
+        block_bytes, per_block = BLOCKS[fmt]
+        packed = subprocess.run(
+            [sys.executable, os.path.join(HERE, "llama3_decode_chain.py"),
+             str(c["layers"]), f"{h},{kvd},{f}", f"--weights={fmt}"],
+            check=True, capture_output=True, text=True).stdout
+        add("tg", f"{fmt} {c['layers']} layers {h}/{kvd}/{f}", "tg1",
+            "decode_chain", packed.replace("bf16", "f16"),
+            bytes=weights // 2 // per_block * block_bytes, tokens=1)
 
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",

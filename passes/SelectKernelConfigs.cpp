@@ -73,6 +73,7 @@ struct SelectKernelConfigsPass final
     o.rowsPerSubgroup = rowsPerSubgroup;
     o.loadBytes = loadBytes;
     o.blockSlice = blockSlice;
+    o.blockRowsPerSubgroup = blockRowsPerSubgroup;
     o.bf16Vectors = bf16Vectors;
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;

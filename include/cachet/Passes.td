@@ -920,6 +920,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "Values of a block each lane decodes per load round of a mat-vec "
            "over block-quantized weights (a divisor of 32; at most 16 for "
            "the 4-bit formats)">,
+    Option<"blockRowsPerSubgroup", "block-rows-per-subgroup", "int64_t",
+           /*default=*/"2",
+           "rows-per-subgroup of a mat-vec over block-quantized weights (each "
+           "load of x serves that many rows' decoded values; 2 measured "
+           "faster than 1 on the H200, docs/BENCHMARKS.md run 79)">,
     Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
            "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
            "keep the generic kernel">,

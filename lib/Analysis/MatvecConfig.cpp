@@ -33,6 +33,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("rows-per-subgroup", o.rowsPerSubgroup, "1 or more");
   if (o.loadBytes <= 0 || !llvm::isPowerOf2_64(o.loadBytes))
     return bad("load-bytes", o.loadBytes, "a power of two");
+  if (o.blockRowsPerSubgroup <= 0)
+    return bad("block-rows-per-subgroup", o.blockRowsPerSubgroup, "1 or more");
   if (o.blockSlice <= 0 || 32 % o.blockSlice != 0)
     return bad("block-slice", o.blockSlice, "a divisor of 32");
   if (o.blocksPerCU < 0)
@@ -256,17 +258,20 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
       return generic(why + "; the " + w->block.getFormatName().str() +
                      " weight is dequantized by a kernel of its own");
     d.config = KernelConfigAttr::get(
-        ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
-        lanes * o.rowsPerBlock, lanes, o.blockSlice, 1, 1, 1, 0,
-        {o.loadsPerLane, paired}, 0, {o.blocksPerCU, pairedPerCU}, false, false,
-        false, /*stageX=*/false, o.fuseSiblings, o.fuseEpilogues,
+        ctx, KernelVariant::MatvecSubgroup,
+        {o.rowsPerBlock, o.blockRowsPerSubgroup}, lanes * o.rowsPerBlock, lanes,
+        o.blockSlice, 1, 1, 1, 0, {o.loadsPerLane, paired}, 0,
+        {o.blocksPerCU, pairedPerCU}, false, false, false, /*stageX=*/false,
+        o.fuseSiblings, o.fuseEpilogues,
         /*loadBytes=*/0);
     d.remark = llvm::formatv("subgroup kernel on {0} blocks decoded in "
                              "registers (never materialized): {1} lanes per "
                              "row, {2} subgroups per block, {3} (paired: {4}) "
-                             "slices of {5} values per lane in flight",
+                             "slices of {5} values per lane in flight, {6} "
+                             "rows per subgroup",
                              w->block.getFormatName(), lanes, o.rowsPerBlock,
-                             o.loadsPerLane, paired, o.blockSlice)
+                             o.loadsPerLane, paired, o.blockSlice,
+                             o.blockRowsPerSubgroup)
                    .str();
     return d;
   }

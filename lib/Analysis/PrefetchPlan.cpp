@@ -225,8 +225,8 @@ public:
                         const StreamingLaunch &member, llvm::raw_ostream &os);
 
 private:
-  Mechanisms decideFor(const StreamingLaunch &member,
-                       const TargetInfo &target) const;
+  Mechanisms decideFor(const StreamingLaunch &member, const TargetInfo &target,
+                       size_t steps) const;
   SmallVector<int64_t> planNext(const MatvecChain &chain, size_t index,
                                 size_t position, const Mechanisms &m,
                                 llvm::raw_ostream &os) const;
@@ -241,7 +241,8 @@ private:
 };
 
 Mechanisms LaunchPlanner::decideFor(const StreamingLaunch &member,
-                                    const TargetInfo &target) const {
+                                    const TargetInfo &target,
+                                    size_t steps) const {
   Mechanisms m = decide(mode, profile, target);
   // cachet's subgroup mat-vec kernels keep DRAM busy themselves: on the H200
   // no prefetch paid for them, and PDL only with the next grid launched
@@ -255,6 +256,16 @@ Mechanisms LaunchPlanner::decideFor(const StreamingLaunch &member,
     return m;
   bool pdl = m.pdl;
   m = Mechanisms();
+  // Packed blocks decoded in the kernel (its weights are bytes): on the
+  // H200 pdl made a lone q8_0 mat-vec slower (0.88-0.96x of none, run 79)
+  // and a 2-layer chain no slower (q8_0 1.02x, q4_0 1.05x, run 80).
+  if (member.weights.front().type.getElementType().isInteger(8) && steps < 2) {
+    m.why = "auto: a lone launch of cachet's subgroup mat-vec kernel over "
+            "packed blocks; on the H200 pdl made one slower (0.88-0.96x of "
+            "none on a lone q8_0 mat-vec, docs/BENCHMARKS.md run 79; a chain "
+            "of them takes it), so none (an explicit mode forces one)";
+    return m;
+  }
   m.pdl = pdl;
   m.prologue = false;
   m.why = "auto: cachet's subgroup mat-vec kernel streams at full occupancy; "
@@ -314,7 +325,7 @@ PrefetchPlanAttr LaunchPlanner::plan(const MatvecChain &chain, size_t index,
   const ChainStep &step = chain.steps[index];
   TargetInfo target =
       getTargetInfo(member.kernel->getParentOfType<gpu::GPUModuleOp>());
-  Mechanisms m = decideFor(member, target);
+  Mechanisms m = decideFor(member, target, chain.steps.size());
   os << "step " << index + 1 << " of " << chain.steps.size();
   if (step.isGatePair())
     os << (position == 0 ? " (gate of a gate/up pair)"

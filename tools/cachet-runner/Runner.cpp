@@ -269,12 +269,15 @@ bool readManifest(const std::string &folder, Manifest &manifest,
 struct BlockInfo {
   size_t bytes;
   std::vector<size_t> halfFields;
+  /// The largest |quant| a scale multiplies (iq4_nl: its code book's).
+  float maxQuant;
 };
 
 bool blockInfo(const std::string &format, BlockInfo &info) {
   static const std::pair<const char *, BlockInfo> table[] = {
-      {"q8_0", {34, {0}}}, {"q4_0", {18, {0}}},    {"q4_1", {20, {0, 2}}},
-      {"q5_0", {22, {0}}}, {"q5_1", {24, {0, 2}}}, {"iq4_nl", {18, {0}}},
+      {"q8_0", {34, {0}, 128}},   {"q4_0", {18, {0}, 8}},
+      {"q4_1", {20, {0, 2}, 15}}, {"q5_0", {22, {0}, 16}},
+      {"q5_1", {24, {0, 2}, 31}}, {"iq4_nl", {18, {0}, 127}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -300,10 +303,18 @@ bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
     }
     for (uint8_t &b : data)
       b = static_cast<uint8_t>(byte(rng));
+    // Weights (cachet.weight, rank 2 or more) decode to about +-1/sqrt(fan-in)
+    // like float weights (below), so that activations keep their scale
+    // through a chain of layers; other blocks (a KV cache) to about +-8.
+    float scale = 1.0f / 16.0f;
+    if (tensor.weight && tensor.shape.size() >= 2 && tensor.shape.back() > 0)
+      scale =
+          1.0f / (info.maxQuant * std::sqrt(static_cast<float>(
+                                      tensor.shape.back() / info.bytes * 32)));
     for (size_t block = 0; block + info.bytes <= data.size();
          block += info.bytes)
       for (size_t field : info.halfFields) {
-        uint16_t h = floatToHalf(unit(rng) / 16.0f);
+        uint16_t h = floatToHalf(unit(rng) * scale);
         std::memcpy(&data[block + field], &h, 2);
       }
     return true;

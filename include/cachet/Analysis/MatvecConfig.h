@@ -38,8 +38,9 @@ struct MatvecConfigOptions {
   int64_t rowsPerBlock = 4, loadsPerLane = 4, pairedLoadsPerLane = 8;
   int64_t blocksPerCU = 0, pairedBlocksPerCU = 0;
   int64_t rowsPerSubgroup = 1, loadBytes = 16;
-  /// Values of a block each lane decodes per load round (block weights).
-  int64_t blockSlice = 8;
+  /// Values of a block each lane decodes per load round, and rows per
+  /// subgroup (block weights).
+  int64_t blockSlice = 8, blockRowsPerSubgroup = 2;
   bool stageX = false, bf16Vectors = true;
   bool fuseSiblings = true, fuseEpilogues = true;
 };
