@@ -74,6 +74,7 @@ struct SelectKernelConfigsPass final
     o.loadBytes = loadBytes;
     o.blockSlice = blockSlice;
     o.blockRowsPerSubgroup = blockRowsPerSubgroup;
+    o.blockPairedLoadsPerLane = blockPairedLoadsPerLane;
     o.bf16Vectors = bf16Vectors;
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;

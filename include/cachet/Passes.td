@@ -925,6 +925,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "rows-per-subgroup of a mat-vec over block-quantized weights (each "
            "load of x serves that many rows' decoded values; 2 measured "
            "faster than 1 on the H200, docs/BENCHMARKS.md run 79)">,
+    Option<"blockPairedLoadsPerLane", "block-paired-loads-per-lane",
+           "int64_t", /*default=*/"2",
+           "paired-loads-per-lane of a mat-vec kernel over block-quantized "
+           "weights whose subgroups compute rows of several mat-vecs (0: "
+           "paired-loads-per-lane; 2 measured fastest in the 2-layer q8_0 "
+           "and q4_0 chains on the H200, docs/BENCHMARKS.md run 81)">,
     Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"true",
            "Whether the target takes bf16 vectors; without, bf16 mat-vecs "
            "keep the generic kernel">,

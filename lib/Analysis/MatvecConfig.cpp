@@ -33,6 +33,9 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("rows-per-subgroup", o.rowsPerSubgroup, "1 or more");
   if (o.loadBytes <= 0 || !llvm::isPowerOf2_64(o.loadBytes))
     return bad("load-bytes", o.loadBytes, "a power of two");
+  if (o.blockPairedLoadsPerLane < 0)
+    return bad("block-paired-loads-per-lane", o.blockPairedLoadsPerLane,
+               "0 (paired-loads-per-lane) or more");
   if (o.blockRowsPerSubgroup <= 0)
     return bad("block-rows-per-subgroup", o.blockRowsPerSubgroup, "1 or more");
   if (o.blockSlice <= 0 || 32 % o.blockSlice != 0)
@@ -252,6 +255,8 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   // materialized; else (a materialized copy) the float kernel on it.
   std::string blockReason;
   if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
+    if (o.blockPairedLoadsPerLane > 0)
+      paired = o.blockPairedLoadsPerLane;
     if (std::string why =
             whyNotBlockMatvec(op, *w, lanes, o.blockSlice, o.bf16Vectors);
         !why.empty())

@@ -21,7 +21,7 @@
 // CHECK: arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.matvec
-// SLICE16: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 8) slices of 16 values per lane in flight
+// SLICE16: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // BLOCKS: subgroup kernel on q8_0 blocks decoded in registers
 func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
   %c0 = arith.constant 0 : index
@@ -37,7 +37,7 @@ func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
     linalg.yield %f : f16
   }
   linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 8) slices of 8 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q8_0 slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
   linalg.matvec ins(%a, %x : memref<4x128xf16>, memref<128xf16>) outs(%y : memref<4xf32>)
   memref.dealloc %a : memref<4x128xf16>

@@ -41,6 +41,9 @@ struct MatvecConfigOptions {
   /// Values of a block each lane decodes per load round, and rows per
   /// subgroup (block weights).
   int64_t blockSlice = 8, blockRowsPerSubgroup = 2;
+  /// paired-loads-per-lane of a kernel over block weights (0: the float
+  /// kernels' setting).
+  int64_t blockPairedLoadsPerLane = 2;
   bool stageX = false, bf16Vectors = true;
   bool fuseSiblings = true, fuseEpilogues = true;
 };
