@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Emits random mat-vecs over block-quantized weights as AOT artifacts.
+
+For a GPU server without MLIR: each artifact is run there with
+`cachet-runner ART --check --compare-rewrites`, which checks the result
+against the CPU reference (decoding the same blocks) and rewrites off
+against on byte for byte. Each case draws a format (the six ggml formats),
+the dequantized element type (f16, bf16, f32), 1-3 sibling mat-vecs over
+one x with random row counts (odd ones included, so that two rows per
+subgroup falls back to one), the columns (32 x 2..160 blocks, even counts
+mostly: odd q8_0 / q4_0 / q5_0 / iq4_nl counts are rows that are not whole
+words, which keep the dequantize's kernel), and for two equal siblings
+sometimes a silu(gate) * up epilogue. The function is written by
+test/Integration/Inputs/block_matvec.py.
+
+Usage: bench/make-block-matvec-fuzz.py -o DIR [--seed=N] [--count=N]
+           [--target=nvvm] [--chip=sm_90] [--profile=h200] [--cachet-run=PATH]
+DIR gets art/<case>/ and mlir/<case>.mlir.
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("-o", dest="out", required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--count", type=int, default=16)
+    p.add_argument("--target", default="nvvm")
+    p.add_argument("--chip", default="sm_90")
+    p.add_argument("--profile", default="h200")
+    p.add_argument("--cachet-run",
+                   default=os.path.join(ROOT, "build", "bin", "cachet-run"))
+    a = p.parse_args()
+    rng = random.Random(a.seed)
+    os.makedirs(os.path.join(a.out, "mlir"), exist_ok=True)
+    failed = 0
+    for i in range(a.count):
+        fmt = rng.choice(FORMATS)
+        element = rng.choice(["f16", "f16", "bf16", "f32"])
+        blocks = rng.randrange(2, 161)
+        if rng.random() < 0.85:
+            blocks += blocks % 2
+        siblings = rng.choice([1, 1, 2, 3])
+        rows = [rng.randrange(1, 300) for _ in range(siblings)]
+        extra = []
+        if siblings == 2 and rng.random() < 0.5:
+            rows[1] = rows[0]
+            extra = ["--epilogue"]
+        name = (f"c{a.seed}-{i}-{fmt}-{element}-{'_'.join(map(str, rows))}"
+                f"x{32 * blocks}")
+        mlir = subprocess.run(
+            [sys.executable,
+             os.path.join(ROOT, "test", "Integration", "Inputs",
+                          "block_matvec.py"), fmt, element,
+             ",".join(map(str, rows)), str(32 * blocks)] + extra,
+            check=True, capture_output=True, text=True).stdout
+        source = os.path.join(a.out, "mlir", name + ".mlir")
+        with open(source, "w") as f:
+            f.write(mlir)
+        cmd = [a.cachet_run, source, "--entry=block_matvec",
+               f"--target={a.target}", f"--profile={a.profile}",
+               f"--emit={os.path.join(a.out, 'art', name)}", "--no-run"]
+        if a.target == "nvvm":
+            cmd.append(f"--chip={a.chip}")
+        rc = subprocess.call(cmd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        failed += rc != 0
+        print(f"{name}: {'emitted' if rc == 0 else 'FAILED'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
