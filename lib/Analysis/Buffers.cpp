@@ -9,6 +9,12 @@
 
 using namespace mlir;
 
+Value cachet::getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
 bool cachet::mayWriteBuffer(Value buffer) {
   for (OpOperand &use : buffer.getUses()) {
     Operation *user = use.getOwner();

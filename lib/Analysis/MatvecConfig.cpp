@@ -2,12 +2,12 @@
 
 #include "cachet/Analysis/MatvecConfig.h"
 
+#include "cachet/Analysis/Buffers.h"
 #include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -49,13 +49,6 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
 }
 
 namespace {
-
-/// The buffer `value` is a view of (through view-like ops).
-Value getRootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
 
 /// Why an op between `from` and `to` (exclusive, one block) may write
 /// `bytes`, or "". Writes into buffers of their own (memref.alloc) cannot

@@ -405,3 +405,16 @@ BlockDecoder::getMagicF16Pairs(OpBuilder &b, Location loc, Value bytes) {
   };
   return {pair({0, 4, 1, 5}), pair({2, 6, 3, 7})};
 }
+
+Value BlockDecoder::loadWord(OpBuilder &b, Location loc, Value bytes,
+                             ValueRange indices,
+                             ArrayRef<NamedAttribute> attrs) {
+  auto load = vector::LoadOp::create(
+      b, loc, VectorType::get({4}, b.getI8Type()), bytes, indices);
+  load.setAlignment(4);
+  for (NamedAttribute attr : attrs)
+    load->setAttr(attr.getName(), attr.getValue());
+  Value word = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), load);
+  return vector::ExtractOp::create(b, loc, word, 0);
+}

@@ -61,14 +61,6 @@ struct DeviceBuffersPass final
   LogicalResult runOnFunction(func::FuncOp func);
 };
 
-/// Returns the buffer `value` is a view of (through subviews, reshapes and
-/// casts), or `value` itself.
-Value getRootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// Returns true if a launch, copy or fill may write the device buffer
 /// `device` (or a view of it), other than the upload of `upload` into it.
 bool deviceMayWrite(Value device, Value upload) {
@@ -319,7 +311,7 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   for (gpu::LaunchFuncOp launch : launches)
     for (Value operand : launch.getKernelOperands())
       if (isa<MemRefType>(operand.getType()))
-        kernelBuffers.insert(getRootBuffer(operand));
+        kernelBuffers.insert(cachet::getRootBuffer(operand));
 
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());
@@ -440,7 +432,7 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       memcpy(b, ret.getLoc(), arg, device);
     for (OpOperand &operand : ret->getOpOperands()) {
       Value value = operand.get();
-      if (!onDevice.contains(getRootBuffer(value)))
+      if (!onDevice.contains(cachet::getRootBuffer(value)))
         continue;
       if (!isPlainBuffer(value)) {
         ret.emitError("cachet-device-buffers: a returned view of a device "

@@ -193,6 +193,10 @@ struct LowerMatvecPass final
   int64_t loadBytes = 16;
   bool stageX = false;
 
+  /// The block weight of each candidate mat-vec (cachet::getBlockWeight),
+  /// found once.
+  llvm::DenseMap<Operation *, std::optional<cachet::BlockWeight>> blockWeights;
+
   void runOnOperation() override {
     cachet::DeviceProfileAttr profile =
         cachet::lookupDeviceProfile(getOperation());
@@ -214,6 +218,8 @@ struct LowerMatvecPass final
         return;
       }
       candidates.insert(op);
+      std::string reason;
+      blockWeights[op] = cachet::getBlockWeight(op, reason);
     });
     if (failedConfig)
       return signalPassFailure();
@@ -263,12 +269,8 @@ struct LowerMatvecPass final
     group.x = first.getInputs()[1];
     group.anchor = first;
     SmallVector<Member> members;
-    auto blocksOf = [](linalg::MatvecOp op) {
-      std::string reason;
-      return cachet::getBlockWeight(op, reason);
-    };
     auto add = [&](linalg::MatvecOp op) {
-      Member m{op, getZeroFill(op), blocksOf(op)};
+      Member m{op, getZeroFill(op), blockWeights.lookup(op)};
       members.push_back(m);
       grouped.insert(op);
       group.anchor = op;
@@ -283,17 +285,17 @@ struct LowerMatvecPass final
     // A candidate's weight has x's element type: one x, one element type.
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
       auto matvec = dyn_cast<linalg::MatvecOp>(op);
+      Member sibling{matvec, {}, blockWeights.lookup(op)};
       if (matvec && candidates.contains(op) && fuseSiblings &&
           matvec.getInputs()[1] == group.x &&
-          Member{matvec, {}, blocksOf(matvec)}.getBlockType() ==
-              members.front().getBlockType() &&
+          sibling.getBlockType() == members.front().getBlockType() &&
           matvec->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
               first->getAttr(
                   cachet::CachetDialect::getKernelConfigAttrName())) {
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
         Value out = matvec.getOutputs()[0];
-        Value matrix = Member{matvec, {}, blocksOf(matvec)}.getWeight();
+        Value matrix = sibling.getWeight();
         std::string conflict;
         for (const Member &m : members)
           if (mayAlias(aliases, out, group.x) ||
@@ -701,21 +703,16 @@ struct LowerMatvecPass final
   static Value decodeSlice(OpBuilder &b, Location loc,
                            const cachet::BlockWeight &w, Value row, Value k,
                            int64_t n, Type element) {
-    Type i8 = b.getI8Type(), i32 = b.getI32Type();
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     auto readWord = [&](OpBuilder &rb, Location rl, Value word) -> Value {
       Value byteAt = arith::MulIOp::create(
           rb, rl, word, arith::ConstantIndexOp::create(rb, rl, 4));
-      auto load = vector::LoadOp::create(rb, rl, VectorType::get({4}, i8),
-                                         w.bytes, ValueRange{row, byteAt});
-      load.setAlignment(4);
-      load->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
-                    rb.getUnitAttr());
-      Value asWord =
-          vector::BitCastOp::create(rb, rl, VectorType::get({1}, i32), load);
-      return vector::ExtractOp::create(rb, rl, asWord, 0);
+      return cachet::BlockDecoder::loadWord(
+          rb, rl, w.bytes, ValueRange{row, byteAt},
+          rb.getNamedAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                          rb.getUnitAttr()));
     };
     int64_t values = w.block.getBlockValues();
     Value blockOffset = arith::MulIOp::create(

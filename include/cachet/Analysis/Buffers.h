@@ -15,6 +15,10 @@
 
 namespace cachet {
 
+/// Returns the buffer `value` is a view of (through subviews, reshapes and
+/// casts), or `value` itself.
+mlir::Value getRootBuffer(mlir::Value value);
+
 /// Returns true if an op may write the memref `buffer` or a view of it. Ops
 /// that do not describe their memory effects count as writers; `memref.dim`
 /// and metadata extraction do not.

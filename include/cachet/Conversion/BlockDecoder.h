@@ -51,6 +51,13 @@ public:
   using WordReader = std::function<mlir::Value(
       mlir::OpBuilder &, mlir::Location, mlir::Value word)>;
 
+  /// Reads the little-endian 32-bit word at `indices` of the i8 buffer
+  /// `bytes` (a 4-byte aligned vector<4xi8> load, given `attrs`) as an i32:
+  /// what a WordReader of a kernel reads.
+  static mlir::Value loadWord(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value bytes, mlir::ValueRange indices,
+                              llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+
   /// Returns values `first` .. `first + n - 1` of the block at
   /// `blockOffset` (indices; the block in a row of `rowBytes` bytes, a
   /// multiple of 4, whose first byte is 4-aligned), each as f32 and bit for

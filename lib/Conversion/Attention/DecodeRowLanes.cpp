@@ -82,16 +82,10 @@ SmallVector<Value> KernelBuilder::decodeRowSlice(Value source, RowIndices at,
   }
   // Blocks: aligned 32-bit words of the row (its bytes as i8).
   int64_t rowBytes = dim / 32 * block.getBlockBytes();
-  Type i8 = b.getI8Type(), i32 = b.getI32Type();
   auto readWord = [&](OpBuilder &rb, Location rl, Value word) -> Value {
     Value byteAt = arith::MulIOp::create(
         rb, rl, word, arith::ConstantIndexOp::create(rb, rl, 4));
-    auto load = vector::LoadOp::create(rb, rl, VectorType::get({4}, i8), source,
-                                       at(byteAt));
-    load.setAlignment(4);
-    Value asWord =
-        vector::BitCastOp::create(rb, rl, VectorType::get({1}, i32), load);
-    return vector::ExtractOp::create(rb, rl, asWord, 0);
+    return BlockDecoder::loadWord(rb, rl, source, at(byteAt));
   };
   BlockDecoder decoder(b, loc, block, nullptr);
   Value blockOffset = arith::MulIOp::create(
