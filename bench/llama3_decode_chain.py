@@ -13,6 +13,12 @@ Usage: llama3_decode_chain.py [LAYERS [H,KV,F]] [--weights=FMT] > chain.mlir
 chain of the same structure for CPU runs.) --weights=q8_0 (or q4_0, ...):
 each weight a packed ggml-format argument, dequantized by cachet.dequantize
 before its mat-vec, as a front end over GGUF weights writes it.
+--weights=q8_0-split: each weight two arguments, i8 values and f16 scales
+(one per 32 along the row), dequantized by a linalg.generic (float(q) *
+scale in f32, rounded once), as a PyTorch-style front end writes q8_0; the
+normalization then also divides by the dequantized weights' larger spread
+(random i8 quants times scales of +-1/sqrt(cols/32): 418x the rms of float
+weights in +-1/sqrt(cols)).
 """
 import sys
 
@@ -24,28 +30,56 @@ H, KV, F = (int(d) for d in argv[1].split(",")) if len(argv) > 1 \
     else (4096, 1024, 14336)
 
 
+split = weights == "q8_0-split"
+
+
 def weight_type(rows, cols):
     if weights == "bf16":
         return f"tensor<{rows}x{cols}xbf16>"
     return f"tensor<{rows}x{cols // 32}x!cachet.{weights}>"
+
+
+def weight_args(name, rows, cols):
+    if split:
+        return [f"%{name}_q: tensor<{rows}x{cols}xi8> {{cachet.weight}}",
+                f"%{name}_s: tensor<{rows}x{cols // 32}xf16> {{cachet.weight}}"]
+    return [f"%{name}: {weight_type(rows, cols)} {{cachet.weight}}"]
 shapes = [("q", H, H), ("k", KV, H), ("v", KV, H), ("o", H, H),
           ("g", F, H), ("u", F, H), ("d", H, F)]
 
 args = [f"%x0: tensor<{H}xbf16>"]
 for l in range(layers):
     for name, rows, cols in shapes:
-        args.append(f"%w{name}{l}: {weight_type(rows, cols)} {{cachet.weight}}")
+        args += weight_args(f"w{name}{l}", rows, cols)
 
 out = []
 out.append("#id1 = affine_map<(i) -> (i)>")
 out.append(f"#kv = affine_map<(i) -> (i mod {KV})>")
+out.append("#w = affine_map<(r, c) -> (r, c)>")
+out.append("#wblk = affine_map<(r, c) -> (r, c floordiv 32)>")
 out.append(f"func.func @decode_chain({', '.join(args)}) -> tensor<{H}xf32> {{")
 out.append("  %z = arith.constant 0.0 : f32")
-out.append(f"  %norm = arith.constant {3 ** 0.5!r} : f32")
+norm = 3 ** 0.5 / (418.0 if split else 1.0)
+out.append(f"  %norm = arith.constant {norm!r} : f32")
 
 
 def matvec(res, w, rows, cols, x):
-    if weights != "bf16":
+    if split:
+        out.append(f"  %{w}_dqe = tensor.empty() : tensor<{rows}x{cols}xbf16>")
+        out.append(f"  %{w}_dq = linalg.generic {{indexing_maps = [#w, #wblk, #w], "
+                   f"iterator_types = [\"parallel\", \"parallel\"]}} "
+                   f"ins(%{w}_q, %{w}_s : tensor<{rows}x{cols}xi8>, "
+                   f"tensor<{rows}x{cols // 32}xf16>) outs(%{w}_dqe : "
+                   f"tensor<{rows}x{cols}xbf16>) {{")
+        out.append("  ^bb0(%qv: i8, %sv: f16, %o: bf16):")
+        out.append("    %qf = arith.sitofp %qv : i8 to f32")
+        out.append("    %sf = arith.extf %sv : f16 to f32")
+        out.append("    %m = arith.mulf %qf, %sf : f32")
+        out.append("    %t = arith.truncf %m : f32 to bf16")
+        out.append("    linalg.yield %t : bf16")
+        out.append(f"  }} -> tensor<{rows}x{cols}xbf16>")
+        w = f"{w}_dq"
+    elif weights != "bf16":
         out.append(f"  %{w}_dq = cachet.dequantize %{w} : {weight_type(rows, cols)} "
                    f"-> tensor<{rows}x{cols}xbf16>")
         w = f"{w}_dq"

@@ -13,8 +13,16 @@ words, which keep the dequantize's kernel), and for two equal siblings
 sometimes a silu(gate) * up epilogue. The function is written by
 test/Integration/Inputs/block_matvec.py.
 
+Split q8_0 weights (i8 values and f16 scales dequantized by a generic, in
+one of block_matvec.py's --split forms) are drawn as a seventh format.
+
+--case="ARGS[;COMPILE-OPTIONS]" (repeatable) emits the given
+block_matvec.py ARGS (e.g. "q4_0 f16 275,275 4160 --epilogue") instead of
+random cases, compiled with cachet-run's --compile-options when given.
+
 Usage: bench/make-block-matvec-fuzz.py -o DIR [--seed=N] [--count=N]
            [--target=nvvm] [--chip=sm_90] [--profile=h200] [--cachet-run=PATH]
+           [--case=SPEC ...]
 DIR gets art/<case>/ and mlir/<case>.mlir.
 """
 import argparse
@@ -25,7 +33,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"]
+FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q8_0-split"]
 
 
 def main():
@@ -38,11 +46,20 @@ def main():
     p.add_argument("--profile", default="h200")
     p.add_argument("--cachet-run",
                    default=os.path.join(ROOT, "build", "bin", "cachet-run"))
+    p.add_argument("--case", action="append", default=[])
     a = p.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(os.path.join(a.out, "mlir"), exist_ok=True)
     failed = 0
-    for i in range(a.count):
+    cases = []
+    for spec in a.case:
+        args, _, options = spec.partition(";")
+        name = "x-" + "-".join(w.lstrip("-").replace("=", "_").replace(",", "_")
+                               for w in args.split())
+        if options:
+            name += "-o" + str(len(cases))
+        cases.append((name, args.split(), options))
+    for i in range(0 if a.case else a.count):
         fmt = rng.choice(FORMATS)
         element = rng.choice(["f16", "f16", "bf16", "f32"])
         blocks = rng.randrange(2, 161)
@@ -54,13 +71,21 @@ def main():
         if siblings == 2 and rng.random() < 0.5:
             rows[1] = rows[0]
             extra = ["--epilogue"]
+        if fmt == "q8_0-split":
+            fmt = "q8_0"
+            extra.append("--split=" + rng.choice(["flat", "f32", "blocks"]))
+            element = rng.choice(["f16", "bf16", "f32"])
         name = (f"c{a.seed}-{i}-{fmt}-{element}-{'_'.join(map(str, rows))}"
-                f"x{32 * blocks}")
+                f"x{32 * blocks}" + "".join(
+                    e.replace("--split=", "-split_") for e in extra
+                    if e.startswith("--split")))
+        cases.append((name, [fmt, element, ",".join(map(str, rows)),
+                             str(32 * blocks)] + extra, ""))
+    for name, args, options in cases:
         mlir = subprocess.run(
             [sys.executable,
              os.path.join(ROOT, "test", "Integration", "Inputs",
-                          "block_matvec.py"), fmt, element,
-             ",".join(map(str, rows)), str(32 * blocks)] + extra,
+                          "block_matvec.py")] + args,
             check=True, capture_output=True, text=True).stdout
         source = os.path.join(a.out, "mlir", name + ".mlir")
         with open(source, "w") as f:
@@ -70,6 +95,8 @@ def main():
                f"--emit={os.path.join(a.out, 'art', name)}", "--no-run"]
         if a.target == "nvvm":
             cmd.append(f"--chip={a.chip}")
+        if options:
+            cmd.append(f"--compile-options={options}")
         rc = subprocess.call(cmd, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         failed += rc != 0

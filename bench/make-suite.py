@@ -143,15 +143,35 @@ def matvec_mlir(rows, cols):
 
 def block_matvec_mlir(fmt, rows, cols):
     """A mat-vec over packed ggml blocks as a front end writes it: the
-    weight dequantized to f16 by cachet.dequantize, f16 activations."""
-    block_bytes, per_block = BLOCKS[fmt]
-    blocks = cols // per_block
-    w = f"tensor<{rows}x{blocks}x!cachet.{fmt}>"
+    weight dequantized to f16 by cachet.dequantize, f16 activations. For
+    "q8_0-split", i8 values and f16 scales dequantized by a generic."""
+    if fmt == "q8_0-split":
+        params = (f"%q: tensor<{rows}x{cols}xi8> {{cachet.weight}},"
+                  f" %s: tensor<{rows}x{cols // 32}xf16> {{cachet.weight}}")
+        dequantize = [
+            f"  %de = tensor.empty() : tensor<{rows}x{cols}xf16>",
+            "  %d = linalg.generic {indexing_maps = ["
+            "affine_map<(r, c) -> (r, c)>, "
+            "affine_map<(r, c) -> (r, c floordiv 32)>, "
+            "affine_map<(r, c) -> (r, c)>], "
+            "iterator_types = [\"parallel\", \"parallel\"]}"
+            f" ins(%q, %s : tensor<{rows}x{cols}xi8>, "
+            f"tensor<{rows}x{cols // 32}xf16>)"
+            f" outs(%de : tensor<{rows}x{cols}xf16>) {{",
+            "  ^bb0(%qv: i8, %sv: f16, %o: f16):",
+            "    %f = arith.sitofp %qv : i8 to f16",
+            "    %m = arith.mulf %f, %sv : f16",
+            "    linalg.yield %m : f16",
+            f"  }} -> tensor<{rows}x{cols}xf16>"]
+    else:
+        w = f"tensor<{rows}x{cols // BLOCKS[fmt][1]}x!cachet.{fmt}>"
+        params = f"%w: {w} {{cachet.weight}}"
+        dequantize = [f"  %d = cachet.dequantize %w : {w} -> "
+                      f"tensor<{rows}x{cols}xf16>"]
     return "\n".join([
-        f"func.func @matvec(%w: {w} {{cachet.weight}},"
+        f"func.func @matvec({params},"
         f" %x: tensor<{cols}xf16>) -> tensor<{rows}xf32> {{",
-        "  %z = arith.constant 0.0 : f32",
-        f"  %d = cachet.dequantize %w : {w} -> tensor<{rows}x{cols}xf16>",
+        "  %z = arith.constant 0.0 : f32"] + dequantize + [
         f"  %e = tensor.empty() : tensor<{rows}xf32>",
         f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{rows}xf32>)"
         f" -> tensor<{rows}xf32>",
@@ -270,10 +290,11 @@ def main():
     weights = c["layers"] * 2 * (2 * h * h + 2 * kvd * h + 3 * f * h)
     add("tg", f"bf16 {c['layers']} layers {h}/{kvd}/{f}", "tg1", "decode_chain",
         chain, bytes=weights, tokens=1)
-    for fmt in ["q8_0", "q4_0"]:
+    for fmt in ["q8_0", "q4_0", "q8_0-split"]:
         # The same chain over packed weights, f16 activations (a GGUF
-        # model's); bytes: the packed weights.
-        block_bytes, per_block = BLOCKS[fmt]
+        # model's), and over split q8_0 (i8 values and f16 scales, the same
+        # bytes); bytes: the packed weights.
+        block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]
         packed = subprocess.run(
             [sys.executable, os.path.join(HERE, "llama3_decode_chain.py"),
              str(c["layers"]), f"{h},{kvd},{f}", f"--weights={fmt}"],
@@ -285,8 +306,8 @@ def main():
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
             matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
-    for fmt in ["q8_0", "q4_0"]:
-        block_bytes, per_block = BLOCKS[fmt]
+    for fmt in ["q8_0", "q4_0", "q8_0-split"]:
+        block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]
         for rows, cols in preset["matvec"]:
             # Bytes: the packed weight (what the targets count), x and y.
             add("kernel", f"matvec {fmt}", f"{rows}x{cols}", "matvec",

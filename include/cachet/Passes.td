@@ -284,6 +284,74 @@ def RaiseQuantize : Pass<"cachet-raise-quantize", "mlir::ModuleOp"> {
   ];
 }
 
+def RaiseDequantize : Pass<"cachet-raise-dequantize", "mlir::ModuleOp"> {
+  let summary = "Raise the split q8_0 dequantization front ends write (i8 "
+                "values times f16 scales) to cachet.dequantize";
+  let description = [{
+    Recognizes the dequantization of split q8_0 weights or caches that ML
+    front ends write in linalg on tensors: i8 values and one f16 scale per 32
+    values along the innermost dimension, multiplied element-wise, and
+    replaces it by `cachet.dequantize %q scales %s`. The op names the
+    format, so that later passes can read the blocks where they are used
+    (cachet's mat-vec kernel decodes them in registers, and the f16 copy is
+    never written) instead of materializing the floats. The matcher
+    (cachet/Analysis/QuantizeMatch.h, shared with the attention matcher)
+    accepts exactly what the op computes, so that raising never changes a
+    value:
+
+    * a `linalg.generic`, every loop parallel, over two inputs: the i8
+      values read with the identity map, and the f16 scales read either
+      flat, `(..., d) -> (..., d floordiv 32)`, or over blocks of 32 (the
+      values reshaped to `[..., D/32, 32]`), `(..., b, i) -> (..., b)` or
+      `(..., b, 0)` of `[..., D/32, 1]` scales;
+    * the body `sitofp(q) * scale`, in either order, computed in the result
+      type (f16, bf16 or f32; the scale extended with `arith.extf` when it
+      is f32) or in f32 and then truncated once to the result type: the
+      exact product rounded once, as `cachet.dequantize` rounds it.
+
+    A generic over blocks whose values come from a `tensor.expand_shape` of
+    `[..., D]` and whose result is only collapsed back to `[..., D]` is
+    raised flat (the reshapes go away); otherwise it is raised over blocks,
+    with its scales reshaped to `[..., D/32, 1]`.
+
+    Anything else that converts i8 with `arith.sitofp` (a zero point, a
+    block other than 32, an f32 scale rounded twice, a product in f16
+    widened to f32, ...) is left untouched with a remark naming the
+    condition that failed. Every raise is reported.
+
+    Before:
+
+    ```mlir
+    %w = linalg.generic {indexing_maps = [
+          affine_map<(r, c) -> (r, c)>,
+          affine_map<(r, c) -> (r, c floordiv 32)>,
+          affine_map<(r, c) -> (r, c)>],
+          iterator_types = ["parallel", "parallel"]}
+        ins(%q, %s : tensor<4096x4096xi8>, tensor<4096x128xf16>)
+        outs(%e : tensor<4096x4096xf16>) {
+      ^bb0(%qv: i8, %sv: f16, %o: f16):
+        %f = arith.sitofp %qv : i8 to f16
+        %m = arith.mulf %f, %sv : f16
+        linalg.yield %m : f16
+    } -> tensor<4096x4096xf16>
+    %y = linalg.matvec ins(%w, %x : tensor<4096x4096xf16>, tensor<4096xf16>)
+        outs(%z : tensor<4096xf32>) -> tensor<4096xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %w = cachet.dequantize %q scales %s
+        : tensor<4096x4096xi8>, tensor<4096x128xf16> -> tensor<4096x4096xf16>
+    %y = linalg.matvec ins(%w, %x : tensor<4096x4096xf16>, tensor<4096xf16>)
+        outs(%z : tensor<4096xf32>) -> tensor<4096xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::cachet::CachetDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
   let summary = "Dequantize a block-quantized KV cache once per layer into a "
                 "head-major f16 scratch";

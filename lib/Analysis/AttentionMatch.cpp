@@ -1,6 +1,7 @@
 //===- AttentionMatch.cpp - recognize linalg attention over a quantized KV ===//
 
 #include "cachet/Analysis/AttentionMatch.h"
+#include "cachet/Analysis/QuantizeMatch.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -211,8 +212,8 @@ static FailureOr<Value> matchHeadBroadcast(Matcher &m, Value value,
 
 /// Matches the dequantization of one KV cache: a `cachet.dequantize` of a
 /// rank-3 cache, or the split q8_0 generic `float(q) * scale[block of 32]`.
-static LogicalResult matchDequantize(Matcher &m, Value value, StringRef what,
-                                     QuantizedKVSource &source) {
+static LogicalResult matchKVDequantize(Matcher &m, Value value, StringRef what,
+                                       QuantizedKVSource &source) {
   source.dequantized = value;
   if (auto dq = value.getDefiningOp<DequantizeOp>()) {
     if (cast<RankedTensorType>(dq.getInput().getType()).getRank() != 3)
@@ -231,80 +232,18 @@ static LogicalResult matchDequantize(Matcher &m, Value value, StringRef what,
                                 "block-quantized cache (expected a 2-input "
                                 "dequantize generic or cachet.dequantize)",
                                 what));
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  // Find the i8 values and the scales among the two inputs.
-  unsigned qIdx = 0;
-  auto elem = [&](unsigned i) {
-    return getElementTypeOrSelf(op.getDpsInputs()[i].getType());
-  };
-  if (!elem(0).isSignlessInteger(8))
-    qIdx = 1;
-  unsigned sIdx = 1 - qIdx;
-  if (!elem(qIdx).isSignlessInteger(8) || !elem(sIdx).isF16())
-    return m.fail(llvm::formatv("{0} dequantize generic does not read i8 "
-                                "values and f16 scales",
-                                what));
-  if (!isIdentity(maps[qIdx], 3) || !isIdentity(maps[2], 3))
-    return m.fail(llvm::formatv("{0} dequantize generic does not read the "
-                                "values element-wise",
-                                what));
-  // Scales: (a, b, c) -> (a, b, c floordiv 32).
-  AffineMap blk = maps[sIdx];
-  auto isDim = [](AffineExpr e, unsigned d) {
-    auto dim = dyn_cast<AffineDimExpr>(e);
-    return dim && dim.getPosition() == d;
-  };
-  auto div = blk.getNumResults() == 3
-                 ? dyn_cast<AffineBinaryOpExpr>(blk.getResult(2))
-                 : nullptr;
-  auto divisor = div ? dyn_cast<AffineConstantExpr>(div.getRHS()) : nullptr;
-  if (blk.getNumResults() != 3 || !isDim(blk.getResult(0), 0) ||
-      !isDim(blk.getResult(1), 1) || !div ||
-      div.getKind() != AffineExprKind::FloorDiv || !isDim(div.getLHS(), 2) ||
-      !divisor)
-    return m.fail(llvm::formatv("{0} scale is not per block: scale map must "
-                                "be (s, h, d) -> (s, h, d floordiv 32)",
-                                what));
-  if (divisor.getValue() != 32)
-    return m.fail(llvm::formatv("{0} block size is {1}, not 32 (q8_0)", what,
-                                divisor.getValue()));
-  // Body: sitofp(q) [* extf(scale)], in either order, in the result type or
-  // in f32 and then truncated to it (as cachet.dequantize decodes: in f32,
-  // then one rounding to the result type).
-  Block *body = op.getBody();
-  Value q = body->getArgument(qIdx), s = body->getArgument(sIdx);
-  Type outElem = getElementTypeOrSelf(op.getResult(0).getType());
-  if (!outElem.isF16() && !outElem.isBF16() && !outElem.isF32())
-    return m.fail(llvm::formatv("{0} is dequantized to {1}, not f16, bf16 or "
-                                "f32",
-                                what, str(outElem)));
-  Value product = yieldedValue(op);
-  if (auto trunc = product.getDefiningOp<arith::TruncFOp>();
-      trunc && trunc.getIn().getType().isF32())
-    product = trunc.getIn();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  // The product is exact in f32 (8-bit integer times an f16 scale); in f16
-  // it is rounded once, like the truncation.
-  if (mul && !mul.getType().isF32() && mul.getType() != outElem)
-    return m.fail(llvm::formatv("{0} dequantize generic multiplies in {1}",
-                                what, str(mul.getType())));
-  auto isValue = [&](Value v) {
-    auto cvt = v.getDefiningOp<arith::SIToFPOp>();
-    return cvt && cvt.getIn() == q;
-  };
-  auto isScale = [&](Value v) {
-    if (v == s)
-      return true;
-    auto ext = v.getDefiningOp<arith::ExtFOp>();
-    return ext && ext.getIn() == s;
-  };
-  if (!mul || !((isValue(mul.getLhs()) && isScale(mul.getRhs())) ||
-                (isScale(mul.getLhs()) && isValue(mul.getRhs()))))
-    return m.fail(llvm::formatv("{0} dequantize generic body is not "
-                                "float(q) * scale",
-                                what));
-  source.values = op.getDpsInputs()[qIdx];
-  source.scales = op.getDpsInputs()[sIdx];
+  std::string reason;
+  std::optional<DequantizeMatch> split = cachet::matchDequantize(op, reason);
+  if (!split)
+    return m.fail(what + " " + reason);
+  // Over blocks of 32 is the flat form where the head dimension is one
+  // block and the scales are [pos][kv_head][1].
+  if (split->inBlocks &&
+      cast<RankedTensorType>(split->scales.getType()).getRank() != 3)
+    return m.fail(what + " is dequantized in blocks of 32, not as a "
+                         "token-major [pos][kv_head][dim] cache");
+  source.values = split->values;
+  source.scales = split->scales;
   source.dequantOp = op;
   return success();
 }
@@ -478,7 +417,7 @@ std::optional<AttentionMatch> cachet::matchAttention(linalg::SoftmaxOp softmax,
   FailureOr<Value> key = matchHeadBroadcast(m, qk.getDpsInputs()[1], "K^T",
                                             /*hDim=*/0, /*dDim=*/1,
                                             /*sDim=*/2, keyGroup, backward);
-  if (failed(key) || failed(matchDequantize(m, *key, "K", match.key)))
+  if (failed(key) || failed(matchKVDequantize(m, *key, "K", match.key)))
     return std::nullopt;
   backward.push_back(match.key.dequantOp);
 
@@ -511,7 +450,7 @@ std::optional<AttentionMatch> cachet::matchAttention(linalg::SoftmaxOp softmax,
   FailureOr<Value> value =
       matchHeadBroadcast(m, pv.getDpsInputs()[1], "V", /*hDim=*/0,
                          /*dDim=*/2, /*sDim=*/1, valueGroup, forward);
-  if (failed(value) || failed(matchDequantize(m, *value, "V", match.value)))
+  if (failed(value) || failed(matchKVDequantize(m, *value, "V", match.value)))
     return std::nullopt;
   forward.push_back(match.value.dequantOp);
   if (keyGroup != valueGroup)

@@ -120,32 +120,66 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
       !dequantize->isBeforeInBlock(op))
     return fail("the " + format +
                 " dequantize is not before the mat-vec in its block");
-  w.bytes = getDequantTransposeBytes(dequantize);
-  if (!w.bytes)
-    return fail("the " + format +
-                " dequantize does not read one buffer of blocks");
-  auto bytes = dyn_cast<MemRefType>(w.bytes.getType());
   auto a = cast<MemRefType>(buffer.getType());
-  if (!bytes || bytes.getRank() != 2 || !bytes.hasStaticShape() ||
-      a.getRank() != 2 || !a.hasStaticShape())
-    return fail("the " + format + " weight's shape is not static 2-D");
-  w.rowBytes = bytes.getDimSize(1);
-  if (a.getDimSize(1) % w.block.getBlockValues() != 0 ||
-      a.getDimSize(1) / w.block.getBlockValues() * w.block.getBlockBytes() !=
-          w.rowBytes)
-    return fail("the " + format + " weight's rows are not whole blocks");
+  bool split = dequantize.getNumDpsInputs() == 2;
+  if (split) {
+    // Split q8_0: the values one to one, the scales per 32 values.
+    w.bytes = dequantize.getDpsInputs()[0];
+    w.scales = dequantize.getDpsInputs()[1];
+    auto values = dyn_cast<MemRefType>(w.bytes.getType());
+    auto scales = dyn_cast<MemRefType>(w.scales.getType());
+    if (!isa<Q8_0Type>(w.block) || !values || !scales ||
+        !values.getElementType().isInteger(8) ||
+        !scales.getElementType().isF16())
+      return fail("the split dequantize does not read i8 values and f16 "
+                  "scales");
+    if (values.getRank() != 2 || !values.hasStaticShape() ||
+        scales.getRank() != 2 || !scales.hasStaticShape() || a.getRank() != 2 ||
+        !a.hasStaticShape())
+      return fail("the split q8_0 weight's shape is not static 2-D");
+    if (values.getShape() != a.getShape() ||
+        scales.getDimSize(0) != a.getDimSize(0) ||
+        scales.getDimSize(1) * 32 != a.getDimSize(1))
+      return fail("the split q8_0 weight's values and scales do not match "
+                  "its shape");
+    w.rowBytes = values.getDimSize(1);
+  } else {
+    w.bytes = getDequantTransposeBytes(dequantize);
+    if (!w.bytes)
+      return fail("the " + format +
+                  " dequantize does not read one buffer of blocks");
+    auto bytes = dyn_cast<MemRefType>(w.bytes.getType());
+    if (!bytes || bytes.getRank() != 2 || !bytes.hasStaticShape() ||
+        a.getRank() != 2 || !a.hasStaticShape())
+      return fail("the " + format + " weight's shape is not static 2-D");
+    w.rowBytes = bytes.getDimSize(1);
+    if (a.getDimSize(1) % w.block.getBlockValues() != 0 ||
+        a.getDimSize(1) / w.block.getBlockValues() * w.block.getBlockBytes() !=
+            w.rowBytes)
+      return fail("the " + format + " weight's rows are not whole blocks");
+  }
+  auto bytes = cast<MemRefType>(w.bytes.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(bytes.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
       ShapedType::isDynamic(strides[0]) || ShapedType::isDynamic(offset) ||
       strides[0] % 4 != 0 || offset % 4 != 0 || w.rowBytes % 4 != 0)
-    return fail(llvm::formatv("the {0} weight's rows ({1} blocks of {2} "
-                              "bytes) are not whole aligned 32-bit words",
-                              format, w.rowBytes / w.block.getBlockBytes(),
-                              w.block.getBlockBytes())
-                    .str());
-  if (std::string why = getWriteBetween(dequantize, op, w.bytes); !why.empty())
-    return fail(why);
+    return fail(split ? llvm::formatv("the split q8_0 weight's rows of {0} "
+                                      "values are not whole aligned 32-bit "
+                                      "words",
+                                      w.rowBytes)
+                            .str()
+                      : llvm::formatv("the {0} weight's rows ({1} blocks of "
+                                      "{2} bytes) are not whole aligned "
+                                      "32-bit words",
+                                      format,
+                                      w.rowBytes / w.block.getBlockBytes(),
+                                      w.block.getBlockBytes())
+                            .str());
+  for (Value read : {w.bytes, w.scales})
+    if (read)
+      if (std::string why = getWriteBetween(dequantize, op, read); !why.empty())
+        return fail(why);
   return w;
 }
 
@@ -209,6 +243,11 @@ static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
     return "x or y is not contiguous";
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
     return "subgroup-size is not a power of two";
+  if (w.scales && slice % 4 != 0)
+    return llvm::formatv("split q8_0 values are read in whole 32-bit words, "
+                         "not in slices of {0}",
+                         slice)
+        .str();
   if (!BlockDecoder::takesSlice(w.block, slice))
     return llvm::formatv("{0} blocks are not decoded in slices of {1} values",
                          w.block.getFormatName(), slice)
@@ -267,9 +306,10 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                              "row, {2} subgroups per block, {3} (paired: {4}) "
                              "slices of {5} values per lane in flight, {6} "
                              "rows per subgroup",
-                             w->block.getFormatName(), lanes, o.rowsPerBlock,
-                             o.loadsPerLane, paired, o.blockSlice,
-                             o.blockRowsPerSubgroup)
+                             w->scales ? "split q8_0 (i8 values, f16 scales)"
+                                       : w->block.getFormatName(),
+                             lanes, o.rowsPerBlock, o.loadsPerLane, paired,
+                             o.blockSlice, o.blockRowsPerSubgroup)
                    .str();
     return d;
   }

@@ -259,7 +259,11 @@ Mechanisms LaunchPlanner::decideFor(const StreamingLaunch &member,
   // Packed blocks decoded in the kernel (its weights are bytes): on the
   // H200 pdl made a lone q8_0 mat-vec slower (0.88-0.96x of none, run 79)
   // and a 2-layer chain no slower (q8_0 1.02x, q4_0 1.05x, run 80).
-  if (member.weights.front().type.getElementType().isInteger(8) && steps < 2) {
+  if (llvm::any_of(member.weights,
+                   [](const StreamingWeight &w) {
+                     return w.type.getElementType().isInteger(8);
+                   }) &&
+      steps < 2) {
     m.why = "auto: a lone launch of cachet's subgroup mat-vec kernel over "
             "packed blocks; on the H200 pdl made one slower (0.88-0.96x of "
             "none on a lone q8_0 mat-vec, docs/BENCHMARKS.md run 79; a chain "

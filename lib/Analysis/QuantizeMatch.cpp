@@ -7,6 +7,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace cachet;
@@ -237,5 +238,138 @@ std::optional<QuantizeMatch> cachet::matchQuantize(linalg::GenericOp quants,
   }
   if (match.scales && match.scales->getBlock() != quants->getBlock())
     return fail("the scales and the quants are computed in different blocks");
+  return match;
+}
+
+//===----------------------------------------------------------------------===//
+// Split q8_0 dequantization
+//===----------------------------------------------------------------------===//
+
+/// Returns true if every loop of `op` is parallel.
+static bool allParallel(linalg::GenericOp op) {
+  return llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+    return t == utils::IteratorType::parallel;
+  });
+}
+
+bool cachet::isDequantizeCandidate(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !allParallel(op))
+    return false;
+  Type out = getElementTypeOrSelf(op.getResult(0).getType());
+  if (!out.isF16() && !out.isBF16() && !out.isF32())
+    return false;
+  return llvm::any_of(op.getBody()->getOperations(), [&](Operation &inner) {
+    auto cvt = dyn_cast<arith::SIToFPOp>(inner);
+    auto arg = cvt ? dyn_cast<BlockArgument>(cvt.getIn()) : BlockArgument();
+    return arg && arg.getOwner() == op.getBody() &&
+           arg.getArgNumber() < op.getNumDpsInputs() &&
+           arg.getType().isSignlessInteger(8);
+  });
+}
+
+std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
+                                                       std::string &reason) {
+  auto fail = [&](const Twine &why) -> std::optional<DequantizeMatch> {
+    reason = why.str();
+    return std::nullopt;
+  };
+  DequantizeMatch match;
+  match.generic = op;
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !allParallel(op))
+    return fail("dequantize generic is not element-wise over two inputs "
+                "(values and scales) into one result");
+  Block *body = op.getBody();
+  if (!body->getArgument(2).use_empty())
+    return fail("dequantize generic reads its output");
+  auto elem = [&](unsigned i) {
+    return getElementTypeOrSelf(op.getDpsInputs()[i].getType());
+  };
+  unsigned qIdx = elem(0).isSignlessInteger(8) ? 0 : 1, sIdx = 1 - qIdx;
+  if (!elem(qIdx).isSignlessInteger(8) || !elem(sIdx).isF16())
+    return fail("dequantize generic does not read i8 values and f16 scales");
+  unsigned rank = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto isIdentity = [&](AffineMap map) {
+    return map.isIdentity() && map.getNumDims() == rank;
+  };
+  if (!isIdentity(maps[qIdx]) || !isIdentity(maps[2]))
+    return fail("dequantize generic does not read the values element-wise");
+  // The scales: (..., d) -> (..., d floordiv B), or over blocks
+  // (..., b, i) -> (..., b) or (..., b, 0) of a unit dimension.
+  AffineMap blk = maps[sIdx];
+  auto isDim = [](AffineExpr e, unsigned d) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() == d;
+  };
+  bool prefix = blk.getNumSymbols() == 0 && blk.getNumResults() >= rank - 1;
+  for (unsigned i = 0; prefix && i + 1 < rank; ++i)
+    prefix = isDim(blk.getResult(i), i);
+  auto scalesType = cast<RankedTensorType>(op.getDpsInputs()[sIdx].getType());
+  auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+  if (prefix && blk.getNumResults() == rank) {
+    AffineExpr last = blk.getResult(rank - 1);
+    auto div = dyn_cast<AffineBinaryOpExpr>(last);
+    auto divisor = div ? dyn_cast<AffineConstantExpr>(div.getRHS()) : nullptr;
+    auto zero = dyn_cast<AffineConstantExpr>(last);
+    if (div && div.getKind() == AffineExprKind::FloorDiv &&
+        isDim(div.getLHS(), rank - 1) && divisor) {
+      match.blockValues = divisor.getValue();
+    } else if (zero && zero.getValue() == 0 && rank >= 2 &&
+               scalesType.getShape().back() == 1) {
+      match.inBlocks = true;
+      match.blockValues = resultType.getShape().back();
+    }
+  } else if (prefix && rank >= 2 && blk.getNumResults() == rank - 1) {
+    match.inBlocks = true;
+    match.blockValues = resultType.getShape().back();
+  }
+  if (match.blockValues == 0)
+    return fail("scale is not per block: its map must be (..., d) -> (..., d "
+                "floordiv 32), or over blocks (..., b, i) -> (..., b)");
+  if (match.blockValues != 32)
+    return fail(llvm::formatv("block size is {0}, not 32 (q8_0)",
+                              ShapedType::isDynamic(match.blockValues)
+                                  ? std::string("dynamic")
+                                  : std::to_string(match.blockValues))
+                    .str());
+  // Body: sitofp(q) [* extf(scale)], in either order, in the result type or
+  // in f32 and then truncated to it (as cachet.dequantize decodes: in f32,
+  // then one rounding to the result type).
+  Value q = body->getArgument(qIdx), s = body->getArgument(sIdx);
+  Type outElem = resultType.getElementType();
+  auto str = [](Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  };
+  if (!outElem.isF16() && !outElem.isBF16() && !outElem.isF32())
+    return fail("is dequantized to " + str(outElem) + ", not f16, bf16 or f32");
+  Value product = body->getTerminator()->getOperand(0);
+  if (auto trunc = product.getDefiningOp<arith::TruncFOp>();
+      trunc && trunc.getIn().getType().isF32())
+    product = trunc.getIn();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  // The product is exact in f32 (8-bit integer times an f16 scale); in f16
+  // it is rounded once, like the truncation.
+  if (mul && !mul.getType().isF32() && mul.getType() != outElem)
+    return fail("dequantize generic multiplies in " + str(mul.getType()));
+  auto isValue = [&](Value v) {
+    auto cvt = v.getDefiningOp<arith::SIToFPOp>();
+    return cvt && cvt.getIn() == q;
+  };
+  auto isScale = [&](Value v) {
+    if (v == s)
+      return true;
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == s;
+  };
+  if (!mul || !((isValue(mul.getLhs()) && isScale(mul.getRhs())) ||
+                (isScale(mul.getLhs()) && isValue(mul.getRhs()))))
+    return fail("dequantize generic body is not float(q) * scale");
+  match.values = op.getDpsInputs()[qIdx];
+  match.scales = op.getDpsInputs()[sIdx];
   return match;
 }

@@ -245,6 +245,22 @@ SmallVector<Value> BlockDecoder::readWindow(const WordReader &readWord,
   return aligned;
 }
 
+std::pair<Value, Value> BlockDecoder::getNibbleStart(Value blockOffset,
+                                                     Value first,
+                                                     int64_t quantsOffset) {
+  Value c16 = indexConst(b, loc, 16);
+  Value column = arith::RemUIOp::create(b, loc, first, c16);
+  Value shift = arith::MulIOp::create(
+      b, loc,
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                   arith::DivUIOp::create(b, loc, first, c16)),
+      i32Const(b, loc, 4));
+  Value start = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, blockOffset, column),
+      indexConst(b, loc, quantsOffset));
+  return {start, shift};
+}
+
 SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                                              Value blockOffset, Value first,
                                              int64_t n, int64_t rowBytes) {
@@ -275,27 +291,13 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
     Value start = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, blockOffset, first),
         indexConst(b, loc, layout.quantsOffset));
-    SmallVector<Value> words = readWindow(readWord, start, n, align, rowBytes);
-    for (int64_t k = 0; k < n; ++k) {
-      Value byte =
-          arith::TruncIOp::create(b, loc, b.getI8Type(), byteOf(words, k));
-      Value q = arith::SIToFPOp::create(b, loc, f32, byte);
-      values.push_back(arith::MulFOp::create(b, loc, q, d));
-    }
-    return values;
+    return decodeQ8Words(b, loc,
+                         readWindow(readWord, start, n, align, rowBytes), n, d);
   }
   // 4-bit quants: value i in the low nibble of byte i % 16, or the high one
   // for i >= 16; the slice lies in one half.
-  Value c16 = indexConst(b, loc, 16);
-  Value column = arith::RemUIOp::create(b, loc, first, c16);
-  Value nibbleShift = arith::MulIOp::create(
-      b, loc,
-      arith::IndexCastUIOp::create(b, loc, i32,
-                                   arith::DivUIOp::create(b, loc, first, c16)),
-      i32Const(b, loc, 4));
-  Value start = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, blockOffset, column),
-      indexConst(b, loc, layout.quantsOffset));
+  auto [start, nibbleShift] =
+      getNibbleStart(blockOffset, first, layout.quantsOffset);
   SmallVector<Value> words = readWindow(readWord, start, n, align, rowBytes);
   Value high, firstBit;
   if (layout.kind == QuantKind::Nibble5) {
@@ -349,36 +351,68 @@ SmallVector<Value> BlockDecoder::decodeSliceF16Pairs(const WordReader &readWord,
   Value scaleBits = arith::TruncIOp::create(
       b, loc, b.getI16Type(),
       readWindow(readWord, blockOffset, 2, 2, rowBytes)[0]);
-  Value scale = vector::BroadcastOp::create(
-      b, loc, pairType, arith::BitcastOp::create(b, loc, f16, scaleBits));
+  Value d = arith::BitcastOp::create(b, loc, f16, scaleBits);
+  if (q8)
+    return decodeQ8WordsF16Pairs(
+        b, loc,
+        readWindow(readWord,
+                   arith::AddIOp::create(
+                       b, loc,
+                       arith::AddIOp::create(b, loc, blockOffset, first),
+                       indexConst(b, loc, layout.quantsOffset)),
+                   n, 2, rowBytes),
+        d);
+  Value scale = vector::BroadcastOp::create(b, loc, pairType, d);
   Value bias = arith::ConstantOp::create(
       b, loc, pairType,
-      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
-  // The quants' bytes: q8_0's from the value, q4_0's nibbles from column
-  // first % 16, shifted down by 4 in the block's second half.
-  Value start = first, shift;
-  if (!q8) {
-    Value c16 = indexConst(b, loc, 16);
-    start = arith::RemUIOp::create(b, loc, first, c16);
-    shift = arith::MulIOp::create(
-        b, loc,
-        arith::IndexCastUIOp::create(
-            b, loc, i32, arith::DivUIOp::create(b, loc, first, c16)),
-        i32Const(b, loc, 4));
-  }
-  start = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, blockOffset, start),
-      indexConst(b, loc, layout.quantsOffset));
+      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, 1032)));
+  // q4_0's nibbles from column first % 16, shifted down by 4 in the block's
+  // second half.
+  auto [start, shift] = getNibbleStart(blockOffset, first, layout.quantsOffset);
   SmallVector<Value> pairs;
   for (Value word : readWindow(readWord, start, n, 2, rowBytes)) {
-    // Four unsigned bytes u: q8_0's q + 128, q4_0's nibbles.
-    Value u =
-        q8 ? arith::XOrIOp::create(b, loc, word, i32Const(b, loc, 0x80808080))
-                 .getResult()
-           : arith::AndIOp::create(b, loc,
-                                   arith::ShRUIOp::create(b, loc, word, shift),
-                                   i32Const(b, loc, 0x0F0F0F0F))
-                 .getResult();
+    // Four unsigned bytes u, the nibbles.
+    Value u = arith::AndIOp::create(b, loc,
+                                    arith::ShRUIOp::create(b, loc, word, shift),
+                                    i32Const(b, loc, 0x0F0F0F0F));
+    auto [low, high] = getMagicF16Pairs(b, loc, u);
+    for (Value h : {low, high})
+      pairs.push_back(arith::MulFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
+  }
+  return pairs;
+}
+
+SmallVector<Value> BlockDecoder::decodeQ8Words(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> words, int64_t n,
+                                               Value d) {
+  SmallVector<Value> values;
+  for (int64_t k = 0; k < n; ++k) {
+    Value word = words[k / 4];
+    if (k % 4 != 0)
+      word =
+          arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 8 * (k % 4)));
+    Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), word);
+    Value q = arith::SIToFPOp::create(b, loc, b.getF32Type(), byte);
+    values.push_back(arith::MulFOp::create(b, loc, q, d));
+  }
+  return values;
+}
+
+SmallVector<Value> BlockDecoder::decodeQ8WordsF16Pairs(OpBuilder &b,
+                                                       Location loc,
+                                                       ArrayRef<Value> words,
+                                                       Value d) {
+  Type f16 = b.getF16Type();
+  auto pairType = VectorType::get({2}, f16);
+  Value scale = vector::BroadcastOp::create(b, loc, pairType, d);
+  Value bias = arith::ConstantOp::create(
+      b, loc, pairType,
+      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, 1152)));
+  SmallVector<Value> pairs;
+  for (Value word : words) {
+    // Four unsigned bytes u = q + 128.
+    Value u = arith::XOrIOp::create(b, loc, word, i32Const(b, loc, 0x80808080));
     auto [low, high] = getMagicF16Pairs(b, loc, u);
     for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(

@@ -61,6 +61,14 @@ struct Member {
   Value getMatrix() const { return linalg::MatvecOp(op).getInputs()[0]; }
   /// The buffer the kernel reads the weight from: the blocks or the matrix.
   Value getWeight() const { return blocks ? blocks->bytes : getMatrix(); }
+  /// Every buffer the kernel reads the weight from (a split weight's
+  /// scales too).
+  SmallVector<Value, 2> getWeights() const {
+    SmallVector<Value, 2> weights{getWeight()};
+    if (blocks && blocks->scales)
+      weights.push_back(blocks->scales);
+    return weights;
+  }
   cachet::BlockQuantizedType getBlockType() const {
     return blocks ? blocks->block : cachet::BlockQuantizedType();
   }
@@ -114,7 +122,9 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
       if (mayAlias(aliases, value, m.getOutput()))
         return "it may access the result of the mat-vec it would precede";
       if (write && (mayAlias(aliases, value, x) ||
-                    mayAlias(aliases, value, m.getWeight())))
+                    llvm::any_of(m.getWeights(), [&](Value weight) {
+                      return mayAlias(aliases, value, weight);
+                    })))
         return "it may write an input of the mat-vec it would precede";
     }
   }
@@ -163,12 +173,15 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
     return nullptr;
   }
   for (const RowClass &c : group.classes)
-    for (const Member &m : c.members)
-      for (Value v : {group.x, m.getWeight(), m.getOutput()})
+    for (const Member &m : c.members) {
+      SmallVector<Value, 4> buffers = m.getWeights();
+      buffers.append({group.x, m.getOutput()});
+      for (Value v : buffers)
         if (mayAlias(aliases, out, v)) {
           reason = "its result may alias a buffer of the mat-vecs";
           return nullptr;
         }
+    }
   for (Operation &op : generic.getBody()->without_terminator())
     if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
         isa<linalg::IndexOp>(op)) {
@@ -295,13 +308,16 @@ struct LowerMatvecPass final
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
         Value out = matvec.getOutputs()[0];
-        Value matrix = sibling.getWeight();
         std::string conflict;
         for (const Member &m : members)
           if (mayAlias(aliases, out, group.x) ||
               mayAlias(aliases, out, m.getOutput()) ||
-              mayAlias(aliases, out, m.getWeight()) ||
-              mayAlias(aliases, matrix, m.getOutput()))
+              llvm::any_of(
+                  m.getWeights(),
+                  [&](Value w) { return mayAlias(aliases, out, w); }) ||
+              llvm::any_of(sibling.getWeights(), [&](Value w) {
+                return mayAlias(aliases, w, m.getOutput());
+              }))
             conflict = "its buffers may alias those of another mat-vec";
         if (conflict.empty()) {
           add(matvec);
@@ -505,7 +521,9 @@ struct LowerMatvecPass final
         diag << lanes << " lanes per row, " << rowsPerBlock
              << " subgroups per block, " << loads << " ";
         if (m.blocks)
-          diag << m.blocks->block.getFormatName() << " slices of "
+          diag << (m.blocks->scales ? StringRef("split q8_0")
+                                    : m.blocks->block.getFormatName())
+               << " slices of "
                << loadBytes / (cast<MemRefType>(group.x.getType())
                                    .getElementTypeBitWidth() /
                                8)
@@ -696,6 +714,25 @@ struct LowerMatvecPass final
     }
   }
 
+  /// Returns the vector<2xf16> `pairs` (a power of two of them) joined
+  /// into one vector, extended to f32.
+  static Value joinF16Pairs(OpBuilder &b, Location loc,
+                            SmallVector<Value> pairs) {
+    while (pairs.size() > 1) {
+      SmallVector<Value> joined;
+      for (size_t i = 0; i < pairs.size(); i += 2) {
+        int64_t half = cast<VectorType>(pairs[i].getType()).getNumElements();
+        joined.push_back(vector::ShuffleOp::create(
+            b, loc, pairs[i], pairs[i + 1],
+            llvm::to_vector(llvm::seq<int64_t>(0, 2 * half))));
+      }
+      pairs = std::move(joined);
+    }
+    int64_t n = cast<VectorType>(pairs.front().getType()).getNumElements();
+    return arith::ExtFOp::create(b, loc, VectorType::get({n}, b.getF32Type()),
+                                 pairs.front());
+  }
+
   /// Returns values `k` .. `k + n - 1` of row `row` of `w` as a vector of
   /// f32, each rounded to `element` as the dequantize rounds it: decoded
   /// from the aligned 32-bit words that hold them (4-byte vector loads
@@ -714,29 +751,64 @@ struct LowerMatvecPass final
           rb.getNamedAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
                           rb.getUnitAttr()));
     };
+    auto f32Vec = VectorType::get({n}, b.getF32Type());
+    auto streaming = b.getNamedAttr(
+        cachet::CachetDialect::getStreamingWeightAttrName(), b.getUnitAttr());
+    if (w.scales) {
+      // Split q8_0: the values' aligned words (one load of the slice where
+      // rows keep it aligned), the block's f16 scale.
+      SmallVector<Value> words;
+      auto bytesType = cast<MemRefType>(w.bytes.getType());
+      SmallVector<int64_t> strides;
+      int64_t offset = 0;
+      if (llvm::isPowerOf2_64(n) && n <= 16 &&
+          succeeded(bytesType.getStridesAndOffset(strides, offset)) &&
+          strides[0] % n == 0 && offset % n == 0) {
+        auto load =
+            vector::LoadOp::create(b, loc, VectorType::get({n}, b.getI8Type()),
+                                   w.bytes, ValueRange{row, k});
+        load.setAlignment(n);
+        load->setAttr(streaming.getName(), streaming.getValue());
+        Value asWords = vector::BitCastOp::create(
+            b, loc, VectorType::get({n / 4}, b.getI32Type()), load);
+        for (int64_t i = 0; i < n / 4; ++i)
+          words.push_back(
+              vector::ExtractOp::create(b, loc, asWords, ArrayRef<int64_t>{i}));
+      } else {
+        for (int64_t i = 0; i < n; i += 4)
+          words.push_back(cachet::BlockDecoder::loadWord(
+              b, loc, w.bytes,
+              ValueRange{row, arith::AddIOp::create(b, loc, k, index(i))},
+              streaming));
+      }
+      auto scaleLoad = vector::LoadOp::create(
+          b, loc, VectorType::get({1}, b.getF16Type()), w.scales,
+          ValueRange{row, arith::DivUIOp::create(b, loc, k, index(32))});
+      scaleLoad->setAttr(streaming.getName(), streaming.getValue());
+      Value d = vector::ExtractOp::create(b, loc, scaleLoad.getResult(),
+                                          ArrayRef<int64_t>{0});
+      if (element.isF16())
+        return joinF16Pairs(
+            b, loc,
+            cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words, d));
+      SmallVector<Value> decoded;
+      for (Value v : cachet::BlockDecoder::decodeQ8Words(
+               b, loc, words, n,
+               arith::ExtFOp::create(b, loc, b.getF32Type(), d)))
+        decoded.push_back(cachet::castFloat(
+            b, loc, cachet::castFloat(b, loc, v, element), b.getF32Type()));
+      return vector::FromElementsOp::create(b, loc, f32Vec, decoded);
+    }
     int64_t values = w.block.getBlockValues();
     Value blockOffset = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, k, index(values)),
         index(w.block.getBlockBytes()));
     Value first = arith::RemUIOp::create(b, loc, k, index(values));
     cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
-    auto f32Vec = VectorType::get({n}, b.getF32Type());
-    if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(w.block, n)) {
-      // f16 pairs joined into one vector, then extended.
-      SmallVector<Value> pairs = decoder.decodeSliceF16Pairs(
-          readWord, blockOffset, first, n, w.rowBytes);
-      while (pairs.size() > 1) {
-        SmallVector<Value> joined;
-        for (size_t i = 0; i < pairs.size(); i += 2) {
-          int64_t half = cast<VectorType>(pairs[i].getType()).getNumElements();
-          joined.push_back(vector::ShuffleOp::create(
-              b, loc, pairs[i], pairs[i + 1],
-              llvm::to_vector(llvm::seq<int64_t>(0, 2 * half))));
-        }
-        pairs = std::move(joined);
-      }
-      return arith::ExtFOp::create(b, loc, f32Vec, pairs.front());
-    }
+    if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(w.block, n))
+      return joinF16Pairs(b, loc,
+                          decoder.decodeSliceF16Pairs(readWord, blockOffset,
+                                                      first, n, w.rowBytes));
     SmallVector<Value> decoded;
     for (Value v :
          decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes))

@@ -291,6 +291,10 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
                          ? CachetDialect::getDequantTransposeAttrName()
                          : CachetDialect::getBlockDequantizeAttrName(),
                      TypeAttr::get(block));
+  else if (isa<DequantizeOp>(op))
+    // Split q8_0: the values and scales of q8_0 blocks, in two buffers.
+    generic->setAttr(CachetDialect::getBlockDequantizeAttrName(),
+                     TypeAttr::get(Q8_0Type::get(b.getContext())));
   op->getResult(0).replaceAllUsesWith(generic.getResult(0));
   op->erase();
   return success();

@@ -258,6 +258,7 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // sum in different orders).
   builder.add(createRaiseAttention());
   builder.add(createRaiseQuantize());
+  builder.add(createRaiseDequantize());
 
   // The memory-hierarchy rewrites, each deciding from the profile.
   if (options.rewrites) {

@@ -21,7 +21,9 @@
 #   .device/tg --only="layers" (the 2-layer chains: bf16, q8_0, q4_0) and
 #       .device/tgP the same with --prefetch=pdl;
 #   .device/tgV --target=spirv --only="q8_0 2 layers" (Vulkan, once).
-# Every NVVM case is checked against the CPU reference and off / on.
+# Every NVVM case is checked against the CPU reference and off / on, and so
+# is every artifact of the bench/make-block-matvec-fuzz.py folders named in
+# $CHECKS (e.g. "bfz vbug": .device/bfz/art/*/, CUDA or Vulkan as built).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/w; mkdir -p $W; D=.device; B=$D/bin; dir=$D
@@ -43,10 +45,18 @@ if [ -d $D/tgV ]; then
   timeout 90 $B/cachet-bench $D/tgV --repeat=$R --json=$W/tgV.json > $W/tgV.log 2>&1
   check $D/tgV/*/ > $W/tgV-check.log 2>&1; s
 fi
+for v in ${CHECKS:-}; do
+  [ -d $D/$v/art ] && check $D/$v/art/*/ > $W/$v-check.log 2>&1; s
+done
 if [ -n "${GGML_DIR:-}" ]; then
   wait $build
   timeout 150 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --only=mm --batches=1 --json=$W/ggml-mm.json > $W/ggml-mm.log 2>&1; s
 fi
 for f in $W/*-1.log $W/*-2.log $W/tgV.log; do echo "== $f"; grep -a "^| " $f | grep -v -- "---\|case"; done
 echo "checks PASS: $(cat $W/*check.log | grep -ac PASS)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/*check.log | head
+for v in ${CHECKS:-}; do
+  [ -f $W/$v-check.log ] || continue
+  echo "== $v: $(grep -ac PASS $W/$v-check.log) PASS, $(grep -ac FAIL $W/$v-check.log) FAIL"
+  grep -a "^==\|FAIL\|rror" $W/$v-check.log | grep -B1 "FAIL\|rror" | head -40
+done
 grep -a "^| MUL_MAT" $W/ggml-mm.log 2>/dev/null; tail -2 $W/ggml-build.log

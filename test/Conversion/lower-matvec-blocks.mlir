@@ -46,6 +46,68 @@ func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
 
 // -----
 
+// Split q8_0 (a raised front-end dequantization: i8 values and f16 scales
+// in two buffers), to f32: the kernel loads the values' aligned words and
+// each slice's scale, both marked as streaming weight loads; the products
+// are exact in f32.
+// CHECK-LABEL: func.func @split_q8_0
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<8xi8>
+// CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<4x2xf16>, vector<1xf16>
+// CHECK: arith.sitofp {{.*}} : i8 to f32
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.matvec
+func.func @split_q8_0(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %x: memref<64xf32>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j floordiv 32)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %s : memref<4x64xi8>, memref<4x2xf16>) outs(%a : memref<4x64xf32>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%qv: i8, %sv: f16, %out: f32):
+    %f = arith.sitofp %qv : i8 to f32
+    %d = arith.extf %sv : f16 to f32
+    %m = arith.mulf %f, %d : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{subgroup kernel on split q8_0 (i8 values, f16 scales) blocks decoded in registers (never materialized)}}
+  // expected-remark @+1 {{4 split q8_0 slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written}}
+  linalg.matvec ins(%a, %x : memref<4x64xf32>, memref<64xf32>) outs(%y : memref<4xf32>)
+  memref.dealloc %a : memref<4x64xf32>
+  return %y : memref<4xf32>
+}
+
+// -----
+
+// Split q8_0 whose scales are written between the dequantize and the
+// mat-vec: the kernel would read the new scales, so the float kernel runs
+// on the dequantized copy.
+// CHECK-LABEL: func.func @split_scales_written
+// CHECK: linalg.generic
+// CHECK: memref.copy
+// CHECK: vector.load %{{.*}} : memref<4x64xf16>, vector<8xf16>
+func.func @split_scales_written(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %s2: memref<4x2xf16>, %x: memref<64xf16>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x64xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j floordiv 32)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %s : memref<4x64xi8>, memref<4x2xf16>) outs(%a : memref<4x64xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%qv: i8, %sv: f16, %out: f16):
+    %f = arith.sitofp %qv : i8 to f16
+    %m = arith.mulf %f, %sv : f16
+    linalg.yield %m : f16
+  }
+  memref.copy %s2, %s : memref<4x2xf16> to memref<4x2xf16>
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 (paired: 8) 16-byte loads per lane in flight; on the dequantized copy: 'memref.copy' between the dequantize and the mat-vec may write the blocks}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a, %x : memref<4x64xf16>, memref<64xf16>) outs(%y : memref<4xf32>)
+  memref.dealloc %a : memref<4x64xf16>
+  return %y : memref<4xf32>
+}
+// -----
+
 // q4_1 dequantized to f32: each value decoded in f32 (no rounding), with
 // its minimum; Q and K over the same x in one kernel.
 // CHECK-LABEL: func.func @q4_1_siblings

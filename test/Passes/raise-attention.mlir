@@ -912,7 +912,7 @@ func.func @scale_per_row(%q: tensor<4x32x64xf16>,
       linalg.yield %r : f32
   } -> tensor<4x32x64xf32>
   %pe = tensor.empty() : tensor<4x32x64xf32>
-  // expected-remark @below {{not raised: K scale is not per block: scale map must be (s, h, d) -> (s, h, d floordiv 32)}}
+  // expected-remark @below {{not raised: K block size is 64, not 32 (q8_0)}}
   %p = linalg.softmax dimension(2) ins(%masked : tensor<4x32x64xf32>) outs(%pe : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
   %p16e = tensor.empty() : tensor<4x32x64xf16>
   %p16 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],

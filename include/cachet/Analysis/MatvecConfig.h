@@ -56,9 +56,15 @@ std::string checkMatvecConfigOptions(const MatvecConfigOptions &options);
 /// buffer of its own that only the mat-vec reads): the subgroup kernel
 /// reads the blocks and decodes them in registers, and the generic, its
 /// buffer and the buffer's dealloc go away.
+///
+/// A split q8_0 weight (i8 values and f16 scales, a raised front-end
+/// dequantization) is read the same way: `bytes` is then the values, one
+/// byte each, and `scales` the `rows x cols/32` f16 scales.
 struct BlockWeight {
   /// The blocks' bytes, `rows x rowBytes` (i8).
   mlir::Value bytes;
+  /// The split form's f16 scales; null for packed blocks.
+  mlir::Value scales;
   BlockQuantizedType block;
   mlir::linalg::GenericOp dequantize;
   /// The buffer the generic writes and the mat-vec reads.

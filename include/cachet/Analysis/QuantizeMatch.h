@@ -15,6 +15,11 @@
 // raise never changes a byte. The matcher is separate from the rewrite
 // (cachet-raise-quantize) so that it can be tested and reused.
 //
+// It also recognizes the inverse, the split q8_0 dequantization of weights
+// or caches, `float(q) * scale[block of 32]` (see
+// test/Passes/raise-dequantize.mlir), for cachet-raise-dequantize and the
+// attention matcher.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CACHET_ANALYSIS_QUANTIZEMATCH_H
@@ -56,6 +61,38 @@ bool isQuantizeCandidate(mlir::linalg::GenericOp op);
 /// short sentence, suitable for a remark on `quants`).
 std::optional<QuantizeMatch> matchQuantize(mlir::linalg::GenericOp quants,
                                            std::string &reason);
+
+/// A recognized split q8_0 dequantization: a `linalg.generic` computing
+/// `float(q) * scale` with one f16 scale per 32 i8 values along the
+/// innermost dimension, each value what `cachet.dequantize %q scales %s`
+/// computes (the exact product rounded once to the result type):
+///
+///  * flat: over `[..., D]`, q read with the identity, the scales
+///    `[..., D/32]` with `(..., d floordiv 32)`;
+///  * in blocks: over `[..., D/32, 32]`, q read with the identity, the
+///    scales `[..., D/32]` with `(..., b)` (or `[..., D/32, 1]` with
+///    `(..., b, 0)`).
+struct DequantizeMatch {
+  mlir::linalg::GenericOp generic;
+  /// The i8 values and the f16 scales the generic reads.
+  mlir::Value values, scales;
+  /// The block size (32 when the match succeeds; set when the scale map has
+  /// the right form, for the message).
+  int64_t blockValues = 0;
+  /// Whether the generic iterates in blocks (`[..., D/32, 32]`).
+  bool inBlocks = false;
+};
+
+/// Returns true if `op` looks like a split dequantization on tensors: all
+/// loops parallel, one f16 / bf16 / f32 result, an i8 input converted with
+/// arith.sitofp. The ops the dequantize matcher explains.
+bool isDequantizeCandidate(mlir::linalg::GenericOp op);
+
+/// Matches the split q8_0 dequantization `op`. On failure returns
+/// std::nullopt and stores the condition that failed in `reason` (a short
+/// sentence without a subject, e.g. "block size is 16, not 32 (q8_0)").
+std::optional<DequantizeMatch> matchDequantize(mlir::linalg::GenericOp op,
+                                               std::string &reason);
 
 } // namespace cachet
 

@@ -80,6 +80,19 @@ public:
   decodeSliceF16Pairs(const WordReader &readWord, mlir::Value blockOffset,
                       mlir::Value first, int64_t n, int64_t rowBytes);
 
+  /// The `n` q8_0 quants in the i32 `words` (four each, little-endian,
+  /// signed) times the f32 scale `d`, each as f32: decodeSlice()'s values
+  /// of q8_0 blocks, also for split q8_0 values (words of i8 values).
+  static llvm::SmallVector<mlir::Value>
+  decodeQ8Words(mlir::OpBuilder &b, mlir::Location loc,
+                llvm::ArrayRef<mlir::Value> words, int64_t n, mlir::Value d);
+  /// The q8_0 quants in the i32 `words` times the f16 scale `d` as
+  /// vector<2xf16> pairs, bit for bit as decodeSliceF16Pairs() computes
+  /// them (q + 128 made the low byte of f16 1024 + q + 128, less 1152,
+  /// times `d` in f16).
+  static llvm::SmallVector<mlir::Value>
+  decodeQ8WordsF16Pairs(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::ArrayRef<mlir::Value> words, mlir::Value d);
   /// The f16 pairs (1024 + u0, 1024 + u1) and (1024 + u2, 1024 + u3) of
   /// the four unsigned bytes u of the i32 `bytes`: each byte made the low
   /// byte of an f16 whose high byte is 0x64 (a byte permutation, PTX prmt).
@@ -105,6 +118,12 @@ private:
   mlir::Value nibble(mlir::Value lane);
   mlir::Value highBits();
   mlir::Value codeBook(mlir::Value quant);
+  /// The first byte of the nibbles of values `first` .. of the block at
+  /// `blockOffset` (column `first % 16` of its quants at `quantsOffset`)
+  /// and the i32 shift (0 or 4) that brings them down.
+  std::pair<mlir::Value, mlir::Value> getNibbleStart(mlir::Value blockOffset,
+                                                     mlir::Value first,
+                                                     int64_t quantsOffset);
   /// `count` bytes from byte `start` (an index, a multiple of `align`) of
   /// a row of `rowBytes` bytes, as i32 words holding 4 bytes each
   /// (little-endian), from aligned words shifted into place.

@@ -92,9 +92,10 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDequantTransposeAttrName() {
       return ::llvm::StringLiteral("cachet.dequant_transpose");
     }
-    /// A generic that cachet-lower-to-linalg made of a cachet.dequantize of
-    /// packed blocks: a TypeAttr of its block type, for the mat-vec kernels
-    /// that decode the blocks in registers (cachet-lower-matvec).
+    /// A generic that cachet-lower-to-linalg made of a cachet.dequantize: a
+    /// TypeAttr of its block type (q8_0 for the split form, whose values
+    /// and scales are two inputs), for the mat-vec kernels that decode the
+    /// blocks in registers (cachet-lower-matvec).
     static constexpr ::llvm::StringLiteral getBlockDequantizeAttrName() {
       return ::llvm::StringLiteral("cachet.block_dequantize");
     }

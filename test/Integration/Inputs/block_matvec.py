@@ -5,6 +5,13 @@ activation type, a zero fill and a linalg.matvec; siblings over the same x
 (Q/K/V), optionally followed by an element-wise epilogue (silu(gate) * up).
 
   block_matvec.py FORMAT ELEMENT ROWS[,ROWS...] COLS [--epilogue]
+                  [--split=flat|f32|blocks]
+
+--split (q8_0 only): each weight is two arguments, i8 values [R][C] and f16
+scales [R][C/32], dequantized by a linalg.generic as front ends write it:
+flat: float(q) * s[c floordiv 32] in the element type; f32: the same in f32,
+then truncated; blocks: the values reshaped to [R][C/32][32], multiplied by
+s[r][b] and collapsed back.
 """
 
 import sys
@@ -13,16 +20,81 @@ BLOCK_BYTES = {"q8_0": 34, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24,
                "iq4_nl": 18}
 
 
+def body(element, in_f32=False):
+    """The dequantize generic's body over %qv (i8) and %sv (f16): in the
+    element type, or (bf16, or with in_f32) in f32 and then truncated."""
+    if element == "f16" and not in_f32:
+        return ["%f = arith.sitofp %qv : i8 to f16",
+                "%m = arith.mulf %f, %sv : f16", "linalg.yield %m : f16"]
+    lines = ["%f = arith.sitofp %qv : i8 to f32",
+             "%sf = arith.extf %sv : f16 to f32", "%m = arith.mulf %sf, %f : f32"]
+    if element == "f32":
+        return lines + ["linalg.yield %m : f32"]
+    return lines + [f"%t = arith.truncf %m : f32 to {element}",
+                    f"linalg.yield %t : {element}"]
+
+
+def print_split(form, i, r, cols, element):
+    """%d{i}: the split q8_0 weight %q{i}, %s{i} dequantized by a generic."""
+    blocks = cols // 32
+    lines = body(element, in_f32=form == "f32")
+    if form == "blocks":
+        print(f"  %qb{i} = tensor.expand_shape %q{i} [[0], [1, 2]] "
+              f"output_shape [{r}, {blocks}, 32] : tensor<{r}x{cols}xi8> "
+              f"into tensor<{r}x{blocks}x32xi8>")
+        print(f"  %de{i} = tensor.empty() : "
+              f"tensor<{r}x{blocks}x32x{element}>")
+        print(f"  %db{i} = linalg.generic {{indexing_maps = ["
+              "affine_map<(r, b, i) -> (r, b, i)>, "
+              "affine_map<(r, b, i) -> (r, b)>, "
+              "affine_map<(r, b, i) -> (r, b, i)>], iterator_types = "
+              "[\"parallel\", \"parallel\", \"parallel\"]}")
+        print(f"      ins(%qb{i}, %s{i} : tensor<{r}x{blocks}x32xi8>, "
+              f"tensor<{r}x{blocks}xf16>) outs(%de{i} : "
+              f"tensor<{r}x{blocks}x32x{element}>) {{")
+        print(f"    ^bb0(%qv: i8, %sv: f16, %o: {element}):")
+        for line in lines:
+            print("      " + line)
+        print(f"  }} -> tensor<{r}x{blocks}x32x{element}>")
+        print(f"  %d{i} = tensor.collapse_shape %db{i} [[0], [1, 2]] : "
+              f"tensor<{r}x{blocks}x32x{element}> into "
+              f"tensor<{r}x{cols}x{element}>")
+        return
+    print(f"  %de{i} = tensor.empty() : tensor<{r}x{cols}x{element}>")
+    print(f"  %d{i} = linalg.generic {{indexing_maps = ["
+          "affine_map<(r, c) -> (r, c)>, "
+          "affine_map<(r, c) -> (r, c floordiv 32)>, "
+          "affine_map<(r, c) -> (r, c)>], iterator_types = "
+          "[\"parallel\", \"parallel\"]}")
+    print(f"      ins(%q{i}, %s{i} : tensor<{r}x{cols}xi8>, "
+          f"tensor<{r}x{blocks}xf16>) outs(%de{i} : "
+          f"tensor<{r}x{cols}x{element}>) {{")
+    print(f"    ^bb0(%qv: i8, %sv: f16, %o: {element}):")
+    for line in lines:
+        print("      " + line)
+    print(f"  }} -> tensor<{r}x{cols}x{element}>")
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     epilogue = "--epilogue" in sys.argv
+    split = next((a.split("=", 1)[1] for a in sys.argv[1:]
+                  if a.startswith("--split=")), None)
     fmt, element, rows, cols = args[0], args[1], args[2], int(args[3])
     rows = [int(r) for r in rows.split(",")]
     if fmt not in BLOCK_BYTES or cols % 32:
         sys.exit("block_matvec.py: bad format or columns")
+    if split not in (None, "flat", "f32", "blocks") or (split and
+                                                          fmt != "q8_0"):
+        sys.exit("block_matvec.py: --split=flat|f32|blocks takes q8_0")
     blocks = cols // 32
-    params = [f"%w{i}: tensor<{r}x{blocks}x!cachet.{fmt}> {{cachet.weight}}"
-              for i, r in enumerate(rows)]
+    if split:
+        params = [p for i, r in enumerate(rows) for p in (
+            f"%q{i}: tensor<{r}x{cols}xi8> {{cachet.weight}}",
+            f"%s{i}: tensor<{r}x{blocks}xf16> {{cachet.weight}}")]
+    else:
+        params = [f"%w{i}: tensor<{r}x{blocks}x!cachet.{fmt}> "
+                  "{cachet.weight}" for i, r in enumerate(rows)]
     params.append(f"%x: tensor<{cols}x{element}>")
     results = [f"tensor<{r}xf32>" for r in rows]
     if epilogue:
@@ -33,9 +105,12 @@ def main():
     print(f"    -> ({', '.join(results)}) {{")
     print("  %z = arith.constant 0.0 : f32")
     for i, r in enumerate(rows):
-        print(f"  %d{i} = cachet.dequantize %w{i} : "
-              f"tensor<{r}x{blocks}x!cachet.{fmt}> -> "
-              f"tensor<{r}x{cols}x{element}>")
+        if split:
+            print_split(split, i, r, cols, element)
+        else:
+            print(f"  %d{i} = cachet.dequantize %w{i} : "
+                  f"tensor<{r}x{blocks}x!cachet.{fmt}> -> "
+                  f"tensor<{r}x{cols}x{element}>")
         print(f"  %e{i} = tensor.empty() : tensor<{r}xf32>")
         print(f"  %f{i} = linalg.fill ins(%z : f32) outs(%e{i} : "
               f"tensor<{r}xf32>) -> tensor<{r}xf32>")
