@@ -665,7 +665,33 @@ struct LowerMatvecPass final
                    scf::YieldOp::create(lb, l, body(lb, l, k, iter, loads));
                  })
                  .getResults();
-    if (mainCols < cols)
+    bool blocks = llvm::any_of(rowClass.members,
+                               [](const Member &m) { return m.blocks; });
+    if (mainCols < cols && blocks) {
+      // Kernels over blocks run the last partial round in every lane (the
+      // lanes past the row's end decode a slice of the round's first lane
+      // and keep their sums), so that control flow stays uniform up to the
+      // subgroup's shuffles: Vulkan does not promise that lanes reconverge
+      // after a loop whose trip count differs between them.
+      accs = scf::ForOp::create(
+                 ib, loc, index(ib, mainCols), index(ib, cols),
+                 index(ib, round), accs,
+                 [&](OpBuilder &lb, Location l, Value k0, ValueRange iter) {
+                   Value k = arith::AddIOp::create(lb, l, k0, start);
+                   Value inRow = arith::CmpIOp::create(
+                       lb, l, arith::CmpIPredicate::ult, k, index(lb, cols));
+                   Value at = arith::SelectOp::create(lb, l, inRow, k, k0);
+                   SmallVector<Value> next = body(lb, l, at, iter, 1);
+                   // A vector condition: SPIR-V's select takes no scalar
+                   // one for vectors.
+                   Value keep = vector::BroadcastOp::create(
+                       lb, l, VectorType::get({width}, lb.getI1Type()), inRow);
+                   for (auto [n, old] : llvm::zip(next, iter))
+                     n = arith::SelectOp::create(lb, l, keep, n, old);
+                   scf::YieldOp::create(lb, l, next);
+                 })
+                 .getResults();
+    } else if (mainCols < cols) {
       accs = scf::ForOp::create(
                  ib, loc,
                  arith::AddIOp::create(ib, loc, start, index(ib, mainCols)),
@@ -674,6 +700,7 @@ struct LowerMatvecPass final
                    scf::YieldOp::create(lb, l, body(lb, l, k, iter, 1));
                  })
                  .getResults();
+    }
     Value zero = arith::ConstantOp::create(ib, loc, ib.getF32FloatAttr(0));
     Value width32 =
         arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), lanes);
