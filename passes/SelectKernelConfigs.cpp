@@ -73,6 +73,7 @@ struct SelectKernelConfigsPass final
     o.rowsPerSubgroup = rowsPerSubgroup;
     o.loadBytes = loadBytes;
     o.blockSlice = blockSlice;
+    o.splitBlockSlice = splitBlockSlice;
     o.blockRowsPerSubgroup = blockRowsPerSubgroup;
     o.blockPairedLoadsPerLane = blockPairedLoadsPerLane;
     o.bf16Vectors = bf16Vectors;

@@ -977,7 +977,10 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "of several mat-vecs; 0: blocks-per-cu">,
     Option<"stageX", "stage-x", "bool", /*default=*/"false",
            "Copy a mat-vec's x into workgroup memory once per block and read "
-           "it from there">,
+           "it from there; over q8_0 / q4_0 blocks, quantize x there once "
+           "per block to q8_0 blocks and take 4-way int8 dot products "
+           "(dp4a on NVVM; about 1% of the result's rms off the f16 path, "
+           "and slower on the H200, run 83)">,
     Option<"rowsPerSubgroup", "rows-per-subgroup", "int64_t", /*default=*/"1",
            "Mat-vec rows each subgroup computes, sharing its loads of x (1 "
            "where it does not divide the rows)">,
@@ -988,6 +991,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "Values of a block each lane decodes per load round of a mat-vec "
            "over block-quantized weights (a divisor of 32; at most 16 for "
            "the 4-bit formats)">,
+    Option<"splitBlockSlice", "split-block-slice", "int64_t",
+           /*default=*/"16",
+           "block-slice of a mat-vec over split q8_0 weights (i8 values and "
+           "f16 scales, the slice's values in one aligned load; 16 measured "
+           "faster than 8 on the H200, docs/BENCHMARKS.md run 83; 0: "
+           "block-slice)">,
     Option<"blockRowsPerSubgroup", "block-rows-per-subgroup", "int64_t",
            /*default=*/"2",
            "rows-per-subgroup of a mat-vec over block-quantized weights (each "

@@ -40,6 +40,11 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("block-rows-per-subgroup", o.blockRowsPerSubgroup, "1 or more");
   if (o.blockSlice <= 0 || 32 % o.blockSlice != 0)
     return bad("block-slice", o.blockSlice, "a divisor of 32");
+  if (o.splitBlockSlice < 0 ||
+      (o.splitBlockSlice > 0 &&
+       (32 % o.splitBlockSlice != 0 || o.splitBlockSlice % 4 != 0)))
+    return bad("split-block-slice", o.splitBlockSlice,
+               "0 (block-slice) or 4, 8, 16 or 32");
   if (o.blocksPerCU < 0)
     return bad("blocks-per-cu", o.blocksPerCU, "0 (one block a tile) or more");
   if (o.pairedBlocksPerCU < 0)
@@ -255,6 +260,29 @@ static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
   return "";
 }
 
+/// Returns why x cannot be quantized once per block into workgroup memory
+/// for integer dot products with `w`'s quants in slices of `slice` values,
+/// or "".
+static std::string whyNotInt8Dot(linalg::MatvecOp op, const BlockWeight &w,
+                                 int64_t slice) {
+  if (!isa<Q8_0Type>(w.block) && !isa<Q4_0Type>(w.block))
+    return "integer dot products take q8_0 and q4_0 blocks, not " +
+           w.block.getFormatName().str();
+  if (slice % 4 != 0)
+    return llvm::formatv("integer dot products take slices of whole 32-bit "
+                         "words, not of {0} values",
+                         slice)
+        .str();
+  auto x = cast<MemRefType>(op.getInputs()[1].getType());
+  int64_t bytes = x.getNumElements() + x.getNumElements() / 32 * 4;
+  if (x.getNumElements() % 32 != 0 || bytes > kMatvecStaticSharedBytes)
+    return llvm::formatv("x quantized to 8-bit blocks ({0} bytes) does not "
+                         "fit a block's static workgroup memory",
+                         bytes)
+        .str();
+  return "";
+}
+
 MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                                           DeviceProfileAttr profile,
                                           const MatvecConfigOptions &o) {
@@ -289,16 +317,23 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
     if (o.blockPairedLoadsPerLane > 0)
       paired = o.blockPairedLoadsPerLane;
+    // Split weights' values are aligned: their slices take wider loads.
+    int64_t slice =
+        w->scales && o.splitBlockSlice > 0 ? o.splitBlockSlice : o.blockSlice;
     if (std::string why =
-            whyNotBlockMatvec(op, *w, lanes, o.blockSlice, o.bf16Vectors);
+            whyNotBlockMatvec(op, *w, lanes, slice, o.bf16Vectors);
         !why.empty())
       return generic(why + "; the " + w->block.getFormatName().str() +
                      " weight is dequantized by a kernel of its own");
+    // stage-x: x quantized once per block to 8-bit blocks in workgroup
+    // memory, the products 4-way integer dot products.
+    std::string int8Reason = o.stageX ? whyNotInt8Dot(op, *w, slice) : "";
+    bool int8 = o.stageX && int8Reason.empty();
     d.config = KernelConfigAttr::get(
         ctx, KernelVariant::MatvecSubgroup,
         {o.rowsPerBlock, o.blockRowsPerSubgroup}, lanes * o.rowsPerBlock, lanes,
-        o.blockSlice, 1, 1, 1, 0, {o.loadsPerLane, paired}, 0,
-        {o.blocksPerCU, pairedPerCU}, false, false, false, /*stageX=*/false,
+        slice, 1, 1, 1, 0, {o.loadsPerLane, paired}, 0,
+        {o.blocksPerCU, pairedPerCU}, false, false, false, /*stageX=*/int8,
         o.fuseSiblings, o.fuseEpilogues,
         /*loadBytes=*/0);
     d.remark = llvm::formatv("subgroup kernel on {0} blocks decoded in "
@@ -309,8 +344,13 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                              w->scales ? "split q8_0 (i8 values, f16 scales)"
                                        : w->block.getFormatName(),
                              lanes, o.rowsPerBlock, o.loadsPerLane, paired,
-                             o.blockSlice, o.blockRowsPerSubgroup)
+                             slice, o.blockRowsPerSubgroup)
                    .str();
+    if (int8)
+      d.remark += "; x quantized once per block to 8-bit blocks in workgroup "
+                  "memory, 4-way integer dot products (stage-x)";
+    else if (o.stageX)
+      d.remark += "; stage-x not taken: " + int8Reason;
     return d;
   }
   if (o.kernel == MatvecKernelChoice::Blocks)
@@ -376,7 +416,9 @@ std::string cachet::whyNotMatvecConfig(linalg::MatvecOp op,
   std::string blockReason;
   if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
     if (config.getStageX())
-      return "stage_x is not taken with block weights";
+      if (std::string why = whyNotInt8Dot(op, *w, config.getVectorWidth());
+          !why.empty())
+        return "stage_x (x quantized to 8-bit blocks): " + why;
     return whyNotBlockMatvec(op, *w, config.getSubgroup(),
                              config.getVectorWidth(), /*bf16Vectors=*/true);
   }

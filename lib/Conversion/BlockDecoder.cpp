@@ -340,41 +340,54 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
   return values;
 }
 
+Value BlockDecoder::readScale(const WordReader &readWord, Value blockOffset,
+                              int64_t rowBytes) {
+  Value bits = arith::TruncIOp::create(
+      b, loc, b.getI16Type(),
+      readWindow(readWord, blockOffset, 2, 2, rowBytes)[0]);
+  return arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
+}
+
+SmallVector<Value> BlockDecoder::readSliceQuants(const WordReader &readWord,
+                                                 Value blockOffset, Value first,
+                                                 int64_t n, int64_t rowBytes) {
+  const BlockLayout layout = getBlockLayout(type);
+  if (layout.kind == QuantKind::Int8)
+    return readWindow(
+        readWord,
+        arith::AddIOp::create(b, loc,
+                              arith::AddIOp::create(b, loc, blockOffset, first),
+                              indexConst(b, loc, layout.quantsOffset)),
+        n, 2, rowBytes);
+  // q4_0's nibbles from column first % 16, shifted down by 4 in the block's
+  // second half.
+  auto [start, shift] = getNibbleStart(blockOffset, first, layout.quantsOffset);
+  SmallVector<Value> words;
+  for (Value word : readWindow(readWord, start, n, 2, rowBytes))
+    words.push_back(arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, word, shift),
+        i32Const(b, loc, 0x0F0F0F0F)));
+  return words;
+}
+
 SmallVector<Value> BlockDecoder::decodeSliceF16Pairs(const WordReader &readWord,
                                                      Value blockOffset,
                                                      Value first, int64_t n,
                                                      int64_t rowBytes) {
-  const BlockLayout layout = getBlockLayout(type);
-  Type i32 = b.getI32Type(), f16 = b.getF16Type();
+  Type f16 = b.getF16Type();
   auto pairType = VectorType::get({2}, f16);
-  bool q8 = layout.kind == QuantKind::Int8;
-  Value scaleBits = arith::TruncIOp::create(
-      b, loc, b.getI16Type(),
-      readWindow(readWord, blockOffset, 2, 2, rowBytes)[0]);
-  Value d = arith::BitcastOp::create(b, loc, f16, scaleBits);
-  if (q8)
-    return decodeQ8WordsF16Pairs(
-        b, loc,
-        readWindow(readWord,
-                   arith::AddIOp::create(
-                       b, loc,
-                       arith::AddIOp::create(b, loc, blockOffset, first),
-                       indexConst(b, loc, layout.quantsOffset)),
-                   n, 2, rowBytes),
-        d);
+  Value d = readScale(readWord, blockOffset, rowBytes);
+  SmallVector<Value> words =
+      readSliceQuants(readWord, blockOffset, first, n, rowBytes);
+  if (isa<Q8_0Type>(type))
+    return decodeQ8WordsF16Pairs(b, loc, words, d);
   Value scale = vector::BroadcastOp::create(b, loc, pairType, d);
   Value bias = arith::ConstantOp::create(
       b, loc, pairType,
       DenseElementsAttr::get(pairType, b.getFloatAttr(f16, 1032)));
-  // q4_0's nibbles from column first % 16, shifted down by 4 in the block's
-  // second half.
-  auto [start, shift] = getNibbleStart(blockOffset, first, layout.quantsOffset);
   SmallVector<Value> pairs;
-  for (Value word : readWindow(readWord, start, n, 2, rowBytes)) {
+  for (Value u : words) {
     // Four unsigned bytes u, the nibbles.
-    Value u = arith::AndIOp::create(b, loc,
-                                    arith::ShRUIOp::create(b, loc, word, shift),
-                                    i32Const(b, loc, 0x0F0F0F0F));
     auto [low, high] = getMagicF16Pairs(b, loc, u);
     for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(

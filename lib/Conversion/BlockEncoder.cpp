@@ -418,6 +418,15 @@ Value BlockEncoder::encodeByte(Value byte) {
       afterScale);
 }
 
+std::pair<SmallVector<Value>, Value> BlockEncoder::encodeQ8Block() {
+  Params params = scan();
+  SmallVector<Value> quants;
+  for (int64_t lane = 0; lane < 32; ++lane)
+    quants.push_back(arith::TruncIOp::create(b, loc, b.getI8Type(),
+                                             quant(params, index(lane))));
+  return {quants, arith::TruncFOp::create(b, loc, b.getF16Type(), params.d)};
+}
+
 std::pair<Value, Value> BlockEncoder::encodeQ8(Value lane) {
   Params params = scan();
   Value q = arith::TruncIOp::create(b, loc, b.getI8Type(), quant(params, lane));

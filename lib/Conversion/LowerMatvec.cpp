@@ -6,6 +6,7 @@
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Conversion/BlockEncoder.h"
 #include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
@@ -205,6 +206,9 @@ struct LowerMatvecPass final
   int64_t blocksPerCU = 0, pairedBlocksPerCU = 0, rowsPerSubgroup = 1;
   int64_t loadBytes = 16;
   bool stageX = false;
+  /// With stage_x over blocks: x's q8_0 quants (i8) and scales (f32) in
+  /// workgroup memory, set while a kernel is built.
+  Value xQuants, xScales;
 
   /// The block weight of each candidate mat-vec (cachet::getBlockWeight),
   /// found once.
@@ -415,12 +419,20 @@ struct LowerMatvecPass final
 
     Value one = index(b, 1);
     // stage-x: x in workgroup memory, copied once per block.
+    // Over blocks: x quantized to q8_0 blocks, i8 quants and f32 scales.
+    bool int8 = staged && group.classes.front().members.front().blocks;
     SmallVector<Type> shared;
-    if (staged)
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    if (int8) {
+      int64_t k = xType.getDimSize(0);
+      shared.push_back(MemRefType::get({k}, b.getI8Type(), nullptr, workgroup));
       shared.push_back(
-          MemRefType::get(xType.getShape(), xType.getElementType(), nullptr,
-                          gpu::AddressSpaceAttr::get(
-                              b.getContext(), gpu::AddressSpace::Workgroup)));
+          MemRefType::get({k / 32}, b.getF32Type(), nullptr, workgroup));
+    } else if (staged) {
+      shared.push_back(MemRefType::get(xType.getShape(), xType.getElementType(),
+                                       nullptr, workgroup));
+    }
     int64_t threads = lanes * rowsPerBlock;
     auto launch = gpu::LaunchOp::create(
         b, loc, index(b, grid), one, one, index(b, threads), one, one,
@@ -430,7 +442,12 @@ struct LowerMatvecPass final
     Value tid = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
     Value x = group.x;
-    if (staged) {
+    xQuants = xScales = Value();
+    if (int8) {
+      xQuants = launch.getWorkgroupAttributions()[0];
+      xScales = launch.getWorkgroupAttributions()[1];
+      emitQuantizeX(kb, loc, group.x, tid, threads);
+    } else if (staged) {
       x = launch.getWorkgroupAttributions()[0];
       emitStageX(kb, loc, group.x, x, tid, threads);
     }
@@ -484,6 +501,140 @@ struct LowerMatvecPass final
     }
   }
 
+  /// Quantizes `x` into xQuants / xScales, q8_0 blocks as ggml's
+  /// quantize_row_q8_0 computes them (the scale rounded to f16, kept as
+  /// f32): thread t of the block's `threads` quantizes blocks t,
+  /// t + threads, ...; then the block waits at a barrier.
+  void emitQuantizeX(OpBuilder &kb, Location loc, Value x, Value tid,
+                     int64_t threads) {
+    auto type = cast<MemRefType>(x.getType());
+    Type element = type.getElementType();
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    scf::ForOp::create(
+        kb, loc, tid, index(kb, type.getDimSize(0) / 32), index(kb, threads),
+        ValueRange{},
+        [&](OpBuilder &lb, Location l, Value blockIndex, ValueRange) {
+          Value base = arith::MulIOp::create(lb, l, blockIndex, index(lb, 32));
+          // The block's 32 values, loaded as vectors of up to 16 bytes.
+          int64_t width =
+              std::min<int64_t>(32, 128 / element.getIntOrFloatBitWidth());
+          SmallVector<Value> values;
+          for (int64_t i = 0; i < 32; i += width) {
+            auto v = vector::LoadOp::create(
+                lb, l, VectorType::get({width}, element), x,
+                ValueRange{arith::AddIOp::create(lb, l, base, index(lb, i))});
+            v.setAlignment(width * element.getIntOrFloatBitWidth() / 8);
+            for (int64_t j = 0; j < width; ++j)
+              values.push_back(cachet::castFloat(
+                  lb, l,
+                  vector::ExtractOp::create(lb, l, v, ArrayRef<int64_t>{j}),
+                  lb.getF32Type()));
+          }
+          // The block's values: from the loaded vectors where the lane is
+          // known, else (the encoder's scan loop) read again from x.
+          cachet::BlockEncoder encoder(
+              lb, l, cachet::Q8_0Type::get(lb.getContext()),
+              cachet::Rounding::Away,
+              [&](OpBuilder &rb, Location rl, Value lane) -> Value {
+                if (std::optional<int64_t> at = getConstantIntValue(lane))
+                  return values[*at];
+                Value v = memref::LoadOp::create(
+                    rb, rl, x,
+                    ValueRange{arith::AddIOp::create(rb, rl, base, lane)});
+                return cachet::castFloat(rb, rl, v, rb.getF32Type());
+              });
+          auto [quants, d] = encoder.encodeQ8Block();
+          for (int64_t i = 0; i < 32; i += 4) {
+            Value word = vector::FromElementsOp::create(
+                lb, l, VectorType::get({4}, lb.getI8Type()),
+                ArrayRef<Value>(quants).slice(i, 4));
+            auto st = vector::StoreOp::create(
+                lb, l, word, xQuants,
+                ValueRange{arith::AddIOp::create(lb, l, base, index(lb, i))});
+            st.setAlignment(4);
+          }
+          memref::StoreOp::create(
+              lb, l, arith::ExtFOp::create(lb, l, lb.getF32Type(), d), xScales,
+              ValueRange{blockIndex});
+          scf::YieldOp::create(lb, l);
+        });
+    gpu::BarrierOp::create(kb, loc);
+  }
+
+  /// Returns acc + the dot product of the 4 signed bytes of the i32 words
+  /// `a` and `b` (sign-extended products summed in i32: nvvm's dp4a where
+  /// cachet-int8-dot-products rewrites it).
+  static Value emitDot4(OpBuilder &b, Location loc, Value a, Value x,
+                        Value acc) {
+    auto bytes = VectorType::get({4}, b.getI8Type());
+    auto wide = VectorType::get({4}, b.getI32Type());
+    auto asBytes = [&](Value v) -> Value {
+      if (v.getType() == bytes)
+        return v;
+      return vector::BitCastOp::create(
+          b, loc, bytes,
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({1}, b.getI32Type()), ValueRange{v}));
+    };
+    Value products = arith::MulIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, wide, asBytes(a)),
+        arith::ExtSIOp::create(b, loc, wide, asBytes(x)));
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                       products, acc);
+  }
+
+  /// Returns, as a vector<1xf32>, the dot product of values `k` ..
+  /// `k + n - 1` of row `row` of `w` (q8_0 or q4_0 quants, read as
+  /// decodeSlice reads them) with x's quants in xQuants, times both scales.
+  Value dotSlice(OpBuilder &b, Location loc, const cachet::BlockWeight &w,
+                 Value row, Value k, int64_t n) {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> words;
+    Value d;
+    if (w.scales) {
+      words = loadSplitWords(b, loc, w, row, k, n);
+      d = loadSplitScale(b, loc, w, row, k);
+    } else {
+      cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
+      auto [blockOffset, first] = getBlockAt(b, loc, w, k);
+      cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
+      words =
+          decoder.readSliceQuants(readWord, blockOffset, first, n, w.rowBytes);
+      d = decoder.readScale(readWord, blockOffset, w.rowBytes);
+    }
+    auto i32 = [&](uint32_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                          static_cast<int32_t>(v));
+    };
+    if (isa<cachet::Q4_0Type>(w.block))
+      // Nibbles u to signed bytes u - 8: (u + 120) ^ 128 in each byte.
+      for (Value &word : words)
+        word = arith::XOrIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, word, i32(0x78787878)),
+            i32(0x80808080));
+    Value acc = i32(0);
+    for (auto [i, word] : llvm::enumerate(words)) {
+      auto xw = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, b.getI8Type()), xQuants,
+          ValueRange{arith::AddIOp::create(b, loc, k, index(4 * i))});
+      xw.setAlignment(4);
+      acc = emitDot4(b, loc, word, xw, acc);
+    }
+    Value xd = memref::LoadOp::create(
+        b, loc, xScales,
+        ValueRange{arith::DivUIOp::create(b, loc, k, index(32))});
+    Value scale = arith::MulFOp::create(
+        b, loc, arith::ExtFOp::create(b, loc, b.getF32Type(), d), xd);
+    Value dot = arith::MulFOp::create(
+        b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), acc), scale);
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({1}, b.getF32Type()), ValueRange{dot});
+  }
+
   /// Copies `x` into the workgroup buffer `staged`: each of the block's
   /// `threads` threads copies every `threads`-th vector of `load-bytes`,
   /// then the block waits at a barrier.
@@ -535,7 +686,10 @@ struct LowerMatvecPass final
         if (m.blocks)
           diag << "; the blocks decoded in registers, the dequantized copy "
                   "never written";
-        if (staged)
+        if (staged && m.blocks)
+          diag << "; x quantized once per block to 8-bit blocks in workgroup "
+                  "memory, 4-way integer dot products";
+        else if (staged)
           diag << "; x staged in workgroup memory once per block";
         if (grid < blocks)
           diag << "; a resident grid of " << grid << " blocks (" << perCU
@@ -597,8 +751,12 @@ struct LowerMatvecPass final
     Type f32 = ib.getF32Type();
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
+    // Integer dot products (x quantized in workgroup memory) give one sum
+    // per slice.
+    bool int8 = static_cast<bool>(xQuants);
+    auto accType = int8 ? VectorType::get({1}, f32) : f32Vec;
     Value zeros = arith::ConstantOp::create(
-        ib, loc, f32Vec, DenseElementsAttr::get(f32Vec, 0.0f));
+        ib, loc, accType, DenseElementsAttr::get(accType, 0.0f));
     // Each lane accumulates `width` partial sums per slot; `loadsPerLane`
     // loads of x and of each slot's row are issued before their products are
     // added, so that many 16-byte loads per lane and row are in flight, and
@@ -624,11 +782,20 @@ struct LowerMatvecPass final
             arith::AddIOp::create(lb, l, k0, index(lb, u * width * lanes)));
       for (Value k : ks)
         for (auto [s, slot] : llvm::enumerate(slots))
-          a[s].push_back(slot.member->blocks
-                             ? decodeSlice(lb, l, *slot.member->blocks,
-                                           slot.row, k, width, element)
-                             : load(slot.matrix, ValueRange{slot.row, k},
-                                    /*weight=*/true));
+          a[s].push_back(
+              int8 ? dotSlice(lb, l, *slot.member->blocks, slot.row, k, width)
+              : slot.member->blocks ? decodeSlice(lb, l, *slot.member->blocks,
+                                                  slot.row, k, width, element)
+                                    : load(slot.matrix, ValueRange{slot.row, k},
+                                           /*weight=*/true));
+      SmallVector<Value> result(accs.begin(), accs.end());
+      if (int8) {
+        // The scaled integer dot products (x's quants in workgroup memory).
+        for (int64_t u = 0; u < loads; ++u)
+          for (size_t s = 0; s < slots.size(); ++s)
+            result[s] = arith::AddFOp::create(lb, l, result[s], a[s][u]);
+        return result;
+      }
       for (Value k : ks)
         x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
       auto toF32 = [&](Value v) {
@@ -636,7 +803,6 @@ struct LowerMatvecPass final
                    ? v
                    : arith::ExtFOp::create(lb, l, f32Vec, v);
       };
-      SmallVector<Value> result(accs.begin(), accs.end());
       for (int64_t u = 0; u < loads; ++u) {
         Value xv = toF32(x[u]);
         // Decoded blocks take fused multiply-adds (float weights keep the
@@ -685,7 +851,10 @@ struct LowerMatvecPass final
                    // A vector condition: SPIR-V's select takes no scalar
                    // one for vectors.
                    Value keep = vector::BroadcastOp::create(
-                       lb, l, VectorType::get({width}, lb.getI1Type()), inRow);
+                       lb, l,
+                       VectorType::get({accType.getNumElements()},
+                                       lb.getI1Type()),
+                       inRow);
                    for (auto [n, old] : llvm::zip(next, iter))
                      n = arith::SelectOp::create(lb, l, keep, n, old);
                    scf::YieldOp::create(lb, l, next);
@@ -741,6 +910,89 @@ struct LowerMatvecPass final
     }
   }
 
+  /// Returns the byte offset in its row of the block holding value `k` of
+  /// `w` and `k`'s index in that block.
+  static std::pair<Value, Value> getBlockAt(OpBuilder &b, Location loc,
+                                            const cachet::BlockWeight &w,
+                                            Value k) {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    int64_t values = w.block.getBlockValues();
+    Value blockOffset = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, k, index(values)),
+        index(w.block.getBlockBytes()));
+    return {blockOffset, arith::RemUIOp::create(b, loc, k, index(values))};
+  }
+
+  /// Reads word `word` (an index) of row `row` of `w`'s blocks: an aligned
+  /// 4-byte load marked as a streaming weight load.
+  static cachet::BlockDecoder::WordReader
+  getWordReader(const cachet::BlockWeight &w, Value row) {
+    Value bytes = w.bytes;
+    return [bytes, row](OpBuilder &rb, Location rl, Value word) -> Value {
+      Value byteAt = arith::MulIOp::create(
+          rb, rl, word, arith::ConstantIndexOp::create(rb, rl, 4));
+      return cachet::BlockDecoder::loadWord(
+          rb, rl, bytes, ValueRange{row, byteAt},
+          rb.getNamedAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                          rb.getUnitAttr()));
+    };
+  }
+
+  /// Returns the `n / 4` words of split q8_0 values `k` .. `k + n - 1` of
+  /// row `row` of `w`: one aligned load of the slice where the rows keep it
+  /// aligned, else a load per word; marked as streaming weight loads.
+  static SmallVector<Value> loadSplitWords(OpBuilder &b, Location loc,
+                                           const cachet::BlockWeight &w,
+                                           Value row, Value k, int64_t n) {
+    auto streaming = b.getNamedAttr(
+        cachet::CachetDialect::getStreamingWeightAttrName(), b.getUnitAttr());
+    SmallVector<Value> words;
+    auto bytesType = cast<MemRefType>(w.bytes.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    if (llvm::isPowerOf2_64(n) && n <= 16 &&
+        succeeded(bytesType.getStridesAndOffset(strides, offset)) &&
+        strides[0] % n == 0 && offset % n == 0) {
+      auto load =
+          vector::LoadOp::create(b, loc, VectorType::get({n}, b.getI8Type()),
+                                 w.bytes, ValueRange{row, k});
+      load.setAlignment(n);
+      load->setAttr(streaming.getName(), streaming.getValue());
+      Value asWords = vector::BitCastOp::create(
+          b, loc, VectorType::get({n / 4}, b.getI32Type()), load);
+      for (int64_t i = 0; i < n / 4; ++i)
+        words.push_back(
+            vector::ExtractOp::create(b, loc, asWords, ArrayRef<int64_t>{i}));
+      return words;
+    }
+    for (int64_t i = 0; i < n; i += 4)
+      words.push_back(cachet::BlockDecoder::loadWord(
+          b, loc, w.bytes,
+          ValueRange{row,
+                     arith::AddIOp::create(
+                         b, loc, k, arith::ConstantIndexOp::create(b, loc, i))},
+          streaming));
+    return words;
+  }
+
+  /// Returns the f16 scale of split q8_0 value `k` of row `row` of `w` (a
+  /// streaming weight load).
+  static Value loadSplitScale(OpBuilder &b, Location loc,
+                              const cachet::BlockWeight &w, Value row,
+                              Value k) {
+    auto scaleLoad = vector::LoadOp::create(
+        b, loc, VectorType::get({1}, b.getF16Type()), w.scales,
+        ValueRange{row,
+                   arith::DivUIOp::create(
+                       b, loc, k, arith::ConstantIndexOp::create(b, loc, 32))});
+    scaleLoad->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                       b.getUnitAttr());
+    return vector::ExtractOp::create(b, loc, scaleLoad.getResult(),
+                                     ArrayRef<int64_t>{0});
+  }
+
   /// Returns the vector<2xf16> `pairs` (a power of two of them) joined
   /// into one vector, extended to f32.
   static Value joinF16Pairs(OpBuilder &b, Location loc,
@@ -770,50 +1022,12 @@ struct LowerMatvecPass final
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    auto readWord = [&](OpBuilder &rb, Location rl, Value word) -> Value {
-      Value byteAt = arith::MulIOp::create(
-          rb, rl, word, arith::ConstantIndexOp::create(rb, rl, 4));
-      return cachet::BlockDecoder::loadWord(
-          rb, rl, w.bytes, ValueRange{row, byteAt},
-          rb.getNamedAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
-                          rb.getUnitAttr()));
-    };
+    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
     auto f32Vec = VectorType::get({n}, b.getF32Type());
-    auto streaming = b.getNamedAttr(
-        cachet::CachetDialect::getStreamingWeightAttrName(), b.getUnitAttr());
     if (w.scales) {
-      // Split q8_0: the values' aligned words (one load of the slice where
-      // rows keep it aligned), the block's f16 scale.
-      SmallVector<Value> words;
-      auto bytesType = cast<MemRefType>(w.bytes.getType());
-      SmallVector<int64_t> strides;
-      int64_t offset = 0;
-      if (llvm::isPowerOf2_64(n) && n <= 16 &&
-          succeeded(bytesType.getStridesAndOffset(strides, offset)) &&
-          strides[0] % n == 0 && offset % n == 0) {
-        auto load =
-            vector::LoadOp::create(b, loc, VectorType::get({n}, b.getI8Type()),
-                                   w.bytes, ValueRange{row, k});
-        load.setAlignment(n);
-        load->setAttr(streaming.getName(), streaming.getValue());
-        Value asWords = vector::BitCastOp::create(
-            b, loc, VectorType::get({n / 4}, b.getI32Type()), load);
-        for (int64_t i = 0; i < n / 4; ++i)
-          words.push_back(
-              vector::ExtractOp::create(b, loc, asWords, ArrayRef<int64_t>{i}));
-      } else {
-        for (int64_t i = 0; i < n; i += 4)
-          words.push_back(cachet::BlockDecoder::loadWord(
-              b, loc, w.bytes,
-              ValueRange{row, arith::AddIOp::create(b, loc, k, index(i))},
-              streaming));
-      }
-      auto scaleLoad = vector::LoadOp::create(
-          b, loc, VectorType::get({1}, b.getF16Type()), w.scales,
-          ValueRange{row, arith::DivUIOp::create(b, loc, k, index(32))});
-      scaleLoad->setAttr(streaming.getName(), streaming.getValue());
-      Value d = vector::ExtractOp::create(b, loc, scaleLoad.getResult(),
-                                          ArrayRef<int64_t>{0});
+      // Split q8_0: the values' aligned words, the block's f16 scale.
+      SmallVector<Value> words = loadSplitWords(b, loc, w, row, k, n);
+      Value d = loadSplitScale(b, loc, w, row, k);
       if (element.isF16())
         return joinF16Pairs(
             b, loc,
@@ -826,11 +1040,7 @@ struct LowerMatvecPass final
             b, loc, cachet::castFloat(b, loc, v, element), b.getF32Type()));
       return vector::FromElementsOp::create(b, loc, f32Vec, decoded);
     }
-    int64_t values = w.block.getBlockValues();
-    Value blockOffset = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, k, index(values)),
-        index(w.block.getBlockBytes()));
-    Value first = arith::RemUIOp::create(b, loc, k, index(values));
+    auto [blockOffset, first] = getBlockAt(b, loc, w, k);
     cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
     if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(w.block, n))
       return joinF16Pairs(b, loc,

@@ -221,6 +221,7 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     select.loadBytes = 8;
     // Block slices (and their x loads) in vectors of at most 4 values.
     select.blockSlice = 4;
+    select.splitBlockSlice = 4;
     select.bf16Vectors = false;
     // Dequant-transpose: 4-byte staging loads, 8-byte stores.
     select.dequantTransposeLoadBytes = 4;
@@ -357,7 +358,7 @@ LogicalResult cachet::buildCachetCompilePipeline(
     builder.add(createGpuNVVMAttachTarget(nvvm));
     addPrefetch(builder, options);
     builder.add("gpu.module(cachet-align-workgroup-memory,"
-                "cachet-kernel-occupancy,"
+                "cachet-kernel-occupancy,cachet-int8-dot-products,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
                 "cachet-extern-dynamic-shared-memory),"
                 "reconcile-unrealized-casts");

@@ -1,8 +1,12 @@
 # Sourced by the scripts of scripts/device/ with DIR set: unpacks the Vulkan
-# loader from .gl/ (Debian packages) where the server lacks one, points the
+# loader and libglvnd from .gl/ (the Debian packages the device README
+# names) where the server lacks them, points the
 # loader at the NVIDIA driver's ICD where it exists, and puts DIR/lib (with
 # libcachet_runtime) on the library path.
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+# (NVIDIA's Vulkan ICD needs libglvnd's libGLdispatch too: without it the
+# loader reports VK_ERROR_INCOMPATIBLE_DRIVER.)
+if [ -d .gl ] && ! { ldconfig -p | grep -q libvulkan.so.1 &&
+                     ldconfig -p | grep -q libGLdispatch.so.0; }; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi

@@ -41,6 +41,8 @@ struct MatvecConfigOptions {
   /// Values of a block each lane decodes per load round, and rows per
   /// subgroup (block weights).
   int64_t blockSlice = 8, blockRowsPerSubgroup = 2;
+  /// The block slice of split q8_0 weights (0: blockSlice).
+  int64_t splitBlockSlice = 16;
   /// paired-loads-per-lane of a kernel over block weights (0: the float
   /// kernels' setting).
   int64_t blockPairedLoadsPerLane = 2;

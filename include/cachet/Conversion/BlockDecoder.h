@@ -86,6 +86,17 @@ public:
   static llvm::SmallVector<mlir::Value>
   decodeQ8Words(mlir::OpBuilder &b, mlir::Location loc,
                 llvm::ArrayRef<mlir::Value> words, int64_t n, mlir::Value d);
+  /// The quants of values `first` .. `first + n - 1` of the q8_0 or q4_0
+  /// block at `blockOffset` (as decodeSliceF16Pairs() takes them) as `n / 4`
+  /// i32 words of four bytes in value order: q8_0's signed quants, q4_0's
+  /// nibbles (0 .. 15, one per byte).
+  llvm::SmallVector<mlir::Value> readSliceQuants(const WordReader &readWord,
+                                                 mlir::Value blockOffset,
+                                                 mlir::Value first, int64_t n,
+                                                 int64_t rowBytes);
+  /// The f16 scale `d` of the block at `blockOffset` (its first field).
+  mlir::Value readScale(const WordReader &readWord, mlir::Value blockOffset,
+                        int64_t rowBytes);
   /// The q8_0 quants in the i32 `words` times the f16 scale `d` as
   /// vector<2xf16> pairs, bit for bit as decodeSliceF16Pairs() computes
   /// them (q + 128 made the low byte of f16 1024 + q + 128, less 1152,

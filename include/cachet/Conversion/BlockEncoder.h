@@ -39,6 +39,10 @@ public:
   /// block's scale `d`, as f16 (the split q8_0 form).
   std::pair<mlir::Value, mlir::Value> encodeQ8(mlir::Value lane);
 
+  /// Returns the 32 q8_0 quants of the block (i8, scanning it once) and its
+  /// scale `d` (f16).
+  std::pair<llvm::SmallVector<mlir::Value>, mlir::Value> encodeQ8Block();
+
 private:
   struct Params;
   Params scan();

@@ -140,6 +140,40 @@ def KernelOccupancy : Pass<"cachet-kernel-occupancy", "mlir::gpu::GPUModuleOp"> 
   }];
 }
 
+def Int8DotProducts
+    : Pass<"cachet-int8-dot-products", "mlir::gpu::GPUModuleOp"> {
+  let summary = "4-way int8 dot products as NVVM's dp4a";
+  let description = [{
+    Runs on NVVM gpu.modules before `convert-gpu-to-nvvm`. Kernels write a
+    4-way dot product of signed bytes portably (cachet-lower-matvec's
+    mat-vec over q8_0 / q4_0 blocks with x quantized in workgroup memory):
+    the two `vector<4xi8>` sign-extended to i32, multiplied, and summed
+    into an i32 accumulator by `vector.reduction <add>`. That is what SPIR-V
+    and ROCDL run; NVPTX does not form `dp4a` from it (four multiplies and
+    adds per word), so this pass rewrites each such reduction into
+    `nvvm.dot.accumulate.4way` (PTX `dp4a.s32.s32`). The sum is the same:
+    each product fits 15 bits and the instruction adds them to the
+    accumulator in 32-bit two's complement, as the adds do. Each kernel
+    rewritten is a remark.
+
+    Before:
+
+    ```mlir
+    %ea = arith.extsi %a : vector<4xi8> to vector<4xi32>
+    %eb = arith.extsi %b : vector<4xi8> to vector<4xi32>
+    %p = arith.muli %ea, %eb : vector<4xi32>
+    %s = vector.reduction <add>, %p, %acc : vector<4xi32> into i32
+    ```
+
+    After:
+
+    ```mlir
+    %s = nvvm.dot.accumulate.4way %a <signed>, %b <signed>, %acc : vector<4xi8>, vector<4xi8>
+    ```
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def ExternDynamicSharedMemory
     : Pass<"cachet-extern-dynamic-shared-memory", "mlir::gpu::GPUModuleOp"> {
   let summary = "Give the dynamic shared-memory global external linkage";
