@@ -992,11 +992,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "over block-quantized weights (a divisor of 32; at most 16 for "
            "the 4-bit formats)">,
     Option<"splitBlockSlice", "split-block-slice", "int64_t",
-           /*default=*/"16",
+           /*default=*/"0",
            "block-slice of a mat-vec over split q8_0 weights (i8 values and "
-           "f16 scales, the slice's values in one aligned load; 16 measured "
-           "faster than 8 on the H200, docs/BENCHMARKS.md run 83; 0: "
-           "block-slice)">,
+           "f16 scales, the slice's values in one aligned load); 0: "
+           "block-slice. On the H200 16 made lone mat-vecs 1.02-1.32x "
+           "faster and the 2-layer chain 0.89x (docs/BENCHMARKS.md run 83), "
+           "so the default follows block-slice">,
     Option<"blockRowsPerSubgroup", "block-rows-per-subgroup", "int64_t",
            /*default=*/"2",
            "rows-per-subgroup of a mat-vec over block-quantized weights (each "

@@ -55,10 +55,10 @@ func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
 // CHECK-LABEL: func.func @split_q8_0
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch
-// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<16xi8>
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<8xi8>
 // CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<4x2xf16>, vector<1xf16>
 // CHECK: arith.sitofp {{.*}} : i8 to f32
-// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.matvec
 func.func @split_q8_0(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %x: memref<64xf32>) -> memref<4xf32> {
   %y = memref.alloc() : memref<4xf32>
@@ -74,7 +74,7 @@ func.func @split_q8_0(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %x: memref<64xf3
   }
   linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
   // expected-remark @+2 {{subgroup kernel on split q8_0 (i8 values, f16 scales) blocks decoded in registers (never materialized)}}
-  // expected-remark @+1 {{4 split q8_0 slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written}}
+  // expected-remark @+1 {{4 split q8_0 slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written}}
   linalg.matvec ins(%a, %x : memref<4x64xf32>, memref<64xf32>) outs(%y : memref<4xf32>)
   memref.dealloc %a : memref<4x64xf32>
   return %y : memref<4xf32>

@@ -48,7 +48,7 @@ func.func @q4_0(%w: memref<4x72xi8>, %x: memref<128xf16>) -> memref<4xf32> {
 // Split q8_0: the values' signed bytes as they are.
 // CHECK-LABEL: func.func @split_q8_0
 // CHECK: gpu.launch {{.*}} workgroup(
-// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<16xi8>
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<8xi8>
 // CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<4x2xf16>, vector<1xf16>
 // CHECK-NOT: arith.xori
 // CHECK: vector.reduction <add>, {{.*}} : vector<4xi32> into i32

@@ -4,15 +4,15 @@
 // each a cachet.dequantize, and one kernel per mat-vec reads the values and
 // scales where they are (the f16 copy is never written: no kernel of its
 // own dequantizes them). Two mat-vecs in a row, the second over the first's
-// result, are a chain: pdl, the weight loads (values in 16-byte loads, and
+// result, are a chain: pdl, the weight loads (values in 8-byte loads, and
 // scales) and their decoding issued before the wait.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 | FileCheck %s
 // CHECK-COUNT-2: remark: cachet-raise-dequantize: raised to cachet.dequantize: split q8_0 of 'tensor<{{64x256|256x64}}xi8>' to 'f16'
 // CHECK: cachet-select-kernel-configs: subgroup kernel on split q8_0 (i8 values, f16 scales) blocks decoded in registers (never materialized)
-// CHECK: cachet-lower-matvec: subgroup kernel: 32 lanes per row, {{.*}} split q8_0 slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written
+// CHECK: cachet-lower-matvec: subgroup kernel: 32 lanes per row, {{.*}} split q8_0 slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written
 // CHECK-COUNT-2: .entry
 // CHECK: griddepcontrol.launch_dependents
-// CHECK: ld.global.v4.b32
+// CHECK: ld.global.v2.b32
 // CHECK: ld.global.b16
 // CHECK: prmt.b32
 // CHECK: mul.rn.f16x2

@@ -42,7 +42,7 @@ struct MatvecConfigOptions {
   /// subgroup (block weights).
   int64_t blockSlice = 8, blockRowsPerSubgroup = 2;
   /// The block slice of split q8_0 weights (0: blockSlice).
-  int64_t splitBlockSlice = 16;
+  int64_t splitBlockSlice = 0;
   /// paired-loads-per-lane of a kernel over block weights (0: the float
   /// kernels' setting).
   int64_t blockPairedLoadsPerLane = 2;
