@@ -245,16 +245,10 @@ std::optional<QuantizeMatch> cachet::matchQuantize(linalg::GenericOp quants,
 // Split q8_0 dequantization
 //===----------------------------------------------------------------------===//
 
-/// Returns true if every loop of `op` is parallel.
-static bool allParallel(linalg::GenericOp op) {
-  return llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
-    return t == utils::IteratorType::parallel;
-  });
-}
-
 bool cachet::isDequantizeCandidate(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 || !allParallel(op))
+      op->getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
     return false;
   Type out = getElementTypeOrSelf(op.getResult(0).getType());
   if (!out.isF16() && !out.isBF16() && !out.isF32())
@@ -277,7 +271,8 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
   DequantizeMatch match;
   match.generic = op;
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 || !allParallel(op))
+      op->getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
     return fail("dequantize generic is not element-wise over two inputs "
                 "(values and scales) into one result");
   Block *body = op.getBody();

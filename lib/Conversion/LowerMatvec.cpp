@@ -563,9 +563,9 @@ struct LowerMatvecPass final
     gpu::BarrierOp::create(kb, loc);
   }
 
-  /// Returns acc + the dot product of the 4 signed bytes of the i32 words
-  /// `a` and `b` (sign-extended products summed in i32: nvvm's dp4a where
-  /// cachet-int8-dot-products rewrites it).
+  /// Returns acc + the dot product of the 4 signed bytes of `a` and `x`
+  /// (each an i32 word or a vector<4xi8>; sign-extended products summed in
+  /// i32: nvvm's dp4a where cachet-int8-dot-products rewrites it).
   static Value emitDot4(OpBuilder &b, Location loc, Value a, Value x,
                         Value acc) {
     auto bytes = VectorType::get({4}, b.getI8Type());
