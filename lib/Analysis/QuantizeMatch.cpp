@@ -247,8 +247,7 @@ std::optional<QuantizeMatch> cachet::matchQuantize(linalg::GenericOp quants,
 
 bool cachet::isDequantizeCandidate(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops())
+      op->getNumResults() != 1 || op.getNumParallelLoops() != op.getNumLoops())
     return false;
   Type out = getElementTypeOrSelf(op.getResult(0).getType());
   if (!out.isF16() && !out.isBF16() && !out.isF32())
@@ -271,8 +270,7 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
   DequantizeMatch match;
   match.generic = op;
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops())
+      op->getNumResults() != 1 || op.getNumParallelLoops() != op.getNumLoops())
     return fail("dequantize generic is not element-wise over two inputs "
                 "(values and scales) into one result");
   Block *body = op.getBody();
