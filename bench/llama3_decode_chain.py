@@ -12,7 +12,8 @@ Usage: llama3_decode_chain.py [LAYERS [H,KV,F]] [--weights=FMT] > chain.mlir
 (H, KV, F default to Llama-3-8B's 4096, 1024, 14336; smaller ones make a
 chain of the same structure for CPU runs.) --weights=q8_0 (or q4_0, ...):
 each weight a packed ggml-format argument, dequantized by cachet.dequantize
-before its mat-vec, as a front end over GGUF weights writes it.
+before its mat-vec, as a front end over GGUF weights writes it; q4_K and q6_K
+take super-blocks of 256 values (H, KV and F multiples of 256).
 --weights=q8_0-split: each weight two arguments, i8 values and f16 scales
 (one per 32 along the row), dequantized by a linalg.generic (float(q) *
 scale in f32, rounded once), as a PyTorch-style front end writes q8_0; the
@@ -36,7 +37,8 @@ split = weights == "q8_0-split"
 def weight_type(rows, cols):
     if weights == "bf16":
         return f"tensor<{rows}x{cols}xbf16>"
-    return f"tensor<{rows}x{cols // 32}x!cachet.{weights}>"
+    per_block = 256 if weights.endswith("_K") else 32
+    return f"tensor<{rows}x{cols // per_block}x!cachet.{weights}>"
 
 
 def weight_args(name, rows, cols):

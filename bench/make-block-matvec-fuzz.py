@@ -14,7 +14,9 @@ sometimes a silu(gate) * up epilogue. The function is written by
 test/Integration/Inputs/block_matvec.py.
 
 Split q8_0 weights (i8 values and f16 scales dequantized by a generic, in
-one of block_matvec.py's --split forms) are drawn as a seventh format.
+one of block_matvec.py's --split forms) are drawn as a seventh format, and
+the k-quants q4_K and q6_K (super-blocks of 256 values: 256 x 1..20 columns;
+odd q6_K counts are rows that are not whole words) as two more.
 
 --case="ARGS[;COMPILE-OPTIONS]" (repeatable) emits the given
 block_matvec.py ARGS (e.g. "q4_0 f16 275,275 4160 --epilogue") instead of
@@ -33,7 +35,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q8_0-split"]
+FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q8_0-split",
+           "q4_K", "q6_K"]
 
 
 def main():
@@ -62,7 +65,9 @@ def main():
     for i in range(0 if a.case else a.count):
         fmt = rng.choice(FORMATS)
         element = rng.choice(["f16", "f16", "bf16", "f32"])
-        blocks = rng.randrange(2, 161)
+        per_block = 256 if fmt.endswith("_K") else 32
+        blocks = rng.randrange(2, 161) if per_block == 32 else \
+            rng.randrange(1, 21)
         if rng.random() < 0.85:
             blocks += blocks % 2
         siblings = rng.choice([1, 1, 2, 3])
@@ -76,11 +81,11 @@ def main():
             extra.append("--split=" + rng.choice(["flat", "f32", "blocks"]))
             element = rng.choice(["f16", "bf16", "f32"])
         name = (f"c{a.seed}-{i}-{fmt}-{element}-{'_'.join(map(str, rows))}"
-                f"x{32 * blocks}" + "".join(
+                f"x{per_block * blocks}" + "".join(
                     e.replace("--split=", "-split_") for e in extra
                     if e.startswith("--split")))
         cases.append((name, [fmt, element, ",".join(map(str, rows)),
-                             str(32 * blocks)] + extra, ""))
+                             str(per_block * blocks)] + extra, ""))
     for name, args, options in cases:
         mlir = subprocess.run(
             [sys.executable,

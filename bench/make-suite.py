@@ -43,7 +43,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ggml block formats: (bytes per block, values per block).
-BLOCKS = {"q8_0": (34, 32), "q4_0": (18, 32)}
+BLOCKS = {"q8_0": (34, 32), "q4_0": (18, 32), "q4_K": (144, 256),
+          "q6_K": (210, 256)}
 
 PRESETS = {
     "h200": {
@@ -290,7 +291,7 @@ def main():
     weights = c["layers"] * 2 * (2 * h * h + 2 * kvd * h + 3 * f * h)
     add("tg", f"bf16 {c['layers']} layers {h}/{kvd}/{f}", "tg1", "decode_chain",
         chain, bytes=weights, tokens=1)
-    for fmt in ["q8_0", "q4_0", "q8_0-split"]:
+    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_K"]:
         # The same chain over packed weights, f16 activations (a GGUF
         # model's), and over split q8_0 (i8 values and f16 scales, the same
         # bytes); bytes: the packed weights.
@@ -306,7 +307,7 @@ def main():
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
             matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
-    for fmt in ["q8_0", "q4_0", "q8_0-split"]:
+    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_K", "q6_K"]:
         block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]
         for rows, cols in preset["matvec"]:
             # Bytes: the packed weight (what the targets count), x and y.

@@ -86,8 +86,11 @@ DequantizeOp cachet::getPackedDequantize(Value kv, bool tokenMajor) {
       !isa<BlockArgument>(dequant.getInput()))
     return {};
   auto input = cast<RankedTensorType>(dequant.getInput().getType());
-  if (!isa<BlockQuantizedType>(input.getElementType()) ||
-      input.getRank() != 3 || !input.hasStaticShape())
+  // The in-kernel decoders take the 32-value formats (KV caches), not the
+  // weights' super-blocks.
+  auto block = dyn_cast<BlockQuantizedType>(input.getElementType());
+  if (!block || block.getBlockValues() != 32 || input.getRank() != 3 ||
+      !input.hasStaticShape())
     return {};
   return dequant;
 }

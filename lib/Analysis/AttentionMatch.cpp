@@ -220,6 +220,14 @@ static LogicalResult matchKVDequantize(Matcher &m, Value value, StringRef what,
       return m.fail(llvm::formatv("{0} cachet.dequantize input is not a "
                                   "token-major [pos][kv_head][dim] cache",
                                   what));
+    if (auto block = dyn_cast<BlockQuantizedType>(
+            cast<RankedTensorType>(dq.getInput().getType()).getElementType());
+        block && block.getBlockValues() != 32)
+      return m.fail(llvm::formatv("{0} is a {1} cache: KV caches take the "
+                                  "32-value formats, not {2}-value "
+                                  "super-blocks",
+                                  what, block.getFormatName(),
+                                  block.getBlockValues()));
     source.values = dq.getInput();
     source.scales = dq.getScales();
     source.dequantOp = dq;

@@ -16,11 +16,13 @@ namespace {
 // Block formats
 //===----------------------------------------------------------------------===//
 
-/// How the 32 quants of a block are stored.
-enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable };
+/// How the quants of a block are stored: the 32-value formats, and the
+/// k-quants' 256-value super-blocks (q4_K: nibbles with a 6-bit scale and
+/// min per 32; q6_K: 4 + 2 bits with an int8 scale per 16).
+enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K6 };
 
 /// Byte layout of one ggml block (offsets in bytes from the block start; -1
-/// where the field does not exist). `d` is always at offset 0.
+/// where the field does not exist). `d` is at offset 0 except in q6_K.
 struct BlockLayout {
   QuantKind kind;
   int minOffset;
@@ -28,7 +30,16 @@ struct BlockLayout {
   int quantsOffset;
   /// Subtracted from the integer quant (formats without `m`).
   int bias;
+  /// The sub-block scales (k-quants), and `d`.
+  int scalesOffset = -1;
+  int scaleOffset = 0;
 };
+
+/// q4_K: `d`, `dmin`, 12 bytes of 6-bit scales and mins, 128 of nibbles.
+constexpr int kQ4KScales = 4, kQ4KQuants = 16;
+/// q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales,
+/// then `d`.
+constexpr int kQ6KHigh = 128, kQ6KScales = 192, kQ6KScale = 208;
 
 /// The iq4_nl code book.
 constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -54,6 +65,13 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       .Case([](IQ4_NLType) {
         return BlockLayout{QuantKind::NibbleTable, -1, -1, 2, 0};
       })
+      .Case([](Q4_KType) {
+        return BlockLayout{QuantKind::K4, 2, -1, kQ4KQuants, 0, kQ4KScales};
+      })
+      .Case([](Q6_KType) {
+        return BlockLayout{QuantKind::K6, -1,       kQ6KHigh, 0, 32,
+                           kQ6KScales,    kQ6KScale};
+      })
       .Default([](Type t) -> BlockLayout {
         // A block type added to the dialect without a layout here would
         // otherwise decode as another format's bytes.
@@ -68,6 +86,93 @@ Value indexConst(OpBuilder &b, Location loc, int64_t value) {
 
 Value i32Const(OpBuilder &b, Location loc, int32_t value) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+/// Index arithmetic with constants, for the k-quants' positions.
+Value addIndex(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return c == 0 ? a
+                : arith::AddIOp::create(b, loc, a, indexConst(b, loc, c))
+                      .getResult();
+}
+Value mulIndex(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return arith::MulIOp::create(b, loc, a, indexConst(b, loc, c));
+}
+Value divIndex(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return arith::DivUIOp::create(b, loc, a, indexConst(b, loc, c));
+}
+Value remIndex(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return arith::RemUIOp::create(b, loc, a, indexConst(b, loc, c));
+}
+/// `value` (an index below 2^31) as i32.
+Value toI32(OpBuilder &b, Location loc, Value value) {
+  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), value);
+}
+/// Bits `shift` .. `shift + width - 1` of the i32 `word`.
+Value bitsOf(OpBuilder &b, Location loc, Value word, Value shift,
+             int32_t width) {
+  return arith::AndIOp::create(b, loc,
+                               arith::ShRUIOp::create(b, loc, word, shift),
+                               i32Const(b, loc, (1 << width) - 1));
+}
+
+/// q4_K's factors of sub-block j, ggml's `d * sc` and `dmin * m` (f32),
+/// from the f32 `d` and `dmin` and the i32 bytes `a`, `b4` and `c` of its
+/// scales at j % 4, j % 4 + 4 and j % 4 + 8 (`low`: j < 4). For j < 4 the
+/// scale and min are the low 6 bits of a and b4, else the nibbles of c
+/// with the top 2 bits of a and b4 above them.
+std::pair<Value, Value> getQ4KFactors(OpBuilder &b, Location loc, Value d,
+                                      Value dmin, Value a, Value b4, Value c,
+                                      Value low) {
+  Type f32 = b.getF32Type();
+  Value c4 = i32Const(b, loc, 4), c6 = i32Const(b, loc, 6);
+  Value mask6 = i32Const(b, loc, 63), mask4 = i32Const(b, loc, 15);
+  auto top2 = [&](Value byte) -> Value {
+    return arith::ShLIOp::create(b, loc,
+                                 arith::ShRUIOp::create(b, loc, byte, c6), c4);
+  };
+  Value scaleHigh = arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, c, mask4), top2(a));
+  Value minHigh = arith::OrIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, c, c4), top2(b4));
+  Value scale = arith::SelectOp::create(
+      b, loc, low, arith::AndIOp::create(b, loc, a, mask6), scaleHigh);
+  Value min = arith::SelectOp::create(
+      b, loc, low, arith::AndIOp::create(b, loc, b4, mask6), minHigh);
+  return {arith::MulFOp::create(b, loc, d,
+                                arith::UIToFPOp::create(b, loc, f32, scale)),
+          arith::MulFOp::create(b, loc, dmin,
+                                arith::UIToFPOp::create(b, loc, f32, min))};
+}
+
+/// A q4_K value from its factors and its nibble q (i32): `d1 * q - m1`.
+Value getQ4KValue(OpBuilder &b, Location loc, Value d1, Value m1, Value q) {
+  return arith::SubFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, d1,
+                            arith::UIToFPOp::create(b, loc, b.getF32Type(), q)),
+      m1);
+}
+
+/// A q6_K value from its factor `d * scale` and the i32 bytes holding its
+/// low 4 bits (at `lowShift`) and high 2 bits (at `highShift`):
+/// `d1 * (q - 32)`.
+Value getQ6KValue(OpBuilder &b, Location loc, Value d1, Value lowByte,
+                  Value lowShift, Value highByte, Value highShift) {
+  Value q = arith::OrIOp::create(
+      b, loc, bitsOf(b, loc, lowByte, lowShift, 4),
+      arith::ShLIOp::create(b, loc, bitsOf(b, loc, highByte, highShift, 2),
+                            i32Const(b, loc, 4)));
+  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 32));
+  return arith::MulFOp::create(
+      b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+}
+
+/// q6_K's factor `d * scale` from the f32 `d` and the scale's byte (the low
+/// 8 bits of the i32 `byte`, signed).
+Value getQ6KFactor(OpBuilder &b, Location loc, Value d, Value byte) {
+  Value scale = arith::TruncIOp::create(b, loc, b.getI8Type(), byte);
+  return arith::MulFOp::create(
+      b, loc, d, arith::SIToFPOp::create(b, loc, b.getF32Type(), scale));
 }
 
 } // namespace
@@ -89,6 +194,8 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
 Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
   base = blockOffset;
+  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K6)
+    return decodeSuperBlock(lane);
   Value d = readF16(0);
   Type f32 = b.getF32Type();
   if (layout.kind == QuantKind::Int8) {
@@ -131,6 +238,66 @@ Value BlockDecoder::decodeValue(Value valueIndex) {
       indexConst(b, loc, type.getBlockBytes()));
   return decode(blockOffset,
                 arith::RemUIOp::create(b, loc, valueIndex, perBlock));
+}
+
+Value BlockDecoder::decodeSuperBlock(Value lane) {
+  const BlockLayout layout = getBlockLayout(type);
+  Type i32 = b.getI32Type();
+  // The unsigned byte at `base + offset` (a dynamic index), as i32.
+  auto u8At = [&](Value offset) -> Value {
+    return arith::ExtUIOp::create(
+        b, loc, i32,
+        readByte(b, loc, arith::AddIOp::create(b, loc, base, offset)));
+  };
+  if (layout.kind == QuantKind::K4) {
+    // Sub-block j = lane / 32; its nibbles in the 32 bytes of lane / 64,
+    // low for the first 32 of each 64.
+    Value j = divIndex(b, loc, lane, 32);
+    Value jLow = remIndex(b, loc, j, 4);
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                                      indexConst(b, loc, 4));
+    auto [d1, m1] = getQ4KFactors(
+        b, loc, readF16(0), readF16(layout.minOffset),
+        u8At(addIndex(b, loc, jLow, layout.scalesOffset)),
+        u8At(addIndex(b, loc, jLow, layout.scalesOffset + 4)),
+        u8At(addIndex(b, loc, jLow, layout.scalesOffset + 8)), low);
+    Value at =
+        addIndex(b, loc,
+                 arith::AddIOp::create(
+                     b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 64), 32),
+                     remIndex(b, loc, lane, 32)),
+                 layout.quantsOffset);
+    Value shift = arith::MulIOp::create(
+        b, loc, toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 64), 32)),
+        i32Const(b, loc, 4));
+    return getQ4KValue(b, loc, d1, m1, bitsOf(b, loc, u8At(at), shift, 4));
+  }
+  // q6_K: half h = lane / 128, quarter t of it, position l in the quarter.
+  Value h = divIndex(b, loc, lane, 128);
+  Value r = remIndex(b, loc, lane, 128);
+  Value t = divIndex(b, loc, r, 32);
+  Value l = remIndex(b, loc, r, 32);
+  Value lowAt = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 64), l),
+      mulIndex(b, loc, remIndex(b, loc, t, 2), 32));
+  Value highAt = addIndex(
+      b, loc, arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 32), l),
+      layout.highBitsOffset);
+  Value scaleAt =
+      addIndex(b, loc,
+               arith::AddIOp::create(
+                   b, loc,
+                   arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 8),
+                                         divIndex(b, loc, l, 16)),
+                   mulIndex(b, loc, t, 2)),
+               layout.scalesOffset);
+  Value d1 = getQ6KFactor(b, loc, readF16(layout.scaleOffset), u8At(scaleAt));
+  Value lowShift = arith::MulIOp::create(
+      b, loc, toI32(b, loc, divIndex(b, loc, t, 2)), i32Const(b, loc, 4));
+  Value highShift =
+      arith::MulIOp::create(b, loc, toI32(b, loc, t), i32Const(b, loc, 2));
+  return getQ6KValue(b, loc, d1, u8At(lowAt), lowShift, u8At(highAt),
+                     highShift);
 }
 
 /// Unsigned byte at `base + offset`, as i32.
@@ -282,11 +449,88 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
     Value half = arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
     return arith::ExtFOp::create(b, loc, f32, half);
   };
-  Value d = readHalf(0);
   // Blocks have an even number of bytes, so a block and a slice of an even
   // number of values start at even bytes.
   int64_t align = n % 2 == 0 ? 2 : 1;
   SmallVector<Value> values;
+  if (layout.kind == QuantKind::K4) {
+    // 144-byte blocks: 4-aligned, as is a slice of a multiple of 4. The
+    // slice lies in sub-block j = first / 32; its 12 bytes of scales are
+    // three aligned words, j % 4 picks a byte of each.
+    Value j = divIndex(b, loc, first, 32);
+    SmallVector<Value> scales =
+        readWindow(readWord, addIndex(b, loc, blockOffset, layout.scalesOffset),
+                   12, 4, rowBytes);
+    Value byteShift = arith::MulIOp::create(
+        b, loc, toI32(b, loc, remIndex(b, loc, j, 4)), i32Const(b, loc, 8));
+    Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
+                                      indexConst(b, loc, 4));
+    auto [d1, m1] =
+        getQ4KFactors(b, loc, readHalf(0), readHalf(layout.minOffset),
+                      bitsOf(b, loc, scales[0], byteShift, 8),
+                      bitsOf(b, loc, scales[1], byteShift, 8),
+                      bitsOf(b, loc, scales[2], byteShift, 8), low);
+    Value start = addIndex(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, blockOffset,
+            arith::AddIOp::create(
+                b, loc, mulIndex(b, loc, divIndex(b, loc, first, 64), 32),
+                remIndex(b, loc, first, 32))),
+        layout.quantsOffset);
+    Value shift = arith::MulIOp::create(
+        b, loc,
+        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 64), 32)),
+        i32Const(b, loc, 4));
+    SmallVector<Value> words =
+        readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes);
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(getQ4KValue(b, loc, d1, m1,
+                                   bitsOf(b, loc, byteOf(words, k), shift, 4)));
+    return values;
+  }
+  if (layout.kind == QuantKind::K6) {
+    // 210-byte blocks: 2-aligned. The slice lies in one run of 16 values
+    // of quarter t of half h, with one scale.
+    Value h = divIndex(b, loc, first, 128);
+    Value r = remIndex(b, loc, first, 128);
+    Value t = divIndex(b, loc, r, 32);
+    Value l = remIndex(b, loc, r, 32);
+    Value lowAt = arith::AddIOp::create(
+        b, loc, blockOffset,
+        arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 64), l),
+            mulIndex(b, loc, remIndex(b, loc, t, 2), 32)));
+    Value highAt =
+        addIndex(b, loc,
+                 arith::AddIOp::create(
+                     b, loc, blockOffset,
+                     arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 32), l)),
+                 layout.highBitsOffset);
+    Value scaleAt =
+        addIndex(b, loc,
+                 arith::AddIOp::create(
+                     b, loc, blockOffset,
+                     arith::AddIOp::create(
+                         b, loc,
+                         arith::AddIOp::create(b, loc, mulIndex(b, loc, h, 8),
+                                               divIndex(b, loc, l, 16)),
+                         mulIndex(b, loc, t, 2))),
+                 layout.scalesOffset);
+    Value d1 = getQ6KFactor(b, loc, readHalf(layout.scaleOffset),
+                            readWindow(readWord, scaleAt, 1, 1, rowBytes)[0]);
+    Value lowShift = arith::MulIOp::create(
+        b, loc, toI32(b, loc, divIndex(b, loc, t, 2)), i32Const(b, loc, 4));
+    Value highShift =
+        arith::MulIOp::create(b, loc, toI32(b, loc, t), i32Const(b, loc, 2));
+    SmallVector<Value> lows = readWindow(readWord, lowAt, n, align, rowBytes);
+    SmallVector<Value> highs = readWindow(readWord, highAt, n, align, rowBytes);
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(getQ6KValue(b, loc, d1, byteOf(lows, k), lowShift,
+                                   byteOf(highs, k), highShift));
+    return values;
+  }
+  Value d = readHalf(0);
   if (layout.kind == QuantKind::Int8) {
     Value start = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, blockOffset, first),

@@ -14,7 +14,7 @@ static bool dimsCompatible(int64_t a, int64_t b) {
 }
 
 /// Returns the number of values one element of `type` stands for along the
-/// innermost dimension: 32 for a block type, 1 otherwise.
+/// innermost dimension: a block type's block size, 1 otherwise.
 static int64_t valuesPerElement(Type type) {
   if (auto block = dyn_cast<BlockQuantizedType>(type))
     return block.getBlockValues();
@@ -100,8 +100,12 @@ LogicalResult DequantizeOp::verify() {
     if (!dimsCompatible(dims[i], result.getDimSize(i)))
       return emitOpError("result dimension ")
              << i << " (" << result.getDimSize(i) << ") must be " << dims[i]
-             << (i + 1 == e && !scales ? ", 32 values per block of 'input'"
-                                       : ", the size of 'input' in values");
+             << (i + 1 == e && !scales
+                     ? ", " +
+                           std::to_string(
+                               valuesPerElement(input.getElementType())) +
+                           " values per block of 'input'"
+                     : std::string(", the size of 'input' in values"));
   return success();
 }
 
@@ -140,6 +144,11 @@ LogicalResult QuantizeOp::verify() {
   if (!block && !scales)
     return emitOpError("the split q8_0 form (i8 result) needs a 'scales' "
                        "result, one f16 per 32 values");
+  if (block && block.getBlockValues() != 32)
+    return emitOpError("cachet.quantize writes the 32-value formats (q8_0, "
+                       "q4_0, q4_1, q5_0, q5_1, iq4_nl), not ")
+           << block.getFormatName() << " (a weight format of "
+           << block.getBlockValues() << "-value super-blocks)";
   if (getRounding() != Rounding::Away && block && !isa<Q8_0Type>(block))
     return emitOpError("rounding <")
            << stringifyRounding(getRounding()) << "> is for q8_0 only; "
@@ -195,6 +204,12 @@ LogicalResult DequantTransposeOp::verify() {
   SmallVector<int64_t> dims;
   if (failed(verifyQuantizedInput(*this, input, scales, dims)))
     return failure();
+  if (auto block = dyn_cast<BlockQuantizedType>(input.getElementType());
+      block && block.getBlockValues() != 32)
+    return emitOpError("KV caches take the 32-value formats (q8_0, q4_0, "
+                       "q4_1, q5_0, q5_1, iq4_nl), not ")
+           << block.getFormatName() << " (a weight format of "
+           << block.getBlockValues() << "-value super-blocks)";
   if (!result.getElementType().isF16() && !result.getElementType().isBF16() &&
       !result.getElementType().isF32())
     return emitOpError("result element type must be f16, bf16 or f32, got ")

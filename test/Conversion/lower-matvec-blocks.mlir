@@ -8,6 +8,7 @@
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=3})' 2>&1 | FileCheck %s --check-prefix=BADSLICE
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{split-block-slice=6})' 2>&1 | FileCheck %s --check-prefix=BADSPLIT
 // BADSPLIT: bad split-block-slice 6: 0 (block-slice) or 4, 8, 16 or 32
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=32},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SLICE32
 
 // q8_0, f16: 4 rows of 4 blocks (136 bytes, whole words). Slices of 8
 // values as f16 pairs; the loads are 4-byte words of the blocks, marked as
@@ -149,6 +150,79 @@ func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<
   // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x}}
   linalg.matvec ins(%ak, %x : memref<4x128xf32>, memref<128xf32>) outs(%k : memref<4xf32>)
   return %q, %k : memref<8xf32>, memref<4xf32>
+}
+
+// -----
+
+// q4_K (the k-quants' super-blocks of 256 values, 144 bytes): a slice of
+// 8 values lies in one sub-block of 32; its scale and min come from the
+// block's 12 bytes of 6-bit fields (three aligned words), its nibbles from
+// two aligned words; value = (d * scale) * q - dmin * min, in f32.
+// CHECK-LABEL: func.func @q4_K
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x144xi8>, vector<4xi8>
+// CHECK: arith.select
+// CHECK: arith.uitofp {{.*}} : i32 to f32
+// CHECK: arith.subf {{.*}} : f32
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// SLICE16: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
+// SLICE32: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 32 values per lane in flight
+func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x256xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<4x256xf16>) attrs = {cachet.block_dequantize = !cachet.q4_K} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<4x144xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q4_K slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  linalg.matvec ins(%a, %x : memref<4x256xf16>, memref<256xf16>) outs(%y : memref<4xf32>)
+  memref.dealloc %a : memref<4x256xf16>
+  return %y : memref<4xf32>
+}
+
+// -----
+
+// q6_K (210-byte super-blocks, only 2-aligned: the slice's bytes are
+// shifted out of aligned words): low nibbles, high bit pairs and one int8
+// scale per 16 values. A slice of 32 would take two scales: with
+// block-slice=32 the weight is dequantized by a kernel of its own.
+// CHECK-LABEL: func.func @q6_K
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<2x420xi8>, vector<4xi8>
+// CHECK: arith.trunci {{.*}} : i32 to i8
+// CHECK: arith.sitofp {{.*}} : i8 to f32
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// SLICE16: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
+// SLICE32: generic kernel: q6_K blocks are not decoded in slices of 32 values; the q6_K weight is dequantized by a kernel of its own
+func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<2xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<2x512xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<2x512xf32>) attrs = {cachet.block_dequantize = !cachet.q6_K} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x420xi8>
+    %f = arith.sitofp %b : i8 to f32
+    linalg.yield %f : f32
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<2xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q6_K slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  linalg.matvec ins(%a, %x : memref<2x512xf32>, memref<512xf32>) outs(%y : memref<2xf32>)
+  memref.dealloc %a : memref<2x512xf32>
+  return %y : memref<2xf32>
 }
 
 // -----

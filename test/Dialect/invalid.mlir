@@ -97,6 +97,22 @@ func.func @dequantize_result_outer(%a: tensor<4x64xi8>, %s: tensor<4x2xf16>) {
 
 // -----
 
+func.func @dequantize_result_not_256_per_block(%a: tensor<2x4x!cachet.q4_K>) {
+  // expected-error @+1 {{result dimension 1 (128) must be 1024, 256 values per block of 'input'}}
+  %0 = cachet.dequantize %a : tensor<2x4x!cachet.q4_K> -> tensor<2x128xf16>
+  return
+}
+
+// -----
+
+func.func @dequant_transpose_k_quant(%a: tensor<16x2x1x!cachet.q6_K>, %i: tensor<2x16x256xf16>) {
+  // expected-error @+1 {{KV caches take the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q6_K (a weight format of 256-value super-blocks)}}
+  %0 = cachet.dequant_transpose %a into %i : tensor<16x2x1x!cachet.q6_K> -> tensor<2x16x256xf16>
+  return
+}
+
+// -----
+
 func.func @dequant_transpose_rank(%a: tensor<16x4x!cachet.q8_0>, %i: tensor<16x128xf16>) {
   // expected-error @+1 {{operand 'input' must be a token-major KV cache [pos][kv_head][dim], got rank 2}}
   %0 = cachet.dequant_transpose %a into %i : tensor<16x4x!cachet.q8_0> -> tensor<16x128xf16>
@@ -325,6 +341,14 @@ module attributes {cachet.device = #cachet.device<name = "p", vendor = "nvidia",
 // expected-error @+2 {{expected 'true' or 'false'}}
 // expected-error @+1 {{failed to parse Cachet_DeviceProfileAttr parameter 'unified_memory' which is to be a `bool`}}
 module attributes {cachet.device = #cachet.device<name = "p", vendor = "nvidia", arch = "x", cache_line = 128, l2_bytes = 0, alias_stride = 0, alias_pad = 0, compute_units = 1, dram_gbps = 1.0, unified_memory = 1, strided_read_penalty = 1.0, pdl = false, l2_prefetch = "none", coop_matrix = [], subgroup_size = 32, shared_memory_bytes = 0>} {}
+
+// -----
+
+func.func @quantize_k_quant(%a: tensor<4x256xf16>) {
+  // expected-error @+1 {{cachet.quantize writes the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q4_K (a weight format of 256-value super-blocks)}}
+  %0 = cachet.quantize %a : tensor<4x256xf16> -> tensor<4x1x!cachet.q4_K>
+  return
+}
 
 // -----
 

@@ -7,10 +7,24 @@
 // CHECK-LABEL: func.func private @block_types
 // CHECK-SAME: tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>, tensor<4x!cachet.q4_1>
 // CHECK-SAME: tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>, tensor<4x!cachet.iq4_nl>
-// CHECK-SAME: memref<4x!cachet.q8_0>
+// CHECK-SAME: memref<4x!cachet.q8_0>, tensor<4x!cachet.q4_K>, tensor<4x!cachet.q6_K>
 func.func private @block_types(tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>,
     tensor<4x!cachet.q4_1>, tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>,
-    tensor<4x!cachet.iq4_nl>, memref<4x!cachet.q8_0>)
+    tensor<4x!cachet.iq4_nl>, memref<4x!cachet.q8_0>, tensor<4x!cachet.q4_K>,
+    tensor<4x!cachet.q6_K>)
+
+// -----
+
+// The k-quants: 256 values per super-block.
+// CHECK-LABEL: func.func @dequantize_k_quants
+func.func @dequantize_k_quants(%a: tensor<16x2x!cachet.q4_K>,
+    %b: tensor<?x4x!cachet.q6_K>) -> (tensor<16x512xf16>, tensor<?x1024xf32>) {
+  // CHECK: cachet.dequantize %{{.*}} : tensor<16x2x!cachet.q4_K> -> tensor<16x512xf16>
+  %0 = cachet.dequantize %a : tensor<16x2x!cachet.q4_K> -> tensor<16x512xf16>
+  // CHECK: cachet.dequantize %{{.*}} : tensor<?x4x!cachet.q6_K> -> tensor<?x1024xf32>
+  %1 = cachet.dequantize %b : tensor<?x4x!cachet.q6_K> -> tensor<?x1024xf32>
+  return %0, %1 : tensor<16x512xf16>, tensor<?x1024xf32>
+}
 
 // -----
 

@@ -265,19 +265,23 @@ bool readManifest(const std::string &folder, Manifest &manifest,
 // Inputs
 //===----------------------------------------------------------------------===//
 
-/// Bytes per block and f16 fields (offsets) of the ggml formats.
+/// Bytes per block, f16 fields (offsets) and values per block of the ggml
+/// formats.
 struct BlockInfo {
   size_t bytes;
   std::vector<size_t> halfFields;
-  /// The largest |quant| a scale multiplies (iq4_nl: its code book's).
+  /// The largest |quant| a scale multiplies (iq4_nl: its code book's; the
+  /// k-quants: quant times sub-block scale).
   float maxQuant;
+  size_t values = 32;
 };
 
 bool blockInfo(const std::string &format, BlockInfo &info) {
   static const std::pair<const char *, BlockInfo> table[] = {
-      {"q8_0", {34, {0}, 128}},   {"q4_0", {18, {0}, 8}},
-      {"q4_1", {20, {0, 2}, 15}}, {"q5_0", {22, {0}, 16}},
-      {"q5_1", {24, {0, 2}, 31}}, {"iq4_nl", {18, {0}, 127}},
+      {"q8_0", {34, {0}, 128}},          {"q4_0", {18, {0}, 8}},
+      {"q4_1", {20, {0, 2}, 15}},        {"q5_0", {22, {0}, 16}},
+      {"q5_1", {24, {0, 2}, 31}},        {"iq4_nl", {18, {0}, 127}},
+      {"q4_K", {144, {0, 2}, 945, 256}}, {"q6_K", {210, {208}, 4096, 256}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -308,9 +312,9 @@ bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
     // through a chain of layers; other blocks (a KV cache) to about +-8.
     float scale = 1.0f / 16.0f;
     if (tensor.weight && tensor.shape.size() >= 2 && tensor.shape.back() > 0)
-      scale =
-          1.0f / (info.maxQuant * std::sqrt(static_cast<float>(
-                                      tensor.shape.back() / info.bytes * 32)));
+      scale = 1.0f / (info.maxQuant *
+                      std::sqrt(static_cast<float>(tensor.shape.back() /
+                                                   info.bytes * info.values)));
     for (size_t block = 0; block + info.bytes <= data.size();
          block += info.bytes)
       for (size_t field : info.halfFields) {
@@ -595,15 +599,10 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
                   std::vector<double> &values, std::vector<double> &steps) {
   static const int kIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                  1,    13,   25,  38,  53,  69,  89,  113};
-  size_t blockBytes = format == "q8_0"     ? 34
-                      : format == "q4_0"   ? 18
-                      : format == "q4_1"   ? 20
-                      : format == "q5_0"   ? 22
-                      : format == "q5_1"   ? 24
-                      : format == "iq4_nl" ? 18
-                                           : 0;
-  if (!blockBytes)
+  BlockInfo info;
+  if (!blockInfo(format, info))
     return false;
+  size_t blockBytes = info.bytes;
   auto half = [&](const uint8_t *p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
@@ -611,6 +610,37 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
   };
   for (size_t b = 0; b + blockBytes <= bytes.size(); b += blockBytes) {
     const uint8_t *block = bytes.data() + b;
+    if (format == "q4_K") {
+      // d, dmin, 6-bit scales and mins per 32 in 12 bytes, nibbles.
+      double d = half(block), dmin = half(block + 2);
+      const uint8_t *sc = block + 4, *qs = block + 16;
+      for (int j = 0; j < 8; ++j) {
+        int scale =
+            j < 4 ? sc[j] & 63 : (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
+        int min = j < 4 ? sc[j + 4] & 63 : (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
+        for (int l = 0; l < 32; ++l) {
+          int q = (qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 15;
+          values.push_back(d * scale * q - dmin * min);
+          steps.push_back(std::fabs(d * scale));
+        }
+      }
+      continue;
+    }
+    if (format == "q6_K") {
+      // ql (low 4 bits), qh (high 2), int8 scales per 16, d last.
+      double d = half(block + 208);
+      const uint8_t *ql = block, *qh = block + 128;
+      const auto *sc = reinterpret_cast<const int8_t *>(block + 192);
+      for (int i = 0; i < 256; ++i) {
+        int h = i / 128, t = i % 128 / 32, l = i % 32;
+        int low = (ql[64 * h + l + 32 * (t % 2)] >> (4 * (t / 2))) & 15;
+        int high = (qh[32 * h + l] >> (2 * t)) & 3;
+        double scale = d * sc[8 * h + l / 16 + 2 * t];
+        values.push_back(scale * ((low | high << 4) - 32));
+        steps.push_back(std::fabs(scale));
+      }
+      continue;
+    }
     double d = half(block), m = 0;
     double q[32];
     if (format == "q8_0") {

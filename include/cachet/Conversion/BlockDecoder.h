@@ -2,7 +2,8 @@
 //-*-===//
 //
 // Emits the decoding of one value of a ggml block (q8_0, q4_0, q4_1, q5_0,
-// q5_1, iq4_nl) as f32 arithmetic on its bytes. The bytes are read through a
+// q5_1, iq4_nl, and the k-quants q4_K and q6_K) as f32 arithmetic on its
+// bytes. The bytes are read through a
 // callback, so the same decoding serves the reference lowering (tensor
 // elements) and hand-written kernels (global or workgroup memory): every
 // path computes the same f32 value, bit for bit.
@@ -36,14 +37,14 @@ public:
   BlockDecoder(mlir::OpBuilder &b, mlir::Location loc, BlockQuantizedType type,
                ByteReader readByte);
 
-  /// Returns value `lane` (an index in [0, 32)) of the block whose first
-  /// byte is at `blockOffset`, as f32. Reads of the same byte within one
+  /// Returns value `lane` (an index below the block size) of the block whose
+  /// first byte is at `blockOffset`, as f32. Reads of the same byte within one
   /// block are emitted once per call (CSE merges the rest).
   mlir::Value decode(mlir::Value blockOffset, mlir::Value lane);
 
   /// Returns value `valueIndex` (an index) of a row of blocks that starts at
-  /// byte 0: lane `valueIndex % 32` of the block at byte
-  /// `valueIndex / 32 * block bytes`.
+  /// byte 0: lane `valueIndex % V` of the block at byte
+  /// `valueIndex / V * block bytes` (V the block size in values).
   mlir::Value decodeValue(mlir::Value valueIndex);
 
   /// Reads the little-endian 32-bit word at word index `word` (an index:
@@ -63,8 +64,9 @@ public:
   /// multiple of 4, whose first byte is 4-aligned), each as f32 and bit for
   /// bit as decode() computes it, from aligned 32-bit words read through
   /// `readWord` (a word past the row's last is read as the last). `first`
-  /// is a multiple of `n`, and `n` divides 32 (16 for the 4-bit formats,
-  /// whose slice then lies in one half of the block's nibbles).
+  /// is a multiple of `n`, and takesSlice(type, n): `n` divides 32 (16 for
+  /// the 4-bit formats, whose slice then lies in one half of the block's
+  /// nibbles; for q6_K, whose slice then has one scale).
   llvm::SmallVector<mlir::Value> decodeSlice(const WordReader &readWord,
                                              mlir::Value blockOffset,
                                              mlir::Value first, int64_t n,
@@ -118,12 +120,16 @@ public:
 
   /// Whether decodeSlice() takes slices of `n` values of `type` (q8_0's
   /// bytes are whole values; a 4-bit slice lies in one half of the
-  /// nibbles).
+  /// nibbles; q4_K's in one sub-block of 32, with one scale and min; q6_K's
+  /// in one run of 16, with one scale).
   static bool takesSlice(BlockQuantizedType type, int64_t n) {
-    return n >= 1 && 32 % n == 0 && (llvm::isa<Q8_0Type>(type) || n <= 16);
+    return n >= 1 && 32 % n == 0 &&
+           (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_KType>(type) || n <= 16);
   }
 
 private:
+  /// decode() for the k-quants' super-blocks (q4_K, q6_K).
+  mlir::Value decodeSuperBlock(mlir::Value lane);
   mlir::Value readU8(int64_t offset);
   mlir::Value readF16(int64_t offset);
   mlir::Value nibble(mlir::Value lane);

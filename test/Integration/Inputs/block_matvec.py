@@ -17,7 +17,9 @@ s[r][b] and collapsed back.
 import sys
 
 BLOCK_BYTES = {"q8_0": 34, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24,
-               "iq4_nl": 18}
+               "iq4_nl": 18, "q4_K": 144, "q6_K": 210}
+# Values per block: 32, or the k-quants' super-blocks of 256.
+BLOCK_VALUES = {f: 256 if f.endswith("_K") else 32 for f in BLOCK_BYTES}
 
 
 def body(element, in_f32=False):
@@ -82,12 +84,12 @@ def main():
                   if a.startswith("--split=")), None)
     fmt, element, rows, cols = args[0], args[1], args[2], int(args[3])
     rows = [int(r) for r in rows.split(",")]
-    if fmt not in BLOCK_BYTES or cols % 32:
+    if fmt not in BLOCK_BYTES or cols % BLOCK_VALUES[fmt]:
         sys.exit("block_matvec.py: bad format or columns")
     if split not in (None, "flat", "f32", "blocks") or (split and
                                                           fmt != "q8_0"):
         sys.exit("block_matvec.py: --split=flat|f32|blocks takes q8_0")
-    blocks = cols // 32
+    blocks = cols // BLOCK_VALUES[fmt]
     if split:
         params = [p for i, r in enumerate(rows) for p in (
             f"%q{i}: tensor<{r}x{cols}xi8> {{cachet.weight}}",

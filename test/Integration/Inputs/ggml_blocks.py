@@ -1,7 +1,8 @@
 """ggml blocks, independent of cachet's implementation.
 
 Decoding (written from the table in DESIGN.md / ggml), to check the compiled
-dequantization: writes two random blocks of a format and their values.
+dequantization: writes two random blocks of a format and their values (64,
+or 512 for the k-quants q4_K and q6_K).
 
     ggml_blocks.py FORMAT SEED BLOCKS_OUT VALUES_OUT
 
@@ -33,13 +34,56 @@ LAYOUT = {  # bytes, has m, has qh
     "q5_1": (24, True, True),
     "iq4_nl": (18, False, False),
 }
+K_BYTES = {"q4_K": 144, "q6_K": 210}  # super-blocks of 256 values
 
 
 def half(x):
     return struct.unpack("<e", struct.pack("<e", x))[0]
 
 
+def k_block(fmt, rng):
+    """A random q4_K or q6_K super-block and its 256 values, by the layouts
+    of ggml-common.h and the formulas of dequantize_row_q4_K / _q6_K."""
+    if fmt == "q4_K":
+        d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
+        sc = [rng.randrange(256) for _ in range(12)]
+        qs = [rng.randrange(256) for _ in range(128)]
+        raw = struct.pack("<ee", d, dmin) + bytes(sc) + bytes(qs)
+        values = []
+        for j in range(8):  # sub-blocks of 32
+            if j < 4:
+                scale, m = sc[j] & 63, sc[j + 4] & 63
+            else:
+                scale = (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4)
+                m = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4)
+            for l in range(32):
+                byte = qs[32 * (j // 2) + l]
+                q = byte & 0xF if j % 2 == 0 else byte >> 4
+                values.append(d * scale * q - dmin * m)
+        return raw, values
+    d = half(rng.uniform(-0.001, 0.001))
+    ql = [rng.randrange(256) for _ in range(128)]
+    qh = [rng.randrange(256) for _ in range(64)]
+    sc = [rng.randrange(-128, 128) for _ in range(16)]
+    raw = bytes(ql) + bytes(qh) + struct.pack("<16b", *sc) + struct.pack("<e", d)
+    values = [0.0] * 256
+    for n in range(2):  # halves of 128
+        for l in range(32):
+            s = sc[8 * n + l // 16:]
+            a, b, h = ql[64 * n + l], ql[64 * n + l + 32], qh[32 * n + l]
+            values[128 * n + l] = d * s[0] * (((a & 0xF) | ((h & 3) << 4)) - 32)
+            values[128 * n + l + 32] = d * s[2] * (
+                ((b & 0xF) | (((h >> 2) & 3) << 4)) - 32)
+            values[128 * n + l + 64] = d * s[4] * (
+                ((a >> 4) | (((h >> 4) & 3) << 4)) - 32)
+            values[128 * n + l + 96] = d * s[6] * (
+                ((b >> 4) | (((h >> 6) & 3) << 4)) - 32)
+    return raw, values
+
+
 def block(fmt, rng):
+    if fmt in K_BYTES:
+        return k_block(fmt, rng)
     size, has_m, has_qh = LAYOUT[fmt]
     d = half(rng.uniform(-0.1, 0.1))
     m = half(rng.uniform(-1, 1))
