@@ -3,6 +3,7 @@
 #include "cachet/Conversion/BlockDecoder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -113,6 +114,28 @@ Value bitsOf(OpBuilder &b, Location loc, Value word, Value shift,
   return arith::AndIOp::create(b, loc,
                                arith::ShRUIOp::create(b, loc, word, shift),
                                i32Const(b, loc, (1 << width) - 1));
+}
+
+/// The `width`-bit field at bit 8 * (k % 4) of `words[k / 4]` (i32 words
+/// of four bytes): value k's quant where each byte holds one (a bfe).
+Value byteField(OpBuilder &b, Location loc, ArrayRef<Value> words, int64_t k,
+                int32_t width) {
+  Value word = words[k / 4];
+  if (k % 4 != 0)
+    word = arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 8 * (k % 4)));
+  return arith::AndIOp::create(b, loc, word,
+                               i32Const(b, loc, (1 << width) - 1));
+}
+
+/// `words` each shifted right by the i32 `shift`: the nibbles at `shift` (0
+/// or 4) of each byte brought to its low bits, once per word rather than
+/// once per value.
+SmallVector<Value> shiftWords(OpBuilder &b, Location loc, ArrayRef<Value> words,
+                              Value shift) {
+  SmallVector<Value> shifted;
+  for (Value word : words)
+    shifted.push_back(arith::ShRUIOp::create(b, loc, word, shift));
+  return shifted;
 }
 
 /// q4_K's factors of sub-block j, ggml's `d * sc` and `dmin * m` (f32),
@@ -433,13 +456,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                                              int64_t n, int64_t rowBytes) {
   const BlockLayout layout = getBlockLayout(type);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  auto byteOf = [&](ArrayRef<Value> words, int64_t k) -> Value {
-    Value word = words[k / 4];
-    if (k % 4 != 0)
-      word =
-          arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 8 * (k % 4)));
-    return arith::AndIOp::create(b, loc, word, i32Const(b, loc, 0xff));
-  };
+
   // Block fields are 2-aligned: an f16 never straddles two words.
   auto readHalf = [&](int64_t offset) -> Value {
     Value at =
@@ -482,11 +499,20 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         b, loc,
         toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 64), 32)),
         i32Const(b, loc, 4));
-    SmallVector<Value> words =
-        readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes);
+    SmallVector<Value> words = shiftWords(
+        b, loc,
+        readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes),
+        shift);
+    // getQ4KValue's `d1 * q - m1` as one fma, bit for bit: d1 = d * scale
+    // (an f16 times 6 bits) and d1 * q (4 more) are exact in f32, so the
+    // subtraction is the only rounding either way (also where a target
+    // computes the fma as a multiply and an add).
+    Value negM1 = arith::NegFOp::create(b, loc, m1);
     for (int64_t k = 0; k < n; ++k)
-      values.push_back(getQ4KValue(b, loc, d1, m1,
-                                   bitsOf(b, loc, byteOf(words, k), shift, 4)));
+      values.push_back(math::FmaOp::create(
+          b, loc, d1,
+          arith::UIToFPOp::create(b, loc, f32, byteField(b, loc, words, k, 4)),
+          negM1));
     return values;
   }
   if (layout.kind == QuantKind::K6) {
@@ -525,9 +551,32 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         arith::MulIOp::create(b, loc, toI32(b, loc, t), i32Const(b, loc, 2));
     SmallVector<Value> lows = readWindow(readWord, lowAt, n, align, rowBytes);
     SmallVector<Value> highs = readWindow(readWord, highAt, n, align, rowBytes);
-    for (int64_t k = 0; k < n; ++k)
-      values.push_back(getQ6KValue(b, loc, d1, byteOf(lows, k), lowShift,
-                                   byteOf(highs, k), highShift));
+    // Four 6-bit quants per word, each in its byte: (low nibble | high bit
+    // pair << 4) ^ 32, which read as a signed 6-bit field is q - 32.
+    SmallVector<Value> quants;
+    for (auto [lowWord, highWord] : llvm::zip(lows, highs)) {
+      Value low = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, lowWord, lowShift),
+          i32Const(b, loc, 0x0F0F0F0F));
+      Value high = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, highWord, highShift),
+          i32Const(b, loc, 0x03030303));
+      quants.push_back(arith::XOrIOp::create(
+          b, loc,
+          arith::OrIOp::create(
+              b, loc, low,
+              arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4))),
+          i32Const(b, loc, 0x20202020)));
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      // Bits 8 (k % 4) .. + 5 sign-extended: shifted to the top, back down.
+      Value word = arith::ShLIOp::create(b, loc, quants[k / 4],
+                                         i32Const(b, loc, 26 - 8 * (k % 4)));
+      Value centered =
+          arith::ShRSIOp::create(b, loc, word, i32Const(b, loc, 26));
+      values.push_back(arith::MulFOp::create(
+          b, loc, d1, arith::SIToFPOp::create(b, loc, f32, centered)));
+    }
     return values;
   }
   Value d = readHalf(0);
@@ -542,7 +591,8 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
   // for i >= 16; the slice lies in one half.
   auto [start, nibbleShift] =
       getNibbleStart(blockOffset, first, layout.quantsOffset);
-  SmallVector<Value> words = readWindow(readWord, start, n, align, rowBytes);
+  SmallVector<Value> words = shiftWords(
+      b, loc, readWindow(readWord, start, n, align, rowBytes), nibbleShift);
   Value high, firstBit;
   if (layout.kind == QuantKind::Nibble5) {
     high = readWindow(
@@ -554,9 +604,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
   }
   Value m = layout.minOffset >= 0 ? readHalf(layout.minOffset) : Value();
   for (int64_t k = 0; k < n; ++k) {
-    Value quant = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, byteOf(words, k), nibbleShift),
-        i32Const(b, loc, 15));
+    Value quant = byteField(b, loc, words, k, 4);
     if (layout.kind == QuantKind::NibbleTable) {
       values.push_back(arith::MulFOp::create(
           b, loc, d, arith::SIToFPOp::create(b, loc, f32, codeBook(quant))));

@@ -1046,11 +1046,20 @@ struct LowerMatvecPass final
       return joinF16Pairs(b, loc,
                           decoder.decodeSliceF16Pairs(readWord, blockOffset,
                                                       first, n, w.rowBytes));
-    SmallVector<Value> decoded;
-    for (Value v :
-         decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes))
-      decoded.push_back(cachet::castFloat(
-          b, loc, cachet::castFloat(b, loc, v, element), b.getF32Type()));
+    SmallVector<Value> decoded =
+        decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes);
+    if (element.isF16()) {
+      // Rounded to f16 as one vector (packed conversions where the target
+      // has them: cvt.rn.f16x2.f32 on NVVM).
+      Value slice = vector::FromElementsOp::create(b, loc, f32Vec, decoded);
+      return arith::ExtFOp::create(
+          b, loc, f32Vec,
+          arith::TruncFOp::create(b, loc, VectorType::get({n}, element), slice)
+              .getResult());
+    }
+    for (Value &v : decoded)
+      v = cachet::castFloat(b, loc, cachet::castFloat(b, loc, v, element),
+                            b.getF32Type());
     return vector::FromElementsOp::create(b, loc, f32Vec, decoded);
   }
 

@@ -157,14 +157,16 @@ func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<
 // q4_K (the k-quants' super-blocks of 256 values, 144 bytes): a slice of
 // 8 values lies in one sub-block of 32; its scale and min come from the
 // block's 12 bytes of 6-bit fields (three aligned words), its nibbles from
-// two aligned words; value = (d * scale) * q - dmin * min, in f32.
+// two aligned words; value = (d * scale) * q - dmin * min in f32, one fma
+// (the product is exact), rounded to f16 as one vector.
 // CHECK-LABEL: func.func @q4_K
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x144xi8>, vector<4xi8>
 // CHECK: arith.select
 // CHECK: arith.uitofp {{.*}} : i32 to f32
-// CHECK: arith.subf {{.*}} : f32
+// CHECK: math.fma {{.*}} : f32
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xf16>
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // SLICE16: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 32 values per lane in flight
@@ -193,7 +195,8 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 
 // q6_K (210-byte super-blocks, only 2-aligned: the slice's bytes are
 // shifted out of aligned words): low nibbles, high bit pairs and one int8
-// scale per 16 values. A slice of 32 would take two scales: with
+// scale per 16 values, four 6-bit quants per word (q ^ 32 read as a signed
+// 6-bit field is q - 32). A slice of 32 would take two scales: with
 // block-slice=32 the weight is dequantized by a kernel of its own.
 // CHECK-LABEL: func.func @q6_K
 // CHECK-NOT: linalg.generic
@@ -201,6 +204,9 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<2x420xi8>, vector<4xi8>
 // CHECK: arith.trunci {{.*}} : i32 to i8
 // CHECK: arith.sitofp {{.*}} : i8 to f32
+// CHECK: arith.xori {{.*}}, %c538976288_i32{{[_0-9]*}} : i32
+// CHECK: arith.shrsi {{.*}}, %c26_i32{{[_0-9]*}} : i32
+// CHECK: arith.sitofp {{.*}} : i32 to f32
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // SLICE16: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: generic kernel: q6_K blocks are not decoded in slices of 32 values; the q6_K weight is dequantized by a kernel of its own
