@@ -74,6 +74,7 @@ struct SelectKernelConfigsPass final
     o.loadBytes = loadBytes;
     o.blockSlice = blockSlice;
     o.splitBlockSlice = splitBlockSlice;
+    o.superBlockSlice = superBlockSlice;
     o.blockRowsPerSubgroup = blockRowsPerSubgroup;
     o.blockPairedLoadsPerLane = blockPairedLoadsPerLane;
     o.bf16Vectors = bf16Vectors;

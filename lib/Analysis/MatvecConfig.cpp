@@ -40,6 +40,10 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("block-rows-per-subgroup", o.blockRowsPerSubgroup, "1 or more");
   if (o.blockSlice <= 0 || 32 % o.blockSlice != 0)
     return bad("block-slice", o.blockSlice, "a divisor of 32");
+  if (o.superBlockSlice < 0 ||
+      (o.superBlockSlice > 0 && 32 % o.superBlockSlice != 0))
+    return bad("super-block-slice", o.superBlockSlice,
+               "0 (block-slice) or a divisor of 32");
   if (o.splitBlockSlice < 0 ||
       (o.splitBlockSlice > 0 &&
        (32 % o.splitBlockSlice != 0 || o.splitBlockSlice % 4 != 0)))
@@ -317,9 +321,13 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
     if (o.blockPairedLoadsPerLane > 0)
       paired = o.blockPairedLoadsPerLane;
-    // Split weights' values are aligned: their slices take wider loads.
-    int64_t slice =
-        w->scales && o.splitBlockSlice > 0 ? o.splitBlockSlice : o.blockSlice;
+    // Split weights' values are aligned: their slices take wider loads. A
+    // super-block's slice shares its scale's decoding more widely.
+    int64_t slice = o.blockSlice;
+    if (w->scales && o.splitBlockSlice > 0)
+      slice = o.splitBlockSlice;
+    if (w->block.getBlockValues() > 32 && o.superBlockSlice > 0)
+      slice = o.superBlockSlice;
     if (std::string why =
             whyNotBlockMatvec(op, *w, lanes, slice, o.bf16Vectors);
         !why.empty())

@@ -221,6 +221,7 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     select.loadBytes = 8;
     // Block slices (and their x loads) in vectors of at most 4 values.
     select.blockSlice = 4;
+    select.superBlockSlice = 4;
     select.bf16Vectors = false;
     // Dequant-transpose: 4-byte staging loads, 8-byte stores.
     select.dequantTransposeLoadBytes = 4;

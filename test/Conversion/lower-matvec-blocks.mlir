@@ -8,7 +8,9 @@
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=3})' 2>&1 | FileCheck %s --check-prefix=BADSLICE
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{split-block-slice=6})' 2>&1 | FileCheck %s --check-prefix=BADSPLIT
 // BADSPLIT: bad split-block-slice 6: 0 (block-slice) or 4, 8, 16 or 32
-// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=32},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SLICE32
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{block-slice=32 super-block-slice=0},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SLICE32
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{super-block-slice=6})' 2>&1 | FileCheck %s --check-prefix=BADSUPER
+// BADSUPER: bad super-block-slice 6: 0 (block-slice) or a divisor of 32
 
 // q8_0, f16: 4 rows of 4 blocks (136 bytes, whole words). Slices of 8
 // values as f16 pairs; the loads are 4-byte words of the blocks, marked as
@@ -155,7 +157,7 @@ func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<
 // -----
 
 // q4_K (the k-quants' super-blocks of 256 values, 144 bytes): a slice of
-// 8 values lies in one sub-block of 32; its scale and min come from the
+// 16 values (super-block-slice) lies in one sub-block of 32; its scale and min come from the
 // block's 12 bytes of 6-bit fields (three aligned words), its nibbles from
 // two aligned words; value = (d * scale) * q - dmin * min in f32, one fma
 // (the product is exact), rounded to f16 as one vector.
@@ -166,8 +168,8 @@ func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<
 // CHECK: arith.select
 // CHECK: arith.uitofp {{.*}} : i32 to f32
 // CHECK: math.fma {{.*}} : f32
-// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xf16>
-// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK: arith.truncf {{.*}} : vector<16xf32> to vector<16xf16>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 // SLICE16: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 32 values per lane in flight
 func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
@@ -184,8 +186,8 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
     linalg.yield %f : f16
   }
   linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup}}
-  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q4_K slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q4_K slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
   linalg.matvec ins(%a, %x : memref<4x256xf16>, memref<256xf16>) outs(%y : memref<4xf32>)
   memref.dealloc %a : memref<4x256xf16>
   return %y : memref<4xf32>
@@ -197,7 +199,8 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 // shifted out of aligned words): low nibbles, high bit pairs and one int8
 // scale per 16 values, four 6-bit quants per word (q ^ 32 read as a signed
 // 6-bit field is q - 32). A slice of 32 would take two scales: with
-// block-slice=32 the weight is dequantized by a kernel of its own.
+// super-block-slice=0 block-slice=32 the weight is dequantized by a kernel
+// of its own.
 // CHECK-LABEL: func.func @q6_K
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch
@@ -207,7 +210,7 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 // CHECK: arith.xori {{.*}}, %c538976288_i32{{[_0-9]*}} : i32
 // CHECK: arith.shrsi {{.*}}, %c26_i32{{[_0-9]*}} : i32
 // CHECK: arith.sitofp {{.*}} : i32 to f32
-// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 // SLICE16: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: generic kernel: q6_K blocks are not decoded in slices of 32 values; the q6_K weight is dequantized by a kernel of its own
 func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
@@ -224,8 +227,8 @@ func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
     linalg.yield %f : f32
   }
   linalg.fill ins(%cst : f32) outs(%y : memref<2xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup}}
-  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q6_K slices of 8 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q6_K slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
   linalg.matvec ins(%a, %x : memref<2x512xf32>, memref<512xf32>) outs(%y : memref<2xf32>)
   memref.dealloc %a : memref<2x512xf32>
   return %y : memref<2xf32>

@@ -43,6 +43,8 @@ struct MatvecConfigOptions {
   int64_t blockSlice = 8, blockRowsPerSubgroup = 2;
   /// The block slice of split q8_0 weights (0: blockSlice).
   int64_t splitBlockSlice = 0;
+  /// The block slice of the k-quants' super-blocks (0: blockSlice).
+  int64_t superBlockSlice = 16;
   /// paired-loads-per-lane of a kernel over block weights (0: the float
   /// kernels' setting).
   int64_t blockPairedLoadsPerLane = 2;
