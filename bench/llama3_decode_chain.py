@@ -37,7 +37,8 @@ split = weights == "q8_0-split"
 def weight_type(rows, cols):
     if weights == "bf16":
         return f"tensor<{rows}x{cols}xbf16>"
-    per_block = 256 if weights.endswith("_K") else 32
+    per_block = 256 if weights.endswith("_K") or weights.startswith("tq") \
+        else 32
     return f"tensor<{rows}x{cols // per_block}x!cachet.{weights}>"
 
 

@@ -116,6 +116,11 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
   if (!w.block)
     return fail("the dequantize's marker does not name a block format");
   std::string format = w.block.getFormatName().str();
+  // No slice of the format decodes from words (tq1_0's digit changes every
+  // 4 values at the end of a block): the float kernel on the copy.
+  if (!BlockDecoder::takesSlice(w.block, 1))
+    return fail(format + " blocks are not decoded in registers by the "
+                         "subgroup kernel (no slices)");
   if (!buffer.getDefiningOp<memref::AllocOp>())
     return fail("the " + format +
                 " weight is dequantized into a buffer that is not its own "

@@ -17,10 +17,11 @@ namespace {
 // Block formats
 //===----------------------------------------------------------------------===//
 
-/// How the quants of a block are stored: the 32-value formats, and the
+/// How the quants of a block are stored: the 32-value formats, the
 /// k-quants' 256-value super-blocks (q4_K: nibbles with a 6-bit scale and
-/// min per 32; q6_K: 4 + 2 bits with an int8 scale per 16).
-enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K6 };
+/// min per 32; q6_K: 4 + 2 bits with an int8 scale per 16) and the ternary
+/// ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per byte).
+enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K6, T2, T1 };
 
 /// Byte layout of one ggml block (offsets in bytes from the block start; -1
 /// where the field does not exist). `d` is at offset 0 except in q6_K.
@@ -41,6 +42,9 @@ constexpr int kQ4KScales = 4, kQ4KQuants = 16;
 /// q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales,
 /// then `d`.
 constexpr int kQ6KHigh = 128, kQ6KScales = 192, kQ6KScale = 208;
+/// tq2_0: 64 bytes of 2-bit quants, then `d`; tq1_0: 48 bytes of five
+/// digits, 4 of four, then `d`.
+constexpr int kTQ2Scale = 64, kTQ1High = 48, kTQ1Scale = 52;
 
 /// The iq4_nl code book.
 constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -72,6 +76,12 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       .Case([](Q6_KType) {
         return BlockLayout{QuantKind::K6, -1,       kQ6KHigh, 0, 32,
                            kQ6KScales,    kQ6KScale};
+      })
+      .Case([](TQ2_0Type) {
+        return BlockLayout{QuantKind::T2, -1, -1, 0, 1, -1, kTQ2Scale};
+      })
+      .Case([](TQ1_0Type) {
+        return BlockLayout{QuantKind::T1, -1, kTQ1High, 0, 1, -1, kTQ1Scale};
       })
       .Default([](Type t) -> BlockLayout {
         // A block type added to the dialect without a layout here would
@@ -190,6 +200,32 @@ Value getQ6KValue(OpBuilder &b, Location loc, Value d1, Value lowByte,
       b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
 }
 
+/// A ternary value `(q - 1) * d` from its quant q (i32, 0 .. 2; tq2_0's
+/// 2 bits may hold 3) and the f32 `d`.
+Value getTernaryValue(OpBuilder &b, Location loc, Value d, Value q) {
+  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 1));
+  return arith::MulFOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered), d);
+}
+
+/// tq1_0's base-3 digit `digit` (i32, 0 .. 4) of the i32 byte `byte`, as
+/// ggml extracts it: `(uint8)(byte * 3^digit) * 3 >> 8`.
+Value getBase3Digit(OpBuilder &b, Location loc, Value byte, Value digit) {
+  Value power = i32Const(b, loc, 1);
+  for (int n = 1, p = 3; n < 5; ++n, p *= 3)
+    power = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, digit,
+                              i32Const(b, loc, n)),
+        i32Const(b, loc, p), power);
+  Value q =
+      arith::AndIOp::create(b, loc, arith::MulIOp::create(b, loc, byte, power),
+                            i32Const(b, loc, 255));
+  return arith::ShRUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, q, i32Const(b, loc, 3)),
+      i32Const(b, loc, 8));
+}
+
 /// q6_K's factor `d * scale` from the f32 `d` and the scale's byte (the low
 /// 8 bits of the i32 `byte`, signed).
 Value getQ6KFactor(OpBuilder &b, Location loc, Value d, Value byte) {
@@ -217,7 +253,8 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
 Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
   base = blockOffset;
-  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K6)
+  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K6 ||
+      layout.kind == QuantKind::T2 || layout.kind == QuantKind::T1)
     return decodeSuperBlock(lane);
   Value d = readF16(0);
   Type f32 = b.getF32Type();
@@ -272,6 +309,41 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
         b, loc, i32,
         readByte(b, loc, arith::AddIOp::create(b, loc, base, offset)));
   };
+  if (layout.kind == QuantKind::T2) {
+    // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32.
+    Value at = arith::AddIOp::create(
+        b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 128), 32),
+        remIndex(b, loc, lane, 32));
+    Value shift = arith::MulIOp::create(
+        b, loc,
+        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 128), 32)),
+        i32Const(b, loc, 2));
+    Value q = bitsOf(b, loc, u8At(at), shift, 2);
+    return getTernaryValue(b, loc, readF16(layout.scaleOffset), q);
+  }
+  if (layout.kind == QuantKind::T1) {
+    // Three runs: 160 values over qs[0..31] (digit n = lane / 32), 80 over
+    // qs[32..47] (n = (lane - 160) / 16), 16 over qh (n = (lane - 240) / 4).
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                                        indexConst(b, loc, 160));
+    Value second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         lane, indexConst(b, loc, 240));
+    Value in2 = addIndex(b, loc, lane, -160),
+          in3 = addIndex(b, loc, lane, -240);
+    auto pick = [&](Value a, Value bValue, Value c) -> Value {
+      return arith::SelectOp::create(
+          b, loc, first, a, arith::SelectOp::create(b, loc, second, bValue, c));
+    };
+    Value at =
+        pick(remIndex(b, loc, lane, 32),
+             addIndex(b, loc, remIndex(b, loc, in2, 16), 32),
+             addIndex(b, loc, remIndex(b, loc, in3, 4), layout.highBitsOffset));
+    Value digit = pick(divIndex(b, loc, lane, 32), divIndex(b, loc, in2, 16),
+                       divIndex(b, loc, in3, 4));
+    return getTernaryValue(
+        b, loc, readF16(layout.scaleOffset),
+        getBase3Digit(b, loc, u8At(at), toI32(b, loc, digit)));
+  }
   if (layout.kind == QuantKind::K4) {
     // Sub-block j = lane / 32; its nibbles in the 32 bytes of lane / 64,
     // low for the first 32 of each 64.
@@ -470,6 +542,15 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
   // number of values start at even bytes.
   int64_t align = n % 2 == 0 ? 2 : 1;
   SmallVector<Value> values;
+  if (layout.kind == QuantKind::T2) {
+    Value d = readHalf(layout.scaleOffset);
+    SmallVector<Value> words =
+        readSliceQuants(readWord, blockOffset, first, n, rowBytes);
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(
+          getTernaryValue(b, loc, d, byteField(b, loc, words, k, 2)));
+    return values;
+  }
   if (layout.kind == QuantKind::K4) {
     // 144-byte blocks: 4-aligned, as is a slice of a multiple of 4. The
     // slice lies in sub-block j = first / 32; its 12 bytes of scales are
@@ -636,7 +717,10 @@ Value BlockDecoder::readScale(const WordReader &readWord, Value blockOffset,
                               int64_t rowBytes) {
   Value bits = arith::TruncIOp::create(
       b, loc, b.getI16Type(),
-      readWindow(readWord, blockOffset, 2, 2, rowBytes)[0]);
+      readWindow(
+          readWord,
+          addIndex(b, loc, blockOffset, getBlockLayout(type).scaleOffset), 2, 2,
+          rowBytes)[0]);
   return arith::BitcastOp::create(b, loc, b.getF16Type(), bits);
 }
 
@@ -651,6 +735,25 @@ SmallVector<Value> BlockDecoder::readSliceQuants(const WordReader &readWord,
                               arith::AddIOp::create(b, loc, blockOffset, first),
                               indexConst(b, loc, layout.quantsOffset)),
         n, 2, rowBytes);
+  if (layout.kind == QuantKind::T2) {
+    // tq2_0: bits 2t of bytes 32 (first / 128) + first % 32 .., with
+    // t = first % 128 / 32 (66-byte blocks: 2-aligned).
+    Value start = arith::AddIOp::create(
+        b, loc, blockOffset,
+        arith::AddIOp::create(
+            b, loc, mulIndex(b, loc, divIndex(b, loc, first, 128), 32),
+            remIndex(b, loc, first, 32)));
+    Value shift = arith::MulIOp::create(
+        b, loc,
+        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 128), 32)),
+        i32Const(b, loc, 2));
+    SmallVector<Value> words;
+    for (Value word : readWindow(readWord, start, n, 2, rowBytes))
+      words.push_back(arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, word, shift),
+          i32Const(b, loc, 0x03030303)));
+    return words;
+  }
   // q4_0's nibbles from column first % 16, shifted down by 4 in the block's
   // second half.
   auto [start, shift] = getNibbleStart(blockOffset, first, layout.quantsOffset);
@@ -674,12 +777,16 @@ SmallVector<Value> BlockDecoder::decodeSliceF16Pairs(const WordReader &readWord,
   if (isa<Q8_0Type>(type))
     return decodeQ8WordsF16Pairs(b, loc, words, d);
   Value scale = vector::BroadcastOp::create(b, loc, pairType, d);
+  // 1024 + q less 1032 (q4_0: q - 8) or 1025 (tq2_0: q - 1), exact; the
+  // product with d is exact in f16 too for tq2_0 (or overflows as
+  // rounding the f32 product does).
   Value bias = arith::ConstantOp::create(
       b, loc, pairType,
-      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, 1032)));
+      DenseElementsAttr::get(
+          pairType, b.getFloatAttr(f16, isa<TQ2_0Type>(type) ? 1025 : 1032)));
   SmallVector<Value> pairs;
   for (Value u : words) {
-    // Four unsigned bytes u, the nibbles.
+    // Four unsigned bytes u, the nibbles (tq2_0: 2-bit quants).
     auto [low, high] = getMagicF16Pairs(b, loc, u);
     for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(

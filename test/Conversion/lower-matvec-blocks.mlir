@@ -236,6 +236,56 @@ func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
 
 // -----
 
+// tq2_0 (ternary, 66-byte super-blocks of 2-bit quants, d last), to f16:
+// a slice's quants are bytes of 0..3 after a shift and mask, decoded as
+// f16 pairs (1024 + q less 1025, times d: exact). tq1_0 (base-3 digits)
+// has no slices: its weight keeps the dequantize's kernel.
+// CHECK-LABEL: func.func @ternary
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x132xi8>, vector<4xi8>
+// CHECK: arith.andi {{.*}}, %c50529027_i32{{[_0-9]*}} : i32
+// CHECK: vector.shuffle {{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
+// CHECK: arith.subf {{.*}} : vector<2xf16>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<4x512xf16>)
+// CHECK: gpu.launch
+// CHECK: vector.load %{{.*}} : memref<4x512xf16>, vector<8xf16>
+func.func @ternary(%w: memref<4x132xi8>, %w1: memref<4x108xi8>, %x: memref<512xf16>) -> (memref<4xf32>, memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<4xf32>
+  %y1 = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x512xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<4x512xf16>) attrs = {cachet.block_dequantize = !cachet.tq2_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<4x132xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on tq2_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 tq2_0 slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  linalg.matvec ins(%a, %x : memref<4x512xf16>, memref<512xf16>) outs(%y : memref<4xf32>)
+  %a1 = memref.alloc() : memref<4x512xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a1 : memref<4x512xf16>) attrs = {cachet.block_dequantize = !cachet.tq1_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w1[%i, %c0] : memref<4x108xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  linalg.fill ins(%cst : f32) outs(%y1 : memref<4xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 (paired: 8) 16-byte loads per lane in flight; on the dequantized copy: tq1_0 blocks are not decoded in registers by the subgroup kernel (no slices)}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a1, %x : memref<4x512xf16>, memref<512xf16>) outs(%y1 : memref<4xf32>)
+  return %y, %y1 : memref<4xf32>, memref<4xf32>
+}
+
+// -----
+
 // Not read as blocks: rows of 3 q8_0 blocks (102 bytes) are not whole
 // 32-bit words; the float kernel runs on the dequantized copy, which stays.
 // CHECK-LABEL: func.func @odd_blocks

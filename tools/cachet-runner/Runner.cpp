@@ -282,6 +282,7 @@ bool blockInfo(const std::string &format, BlockInfo &info) {
       {"q4_1", {20, {0, 2}, 15}},        {"q5_0", {22, {0}, 16}},
       {"q5_1", {24, {0, 2}, 31}},        {"iq4_nl", {18, {0}, 127}},
       {"q4_K", {144, {0, 2}, 945, 256}}, {"q6_K", {210, {208}, 4096, 256}},
+      {"tq2_0", {66, {64}, 2, 256}},     {"tq1_0", {54, {52}, 1, 256}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -623,6 +624,30 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
           values.push_back(d * scale * q - dmin * min);
           steps.push_back(std::fabs(d * scale));
         }
+      }
+      continue;
+    }
+    if (format == "tq2_0" || format == "tq1_0") {
+      // Ternary: (t - 1) * d; tq2_0's t in 2-bit fields, tq1_0's base-3
+      // digits (five per byte of qs, four per byte of qh).
+      bool two = format == "tq2_0";
+      double d = half(block + (two ? 64 : 52));
+      static const int pow3[5] = {1, 3, 9, 27, 81};
+      for (int i = 0; i < 256; ++i) {
+        int t;
+        if (two) {
+          t = (block[32 * (i / 128) + i % 32] >> (2 * (i % 128 / 32))) & 3;
+        } else {
+          int byte = i < 160   ? block[i % 32]
+                     : i < 240 ? block[32 + (i - 160) % 16]
+                               : block[48 + (i - 240) % 4];
+          int digit = i < 160   ? i / 32
+                      : i < 240 ? (i - 160) / 16
+                                : (i - 240) / 4;
+          t = (static_cast<uint8_t>(byte * pow3[digit]) * 3) >> 8;
+        }
+        values.push_back((t - 1) * d);
+        steps.push_back(std::fabs(d));
       }
       continue;
     }

@@ -2,8 +2,8 @@
 //-*-===//
 //
 // Emits the decoding of one value of a ggml block (q8_0, q4_0, q4_1, q5_0,
-// q5_1, iq4_nl, and the k-quants q4_K and q6_K) as f32 arithmetic on its
-// bytes. The bytes are read through a
+// q5_1, iq4_nl, the k-quants q4_K and q6_K, the ternary tq2_0 and tq1_0) as
+// f32 arithmetic on its bytes. The bytes are read through a
 // callback, so the same decoding serves the reference lowering (tensor
 // elements) and hand-written kernels (global or workgroup memory): every
 // path computes the same f32 value, bit for bit.
@@ -96,7 +96,7 @@ public:
                                                  mlir::Value blockOffset,
                                                  mlir::Value first, int64_t n,
                                                  int64_t rowBytes);
-  /// The f16 scale `d` of the block at `blockOffset` (its first field).
+  /// The f16 scale `d` of the block at `blockOffset`.
   mlir::Value readScale(const WordReader &readWord, mlir::Value blockOffset,
                         int64_t rowBytes);
   /// The q8_0 quants in the i32 `words` times the f16 scale `d` as
@@ -114,17 +114,23 @@ public:
 
   /// Whether decodeSliceF16Pairs() takes slices of `n` values of `type`.
   static bool takesF16Pairs(BlockQuantizedType type, int64_t n) {
-    return (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_0Type>(type)) &&
+    return (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_0Type>(type) ||
+            llvm::isa<TQ2_0Type>(type)) &&
            n % 4 == 0 && takesSlice(type, n);
   }
 
   /// Whether decodeSlice() takes slices of `n` values of `type` (q8_0's
   /// bytes are whole values; a 4-bit slice lies in one half of the
   /// nibbles; q4_K's in one sub-block of 32, with one scale and min; q6_K's
-  /// in one run of 16, with one scale).
+  /// in one run of 16, with one scale; tq2_0's in one run of 32 bytes and
+  /// bit pair). tq1_0 has no slices: its digit changes every 4 values at
+  /// the end of a block.
   static bool takesSlice(BlockQuantizedType type, int64_t n) {
+    if (llvm::isa<TQ1_0Type>(type))
+      return false;
     return n >= 1 && 32 % n == 0 &&
-           (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_KType>(type) || n <= 16);
+           (llvm::isa<Q8_0Type>(type) || llvm::isa<Q4_KType>(type) ||
+            llvm::isa<TQ2_0Type>(type) || n <= 16);
   }
 
 private:

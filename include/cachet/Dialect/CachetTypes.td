@@ -33,7 +33,8 @@ class Cachet_BlockType<string name, string typeMnemonic, int values, int bytes,
     !if(!eq(values, 32),
         "A llama.cpp KV cache of one layer is `tensor<S x Hkv x (D/32) x "
             # "!cachet." # typeMnemonic # ">` (token-major).",
-        "A super-block format for weights (GGUF files' k-quants): "
+        "A super-block format for weights (GGUF files' k-quants and "
+            # "ternary formats): "
             # "`cachet.dequantize` and the mat-vec kernels take it; KV "
             # "caches (`cachet.dequant_transpose`, attention) and "
             # "`cachet.quantize` take the 32-value formats only."));
@@ -78,6 +79,18 @@ def Cachet_Q6_KType : Cachet_BlockType<"Q6_K", "q6_K", 256, 210, 0,
     "`ql[64 h + l + 32 (t % 2)]` (low nibble for t < 2, else high), the high "
     "2 in bits 2t, 2t + 1 of `qh[32 h + l]`",
     "`(d * scales[8 h + l / 16 + 2 t]) * (q - 32)`">;
+
+def Cachet_TQ2_0Type : Cachet_BlockType<"TQ2_0", "tq2_0", 256, 66, 0,
+    "`uint8 qs[64]`, `d` (last): four 2-bit quants per byte",
+    "`(q - 1) * d` (ternary) with q = bits 2t, 2t + 1 of "
+    "`qs[32 (i / 128) + i % 32]`, t = (i % 128) / 32">;
+def Cachet_TQ1_0Type : Cachet_BlockType<"TQ1_0", "tq1_0", 256, 54, 0,
+    "`uint8 qs[48]`, `uint8 qh[4]`, `d` (last): five base-3 digits per byte "
+    "of qs, four per byte of qh",
+    "`(t - 1) * d` (ternary) with t = `(uint8)(b * 3^n) * 3 >> 8` and: for "
+    "i < 160, b = `qs[i % 32]`, n = i / 32; for i < 240, b = "
+    "`qs[32 + (i - 160) % 16]`, n = (i - 160) / 16; else b = "
+    "`qh[(i - 240) % 4]`, n = (i - 240) / 4">;
 
 /// Any block-quantized element type.
 def Cachet_AnyBlockType

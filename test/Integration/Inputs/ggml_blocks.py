@@ -34,7 +34,8 @@ LAYOUT = {  # bytes, has m, has qh
     "q5_1": (24, True, True),
     "iq4_nl": (18, False, False),
 }
-K_BYTES = {"q4_K": 144, "q6_K": 210}  # super-blocks of 256 values
+K_BYTES = {"q4_K": 144, "q6_K": 210,  # super-blocks of 256 values
+           "tq2_0": 66, "tq1_0": 54}
 
 
 def half(x):
@@ -42,8 +43,31 @@ def half(x):
 
 
 def k_block(fmt, rng):
-    """A random q4_K or q6_K super-block and its 256 values, by the layouts
-    of ggml-common.h and the formulas of dequantize_row_q4_K / _q6_K."""
+    """A random q4_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
+    by the layouts of ggml-common.h and the formulas of dequantize_row_*."""
+    if fmt == "tq2_0":
+        d = half(rng.uniform(-0.1, 0.1))
+        qs = [rng.randrange(256) for _ in range(64)]
+        values = []
+        for j in range(0, 64, 32):
+            for l in range(4):
+                for m in range(32):
+                    values.append((((qs[j + m] >> (2 * l)) & 3) - 1) * d)
+        return bytes(qs) + struct.pack("<e", d), values
+    if fmt == "tq1_0":
+        d = half(rng.uniform(-0.1, 0.1))
+        qs = [rng.randrange(256) for _ in range(48)]
+        qh = [rng.randrange(256) for _ in range(4)]
+        pow3 = [1, 3, 9, 27, 81, 243]
+        digit = lambda b, n: (((b * pow3[n]) & 0xFF) * 3) >> 8
+        values = []
+        for n in range(5):
+            values += [(digit(qs[m], n) - 1) * d for m in range(32)]
+        for n in range(5):
+            values += [(digit(qs[32 + m], n) - 1) * d for m in range(16)]
+        for n in range(4):
+            values += [(digit(qh[j], n) - 1) * d for j in range(4)]
+        return bytes(qs) + bytes(qh) + struct.pack("<e", d), values
     if fmt == "q4_K":
         d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
         sc = [rng.randrange(256) for _ in range(12)]
