@@ -747,21 +747,23 @@ SmallVector<Value> BlockDecoder::readSliceQuants(const WordReader &readWord,
         b, loc,
         toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 128), 32)),
         i32Const(b, loc, 2));
-    SmallVector<Value> words;
-    for (Value word : readWindow(readWord, start, n, 2, rowBytes))
-      words.push_back(arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, word, shift),
-          i32Const(b, loc, 0x03030303)));
-    return words;
+    return readFields(readWord, start, shift, 0x03030303, n, rowBytes);
   }
   // q4_0's nibbles from column first % 16, shifted down by 4 in the block's
   // second half.
   auto [start, shift] = getNibbleStart(blockOffset, first, layout.quantsOffset);
+  return readFields(readWord, start, shift, 0x0F0F0F0F, n, rowBytes);
+}
+
+SmallVector<Value> BlockDecoder::readFields(const WordReader &readWord,
+                                            Value start, Value shift,
+                                            uint32_t mask, int64_t n,
+                                            int64_t rowBytes) {
   SmallVector<Value> words;
   for (Value word : readWindow(readWord, start, n, 2, rowBytes))
     words.push_back(arith::AndIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, word, shift),
-        i32Const(b, loc, 0x0F0F0F0F)));
+        i32Const(b, loc, static_cast<int32_t>(mask))));
   return words;
 }
 

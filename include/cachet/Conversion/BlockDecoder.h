@@ -147,6 +147,13 @@ private:
   std::pair<mlir::Value, mlir::Value> getNibbleStart(mlir::Value blockOffset,
                                                      mlir::Value first,
                                                      int64_t quantsOffset);
+  /// The `n` bytes from byte `start` (an index, a multiple of 2) as words
+  /// shifted right by the i32 `shift` and masked by `mask`: one quant of a
+  /// slice in each byte.
+  llvm::SmallVector<mlir::Value> readFields(const WordReader &readWord,
+                                            mlir::Value start,
+                                            mlir::Value shift, uint32_t mask,
+                                            int64_t n, int64_t rowBytes);
   /// `count` bytes from byte `start` (an index, a multiple of `align`) of
   /// a row of `rowBytes` bytes, as i32 words holding 4 bytes each
   /// (little-endian), from aligned words shifted into place.
