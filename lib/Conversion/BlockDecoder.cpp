@@ -445,17 +445,36 @@ Value BlockDecoder::highBits() {
   return word;
 }
 
-/// kvalues[quant] of iq4_nl, as i32 (a select chain: no table in memory,
-/// so the kernel needs no extra buffer).
+/// kvalues[quant] of iq4_nl, as i32 (from constants in registers: no
+/// table in memory, so the kernel needs no extra buffer).
 Value BlockDecoder::codeBook(Value quant) {
-  Value result = i32Const(b, loc, kIQ4NLValues[0]);
-  for (int i = 1; i < 16; ++i) {
-    Value isI = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, quant,
-                                      i32Const(b, loc, i));
-    result = arith::SelectOp::create(b, loc, isI,
-                                     i32Const(b, loc, kIQ4NLValues[i]), result);
+  // The 16 entries as four little-endian i32 words of four bytes: bits 3
+  // and 2 of the quant pick the word, bits 1 and 0 its byte (about ten
+  // integer ops instead of a chain of fifteen compares and selects).
+  Value words[4];
+  for (int w = 0; w < 4; ++w) {
+    uint32_t packed = 0;
+    for (int k = 0; k < 4; ++k)
+      packed |= uint32_t(uint8_t(kIQ4NLValues[4 * w + k])) << (8 * k);
+    words[w] = i32Const(b, loc, static_cast<int32_t>(packed));
   }
-  return result;
+  auto bitSet = [&](int32_t bit) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, quant, i32Const(b, loc, bit)),
+        i32Const(b, loc, 0));
+  };
+  Value bit2 = bitSet(4);
+  Value word = arith::SelectOp::create(
+      b, loc, bitSet(8),
+      arith::SelectOp::create(b, loc, bit2, words[3], words[2]),
+      arith::SelectOp::create(b, loc, bit2, words[1], words[0]));
+  Value shift = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, quant, i32Const(b, loc, 3)),
+      i32Const(b, loc, 3));
+  Value byte = arith::TruncIOp::create(
+      b, loc, b.getI8Type(), arith::ShRUIOp::create(b, loc, word, shift));
+  return arith::ExtSIOp::create(b, loc, b.getI32Type(), byte);
 }
 
 //===----------------------------------------------------------------------===//

@@ -43,9 +43,11 @@ func.func @q8_0(%kq: tensor<16x2x4x!cachet.q8_0>) -> tensor<16x2x128xf16> {
 // q5_1
 // CHECK: arith.constant 24 : index
 // CHECK: arith.uitofp
-// iq4_nl: the code book.
-// CHECK: arith.constant -127 : i32
-// CHECK: arith.constant 113 : i32
+// iq4_nl: the code book, four entries per i32 word (-127 -104 -83 -65 ..
+// 53 69 89 113), a byte picked by the quant's bits.
+// CHECK: arith.constant -1079142271 : i32
+// CHECK: arith.constant 1901675829 : i32
+// CHECK: arith.extsi {{.*}} : i8 to i32
 func.func @formats(%a: tensor<4x1x!cachet.q4_0>, %b: tensor<4x1x!cachet.q4_1>,
     %c: tensor<4x1x!cachet.q5_0>, %d: tensor<4x1x!cachet.q5_1>,
     %e: tensor<4x1x!cachet.iq4_nl>)
