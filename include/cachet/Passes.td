@@ -936,14 +936,6 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "products and held in registers across the iteration (with "
            "registers for 256 threads per SM unless decode-workgroups-per-cu "
            "says); 1, after them">,
-    Option<"decodeMmaSharedStages", "decode-mma-shared-stages", "int64_t",
-           /*default=*/"0",
-           "Steps of K/V rows each subgroup of the mma-sync decode kernel "
-           "keeps in a ring in workgroup memory (2 to 4): the rows are "
-           "copied there by cp.async, coalesced, that many steps less one "
-           "ahead, and the lanes decode them from there; 0: none, the lanes "
-           "load their K/V from global memory into registers "
-           "(decode-mma-stages)">,
     Option<"decodeWorkgroupsPerUnit", "decode-workgroups-per-cu", "int64_t",
            /*default=*/"0",
            "Decode workgroups per compute unit that the split fills the "

@@ -144,10 +144,6 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
     return bad("decode-mma-unroll", o.decodeMmaUnroll, "1 to 8");
   if (o.decodeMmaStages != 1 && o.decodeMmaStages != 2)
     return bad("decode-mma-stages", o.decodeMmaStages, "1 or 2");
-  if (o.decodeMmaSharedStages != 0 &&
-      (o.decodeMmaSharedStages < 2 || o.decodeMmaSharedStages > 4))
-    return bad("decode-mma-shared-stages", o.decodeMmaSharedStages,
-               "0 (none) or 2 to 4");
   if (o.decodeWorkgroupsPerUnit < 0 || o.decodeWorkgroupsPerUnit > 32)
     return bad("decode-workgroups-per-cu", o.decodeWorkgroupsPerUnit,
                "0 (auto) to 32");
@@ -305,40 +301,6 @@ DecodeLayout cachet::getDecodeLayout(const AttentionShape &s, int64_t rows,
   return l;
 }
 
-int64_t cachet::getDecodeMmaRingStride(int64_t rowBytes) {
-  return rowBytes % 128 == 0 ? rowBytes + 64 : rowBytes;
-}
-
-DecodeMmaLayout cachet::getDecodeMmaLayout(const AttentionShape &s,
-                                           int64_t rows, int64_t warps,
-                                           int64_t positions, int64_t stages) {
-  DecodeMmaLayout l;
-  int64_t keyRow = getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock);
-  int64_t valueRow =
-      getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock);
-  l.keyStride = getDecodeMmaRingStride(keyRow);
-  l.valueStride = getDecodeMmaRingStride(valueRow);
-  // A ring's steps, then 32 lanes' pieces of the rows' copy width.
-  l.keyRing = llvm::alignTo(
-      stages * positions * l.keyStride + 32 * getPackedCopyBytes(keyRow), 128);
-  l.valueRing = llvm::alignTo(stages * positions * l.valueStride +
-                                  32 * getPackedCopyBytes(valueRow),
-                              128);
-  int64_t at = 0;
-  auto place = [&](int64_t bytes) {
-    int64_t offset = at;
-    at += llvm::alignTo(bytes, 128);
-    return offset;
-  };
-  l.query = place(4);
-  l.acc = place(4 * llvm::alignTo(rows, 8) * s.valueDim);
-  l.stats = place(4 * 2 * rows * warps);
-  l.keys = place(warps * l.keyRing);
-  l.values = place(warps * l.valueRing);
-  l.total = at;
-  return l;
-}
-
 /// The block format `kv` was dequantized once from (the head-major scratch
 /// of cachet-dequant-once-kv), or null.
 static BlockQuantizedType getDequantizedOnceFrom(Value kv) {
@@ -402,14 +364,8 @@ MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
                                            KernelConfigAttr config) {
   ArrayRef<int64_t> tile = config.getTile();
-  if (config.getVariant() == KernelVariant::AttentionDecodeMmaSync) {
-    int64_t warps = config.getWorkgroup() / 32;
-    if (config.getDynamicShared())
-      return getDecodeMmaLayout(s, tile[0], warps, tile[1] / warps,
-                                config.getStages())
-          .total;
-    return getDecodeMmaBytes(s, tile[0], warps);
-  }
+  if (config.getVariant() == KernelVariant::AttentionDecodeMmaSync)
+    return getDecodeMmaBytes(s, tile[0], config.getWorkgroup() / 32);
   if (config.getVariant() == KernelVariant::AttentionDecode) {
     int64_t subgroup = config.getSubgroup() ? config.getSubgroup() : 32;
     if (config.getStages() == 2)
@@ -741,41 +697,10 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   // sm_90): 256 threads per SM (two workgroups of 128), which the split
   // targets (run 76: 42 against 60 us at tg1 @ d32768 f16, where 64
   // splits at 150 registers and 3 workgroups per SM ran a second wave).
-  // Staged in workgroup memory, a lane holds one step: the same 256 threads
-  // per SM, their rings' bytes permitting.
-  int64_t shared = o.decodeMmaSharedStages;
   int64_t minWorkgroups = o.decodeWorkgroupsPerUnit ? o.decodeWorkgroupsPerUnit
-                          : o.decodeMmaStages == 2 || shared
+                          : o.decodeMmaStages == 2
                               ? std::max<int64_t>(1, 256 / threads)
                               : 0;
-  // The ring's steps: as many as asked whose rings let the workgroups per
-  // SM that the split counts on fit its workgroup memory.
-  std::string ringCut;
-  if (shared) {
-    int64_t sharedBytes = getLimits(profile).second;
-    int64_t perUnit = std::max<int64_t>(1, minWorkgroups);
-    auto fits = [&](int64_t stages) {
-      return perUnit * getDecodeMmaLayout(s, rows, warps,
-                                          16 * o.decodeMmaUnroll, stages)
-                           .total <=
-             sharedBytes;
-    };
-    int64_t asked = shared;
-    while (shared >= 2 && !fits(shared))
-      --shared;
-    if (shared < 2) {
-      shared = 0;
-      ringCut = llvm::formatv(
-          "; no ring in workgroup memory (decode-mma-shared-stages={0}): "
-          "two steps' K/V rows for {1} workgroups need more than the {2} "
-          "bytes",
-          asked, perUnit, sharedBytes);
-    } else if (shared != asked) {
-      ringCut = llvm::formatv(" (cut from {0}: {1} workgroups' rings in {2} "
-                              "bytes)",
-                              asked, perUnit, sharedBytes);
-    }
-  }
   std::string splitFrom;
   int64_t split = getDecodeSplit(s, profile, o, stepPositions, threads,
                                  splitFrom, minWorkgroups);
@@ -792,10 +717,9 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
-      /*rowBlocks=*/1, shared ? shared : o.decodeMmaStages, split,
-      /*padBytes=*/0,
+      /*rowBlocks=*/1, o.decodeMmaStages, split, /*padBytes=*/0,
       /*loads=*/{}, minWorkgroups, /*resident=*/{},
-      /*dynamicShared=*/shared != 0,
+      /*dynamicShared=*/false,
       /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
       /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
       /*loadBytes=*/wordLoads ? 4 : 0);
@@ -809,24 +733,13 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       "kernel ({11})",
       split, splitFrom, allRows, s.group, s.queries, rows, s.kvHeads,
       allRows / rows, threads, s.queryElement,
-      shared
-          ? getDecodeMmaLayout(s, rows, warps, 16 * o.decodeMmaUnroll, shared)
-                .total
-          : getDecodeMmaBytes(s, rows, warps),
+      getDecodeMmaBytes(s, rows, warps),
       profile ? ("profile " + profile.getName()).str()
               : std::string("no profile: defaults"),
       16 * o.decodeMmaUnroll, keyRun);
-  if (shared)
-    d.remark += llvm::formatv(
-        "; each subgroup's K/V rows copied by cp.async into a ring of {0} "
-        "steps in workgroup memory, {1} steps ahead, and read there "
-        "(decode-mma-shared-stages={0}{2})",
-        shared, shared - 1, ringCut);
-  else if (o.decodeMmaStages == 2)
+  if (o.decodeMmaStages == 2)
     d.remark += "; each step's loads issued before the previous step's "
                 "products (decode-mma-stages=2)";
-  if (!shared)
-    d.remark += ringCut;
   if (minWorkgroups)
     d.remark +=
         llvm::formatv("; registers for {0} workgroups per SM", minWorkgroups);

@@ -76,12 +76,8 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
                     ? c.keyTile
                     : c.queryTile / (16 * c.rowBlocks) * c.subgroup;
   c.split = config.getSplit();
-  c.stagedRows =
-      (c.variant == Variant::Decode && config.getStages() == 2) ||
-      (c.variant == Variant::DecodeMmaSync && config.getDynamicShared());
-  c.pipelined = c.variant == Variant::DecodeMmaSync &&
-                config.getStages() == 2 && !config.getDynamicShared();
-  c.stages = config.getStages();
+  c.stagedRows = c.variant == Variant::Decode && config.getStages() == 2;
+  c.pipelined = c.variant == Variant::DecodeMmaSync && config.getStages() == 2;
   c.loadBytes = getDecodeLoadBytes(s, config);
   c.maxLoadBytes = config.getLoadBytes() ? config.getLoadBytes() : 16;
   c.vectorWidth = config.getVectorWidth();

@@ -207,11 +207,6 @@ struct AttentionConfigOptions {
   /// Steps of the mma-sync decode kernel whose loads are in flight: 2
   /// (each step's loads issued before the previous step's products), or 1.
   int64_t decodeMmaStages = 2;
-  /// Steps of K/V rows each subgroup of the mma-sync decode kernel keeps in
-  /// a ring in workgroup memory, copied there by cp.async `stages` - 1
-  /// steps ahead (coalesced) and read from it; 0: none (the lanes load from
-  /// global memory into registers, decode-mma-stages).
-  int64_t decodeMmaSharedStages = 0;
   /// Decode workgroups per compute unit the split targets, not rounded (0: 256
   /// threads' worth for the pipelined mma-sync kernel, else four with the
   /// split a power of two); on mma.sync also its min_workgroups_per_sm.
@@ -257,28 +252,6 @@ struct DecodeLayout {
 };
 DecodeLayout getDecodeLayout(const AttentionShape &s, int64_t rows,
                              int64_t threads, int64_t subgroup);
-
-/// The dynamic workgroup memory of the mma-sync decode kernel whose
-/// subgroups stage their K/V rows in workgroup memory (`stages` > 0, its
-/// config's dynamic_shared): a placeholder Q, the merged accumulator (rows
-/// padded to 8) and the subgroups' row maxima and sums (f32), then each of
-/// the `warps` subgroups' rings of `stages` steps of `positions` K rows and
-/// V rows (at getDecodeMmaRingStride), each ring followed by the bytes
-/// that the empty copies of a partly used copy instruction write. `keys` /
-/// `values`: the first ring's offset; `keyRing` / `valueRing`: the bytes
-/// from one subgroup's ring to the next.
-struct DecodeMmaLayout : DecodeLayout {
-  int64_t keyRing = 0, valueRing = 0;
-};
-DecodeMmaLayout getDecodeMmaLayout(const AttentionShape &s, int64_t rows,
-                                   int64_t warps, int64_t positions,
-                                   int64_t stages);
-
-/// The stride in the mma-sync decode kernel's rings of a K or V row of
-/// `rowBytes`: rows of a multiple of 128 bytes (f16 / bf16) are padded by
-/// 64 so that the lanes' 16-byte reads of 2 rows, or of 4 rows 2 apart,
-/// hit distinct banks; block rows (136, 72 bytes) keep their size.
-int64_t getDecodeMmaRingStride(int64_t rowBytes);
 
 /// Returns "" or which option is out of range, and its allowed values.
 std::string checkAttentionConfigOptions(const AttentionConfigOptions &options);

@@ -85,12 +85,8 @@ struct KernelConfig {
   /// Workgroups sharing one KV head's positions (decode kernel).
   int64_t split = 1;
   /// Whether the decode kernel copies each step's K/V rows into
-  /// double-buffered dynamic workgroup memory (its config's stages = 2), or
-  /// the mma-sync decode kernel's subgroups copy theirs into rings of
-  /// `stages` steps (its config's dynamic_shared).
+  /// double-buffered dynamic workgroup memory (its config's stages = 2).
   bool stagedRows = false;
-  /// The config's stages.
-  int64_t stages = 1;
   /// Whether the mma-sync decode kernel issues each step's K/V loads before
   /// the previous step's products (its config's stages = 2), holding them
   /// in registers.

@@ -239,22 +239,7 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
           nullptr, workgroup),
       MemRefType::get({warps, 2 * rows}, f32Type, nullptr, workgroup)};
   DecodeLayout layout;
-  if (c.stagedRows && onMma) {
-    // Each subgroup's rings of K and V rows, as flat buffers (the loads
-    // index them by element).
-    DecodeMmaLayout mmaLayout =
-        getDecodeMmaLayout(s, rows, warps, c.keyTile / warps, c.stages);
-    layout = mmaLayout;
-    auto ringType = [&](int64_t ring, Type element, BlockQuantizedType block) {
-      Type stored = block ? Type(b.getI8Type()) : element;
-      int64_t bytes = block ? 1 : element.getIntOrFloatBitWidth() / 8;
-      return MemRefType::get({warps * ring / bytes}, stored, nullptr,
-                             workgroup);
-    };
-    shared.push_back(ringType(mmaLayout.keyRing, s.keyElement, s.keyBlock));
-    shared.push_back(
-        ringType(mmaLayout.valueRing, s.valueElement, s.valueBlock));
-  } else if (c.stagedRows) {
+  if (c.stagedRows) {
     layout = getDecodeLayout(s, rows, threads, c.subgroup);
     auto rowsType = [&](int64_t stride, Type element,
                         BlockQuantizedType block) {

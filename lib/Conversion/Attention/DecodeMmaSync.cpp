@@ -40,10 +40,8 @@
 
 #include "cachet/Conversion/BlockDecoder.h"
 
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -427,132 +425,34 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
     return block && c.loadBytes >= 8 &&
            getDecodeRowBytes(dim, Type(), block) % 8 == 0;
   };
-  // Staged (config dynamic_shared): each subgroup's rings of `stages` steps
-  // of its positions' K and V rows in workgroup memory, flat (element
-  // offsets), each ring followed by a spare piece per lane.
-  const int64_t positions = 16 * unroll, stages = c.stages;
-  struct Ring {
-    Value source, memory, first;
-    int64_t rowBytes = 0, elementBytes = 1, stride = 0;
-  };
-  SmallVector<Ring> rings;
-  if (c.stagedRows) {
-    DecodeMmaLayout layout =
-        getDecodeMmaLayout(s, rows, c.threads / 32, positions, stages);
-    for (auto [source, memory, dim, element, block, ring, stride] :
-         {std::tuple<Value, Value, int64_t, Type, BlockQuantizedType, int64_t,
-                     int64_t>{key, f.kRows, s.headDim, s.keyElement, s.keyBlock,
-                              layout.keyRing, layout.keyStride},
-          {value, f.vRows, s.valueDim, s.valueElement, s.valueBlock,
-           layout.valueRing, layout.valueStride}}) {
-      Ring r;
-      r.source = source;
-      r.memory = memory;
-      r.rowBytes = getDecodeRowBytes(dim, element, block);
-      r.elementBytes = block ? 1 : element.getIntOrFloatBitWidth() / 8;
-      r.stride = stride / r.elementBytes;
-      r.first =
-          arith::MulIOp::create(b, loc, f.warp, index(ring / r.elementBytes));
-      rings.push_back(r);
-    }
-  }
-  // The element offset of row `local` of step `stage` of `ring`.
-  auto ringRow = [&](const Ring &ring, Value stage, Value local) -> Value {
-    return arith::AddIOp::create(
-        b, loc, ring.first,
-        arith::MulIOp::create(
-            b, loc,
-            arith::AddIOp::create(
-                b, loc, arith::MulIOp::create(b, loc, stage, index(positions)),
-                local),
-            index(ring.stride)));
-  };
-  // Copies the K and V rows of the subgroup's positions of the step from
-  // `base` into step `stage` of its rings: pieces of the rows' copy width,
-  // lane l taking piece l + 32 k of the step's rows in order (coalesced),
-  // zero-filled past the split's end; the lanes past the last piece copy
-  // nothing into their own spare piece. Returns the copies' group.
-  auto copyStep = [&](Value base, Value stage) -> Value {
+  auto stepLoads = [&](Value base) {
     Value warpBase = arith::AddIOp::create(
-        b, loc, base, arith::MulIOp::create(b, loc, f.warp, index(positions)));
-    SmallVector<Value> tokens;
-    for (const Ring &ring : rings) {
-      int64_t width = getPackedCopyBytes(ring.rowBytes);
-      int64_t widthElements = width / ring.elementBytes;
-      int64_t perRow = ring.rowBytes / width, total = positions * perRow;
-      Value spare =
-          addIndex(arith::MulIOp::create(b, loc, f.lane, index(widthElements)),
-                   stages * positions * ring.stride);
-      for (int64_t k = 0; k < llvm::divideCeil(total, 32); ++k) {
-        Value piece = addIndex(f.lane, 32 * k);
-        Value row = arith::DivUIOp::create(b, loc, piece, index(perRow));
-        Value column = arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, piece, index(perRow)),
-            index(widthElements));
-        Value pos = arith::AddIOp::create(b, loc, warpBase, row);
-        Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            pos, f.end);
-        Value dst =
-            arith::AddIOp::create(b, loc, ringRow(ring, stage, row), column);
-        if (32 * (k + 1) > total) {
-          Value used = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             piece, index(total));
-          valid = arith::AndIOp::create(b, loc, valid, used);
-          column = arith::SelectOp::create(b, loc, used, column, index(0));
-          dst = arith::SelectOp::create(
-              b, loc, used, dst,
-              arith::AddIOp::create(b, loc, ring.first, spare));
-        }
-        Value clamped =
-            arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-        Value elements = arith::SelectOp::create(
-            b, loc, valid, index(widthElements), index(0));
-        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, ring.memory, ValueRange{dst}, ring.source,
-            kvIndices(f.kvHead, clamped, column), b.getIndexAttr(widthElements),
-            elements, width == 16 ? b.getUnitAttr() : nullptr));
-      }
-    }
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-  };
-  // The step's loads; staged, from step `stage` of the rings.
-  auto stepLoads = [&](Value base, Value stage = Value()) {
-    Value warpBase = arith::AddIOp::create(
-        b, loc, base, arith::MulIOp::create(b, loc, f.warp, index(positions)));
+        b, loc, base,
+        arith::MulIOp::create(b, loc, f.warp, index(16 * unroll)));
     SmallVector<Value> loads;
     sizes.clear();
-    // The lane's runs of the K or V row of the subgroup's position `local`
-    // (in global memory clamped to the split).
-    auto rowLoads = [&](int64_t which, Value local, int64_t count, int64_t run,
+    // The lane's runs of the K or V row at `pos` (clamped to the split).
+    auto rowLoads = [&](Value source, Value pos, int64_t count, int64_t run,
                         function_ref<Value(int64_t)> runStart, int64_t dim,
                         BlockQuantizedType block) {
+      Value readPos = arith::MinUIOp::create(b, loc, pos, f.last);
       size_t before = loads.size();
-      Value source = which == 0 ? key : value;
-      Value readPos, ringAt;
-      if (stage) {
-        ringAt = ringRow(rings[which], stage, local);
-        source = rings[which].memory;
-      } else
-        readPos = arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, warpBase, local), f.last);
-      auto at = [&](Value x) -> SmallVector<Value> {
-        if (stage)
-          return {arith::AddIOp::create(b, loc, ringAt, x)};
-        return kvIndices(f.kvHead, readPos, x);
-      };
       for (int64_t m = 0; m < count / run; ++m)
-        loads.append(loadPairs(source, at, runStart(m), run, dim, block,
-                               /*natural=*/false, wideRows(block, dim)));
+        loads.append(loadPairs(
+            source, [&](Value x) { return kvIndices(f.kvHead, readPos, x); },
+            runStart(m), run, dim, block, /*natural=*/false,
+            wideRows(block, dim)));
       sizes.push_back(loads.size() - before);
     };
     for (int64_t u = 0; u < unroll; ++u) {
+      Value first = addIndex(warpBase, 16 * u);
       for (int64_t j = 0; j < 2; ++j)
-        rowLoads(0, addIndex(g, 16 * u + 8 * j), kSlice, kRun, kRunStart,
-                 s.headDim, s.keyBlock);
+        rowLoads(key, addIndex(addIndex(first, 8 * j), g), kSlice, kRun,
+                 kRunStart, s.headDim, s.keyBlock);
       for (int64_t k = 0; k < 4; ++k)
-        rowLoads(1, addIndex(quad2, 16 * u + (k & 1) + 8 * (k >> 1)), vSlice,
-                 vRun, vRunStart, s.valueDim, s.valueBlock);
+        rowLoads(value,
+                 addIndex(addIndex(first, quad2), (k & 1) + 8 * (k >> 1)),
+                 vSlice, vRun, vRunStart, s.valueDim, s.valueBlock);
     }
     return loads;
   };
@@ -697,35 +597,7 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
   // Pipelined (config stages = 2), each step's loads are issued before the
   // previous step's products, and held in registers across the iteration.
   SmallVector<Value> state;
-  if (c.stagedRows) {
-    // The first `stages` - 1 steps' copies before the loop; each iteration
-    // starts the copies `stages` - 1 steps ahead into the step its lanes
-    // read last (all of them past it: warp-synchronized), waits for its own
-    // step's and reads it.
-    Value copies;
-    for (int64_t st = 0; st + 1 < stages; ++st)
-      copies = copyStep(addIndex(f.start, st * c.keyTile), index(st));
-    Value allLanes = arith::ConstantIntOp::create(b, loc, i32, -1);
-    state = decodeSteps(
-        f, count, c.keyTile, init, [&](Value base, ValueRange carried) {
-          Value iv = arith::DivUIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, base, f.start),
-              index(c.keyTile));
-          NVVM::SyncWarpOp::create(b, loc, allLanes);
-          copyStep(addIndex(base, (stages - 1) * c.keyTile),
-                   arith::RemUIOp::create(b, loc, addIndex(iv, stages - 1),
-                                          index(stages)));
-          nvgpu::DeviceAsyncWaitOp::create(b, loc, copies,
-                                           b.getI32IntegerAttr(stages - 1));
-          NVVM::SyncWarpOp::create(b, loc, allLanes);
-          return step(base, carried,
-                      stepLoads(base, arith::RemUIOp::create(b, loc, iv,
-                                                             index(stages))));
-        });
-    // Copies past the last step (of no bytes, or of positions no step
-    // reads) finish before the kernel leaves.
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, copies, b.getI32IntegerAttr(0));
-  } else if (c.pipelined) {
+  if (c.pipelined) {
     // The first step's loads are issued in the loop's first iteration and
     // the loop carries zeros into it, not loads: LLVM's instcombine would
     // fold a phi of two loads into one load at the top of the body, which
