@@ -306,9 +306,10 @@ LogicalResult KernelConfigAttr::verify(
                      "'split', 'pad_bytes', 'dynamic_shared', 'warp_sync' or "
                      "'lazy_rescale'";
   if (attention && (stageX || !loads.empty() || !resident.empty() ||
-                    fuseSiblings || fuseEpilogues))
+                    fuseSiblings || (fuseEpilogues && !decodeMma)))
     return fail() << "an attention kernel takes no 'stage_x', 'loads', "
-                     "'resident' or 'fuse_*'";
+                     "'resident' or 'fuse_*' (but the mma-sync decode "
+                     "kernel's 'fuse_epilogues')";
   return success();
 }
 

@@ -1041,6 +1041,10 @@ public:
   int compareRewrites();
   /// With `repeat`: times the GPU variants, rewrites off and on.
   int timeVariants();
+  /// With `repeat`: one more call after the timed ones, whose results must
+  /// be the first call's bytes (a kernel's state kept across calls, such
+  /// as the decode kernel's arrival counts, is back where it started).
+  int callAgain();
   /// 1 when a check or comparison failed, else 0.
   int getStatus() const { return status; }
 
@@ -1224,6 +1228,24 @@ int ArtifactRun::timeVariants() {
   return 0;
 }
 
+int ArtifactRun::callAgain() {
+  if (options.repeat <= 0)
+    return 0;
+  Buffers args, results;
+  if (!callVariant(gpu, manifest.gpu, args, results))
+    return reportFailure(gpu, "the call after the timed ones: " + error, err);
+  for (const Output &o : entryOutputs(manifest)) {
+    const std::vector<uint8_t> &first = o.bytesOf(gpuResults, gpuArgs);
+    bool same = o.bytesOf(results, args) == first;
+    out << "the call after the timed ones, " << o.label << ": "
+        << (same ? "byte-identical to the first" : "DIFFERENT from the first")
+        << " (" << first.size() << " bytes)\n";
+    if (!same)
+      status = 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int cachet::runArtifact(const RunOptions &options, std::ostream &out,
@@ -1233,7 +1255,7 @@ int cachet::runArtifact(const RunOptions &options, std::ostream &out,
        {&ArtifactRun::loadArtifact, &ArtifactRun::prepareInputs,
         &ArtifactRun::openDevice, &ArtifactRun::runGpu,
         &ArtifactRun::checkReference, &ArtifactRun::compareRewrites,
-        &ArtifactRun::timeVariants})
+        &ArtifactRun::timeVariants, &ArtifactRun::callAgain})
     if (int stop = (run.*step)())
       return stop;
   return run.getStatus();
