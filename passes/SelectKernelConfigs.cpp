@@ -53,7 +53,6 @@ struct SelectKernelConfigsPass final
     o.decodeMmaSync = decodeMmaSync;
     o.decodeMmaUnroll = decodeMmaUnroll;
     o.decodeMmaStages = decodeMmaStages;
-    o.decodeFoldMerge = decodeFoldMerge;
     o.decodeWorkgroupsPerUnit = decodeWorkgroupsPerUnit;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;

@@ -936,12 +936,6 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "products and held in registers across the iteration (with "
            "registers for 256 threads per SM unless decode-workgroups-per-cu "
            "says); 1, after them">,
-    Option<"decodeFoldMerge", "decode-fold-merge", "bool",
-           /*default=*/"true",
-           "Whether the mma-sync decode kernel's last workgroup of each KV "
-           "head to finish merges the splits' partial states (each "
-           "workgroup counts its arrival in a zero-initialized global), "
-           "instead of a second kernel">,
     Option<"decodeWorkgroupsPerUnit", "decode-workgroups-per-cu", "int64_t",
            /*default=*/"0",
            "Decode workgroups per compute unit that the split fills the "

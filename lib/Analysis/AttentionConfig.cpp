@@ -714,7 +714,6 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
   // reading 64 consecutive bytes of a row per load.
   int64_t keyRun = keyFromBlocks ? s.headDim / 4 : 8;
-  bool foldMerge = o.decodeFoldMerge && split > 1;
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
@@ -722,7 +721,7 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       /*loads=*/{}, minWorkgroups, /*resident=*/{},
       /*dynamicShared=*/false,
       /*warpSync=*/false, /*lazyRescale=*/false, /*stageX=*/false,
-      /*fuseSiblings=*/false, /*fuseEpilogues=*/foldMerge,
+      /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
       /*loadBytes=*/wordLoads ? 4 : 0);
   d.remark = llvm::formatv(
       "decode flash-attention kernel on mma.sync (split-KV, {0} splits: "
@@ -730,17 +729,14 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
       "workgroup, {0}x{6}x{7} workgroups of {8} threads (subgroup 32), "
       "Q K^T and P V as m16n8k16 {9} mma.sync, {12} positions per subgroup "
       "per step, each lane's K values in runs of {13}, {10} "
-      "bytes of workgroup memory; {14} ({11})",
+      "bytes of workgroup memory; partial softmax states merged by a second "
+      "kernel ({11})",
       split, splitFrom, allRows, s.group, s.queries, rows, s.kvHeads,
       allRows / rows, threads, s.queryElement,
       getDecodeMmaBytes(s, rows, warps),
       profile ? ("profile " + profile.getName()).str()
               : std::string("no profile: defaults"),
-      16 * o.decodeMmaUnroll, keyRun,
-      foldMerge ? "partial softmax states merged by the last workgroup of "
-                  "each KV head to finish (decode-fold-merge)"
-      : split > 1 ? "partial softmax states merged by a second kernel"
-                  : "one split: its state normalized by a second kernel");
+      16 * o.decodeMmaUnroll, keyRun);
   if (o.decodeMmaStages == 2)
     d.remark += "; each step's loads issued before the previous step's "
                 "products (decode-mma-stages=2)";

@@ -78,8 +78,6 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.split = config.getSplit();
   c.stagedRows = c.variant == Variant::Decode && config.getStages() == 2;
   c.pipelined = c.variant == Variant::DecodeMmaSync && config.getStages() == 2;
-  c.foldMerge =
-      c.variant == Variant::DecodeMmaSync && config.getFuseEpilogues();
   c.loadBytes = getDecodeLoadBytes(s, config);
   c.maxLoadBytes = config.getLoadBytes() ? config.getLoadBytes() : 16;
   c.vectorWidth = config.getVectorWidth();

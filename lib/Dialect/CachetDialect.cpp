@@ -306,10 +306,9 @@ LogicalResult KernelConfigAttr::verify(
                      "'split', 'pad_bytes', 'dynamic_shared', 'warp_sync' or "
                      "'lazy_rescale'";
   if (attention && (stageX || !loads.empty() || !resident.empty() ||
-                    fuseSiblings || (fuseEpilogues && !decodeMma)))
+                    fuseSiblings || fuseEpilogues))
     return fail() << "an attention kernel takes no 'stage_x', 'loads', "
-                     "'resident' or 'fuse_*' (but the mma-sync decode "
-                     "kernel's 'fuse_epilogues')";
+                     "'resident' or 'fuse_*'";
   return success();
 }
 

@@ -6,8 +6,6 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=CONFIG
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=KERNEL
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-fold-merge=false" -cachet-lower-attention -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOFOLD
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync decode-fold-merge=false" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFOLD-REMARK
 // Without allow-mma-sync (SPIR-V, ROCDL) or with decode-mma-sync=-1 the
 // kernels before it; decode-mma-sync=1 takes it where auto would not.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOSYNC
@@ -56,8 +54,8 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
   return %o : tensor<32x1x128xf16>
 }
 // CONFIG-LABEL: func.func @tg1_f16
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2, fuse_epilogues = true>
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 32 splits: 2 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each, cut from 33 to the workgroups that get positions (a multiple of 128 each)): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), Q K^T and P V as m16n8k16 f16 mma.sync, 16 positions per subgroup per step, each lane's K values in runs of 8, 4228 bytes of workgroup memory; partial softmax states merged by the last workgroup of each KV head to finish (decode-fold-merge) (profile h200); each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 2 workgroups per SM
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2>
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 32 splits: 2 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each, cut from 33 to the workgroups that get positions (a multiple of 128 each)): 4 query rows per KV head (GQA 4:1 x 1 queries), 4 per workgroup, 32x8x1 workgroups of 128 threads (subgroup 32), Q K^T and P V as m16n8k16 f16 mma.sync, 16 positions per subgroup per step, each lane's K values in runs of 8, 4228 bytes of workgroup memory; partial softmax states merged by a second kernel (profile h200); each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 2 workgroups per SM
 // KERNEL-LABEL: func.func @tg1_f16
 // KERNEL: gpu.launch blocks({{.*}}) in ({{.*}} = %c32{{.*}}, {{.*}} = %c8{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128
 // KERNEL: scf.for
@@ -66,31 +64,15 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
 // KERNEL: gpu.shuffle  idx
 // KERNEL-COUNT-8: nvvm.mma.sync
 // KERNEL: scf.yield
-// The last workgroup of each KV head to finish merges the splits: each
-// counts its arrival after a release fence, the last acquires and merges.
-// KERNEL: llvm.fence syncscope("device") acq_rel
-// KERNEL: memref.atomic_rmw addi
-// KERNEL: llvm.fence syncscope("device") acq_rel
-// KERNEL: scf.for
-// KERNEL: math.exp2
-// KERNEL: gpu.terminator
-// KERNEL-NOT: gpu.launch
-// KERNEL: return
-// With decode-fold-merge=false, a second kernel.
-// NOFOLD-LABEL: func.func @tg1_f16
-// NOFOLD-NOT: memref.atomic_rmw
-// NOFOLD: gpu.launch
-// NOFOLD: nvvm.mma.sync
-// NOFOLD: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}, {{.*}} = %c8
-// NOFOLD-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync {{.*}}; partial softmax states merged by a second kernel (profile h200)
+// KERNEL: gpu.launch
 // NOSYNC-LABEL: func.func @tg1_f16
 // NOSYNC: #cachet.kernel_config<variant = attention_decode,
 // FORCED-LABEL: func.func @tg1_f16
 // FORCED: variant = attention_decode_mma_sync
 // OPTIONS-LABEL: func.func @tg1_f16
-// OPTIONS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2, fuse_epilogues = true>
+// OPTIONS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 32, min_workgroups_per_sm = 2>
 // STAGES-LABEL: func.func @tg1_f16
-// STAGES: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 43, min_workgroups_per_sm = 3, fuse_epilogues = true>
+// STAGES: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, split = 43, min_workgroups_per_sm = 3>
 // STAGES-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 43 splits: 3 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each, cut from 49 to the workgroups that get positions (a multiple of 128 each)): {{.*}}; each step's loads issued before the previous step's products (decode-mma-stages=2); registers for 3 workgroups per SM
 // The loop carries zeros in place of loads into its first iteration, which
 // loads its own step; every iteration then loads the next step before its
@@ -111,14 +93,10 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
 // STAGES-NVVM: llvm.func @tg1_f16_kernel
 // STAGES-NVVM-SAME: gpu.known_grid_size = array<i32: 32, 8, 1>
 // STAGES-NVVM-SAME: nvvm.minctasm = 2 : i32
-// STAGES-NVVM: llvm.mlir.addressof @__cachet_decode_arrivals
-// The arrival counts (8 KV heads x 1 row group), zero when the module loads,
-// in the kernel's GPU module.
-// STAGES-NVVM: llvm.mlir.global private @__cachet_decode_arrivals(dense<0> : tensor<8xi32>)
 // THREADS-LABEL: func.func @tg1_f16
-// THREADS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 256, subgroup = 32, vector_width = 8, stages = 2, split = 16, min_workgroups_per_sm = 1, fuse_epilogues = true>
+// THREADS: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 128], workgroup = 256, subgroup = 32, vector_width = 8, stages = 2, split = 16, min_workgroups_per_sm = 1>
 // STAGES1-LABEL: func.func @tg1_f16
-// STAGES1: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, split = 64, fuse_epilogues = true>
+// STAGES1: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 8, split = 64>
 // STAGES1-REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync (split-KV, 64 splits: 4 workgroups on each of 132 compute units over 8 KV heads, at least 64 positions each): {{.*}} (profile h200){{$}}
 // STAGES1-KERNEL-LABEL: func.func @tg1_f16
 // STAGES1-KERNEL: scf.for
@@ -141,7 +119,7 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<32768x8x4x!cachet.q8_0
   return %o : tensor<32x1x128xf16>
 }
 // CONFIG-LABEL: func.func @tg1_q8_0
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2, fuse_epilogues = true>
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2>
 // REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}} each lane's K values in runs of 32, {{.*}}; blocks read 8 bytes at a time (whole blocks with their scales); K decoded from q8_0 blocks into f16 pairs in registers; V decoded from q8_0 blocks into f16 pairs in registers
 // KERNEL-LABEL: func.func @tg1_q8_0
 // KERNEL: scf.for
@@ -180,7 +158,7 @@ func.func @tg4_q4_0(%q: tensor<32x4x128xf16>, %kq: tensor<4096x8x4x!cachet.q4_0>
   return %o : tensor<32x4x128xf16>
 }
 // CONFIG-LABEL: func.func @tg4_q4_0
-// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [16, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2, fuse_epilogues = true>
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [16, 64], workgroup = 128, subgroup = 32, vector_width = 32, stages = 2, split = 32, min_workgroups_per_sm = 2>
 // REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}}16 query rows per KV head (GQA 4:1 x 4 queries), 16 per workgroup{{.*}}8708 bytes of workgroup memory
 // KERNEL-LABEL: func.func @tg4_q4_0
 // A K block (18 bytes) in three 8-byte loads, its scale among them; a V

@@ -257,17 +257,3 @@ func.func @decode_mma_stages(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16
       -> tensor<32x1x128xf16>
   return %o : tensor<32x1x128xf16>
 }
-
-// -----
-
-// Only the mma-sync decode kernel takes fuse_epilogues (its splits' merge in
-// the kernel).
-func.func @fused_merge_scalar(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
-                              %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
-  // expected-error @+2 {{#cachet.kernel_config<variant = attention_mma>: an attention kernel takes no 'stage_x', 'loads', 'resident' or 'fuse_*' (but the mma-sync decode kernel's 'fuse_epilogues')}}
-  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
-      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 32], fuse_epilogues = true>}
-      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
-      -> tensor<8x16x64xf16>
-  return %o : tensor<8x16x64xf16>
-}

@@ -207,10 +207,6 @@ struct AttentionConfigOptions {
   /// Steps of the mma-sync decode kernel whose loads are in flight: 2
   /// (each step's loads issued before the previous step's products), or 1.
   int64_t decodeMmaStages = 2;
-  /// Whether the mma-sync decode kernel's last workgroup of each KV head to
-  /// finish merges the splits' states (counting arrivals in a global),
-  /// instead of a second kernel.
-  bool decodeFoldMerge = true;
   /// Decode workgroups per compute unit the split targets, not rounded (0: 256
   /// threads' worth for the pipelined mma-sync kernel, else four with the
   /// split a power of two); on mma.sync also its min_workgroups_per_sm.

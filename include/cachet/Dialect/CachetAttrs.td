@@ -244,10 +244,6 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `fuse_siblings`, `fuse_epilogues` (false): the mat-vec may share one
       kernel with the mat-vecs over the same x after it (of equal configs),
       and an element-wise op over their results may run in its epilogue.
-      On `attention_decode_mma_sync`, `fuse_epilogues`: the splits' merge
-      runs in the kernel, in the last workgroup of each KV head's row
-      group to finish (arrivals counted in a zero-initialized global),
-      instead of a second kernel.
 
     ```mlir
     %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125

@@ -91,10 +91,6 @@ struct KernelConfig {
   /// the previous step's products (its config's stages = 2), holding them
   /// in registers.
   bool pipelined = false;
-  /// Whether the mma-sync decode kernel's last workgroup of each KV head's
-  /// row group merges the splits' states (its config's fuse_epilogues)
-  /// instead of a second kernel.
-  bool foldMerge = false;
   /// Bytes per load of a K row (decode kernel; divides the row's bytes) and
   /// the most bytes per load of a lane's slice of a V row.
   int64_t loadBytes = 16, maxLoadBytes = 16;
@@ -179,22 +175,9 @@ private:
   /// The decode kernel's second launch: each output row from the splits'
   /// partial states in `parts`.
   void buildDecodeMerge(mlir::Value parts, mlir::Value out);
-  /// Output entry (row `r` of `kvHead`'s rows, value `d`) of the decode
-  /// kernel: the exact log-sum-exp merge of the splits' states in `parts`.
-  void mergeDecodeEntry(mlir::Value parts, mlir::Value out,
-                        mlir::Value kvHead, mlir::Value r, mlir::Value d);
-  /// The decode kernel's arrival counts: a zero-initialized i32 global of
-  /// the module (one per KV head and row group), as a memref.
-  mlir::Value createDecodeArrivals();
   /// The workgroup memory, ids and positions of the decode kernel's first
   /// launch.
   struct DecodeFrame;
-  /// After the workgroup wrote its split's state: counts its arrival in
-  /// `arrivals` (one count per KV head and row group), and the last of the
-  /// group's `split` workgroups to arrive merges their states into `out`
-  /// and sets the count back to zero.
-  void mergeDecodeInLastWorkgroup(const DecodeFrame &f, mlir::Value parts,
-                                  mlir::Value out, mlir::Value arrivals);
   /// Starts the staged decode kernel's asynchronous copies of the K and V
   /// rows of the positions from `start` (one step) into the buffers' rows
   /// from `firstRow`, zero-filled past the split's end; returns their

@@ -34,7 +34,6 @@
 
 #include "cachet/Conversion/BlockDecoder.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -253,10 +252,6 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     shared.push_back(
         rowsType(layout.valueStride, s.valueElement, s.valueBlock));
   }
-  // The merge in the last workgroup of each row group to arrive (mma-sync,
-  // config fuse_epilogues), else a second kernel.
-  bool foldMerge = onMma && c.foldMerge && c.split > 1;
-  Value arrivals;
   Value one = index(1);
   auto launch = gpu::LaunchOp::create(
       b, loc, index(c.split), index(s.kvHeads), index(allRows / rows),
@@ -271,8 +266,6 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    if (foldMerge)
-      arrivals = createDecodeArrivals();
     DecodeFrame f;
     if (c.stagedRows) {
       Value base = gpu::DynamicSharedMemoryOp::create(
@@ -340,13 +333,10 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
                        arith::MulIOp::create(b, loc, f.lane, index(slice))),
           Value(), parts);
     }
-    if (foldMerge)
-      mergeDecodeInLastWorkgroup(f, parts, out, arrivals);
     gpu::TerminatorOp::create(b, loc);
   }
   markOccupancy(launch);
-  if (!foldMerge)
-    buildDecodeMerge(parts, out);
+  buildDecodeMerge(parts, out);
   memref::DeallocOp::create(b, loc, parts);
 }
 
@@ -763,133 +753,57 @@ void KernelBuilder::buildDecodeMerge(Value parts, Value out) {
                                       one, index(threads), one, one);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = launch.getThreadIds().x;
   Value r = launch.getBlockIds().x;
   Value kvHead = launch.getBlockIds().y;
-  forLoop(launch.getThreadIds().x, index(valueDim), index(threads),
-          [&](Value d) { mergeDecodeEntry(parts, out, kvHead, r, d); });
-  gpu::TerminatorOp::create(b, loc);
-}
-
-void KernelBuilder::mergeDecodeEntry(Value parts, Value out, Value kvHead,
-                                     Value r, Value d) {
-  const int64_t valueDim = s.valueDim;
   Value head = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, kvHead, index(s.group)),
       arith::DivUIOp::create(b, loc, r, index(s.queries)));
   Value row = arith::RemUIOp::create(b, loc, r, index(s.queries));
-  Value zero = index(0), one = index(1), f32Zero = f32(0);
+  Value zero = index(0), f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
   Value split = index(c.split);
-  auto at = [&](Value chunk, int64_t dim) -> SmallVector<Value> {
-    return {kvHead, chunk, r, index(dim)};
+  auto at = [&](Value chunk, int64_t d) -> SmallVector<Value> {
+    return {kvHead, chunk, r, index(d)};
   };
-  auto maxLoop =
-      scf::ForOp::create(b, loc, zero, split, one, ValueRange{minusInf});
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(maxLoop.getBody());
-    Value m = memref::LoadOp::create(b, loc, parts,
-                                     at(maxLoop.getInductionVar(), valueDim));
-    scf::YieldOp::create(
-        b, loc,
-        arith::MaximumFOp::create(b, loc, maxLoop.getRegionIterArgs()[0], m)
-            .getResult());
-  }
-  Value max = maxLoop.getResult(0);
-  auto sumLoop = scf::ForOp::create(b, loc, zero, split, one,
-                                    ValueRange{f32Zero, f32Zero});
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(sumLoop.getBody());
-    Value chunk = sumLoop.getInductionVar();
-    Value m = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim));
-    Value l = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim + 1));
-    SmallVector<Value> accAt = {kvHead, chunk, r, d};
-    Value acc = memref::LoadOp::create(b, loc, parts, accAt);
-    Value e = stateWeight(m, max);
-    ValueRange sums = sumLoop.getRegionIterArgs();
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{arith::AddFOp::create(b, loc, sums[0],
-                                         arith::MulFOp::create(b, loc, l, e)),
-                   arith::AddFOp::create(b, loc, sums[1],
-                                         arith::MulFOp::create(b, loc, acc, e))});
-  }
-  Value o = arith::DivFOp::create(b, loc, sumLoop.getResult(1),
-                                  sumLoop.getResult(0));
-  memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
-                          ValueRange{head, row, d});
-}
-
-void KernelBuilder::mergeDecodeInLastWorkgroup(const DecodeFrame &f,
-                                               Value parts, Value out,
-                                               Value arrivals) {
-  const int64_t rows = c.queryTile;
-  const int64_t groups = s.group * s.queries / rows;
-  Type i32 = b.getI32Type();
-  Value zero = index(0);
-  // Every thread's stores of the split's state are ordered before the
-  // arrival (a release at device scope, then the workgroup barrier).
-  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
-  gpu::BarrierOp::create(b, loc);
-  Value slot = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, f.kvHead, index(groups)),
-      arith::DivUIOp::create(b, loc, f.rowBase, index(rows)));
-  Value isFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, f.thread, zero);
-  whenTrue(isFirst, [&] {
-    Value before = memref::AtomicRMWOp::create(
-        b, loc, arith::AtomicRMWKind::addi,
-        arith::ConstantIntOp::create(b, loc, i32, 1), arrivals,
-        ValueRange{slot});
-    Value last = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, before,
-        arith::ConstantIntOp::create(b, loc, i32, c.split - 1));
-    memref::StoreOp::create(
-        b, loc, arith::SelectOp::create(b, loc, last, f32(1), f32(0)), f.stats,
-        ValueRange{zero, zero});
+  forLoop(thread, index(valueDim), index(threads), [&](Value d) {
+    auto maxLoop =
+        scf::ForOp::create(b, loc, zero, split, one, ValueRange{minusInf});
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(maxLoop.getBody());
+      Value m = memref::LoadOp::create(b, loc, parts,
+                                       at(maxLoop.getInductionVar(), valueDim));
+      scf::YieldOp::create(
+          b, loc,
+          arith::MaximumFOp::create(b, loc, maxLoop.getRegionIterArgs()[0], m)
+              .getResult());
+    }
+    Value max = maxLoop.getResult(0);
+    auto sumLoop = scf::ForOp::create(b, loc, zero, split, one,
+                                      ValueRange{f32Zero, f32Zero});
+    {
+      OpBuilder::InsertionGuard loopGuard(b);
+      b.setInsertionPointToStart(sumLoop.getBody());
+      Value chunk = sumLoop.getInductionVar();
+      Value m = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim));
+      Value l = memref::LoadOp::create(b, loc, parts, at(chunk, valueDim + 1));
+      SmallVector<Value> accAt = {kvHead, chunk, r, d};
+      Value acc = memref::LoadOp::create(b, loc, parts, accAt);
+      Value e = stateWeight(m, max);
+      ValueRange sums = sumLoop.getRegionIterArgs();
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{
+              arith::AddFOp::create(b, loc, sums[0],
+                                    arith::MulFOp::create(b, loc, l, e)),
+              arith::AddFOp::create(b, loc, sums[1],
+                                    arith::MulFOp::create(b, loc, acc, e))});
+    }
+    Value o = arith::DivFOp::create(b, loc, sumLoop.getResult(1),
+                                    sumLoop.getResult(0));
+    memref::StoreOp::create(b, loc, castFloat(b, loc, o, s.resultElement), out,
+                            ValueRange{head, row, d});
   });
-  gpu::BarrierOp::create(b, loc);
-  Value isLast = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OEQ,
-      memref::LoadOp::create(b, loc, f.stats, ValueRange{zero, zero}), f32(1));
-  whenTrue(isLast, [&] {
-    // The other workgroups' states are read after their arrivals (an
-    // acquire at device scope).
-    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
-    forLoop(f.thread, index(rows * s.valueDim), index(c.threads),
-            [&](Value i) {
-              Value r = arith::AddIOp::create(
-                  b, loc, f.rowBase,
-                  arith::DivUIOp::create(b, loc, i, index(s.valueDim)));
-              mergeDecodeEntry(
-                  parts, out, f.kvHead, r,
-                  arith::RemUIOp::create(b, loc, i, index(s.valueDim)));
-            });
-    // The count starts again from zero for the next call.
-    whenTrue(isFirst, [&] {
-      memref::StoreOp::create(b, loc,
-                              arith::ConstantIntOp::create(b, loc, i32, 0),
-                              arrivals, ValueRange{slot});
-    });
-  });
-}
-
-Value KernelBuilder::createDecodeArrivals() {
-  // One count per (KV head, row group), zero when the module loads, in a
-  // global of the module that the kernel's outlining copies into its GPU
-  // module.
-  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  int64_t groups = s.group * s.queries / c.queryTile;
-  auto type = MemRefType::get({s.kvHeads * groups}, b.getI32Type());
-  OpBuilder detached(b.getContext());
-  auto global = memref::GlobalOp::create(
-      detached, loc, "__cachet_decode_arrivals",
-      detached.getStringAttr("private"), type,
-      DenseElementsAttr::get(
-          RankedTensorType::get(type.getShape(), type.getElementType()),
-          detached.getI32IntegerAttr(0).getValue()),
-      /*constant=*/false, /*alignment=*/IntegerAttr());
-  SymbolTable(module).insert(global, module.getBody()->begin());
-  return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+  gpu::TerminatorOp::create(b, loc);
 }
