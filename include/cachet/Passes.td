@@ -730,8 +730,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       V rows; with `decode-stages=2` (NVVM: `async-copy` and
       `dynamic-shared`) each step's K/V rows are copied into
       double-buffered workgroup memory by asynchronous copies instead.
-      With `decode-row-values=n` > 1 (auto: 8 for f16/bf16 K and V at up to
-      4 rows per workgroup over 16384 positions or more) each row is read by head-dim / n lanes
+      With `decode-row-values=n` > 1 (auto: 8 at 16384 positions or more,
+      for f16/bf16 K and V at up to 4 rows per workgroup on NVVM, for every
+      K/V at up to 8 rows on SPIR-V and ROCDL) each row is read by head-dim / n lanes
       together (coalesced; blocks as aligned 32-bit words), Q and the
       accumulators in registers, the dot products summed by shuffles, and
       `decode-unroll` positions per group of lanes per step. With
@@ -912,8 +913,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "position per thread (each reads whole rows); n > 1 (a power of "
            "two), each row read together by head-dim / n lanes, Q and the "
            "accumulators in registers; 0: auto (8, or 16 or 32 where a "
-           "subgroup is narrower, for f16/bf16 K and V, at most 4 rows per "
-           "workgroup and 16384 positions or more; else 1)">,
+           "subgroup is narrower, at 16384 positions or more: on NVVM for "
+           "f16/bf16 K and V at most 4 rows per workgroup, on SPIR-V and "
+           "ROCDL for every K/V at most 8 rows; else 1)">,
     Option<"decodeUnroll", "decode-unroll", "int64_t", /*default=*/"4",
            "With decode-row-values > 1: positions each group of lanes takes "
            "per step (their loads in flight together; 1 to 16)">,

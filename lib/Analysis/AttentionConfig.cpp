@@ -838,7 +838,15 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     return selectDecodeMmaConfig(op, s, mmaRows, keyFromBlocks, profile, o);
   int64_t rowValues = 1;
   std::string rowValuesWhy;
-  bool autoLanes = !keyFrom && !valueFrom && rows <= 4 && s.positions >= 16384;
+  // Where mma.sync does not serve (SPIR-V, ROCDL) auto takes lanes for
+  // blocks and up to 8 rows too: on NVIDIA's Vulkan driver (run 93, H200)
+  // tg1 @ d32768 q8_0 0.79 against 1.08 ms a position per thread, q4_0
+  // 0.79 / 0.85, tg4 f16 1.59 / 2.90, q8_0 1.79 / 2.35; d65536 alike; at
+  // d4096 blocks lost (q8_0 tg1 61 against 50 us). ROCDL follows SPIR-V
+  // unmeasured.
+  bool autoLanes =
+      (o.allowMmaSync ? !keyFrom && !valueFrom && rows <= 4 : rows <= 8) &&
+      s.positions >= 16384;
   if (!staged &&
       (o.decodeRowValues > 1 || (o.decodeRowValues == 0 && autoLanes))) {
     // Auto: 8 values (16 bytes of f16) per lane, or more where a row

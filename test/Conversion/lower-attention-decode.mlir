@@ -13,6 +13,7 @@
 // vectors (floats) or aligned 32-bit words (blocks). Auto takes it (8
 // values a lane) for f16/bf16 K and V at up to 4 rows per workgroup.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=MMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=8" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=LANES-REMARK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-row-values=16" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=LANES-LAVAPIPE
@@ -207,6 +208,37 @@ func.func @tg1_f16(%q: tensor<32x1x128xf16>, %k: tensor<32768x8x128xf16>,
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 32767
       : tensor<32x1x128xf16>, tensor<32768x8x128xf16>, tensor<32768x8x128xf16> -> tensor<32x1x128xf16>
   return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+// Blocks and 8 rows per workgroup at 16384 positions or more: without
+// mma.sync (SPIR-V, ROCDL) auto reads each row by 16 lanes too; with it
+// (NVVM) auto takes mma.sync.
+// AUTO-LABEL: func.func @tg1_q8_0_deep
+// AUTO: #cachet.kernel_config<variant = attention_decode, tile = [4, 32], workgroup = 128, subgroup = 32, vector_width = 8,
+// MMA-LABEL: func.func @tg1_q8_0_deep
+// MMA: #cachet.kernel_config<variant = attention_decode_mma_sync,
+func.func @tg1_q8_0_deep(%q: tensor<32x1x128xf16>, %kq: tensor<16384x8x4x!cachet.q8_0>,
+                         %vq: tensor<16384x8x4x!cachet.q8_0>) -> tensor<32x1x128xf16> {
+  %k = cachet.dequantize %kq : tensor<16384x8x4x!cachet.q8_0> -> tensor<16384x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<16384x8x4x!cachet.q8_0> -> tensor<16384x8x128xf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 16383
+      : tensor<32x1x128xf16>, tensor<16384x8x128xf16>, tensor<16384x8x128xf16> -> tensor<32x1x128xf16>
+  return %o : tensor<32x1x128xf16>
+}
+
+// -----
+
+// AUTO-LABEL: func.func @tg4_f16_deep
+// AUTO: #cachet.kernel_config<variant = attention_decode, tile = [8, 32], workgroup = 128, subgroup = 32, vector_width = 8,
+// MMA-LABEL: func.func @tg4_f16_deep
+// MMA: #cachet.kernel_config<variant = attention_decode_mma_sync,
+func.func @tg4_f16_deep(%q: tensor<32x4x128xf16>, %k: tensor<32768x8x128xf16>,
+                        %v: tensor<32768x8x128xf16>) -> tensor<32x4x128xf16> {
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 32764
+      : tensor<32x4x128xf16>, tensor<32768x8x128xf16>, tensor<32768x8x128xf16> -> tensor<32x4x128xf16>
+  return %o : tensor<32x4x128xf16>
 }
 
 // -----
