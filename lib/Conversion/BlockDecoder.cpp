@@ -19,9 +19,10 @@ namespace {
 
 /// How the quants of a block are stored: the 32-value formats, the
 /// k-quants' 256-value super-blocks (q4_K: nibbles with a 6-bit scale and
-/// min per 32; q6_K: 4 + 2 bits with an int8 scale per 16) and the ternary
+/// min per 32; q5_K: the same plus a bit plane; q6_K: 4 + 2 bits with an
+/// int8 scale per 16) and the ternary
 /// ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per byte).
-enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K6, T2, T1 };
+enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K5, K6, T2, T1 };
 
 /// Byte layout of one ggml block (offsets in bytes from the block start; -1
 /// where the field does not exist). `d` is at offset 0 except in q6_K.
@@ -39,6 +40,9 @@ struct BlockLayout {
 
 /// q4_K: `d`, `dmin`, 12 bytes of 6-bit scales and mins, 128 of nibbles.
 constexpr int kQ4KScales = 4, kQ4KQuants = 16;
+/// q5_K: q4_K's fields with 32 bytes of fifth bits (bit j of byte l: value
+/// 32 j + l) before the nibbles.
+constexpr int kQ5KHigh = 16, kQ5KQuants = 48;
 /// q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales,
 /// then `d`.
 constexpr int kQ6KHigh = 128, kQ6KScales = 192, kQ6KScale = 208;
@@ -72,6 +76,10 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       })
       .Case([](Q4_KType) {
         return BlockLayout{QuantKind::K4, 2, -1, kQ4KQuants, 0, kQ4KScales};
+      })
+      .Case([](Q5_KType) {
+        return BlockLayout{QuantKind::K5, 2, kQ5KHigh,
+                           kQ5KQuants,    0, kQ4KScales};
       })
       .Case([](Q6_KType) {
         return BlockLayout{QuantKind::K6, -1,       kQ6KHigh, 0, 32,
@@ -253,8 +261,9 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
 Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
   base = blockOffset;
-  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K6 ||
-      layout.kind == QuantKind::T2 || layout.kind == QuantKind::T1)
+  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5 ||
+      layout.kind == QuantKind::K6 || layout.kind == QuantKind::T2 ||
+      layout.kind == QuantKind::T1)
     return decodeSuperBlock(lane);
   Value d = readF16(0);
   Type f32 = b.getF32Type();
@@ -344,9 +353,10 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
         b, loc, readF16(layout.scaleOffset),
         getBase3Digit(b, loc, u8At(at), toI32(b, loc, digit)));
   }
-  if (layout.kind == QuantKind::K4) {
+  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {
     // Sub-block j = lane / 32; its nibbles in the 32 bytes of lane / 64,
-    // low for the first 32 of each 64.
+    // low for the first 32 of each 64; q5_K's fifth bit is bit j of
+    // qh[lane % 32].
     Value j = divIndex(b, loc, lane, 32);
     Value jLow = remIndex(b, loc, j, 4);
     Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j,
@@ -365,7 +375,18 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     Value shift = arith::MulIOp::create(
         b, loc, toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 64), 32)),
         i32Const(b, loc, 4));
-    return getQ4KValue(b, loc, d1, m1, bitsOf(b, loc, u8At(at), shift, 4));
+    Value q = bitsOf(b, loc, u8At(at), shift, 4);
+    if (layout.kind == QuantKind::K5)
+      q = arith::OrIOp::create(
+          b, loc, q,
+          arith::ShLIOp::create(
+              b, loc,
+              bitsOf(b, loc,
+                     u8At(addIndex(b, loc, remIndex(b, loc, lane, 32),
+                                   layout.highBitsOffset)),
+                     toI32(b, loc, j), 1),
+              i32Const(b, loc, 4)));
+    return getQ4KValue(b, loc, d1, m1, q);
   }
   // q6_K: half h = lane / 128, quarter t of it, position l in the quarter.
   Value h = divIndex(b, loc, lane, 128);
@@ -570,10 +591,10 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
           getTernaryValue(b, loc, d, byteField(b, loc, words, k, 2)));
     return values;
   }
-  if (layout.kind == QuantKind::K4) {
-    // 144-byte blocks: 4-aligned, as is a slice of a multiple of 4. The
-    // slice lies in sub-block j = first / 32; its 12 bytes of scales are
-    // three aligned words, j % 4 picks a byte of each.
+  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {
+    // 144- and 176-byte blocks: 4-aligned, as is a slice of a multiple of
+    // 4. The slice lies in sub-block j = first / 32; its 12 bytes of
+    // scales are three aligned words, j % 4 picks a byte of each.
     Value j = divIndex(b, loc, first, 32);
     SmallVector<Value> scales =
         readWindow(readWord, addIndex(b, loc, blockOffset, layout.scalesOffset),
@@ -599,19 +620,43 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         b, loc,
         toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 64), 32)),
         i32Const(b, loc, 4));
+    int64_t wordAlign = n % 4 == 0 ? 4 : align;
     SmallVector<Value> words = shiftWords(
-        b, loc,
-        readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes),
-        shift);
+        b, loc, readWindow(readWord, start, n, wordAlign, rowBytes), shift);
+    int32_t width = 4;
+    if (layout.kind == QuantKind::K5) {
+      // q5_K: bit j of the slice's qh bytes (at first % 32) made bit 4 of
+      // each nibble's byte, four values per word.
+      Value highAt =
+          addIndex(b, loc,
+                   arith::AddIOp::create(b, loc, blockOffset,
+                                         remIndex(b, loc, first, 32)),
+                   layout.highBitsOffset);
+      SmallVector<Value> highs = shiftWords(
+          b, loc, readWindow(readWord, highAt, n, wordAlign, rowBytes),
+          toI32(b, loc, j));
+      for (size_t w = 0; w < words.size(); ++w)
+        words[w] = arith::OrIOp::create(
+            b, loc,
+            arith::AndIOp::create(b, loc, words[w],
+                                  i32Const(b, loc, 0x0F0F0F0F)),
+            arith::ShLIOp::create(
+                b, loc,
+                arith::AndIOp::create(b, loc, highs[w],
+                                      i32Const(b, loc, 0x01010101)),
+                i32Const(b, loc, 4)));
+      width = 5;
+    }
     // getQ4KValue's `d1 * q - m1` as one fma, bit for bit: d1 = d * scale
-    // (an f16 times 6 bits) and d1 * q (4 more) are exact in f32, so the
+    // (an f16 times 6 bits) and d1 * q (4 or 5 more) are exact in f32, so the
     // subtraction is the only rounding either way (also where a target
     // computes the fma as a multiply and an add).
     Value negM1 = arith::NegFOp::create(b, loc, m1);
     for (int64_t k = 0; k < n; ++k)
       values.push_back(math::FmaOp::create(
           b, loc, d1,
-          arith::UIToFPOp::create(b, loc, f32, byteField(b, loc, words, k, 4)),
+          arith::UIToFPOp::create(b, loc, f32,
+                                  byteField(b, loc, words, k, width)),
           negM1));
     return values;
   }

@@ -195,6 +195,42 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 
 // -----
 
+// q5_K (176 bytes: q4_K's fields and a plane of fifth bits, bit j of byte l
+// for value 32 j + l): the slice's nibble words and its qh words shifted by
+// the sub-block, merged into 5-bit fields four per word, one fma each.
+// CHECK-LABEL: func.func @q5_K
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<2x528xi8>, vector<4xi8>
+// CHECK: arith.andi {{.*}}, %c16843009_i32{{[_0-9]*}} : i32
+// CHECK: arith.andi {{.*}}, %c31_i32{{[_0-9]*}} : i32
+// CHECK: math.fma {{.*}} : f32
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// SLICE16: subgroup kernel on q5_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
+// SLICE32: subgroup kernel on q5_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 32 values per lane in flight
+func.func @q5_K(%w: memref<2x528xi8>, %x: memref<768xf32>) -> memref<2xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<2xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<2x768xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<2x768xf32>) attrs = {cachet.block_dequantize = !cachet.q5_K} {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<2x528xi8>
+    %f = arith.sitofp %b : i8 to f32
+    linalg.yield %f : f32
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<2xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q5_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight, 2 rows per subgroup}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 q5_K slices of 16 values per lane in flight, 2 rows per subgroup; the blocks decoded in registers, the dequantized copy never written; the zero fill of the result is done in the kernel}}
+  linalg.matvec ins(%a, %x : memref<2x768xf32>, memref<768xf32>) outs(%y : memref<2xf32>)
+  memref.dealloc %a : memref<2x768xf32>
+  return %y : memref<2xf32>
+}
+
+// -----
+
 // q6_K (210-byte super-blocks, only 2-aligned: the slice's bytes are
 // shifted out of aligned words): low nibbles, high bit pairs and one int8
 // scale per 16 values, four 6-bit quants per word (q ^ 32 read as a signed

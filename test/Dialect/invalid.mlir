@@ -105,6 +105,22 @@ func.func @dequantize_result_not_256_per_block(%a: tensor<2x4x!cachet.q4_K>) {
 
 // -----
 
+func.func @dequantize_q5_K_not_256_per_block(%a: tensor<2x4x!cachet.q5_K>) {
+  // expected-error @+1 {{result dimension 1 (992) must be 1024, 256 values per block of 'input'}}
+  %0 = cachet.dequantize %a : tensor<2x4x!cachet.q5_K> -> tensor<2x992xf16>
+  return
+}
+
+// -----
+
+func.func @dequant_transpose_q5_K(%a: tensor<16x2x1x!cachet.q5_K>, %i: tensor<2x16x256xf16>) {
+  // expected-error @+1 {{KV caches take the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q5_K (a weight format of 256-value super-blocks)}}
+  %0 = cachet.dequant_transpose %a into %i : tensor<16x2x1x!cachet.q5_K> -> tensor<2x16x256xf16>
+  return
+}
+
+// -----
+
 func.func @dequant_transpose_k_quant(%a: tensor<16x2x1x!cachet.q6_K>, %i: tensor<2x16x256xf16>) {
   // expected-error @+1 {{KV caches take the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q6_K (a weight format of 256-value super-blocks)}}
   %0 = cachet.dequant_transpose %a into %i : tensor<16x2x1x!cachet.q6_K> -> tensor<2x16x256xf16>

@@ -7,12 +7,12 @@
 // CHECK-LABEL: func.func private @block_types
 // CHECK-SAME: tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>, tensor<4x!cachet.q4_1>
 // CHECK-SAME: tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>, tensor<4x!cachet.iq4_nl>
-// CHECK-SAME: memref<4x!cachet.q8_0>, tensor<4x!cachet.q4_K>, tensor<4x!cachet.q6_K>
+// CHECK-SAME: memref<4x!cachet.q8_0>, tensor<4x!cachet.q4_K>, tensor<4x!cachet.q5_K>, tensor<4x!cachet.q6_K>
 // CHECK-SAME: tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>
 func.func private @block_types(tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>,
     tensor<4x!cachet.q4_1>, tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>,
     tensor<4x!cachet.iq4_nl>, memref<4x!cachet.q8_0>, tensor<4x!cachet.q4_K>,
-    tensor<4x!cachet.q6_K>, tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>)
+    tensor<4x!cachet.q5_K>, tensor<4x!cachet.q6_K>, tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>)
 
 // -----
 
@@ -25,6 +25,15 @@ func.func @dequantize_k_quants(%a: tensor<16x2x!cachet.q4_K>,
   // CHECK: cachet.dequantize %{{.*}} : tensor<?x4x!cachet.q6_K> -> tensor<?x1024xf32>
   %1 = cachet.dequantize %b : tensor<?x4x!cachet.q6_K> -> tensor<?x1024xf32>
   return %0, %1 : tensor<16x512xf16>, tensor<?x1024xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dequantize_q5_K
+func.func @dequantize_q5_K(%a: tensor<8x3x!cachet.q5_K>) -> tensor<8x768xbf16> {
+  // CHECK: cachet.dequantize %{{.*}} : tensor<8x3x!cachet.q5_K> -> tensor<8x768xbf16>
+  %0 = cachet.dequantize %a : tensor<8x3x!cachet.q5_K> -> tensor<8x768xbf16>
+  return %0 : tensor<8x768xbf16>
 }
 
 // -----

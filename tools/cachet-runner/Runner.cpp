@@ -281,8 +281,9 @@ bool blockInfo(const std::string &format, BlockInfo &info) {
       {"q8_0", {34, {0}, 128}},          {"q4_0", {18, {0}, 8}},
       {"q4_1", {20, {0, 2}, 15}},        {"q5_0", {22, {0}, 16}},
       {"q5_1", {24, {0, 2}, 31}},        {"iq4_nl", {18, {0}, 127}},
-      {"q4_K", {144, {0, 2}, 945, 256}}, {"q6_K", {210, {208}, 4096, 256}},
-      {"tq2_0", {66, {64}, 2, 256}},     {"tq1_0", {54, {52}, 1, 256}},
+      {"q4_K", {144, {0, 2}, 945, 256}}, {"q5_K", {176, {0, 2}, 1953, 256}},
+      {"q6_K", {210, {208}, 4096, 256}}, {"tq2_0", {66, {64}, 2, 256}},
+      {"tq1_0", {54, {52}, 1, 256}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -611,16 +612,21 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
   };
   for (size_t b = 0; b + blockBytes <= bytes.size(); b += blockBytes) {
     const uint8_t *block = bytes.data() + b;
-    if (format == "q4_K") {
-      // d, dmin, 6-bit scales and mins per 32 in 12 bytes, nibbles.
+    if (format == "q4_K" || format == "q5_K") {
+      // d, dmin, 6-bit scales and mins per 32 in 12 bytes, (q5_K: a bit
+      // plane,) nibbles.
+      bool five = format == "q5_K";
       double d = half(block), dmin = half(block + 2);
-      const uint8_t *sc = block + 4, *qs = block + 16;
+      const uint8_t *sc = block + 4, *qh = block + 16,
+                    *qs = block + (five ? 48 : 16);
       for (int j = 0; j < 8; ++j) {
         int scale =
             j < 4 ? sc[j] & 63 : (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
         int min = j < 4 ? sc[j + 4] & 63 : (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
         for (int l = 0; l < 32; ++l) {
           int q = (qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 15;
+          if (five)
+            q |= (qh[l] >> j & 1) << 4;
           values.push_back(d * scale * q - dmin * min);
           steps.push_back(std::fabs(d * scale));
         }

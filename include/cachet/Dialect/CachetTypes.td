@@ -73,6 +73,13 @@ def Cachet_Q4_KType : Cachet_BlockType<"Q4_K", "q4_K", 256, 144, 1,
     ">> 6) << 4` and `(scales[j + 4] >> 4) | (scales[j] >> 6) << 4`",
     "`(d * sc(j)) * q - (dmin * m(j))` with j = i / 32 and q the low nibble "
     "of `qs[32 * (i / 64) + i % 32]` for i % 64 < 32, else its high nibble">;
+def Cachet_Q5_KType : Cachet_BlockType<"Q5_K", "q5_K", 256, 176, 1,
+    "`d`, `dmin`, `uint8 scales[12]` (as q4_K's), `uint8 qh[32]`, "
+    "`uint8 qs[128]`; the fifth bit of value i is bit j = i / 32 of "
+    "`qh[i % 32]`",
+    "`(d * sc(j)) * q - (dmin * m(j))` with q the nibble of `qs[32 * (i / "
+    "64) + i % 32]` (low for i % 64 < 32, else high) plus 16 where that "
+    "bit is set">;
 def Cachet_Q6_KType : Cachet_BlockType<"Q6_K", "q6_K", 256, 210, 0,
     "`uint8 ql[128]`, `uint8 qh[64]`, `int8 scales[16]`, `d` (last); with "
     "h = i / 128, r = i % 128, t = r / 32, l = r % 32: the low 4 bits of q in "

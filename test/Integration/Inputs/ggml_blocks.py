@@ -2,7 +2,7 @@
 
 Decoding (written from the table in DESIGN.md / ggml), to check the compiled
 dequantization: writes two random blocks of a format and their values (64,
-or 512 for the k-quants q4_K and q6_K).
+or 512 for the k-quants q4_K, q5_K and q6_K).
 
     ggml_blocks.py FORMAT SEED BLOCKS_OUT VALUES_OUT
 
@@ -34,7 +34,7 @@ LAYOUT = {  # bytes, has m, has qh
     "q5_1": (24, True, True),
     "iq4_nl": (18, False, False),
 }
-K_BYTES = {"q4_K": 144, "q6_K": 210,  # super-blocks of 256 values
+K_BYTES = {"q4_K": 144, "q5_K": 176, "q6_K": 210,  # super-blocks of 256
            "tq2_0": 66, "tq1_0": 54}
 
 
@@ -43,7 +43,7 @@ def half(x):
 
 
 def k_block(fmt, rng):
-    """A random q4_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
+    """A random q4_K, q5_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
     by the layouts of ggml-common.h and the formulas of dequantize_row_*."""
     if fmt == "tq2_0":
         d = half(rng.uniform(-0.1, 0.1))
@@ -68,11 +68,12 @@ def k_block(fmt, rng):
         for n in range(4):
             values += [(digit(qh[j], n) - 1) * d for j in range(4)]
         return bytes(qs) + bytes(qh) + struct.pack("<e", d), values
-    if fmt == "q4_K":
+    if fmt in ("q4_K", "q5_K"):
         d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
         sc = [rng.randrange(256) for _ in range(12)]
+        qh = [rng.randrange(256) for _ in range(32)] if fmt == "q5_K" else []
         qs = [rng.randrange(256) for _ in range(128)]
-        raw = struct.pack("<ee", d, dmin) + bytes(sc) + bytes(qs)
+        raw = struct.pack("<ee", d, dmin) + bytes(sc) + bytes(qh) + bytes(qs)
         values = []
         for j in range(8):  # sub-blocks of 32
             if j < 4:
@@ -83,6 +84,8 @@ def k_block(fmt, rng):
             for l in range(32):
                 byte = qs[32 * (j // 2) + l]
                 q = byte & 0xF if j % 2 == 0 else byte >> 4
+                if qh:  # q5_K: bit j of qh[l] is the fifth
+                    q += 16 * ((qh[l] >> j) & 1)
                 values.append(d * scale * q - dmin * m)
         return raw, values
     d = half(rng.uniform(-0.001, 0.001))
