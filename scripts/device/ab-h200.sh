@@ -20,7 +20,6 @@ R=${1:-10}
 s() { tar czf $OUT/ab.tgz -C $W .; }
 nvidia-smi -L > $W/device.log 2>&1
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >> $W/device.log 2>&1
-git log -1 --format=%H > $W/commit.log 2>/dev/null
 if [ -d $D/sass ]; then
   OBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
   for c in $D/sass/*.cubin; do
