@@ -11,7 +11,7 @@
 #                   K/V f16, q8_0, q4_0, a causal f16 mask, F32 precision;
 #   MUL_MAT         weights 4096x4096, 14336x4096, 4096x14336 (rows x cols,
 #                   ne0 = cols = K as in llama.cpp), bf16, f16, q8_0, q4_0,
-#                   q4_K, q5_K, q6_K, q4_1, q5_0, q5_1, iq4_nl, tq2_0, tq1_0, times f32
+#                   q2_K, q4_K, q5_K, q6_K, q4_1, q5_0, q5_1, iq4_nl, tq2_0, tq1_0, times f32
 #                   activations of 1, 4, 512 columns.
 #
 # GGML_DIR is a ggml checkout (or a llama.cpp one; its ggml/ folder is used)

@@ -178,7 +178,8 @@ void usage() {
       "  KV length D + N padded to 256; --depths default 4096,32768,65536,\n"
       "  --quick 256.\n"
       "MUL_MAT: weights 4096x4096, 14336x4096, 4096x14336 (rows x cols,\n"
-      "  ne0 = cols; --quick 4096x4096), bf16 f16 q8_0 q4_0 q4_K q5_K q6_K\n"
+      "  ne0 = cols; --quick 4096x4096), bf16 f16 q8_0 q4_0 q2_K q4_K q5_K "
+      "q6_K\n"
       "  q4_1 q5_0 q5_1 iq4_nl tq2_0 tq1_0,\n"
       "  times f32 activations of N columns.\n"
       "N: --batches (default 1,4,512). --reps (default 20, --quick 5).\n");
@@ -604,9 +605,9 @@ void runMatmul(ggml_backend_t backend, const Options &opts,
   for (auto [rows, cols] : opts.weights) {
     for (ggml_type type :
          {GGML_TYPE_BF16, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-          GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_Q4_1,
-          GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL, GGML_TYPE_TQ2_0,
-          GGML_TYPE_TQ1_0}) {
+          GGML_TYPE_Q2_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+          GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL,
+          GGML_TYPE_TQ2_0, GGML_TYPE_TQ1_0}) {
       size_t weightBytes = ggml_row_size(type, cols) * rows;
       int copies = copiesFor(weightBytes, opts);
       ggml_context_ptr weightCtx = newContext(copies);

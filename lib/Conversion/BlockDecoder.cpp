@@ -18,14 +18,27 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// How the quants of a block are stored: the 32-value formats, the
-/// k-quants' 256-value super-blocks (q4_K: nibbles with a 6-bit scale and
+/// k-quants' 256-value super-blocks (q2_K: 2 bits with a 4-bit scale and
+/// min per 16; q4_K: nibbles with a 6-bit scale and
 /// min per 32; q5_K: the same plus a bit plane; q6_K: 4 + 2 bits with an
 /// int8 scale per 16) and the ternary
 /// ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per byte).
-enum class QuantKind { Int8, Nibble, Nibble5, NibbleTable, K4, K5, K6, T2, T1 };
+enum class QuantKind {
+  Int8,
+  Nibble,
+  Nibble5,
+  NibbleTable,
+  K2,
+  K4,
+  K5,
+  K6,
+  T2,
+  T1
+};
 
 /// Byte layout of one ggml block (offsets in bytes from the block start; -1
-/// where the field does not exist). `d` is at offset 0 except in q6_K.
+/// where the field does not exist). `d` is at offset 0 except in q2_K,
+/// q6_K and the ternary formats.
 struct BlockLayout {
   QuantKind kind;
   int minOffset;
@@ -39,6 +52,9 @@ struct BlockLayout {
 };
 
 /// q4_K: `d`, `dmin`, 12 bytes of 6-bit scales and mins, 128 of nibbles.
+/// q2_K: 16 bytes of 4-bit scales and mins, 64 of 2-bit quants, `d`,
+/// `dmin`.
+constexpr int kQ2KQuants = 16, kQ2KScale = 80, kQ2KMin = 82;
 constexpr int kQ4KScales = 4, kQ4KQuants = 16;
 /// q5_K: q4_K's fields with 32 bytes of fifth bits (bit j of byte l: value
 /// 32 j + l) before the nibbles.
@@ -73,6 +89,10 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       })
       .Case([](IQ4_NLType) {
         return BlockLayout{QuantKind::NibbleTable, -1, -1, 2, 0};
+      })
+      .Case([](Q2_KType) {
+        return BlockLayout{QuantKind::K2, kQ2KMin, -1, kQ2KQuants, 0, 0,
+                           kQ2KScale};
       })
       .Case([](Q4_KType) {
         return BlockLayout{QuantKind::K4, 2, -1, kQ4KQuants, 0, kQ4KScales};
@@ -185,6 +205,22 @@ std::pair<Value, Value> getQ4KFactors(OpBuilder &b, Location loc, Value d,
                                 arith::UIToFPOp::create(b, loc, f32, min))};
 }
 
+/// q2_K's factors of a run of 16, ggml's `d * (sc & 15)` and
+/// `dmin * (sc >> 4)` (f32), from the f32 `d` and `dmin` and the i32 `sc`
+/// (its low 8 bits).
+std::pair<Value, Value> getQ2KFactors(OpBuilder &b, Location loc, Value d,
+                                      Value dmin, Value sc) {
+  Type f32 = b.getF32Type();
+  Value scale = arith::AndIOp::create(b, loc, sc, i32Const(b, loc, 15));
+  Value min = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, sc, i32Const(b, loc, 4)),
+      i32Const(b, loc, 15));
+  return {arith::MulFOp::create(b, loc, d,
+                                arith::UIToFPOp::create(b, loc, f32, scale)),
+          arith::MulFOp::create(b, loc, dmin,
+                                arith::UIToFPOp::create(b, loc, f32, min))};
+}
+
 /// A q4_K value from its factors and its nibble q (i32): `d1 * q - m1`.
 Value getQ4KValue(OpBuilder &b, Location loc, Value d1, Value m1, Value q) {
   return arith::SubFOp::create(
@@ -261,9 +297,9 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
 Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
   base = blockOffset;
-  if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5 ||
-      layout.kind == QuantKind::K6 || layout.kind == QuantKind::T2 ||
-      layout.kind == QuantKind::T1)
+  if (layout.kind == QuantKind::K2 || layout.kind == QuantKind::K4 ||
+      layout.kind == QuantKind::K5 || layout.kind == QuantKind::K6 ||
+      layout.kind == QuantKind::T2 || layout.kind == QuantKind::T1)
     return decodeSuperBlock(lane);
   Value d = readF16(0);
   Type f32 = b.getF32Type();
@@ -352,6 +388,25 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     return getTernaryValue(
         b, loc, readF16(layout.scaleOffset),
         getBase3Digit(b, loc, u8At(at), toI32(b, loc, digit)));
+  }
+  if (layout.kind == QuantKind::K2) {
+    // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32;
+    // the scale and min of run lane / 16.
+    auto [d1, m1] = getQ2KFactors(
+        b, loc, readF16(layout.scaleOffset), readF16(layout.minOffset),
+        u8At(
+            addIndex(b, loc, divIndex(b, loc, lane, 16), layout.scalesOffset)));
+    Value at =
+        addIndex(b, loc,
+                 arith::AddIOp::create(
+                     b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 128), 32),
+                     remIndex(b, loc, lane, 32)),
+                 layout.quantsOffset);
+    Value shift = arith::MulIOp::create(
+        b, loc,
+        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 128), 32)),
+        i32Const(b, loc, 2));
+    return getQ4KValue(b, loc, d1, m1, bitsOf(b, loc, u8At(at), shift, 2));
   }
   if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {
     // Sub-block j = lane / 32; its nibbles in the 32 bytes of lane / 64,
@@ -589,6 +644,45 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
     for (int64_t k = 0; k < n; ++k)
       values.push_back(
           getTernaryValue(b, loc, d, byteField(b, loc, words, k, 2)));
+    return values;
+  }
+  if (layout.kind == QuantKind::K2) {
+    // 84-byte blocks: 4-aligned, as is a slice of a multiple of 4. The
+    // slice lies in one run of 16 (first / 16), with one scale byte; its
+    // 2-bit quants are bits 2t of the bytes from 32 (first / 128) +
+    // first % 32, t = first % 128 / 32.
+    auto [d1, m1] = getQ2KFactors(
+        b, loc, readHalf(layout.scaleOffset), readHalf(layout.minOffset),
+        readWindow(readWord,
+                   addIndex(b, loc,
+                            arith::AddIOp::create(b, loc, blockOffset,
+                                                  divIndex(b, loc, first, 16)),
+                            layout.scalesOffset),
+                   1, 1, rowBytes)[0]);
+    Value start = addIndex(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, blockOffset,
+            arith::AddIOp::create(
+                b, loc, mulIndex(b, loc, divIndex(b, loc, first, 128), 32),
+                remIndex(b, loc, first, 32))),
+        layout.quantsOffset);
+    Value shift = arith::MulIOp::create(
+        b, loc,
+        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 128), 32)),
+        i32Const(b, loc, 2));
+    SmallVector<Value> words = shiftWords(
+        b, loc,
+        readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes),
+        shift);
+    // `d1 * q - m1` as one fma, bit for bit: d1 (an f16 times 4 bits) and
+    // d1 * q (2 more) are exact in f32.
+    Value negM1 = arith::NegFOp::create(b, loc, m1);
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(math::FmaOp::create(
+          b, loc, d1,
+          arith::UIToFPOp::create(b, loc, f32, byteField(b, loc, words, k, 2)),
+          negM1));
     return values;
   }
   if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {

@@ -113,6 +113,14 @@ func.func @dequantize_q5_K_not_256_per_block(%a: tensor<2x4x!cachet.q5_K>) {
 
 // -----
 
+func.func @quantize_q2_K(%a: tensor<4x256xf16>) {
+  // expected-error @+1 {{cachet.quantize writes the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q2_K (a weight format of 256-value super-blocks)}}
+  %0 = cachet.quantize %a : tensor<4x256xf16> -> tensor<4x1x!cachet.q2_K>
+  return
+}
+
+// -----
+
 func.func @dequant_transpose_q5_K(%a: tensor<16x2x1x!cachet.q5_K>, %i: tensor<2x16x256xf16>) {
   // expected-error @+1 {{KV caches take the 32-value formats (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl), not q5_K (a weight format of 256-value super-blocks)}}
   %0 = cachet.dequant_transpose %a into %i : tensor<16x2x1x!cachet.q5_K> -> tensor<2x16x256xf16>

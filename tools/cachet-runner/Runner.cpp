@@ -278,12 +278,12 @@ struct BlockInfo {
 
 bool blockInfo(const std::string &format, BlockInfo &info) {
   static const std::pair<const char *, BlockInfo> table[] = {
-      {"q8_0", {34, {0}, 128}},          {"q4_0", {18, {0}, 8}},
-      {"q4_1", {20, {0, 2}, 15}},        {"q5_0", {22, {0}, 16}},
-      {"q5_1", {24, {0, 2}, 31}},        {"iq4_nl", {18, {0}, 127}},
-      {"q4_K", {144, {0, 2}, 945, 256}}, {"q5_K", {176, {0, 2}, 1953, 256}},
-      {"q6_K", {210, {208}, 4096, 256}}, {"tq2_0", {66, {64}, 2, 256}},
-      {"tq1_0", {54, {52}, 1, 256}},
+      {"q8_0", {34, {0}, 128}},           {"q4_0", {18, {0}, 8}},
+      {"q4_1", {20, {0, 2}, 15}},         {"q5_0", {22, {0}, 16}},
+      {"q5_1", {24, {0, 2}, 31}},         {"iq4_nl", {18, {0}, 127}},
+      {"q2_K", {84, {80, 82}, 45, 256}},  {"q4_K", {144, {0, 2}, 945, 256}},
+      {"q5_K", {176, {0, 2}, 1953, 256}}, {"q6_K", {210, {208}, 4096, 256}},
+      {"tq2_0", {66, {64}, 2, 256}},      {"tq1_0", {54, {52}, 1, 256}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -630,6 +630,17 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
           values.push_back(d * scale * q - dmin * min);
           steps.push_back(std::fabs(d * scale));
         }
+      }
+      continue;
+    }
+    if (format == "q2_K") {
+      // 4-bit scales and mins per 16, 2-bit quants, d and dmin last.
+      double d = half(block + 80), dmin = half(block + 82);
+      const uint8_t *sc = block, *qs = block + 16;
+      for (int i = 0; i < 256; ++i) {
+        int q = (qs[32 * (i / 128) + i % 32] >> (2 * (i % 128 / 32))) & 3;
+        values.push_back(d * (sc[i / 16] & 15) * q - dmin * (sc[i / 16] >> 4));
+        steps.push_back(std::fabs(d * (sc[i / 16] & 15)));
       }
       continue;
     }

@@ -2,9 +2,9 @@
 //-*-===//
 //
 // Emits the decoding of one value of a ggml block (q8_0, q4_0, q4_1, q5_0,
-// q5_1, iq4_nl, the k-quants q4_K, q5_K and q6_K, the ternary tq2_0 and tq1_0)
-// as f32 arithmetic on its bytes. The bytes are read through a callback, so the
-// same decoding serves the reference lowering (tensor elements) and
+// q5_1, iq4_nl, the k-quants q2_K, q4_K, q5_K and q6_K, the ternary tq2_0 and
+// tq1_0) as f32 arithmetic on its bytes. The bytes are read through a callback,
+// so the same decoding serves the reference lowering (tensor elements) and
 // hand-written kernels (global or workgroup memory): every path computes the
 // same f32 value, bit for bit.
 //
@@ -122,7 +122,7 @@ public:
   /// Whether decodeSlice() takes slices of `n` values of `type` (q8_0's
   /// bytes are whole values; a 4-bit slice lies in one half of the
   /// nibbles; q4_K's and q5_K's in one sub-block of 32, with one scale and
-  /// min; q6_K's
+  /// min; q2_K's and q6_K's
   /// in one run of 16, with one scale; tq2_0's in one run of 32 bytes and
   /// bit pair). tq1_0 has no slices: its digit changes every 4 values at
   /// the end of a block.
@@ -135,7 +135,7 @@ public:
   }
 
 private:
-  /// decode() for the k-quants' super-blocks (q4_K, q5_K, q6_K).
+  /// decode() for the k-quants' super-blocks (q2_K, q4_K, q5_K, q6_K).
   mlir::Value decodeSuperBlock(mlir::Value lane);
   mlir::Value readU8(int64_t offset);
   mlir::Value readF16(int64_t offset);

@@ -66,6 +66,12 @@ def Cachet_IQ4_NLType : Cachet_BlockType<"IQ4_NL", "iq4_nl", 32, 18, 0,
     "`d * kvalues[nibble(i)]`, kvalues = -127 -104 -83 -65 -49 -35 -22 -10 1 "
     "13 25 38 53 69 89 113">;
 
+def Cachet_Q2_KType : Cachet_BlockType<"Q2_K", "q2_K", 256, 84, 1,
+    "`uint8 scales[16]`, `uint8 qs[64]`, `d`, `dmin` (last); run s = i / 16 "
+    "(16 values) has the 4-bit scale `scales[s] & 15` and min "
+    "`scales[s] >> 4`",
+    "`(d * (scales[s] & 15)) * q - (dmin * (scales[s] >> 4))` with q = bits "
+    "2t, 2t + 1 of `qs[32 (i / 128) + i % 32]`, t = (i % 128) / 32">;
 def Cachet_Q4_KType : Cachet_BlockType<"Q4_K", "q4_K", 256, 144, 1,
     "`d`, `dmin`, `uint8 scales[12]`, `uint8 qs[128]`; sub-block j (32 "
     "values) has a 6-bit scale sc(j) and min m(j): for j < 4 `scales[j] & 63` "

@@ -2,7 +2,7 @@
 
 Decoding (written from the table in DESIGN.md / ggml), to check the compiled
 dequantization: writes two random blocks of a format and their values (64,
-or 512 for the k-quants q4_K, q5_K and q6_K).
+or 512 for the k-quants q2_K, q4_K, q5_K and q6_K).
 
     ggml_blocks.py FORMAT SEED BLOCKS_OUT VALUES_OUT
 
@@ -34,7 +34,7 @@ LAYOUT = {  # bytes, has m, has qh
     "q5_1": (24, True, True),
     "iq4_nl": (18, False, False),
 }
-K_BYTES = {"q4_K": 144, "q5_K": 176, "q6_K": 210,  # super-blocks of 256
+K_BYTES = {"q2_K": 84, "q4_K": 144, "q5_K": 176, "q6_K": 210,  # of 256
            "tq2_0": 66, "tq1_0": 54}
 
 
@@ -43,7 +43,7 @@ def half(x):
 
 
 def k_block(fmt, rng):
-    """A random q4_K, q5_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
+    """A random q2_K, q4_K, q5_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
     by the layouts of ggml-common.h and the formulas of dequantize_row_*."""
     if fmt == "tq2_0":
         d = half(rng.uniform(-0.1, 0.1))
@@ -68,6 +68,20 @@ def k_block(fmt, rng):
         for n in range(4):
             values += [(digit(qh[j], n) - 1) * d for j in range(4)]
         return bytes(qs) + bytes(qh) + struct.pack("<e", d), values
+    if fmt == "q2_K":
+        sc = [rng.randrange(256) for _ in range(16)]
+        qs = [rng.randrange(256) for _ in range(64)]
+        d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
+        raw = bytes(sc) + bytes(qs) + struct.pack("<ee", d, dmin)
+        values = []
+        for n in range(2):  # halves of 128: 32 bytes of qs each
+            for t in range(4):  # bit pairs 2t
+                for half16 in range(2):
+                    s = sc[8 * n + 2 * t + half16]
+                    for l in range(16):
+                        q = (qs[32 * n + 16 * half16 + l] >> (2 * t)) & 3
+                        values.append(d * (s & 0xF) * q - dmin * (s >> 4))
+        return raw, values
     if fmt in ("q4_K", "q5_K"):
         d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
         sc = [rng.randrange(256) for _ in range(12)]
