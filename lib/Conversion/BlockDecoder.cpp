@@ -146,6 +146,28 @@ Value remIndex(OpBuilder &b, Location loc, Value a, int64_t c) {
 Value toI32(OpBuilder &b, Location loc, Value value) {
   return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), value);
 }
+/// Where the `bits`-bit quant of value `first` lies in a k-quant or tq2_0
+/// super-block whose quants (at `quantsOffset`) are runs of 32 bytes, each
+/// holding 8 / `bits` runs of 32 values in its bit groups: byte
+/// 32 (first / period) + first % 32, bits from bits * (first % period /
+/// 32), period = 256 / bits. Returns the byte's offset (from `base`, or
+/// from the block where `base` is null) and the shift (i32).
+std::pair<Value, Value> getRunQuant(OpBuilder &b, Location loc, Value base,
+                                    Value first, int64_t quantsOffset,
+                                    int32_t bits) {
+  int64_t period = 256 / bits;
+  Value at = arith::AddIOp::create(
+      b, loc, mulIndex(b, loc, divIndex(b, loc, first, period), 32),
+      remIndex(b, loc, first, 32));
+  if (base)
+    at = arith::AddIOp::create(b, loc, base, at);
+  Value shift = arith::MulIOp::create(
+      b, loc,
+      toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, period), 32)),
+      i32Const(b, loc, bits));
+  return {addIndex(b, loc, at, quantsOffset), shift};
+}
+
 /// Bits `shift` .. `shift + width - 1` of the i32 `word`.
 Value bitsOf(OpBuilder &b, Location loc, Value word, Value shift,
              int32_t width) {
@@ -356,13 +378,7 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
   };
   if (layout.kind == QuantKind::T2) {
     // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32.
-    Value at = arith::AddIOp::create(
-        b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 128), 32),
-        remIndex(b, loc, lane, 32));
-    Value shift = arith::MulIOp::create(
-        b, loc,
-        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 128), 32)),
-        i32Const(b, loc, 2));
+    auto [at, shift] = getRunQuant(b, loc, Value(), lane, 0, 2);
     Value q = bitsOf(b, loc, u8At(at), shift, 2);
     return getTernaryValue(b, loc, readF16(layout.scaleOffset), q);
   }
@@ -396,16 +412,8 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
         b, loc, readF16(layout.scaleOffset), readF16(layout.minOffset),
         u8At(
             addIndex(b, loc, divIndex(b, loc, lane, 16), layout.scalesOffset)));
-    Value at =
-        addIndex(b, loc,
-                 arith::AddIOp::create(
-                     b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 128), 32),
-                     remIndex(b, loc, lane, 32)),
-                 layout.quantsOffset);
-    Value shift = arith::MulIOp::create(
-        b, loc,
-        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 128), 32)),
-        i32Const(b, loc, 2));
+    auto [at, shift] =
+        getRunQuant(b, loc, Value(), lane, layout.quantsOffset, 2);
     return getQ4KValue(b, loc, d1, m1, bitsOf(b, loc, u8At(at), shift, 2));
   }
   if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {
@@ -421,15 +429,8 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
         u8At(addIndex(b, loc, jLow, layout.scalesOffset)),
         u8At(addIndex(b, loc, jLow, layout.scalesOffset + 4)),
         u8At(addIndex(b, loc, jLow, layout.scalesOffset + 8)), low);
-    Value at =
-        addIndex(b, loc,
-                 arith::AddIOp::create(
-                     b, loc, mulIndex(b, loc, divIndex(b, loc, lane, 64), 32),
-                     remIndex(b, loc, lane, 32)),
-                 layout.quantsOffset);
-    Value shift = arith::MulIOp::create(
-        b, loc, toI32(b, loc, divIndex(b, loc, remIndex(b, loc, lane, 64), 32)),
-        i32Const(b, loc, 4));
+    auto [at, shift] =
+        getRunQuant(b, loc, Value(), lane, layout.quantsOffset, 4);
     Value q = bitsOf(b, loc, u8At(at), shift, 4);
     if (layout.kind == QuantKind::K5)
       q = arith::OrIOp::create(
@@ -659,18 +660,8 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                                                   divIndex(b, loc, first, 16)),
                             layout.scalesOffset),
                    1, 1, rowBytes)[0]);
-    Value start = addIndex(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, blockOffset,
-            arith::AddIOp::create(
-                b, loc, mulIndex(b, loc, divIndex(b, loc, first, 128), 32),
-                remIndex(b, loc, first, 32))),
-        layout.quantsOffset);
-    Value shift = arith::MulIOp::create(
-        b, loc,
-        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 128), 32)),
-        i32Const(b, loc, 2));
+    auto [start, shift] =
+        getRunQuant(b, loc, blockOffset, first, layout.quantsOffset, 2);
     SmallVector<Value> words = shiftWords(
         b, loc,
         readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes),
@@ -702,18 +693,8 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                       bitsOf(b, loc, scales[0], byteShift, 8),
                       bitsOf(b, loc, scales[1], byteShift, 8),
                       bitsOf(b, loc, scales[2], byteShift, 8), low);
-    Value start = addIndex(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, blockOffset,
-            arith::AddIOp::create(
-                b, loc, mulIndex(b, loc, divIndex(b, loc, first, 64), 32),
-                remIndex(b, loc, first, 32))),
-        layout.quantsOffset);
-    Value shift = arith::MulIOp::create(
-        b, loc,
-        toI32(b, loc, divIndex(b, loc, remIndex(b, loc, first, 64), 32)),
-        i32Const(b, loc, 4));
+    auto [start, shift] =
+        getRunQuant(b, loc, blockOffset, first, layout.quantsOffset, 4);
     int64_t wordAlign = n % 4 == 0 ? 4 : align;
     SmallVector<Value> words = shiftWords(
         b, loc, readWindow(readWord, start, n, wordAlign, rowBytes), shift);
