@@ -38,6 +38,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q8_0-split",
+           "q4_0-split",
            "q2_K", "q4_K", "q5_K", "q6_K", "tq2_0", "tq1_0"]
 
 
@@ -79,8 +80,8 @@ def main():
         if siblings == 2 and rng.random() < 0.5:
             rows[1] = rows[0]
             extra = ["--epilogue"]
-        if fmt == "q8_0-split":
-            fmt = "q8_0"
+        if fmt.endswith("-split"):
+            fmt = fmt.removesuffix("-split")
             extra.append("--split=" + rng.choice(["flat", "f32", "blocks"]))
             element = rng.choice(["f16", "bf16", "f32"])
         name = (f"c{a.seed}-{i}-{fmt}-{element}-{'_'.join(map(str, rows))}"

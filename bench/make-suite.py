@@ -148,10 +148,17 @@ def matvec_mlir(rows, cols):
 def block_matvec_mlir(fmt, rows, cols):
     """A mat-vec over packed ggml blocks as a front end writes it: the
     weight dequantized to f16 by cachet.dequantize, f16 activations. For
-    "q8_0-split", i8 values and f16 scales dequantized by a generic."""
-    if fmt == "q8_0-split":
-        params = (f"%q: tensor<{rows}x{cols}xi8> {{cachet.weight}},"
+    "q8_0-split", i8 values and f16 scales dequantized by a generic; for
+    "q4_0-split", i4 values (two per byte) less 8 and f16 scales."""
+    if fmt.endswith("-split"):
+        qt = "i4" if fmt == "q4_0-split" else "i8"
+        params = (f"%q: tensor<{rows}x{cols}x{qt}> {{cachet.weight}},"
                   f" %s: tensor<{rows}x{cols // 32}xf16> {{cachet.weight}}")
+        value = (["    %zp = arith.constant 8.0 : f16",
+                  "    %i = arith.extui %qv : i4 to i32",
+                  "    %u = arith.uitofp %i : i32 to f16",
+                  "    %f = arith.subf %u, %zp : f16"] if qt == "i4" else
+                 ["    %f = arith.sitofp %qv : i8 to f16"])
         dequantize = [
             f"  %de = tensor.empty() : tensor<{rows}x{cols}xf16>",
             "  %d = linalg.generic {indexing_maps = ["
@@ -159,11 +166,10 @@ def block_matvec_mlir(fmt, rows, cols):
             "affine_map<(r, c) -> (r, c floordiv 32)>, "
             "affine_map<(r, c) -> (r, c)>], "
             "iterator_types = [\"parallel\", \"parallel\"]}"
-            f" ins(%q, %s : tensor<{rows}x{cols}xi8>, "
+            f" ins(%q, %s : tensor<{rows}x{cols}x{qt}>, "
             f"tensor<{rows}x{cols // 32}xf16>)"
             f" outs(%de : tensor<{rows}x{cols}xf16>) {{",
-            "  ^bb0(%qv: i8, %sv: f16, %o: f16):",
-            "    %f = arith.sitofp %qv : i8 to f16",
+            f"  ^bb0(%qv: {qt}, %sv: f16, %o: f16):"] + value + [
             "    %m = arith.mulf %f, %sv : f16",
             "    linalg.yield %m : f16",
             f"  }} -> tensor<{rows}x{cols}xf16>"]
@@ -310,7 +316,8 @@ def main():
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
             matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
-    for fmt in ["q8_0", "q4_0", "q8_0-split", "q2_K", "q4_K", "q5_K", "q6_K", "q4_1",
+    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_0-split", "q2_K", "q4_K",
+                "q5_K", "q6_K", "q4_1",
                 "q5_0", "q5_1", "iq4_nl", "tq2_0", "tq1_0"]:
         block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]
         for rows, cols in preset["matvec"]:

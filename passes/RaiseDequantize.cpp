@@ -1,8 +1,8 @@
-//===- RaiseDequantize.cpp - split q8_0 dequantization to cachet.dequantize
-//===//
+//===- RaiseDequantize.cpp - split dequantization to cachet.dequantize ---===//
 //
-// Replaces the split q8_0 dequantization front ends write in linalg (i8
-// values times one f16 scale per 32, see cachet/Analysis/QuantizeMatch.h) by
+// Replaces the split q8_0 / q4_0 dequantization front ends write in linalg
+// (i8 values times one f16 scale per 32, or i4 values less 8 times one, see
+// cachet/Analysis/QuantizeMatch.h) by
 // `cachet.dequantize %q scales %s`, so that the blocks can be read where the
 // values are used (cachet's mat-vec kernel decodes them in registers).
 //
@@ -119,7 +119,7 @@ DequantizeOp raise(RewriterBase &rewriter, const DequantizeMatch &match) {
   return dequantize;
 }
 
-/// Raises every recognized split q8_0 dequantization to cachet.dequantize
+/// Raises every recognized split dequantization to cachet.dequantize
 /// and explains every decision with a remark.
 struct RaiseDequantizePass final
     : public cachet::impl::RaiseDequantizeBase<RaiseDequantizePass> {
@@ -145,8 +145,8 @@ struct RaiseDequantizePass final
       auto input = cast<RankedTensorType>(dequantize.getInput().getType());
       auto result = cast<RankedTensorType>(dequantize.getResult().getType());
       InFlightDiagnostic diag = dequantize.emitRemark(
-          "cachet-raise-dequantize: raised to cachet.dequantize: split q8_0 "
-          "of ");
+          "cachet-raise-dequantize: raised to cachet.dequantize: split ");
+      diag << (match->nibbles ? "q4_0" : "q8_0") << " of ";
       diag << input << " to " << result.getElementType();
       if (inBlocks)
         diag << (Type(input) == matched

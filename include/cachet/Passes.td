@@ -285,13 +285,20 @@ def RaiseQuantize : Pass<"cachet-raise-quantize", "mlir::ModuleOp"> {
 }
 
 def RaiseDequantize : Pass<"cachet-raise-dequantize", "mlir::ModuleOp"> {
-  let summary = "Raise the split q8_0 dequantization front ends write (i8 "
-                "values times f16 scales) to cachet.dequantize";
+  let summary = "Raise the split q8_0 / q4_0 dequantization front ends "
+                "write (i8 values times f16 scales, i4 values less 8 times "
+                "f16 scales) to cachet.dequantize";
   let description = [{
     Recognizes the dequantization of split q8_0 weights or caches that ML
     front ends write in linalg on tensors: i8 values and one f16 scale per 32
     values along the innermost dimension, multiplied element-wise, and
-    replaces it by `cachet.dequantize %q scales %s`. The op names the
+    replaces it by `cachet.dequantize %q scales %s`. Split q4_0 weights (i4
+    values, the int4 form of IREE and torch-mlir) are raised the same way
+    when the body is q4_0's `(float(q) - 8) * scale` with q read unsigned:
+    `uitofp(q) - 8` or `uitofp(q) + -8` (q zero-extended first or not), or
+    `sitofp(zext(q) - 8)`; all exact, so the value is the same. Signed i4
+    (`sitofp(q) * scale`), another zero point, or groups other than 32 are
+    left alone with a remark naming the condition. The op names the
     format, so that later passes can read the blocks where they are used
     (cachet's mat-vec kernel decodes them in registers, and the f16 copy is
     never written) instead of materializing the floats. The matcher
@@ -763,8 +770,7 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     to the generic lowering. `matvec-kernel=generic` asks for that
     everywhere. A weight that is a `cachet.dequantize` of packed blocks
     (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, and the k-quants q2_K, q4_K, q5_K,
-    q6_K;
-    its buffer read by the mat-vec alone, rows of whole aligned 32-bit
+    q6_K; its buffer read by the mat-vec alone, rows of whole aligned 32-bit
     words) is read as blocks: each lane decodes slices of `block-slice`
     values (`super-block-slice` for the k-quants) from aligned words in
     registers,
@@ -998,16 +1004,17 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "the 4-bit formats)">,
     Option<"splitBlockSlice", "split-block-slice", "int64_t",
            /*default=*/"0",
-           "block-slice of a mat-vec over split q8_0 weights (i8 values and "
-           "f16 scales, the slice's values in one aligned load); 0: "
+           "block-slice of a mat-vec over split q8_0 / q4_0 weights (i8 or "
+           "i4 values and f16 scales, the slice's values in one aligned "
+           "load); 0: "
            "block-slice. On the H200 16 made lone mat-vecs 1.02-1.32x "
            "faster and the 2-layer chain 0.89x (docs/BENCHMARKS.md run 83), "
            "so the default follows block-slice">,
     Option<"superBlockSlice", "super-block-slice", "int64_t",
            /*default=*/"16",
            "block-slice of a mat-vec over the k-quants' super-blocks (q2_K, "
-           "q4_K, q5_K, q6_K; a slice of q2_K or q6_K at most 16); 0: block-slice. On the H200 "
-           "16 made q4_K / q6_K mat-vecs 1.20-1.30x / 1.09-1.18x faster than "
+           "q4_K, q5_K, q6_K; a slice of q2_K or q6_K at most 16); 0: "
+           "block-slice. On the H200 16 made q4_K / q6_K mat-vecs 1.20-1.30x / 1.09-1.18x faster than "
            "8 and the q4_K 2-layer chain 1.08x (docs/BENCHMARKS.md run 85)">,
     Option<"blockRowsPerSubgroup", "block-rows-per-subgroup", "int64_t",
            /*default=*/"2",

@@ -220,6 +220,11 @@ static LogicalResult matchKVDequantize(Matcher &m, Value value, StringRef what,
       return m.fail(llvm::formatv("{0} cachet.dequantize input is not a "
                                   "token-major [pos][kv_head][dim] cache",
                                   what));
+    if (cast<RankedTensorType>(dq.getInput().getType())
+            .getElementType()
+            .isSignlessInteger(4))
+      return m.fail(what + " is a split q4_0 cache (i4 values): KV caches "
+                           "take split q8_0 or packed blocks");
     if (auto block = dyn_cast<BlockQuantizedType>(
             cast<RankedTensorType>(dq.getInput().getType()).getElementType());
         block && block.getBlockValues() != 32)
@@ -244,6 +249,9 @@ static LogicalResult matchKVDequantize(Matcher &m, Value value, StringRef what,
   std::optional<DequantizeMatch> split = cachet::matchDequantize(op, reason);
   if (!split)
     return m.fail(what + " " + reason);
+  if (split->nibbles)
+    return m.fail(what + " is a split q4_0 cache (i4 values): KV caches "
+                         "take split q8_0 or packed blocks");
   // Over blocks of 32 is the flat form where the head dimension is one
   // block and the scales are [pos][kv_head][1].
   if (split->inBlocks &&

@@ -137,25 +137,28 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
   auto a = cast<MemRefType>(buffer.getType());
   bool split = dequantize.getNumDpsInputs() == 2;
   if (split) {
-    // Split q8_0: the values one to one, the scales per 32 values.
+    // Split q8_0: the values one to one, the scales per 32 values. Split
+    // q4_0: the values two per byte.
     w.bytes = dequantize.getDpsInputs()[0];
     w.scales = dequantize.getDpsInputs()[1];
     auto values = dyn_cast<MemRefType>(w.bytes.getType());
     auto scales = dyn_cast<MemRefType>(w.scales.getType());
-    if (!isa<Q8_0Type>(w.block) || !values || !scales ||
+    if (!isa<Q8_0Type, Q4_0Type>(w.block) || !values || !scales ||
         !values.getElementType().isInteger(8) ||
         !scales.getElementType().isF16())
-      return fail("the split dequantize does not read i8 values and f16 "
-                  "scales");
+      return fail("the split dequantize does not read i8 values (or i4 "
+                  "values two per byte) and f16 scales");
     if (values.getRank() != 2 || !values.hasStaticShape() ||
         scales.getRank() != 2 || !scales.hasStaticShape() || a.getRank() != 2 ||
         !a.hasStaticShape())
-      return fail("the split q8_0 weight's shape is not static 2-D");
-    if (values.getShape() != a.getShape() ||
+      return fail("the split " + format + " weight's shape is not static 2-D");
+    int64_t perByte = isa<Q4_0Type>(w.block) ? 2 : 1;
+    if (values.getDimSize(0) != a.getDimSize(0) ||
+        values.getDimSize(1) * perByte != a.getDimSize(1) ||
         scales.getDimSize(0) != a.getDimSize(0) ||
         scales.getDimSize(1) * 32 != a.getDimSize(1))
-      return fail("the split q8_0 weight's values and scales do not match "
-                  "its shape");
+      return fail("the split " + format +
+                  " weight's values and scales do not match its shape");
     w.rowBytes = values.getDimSize(1);
   } else {
     w.bytes = getDequantTransposeBytes(dequantize);
@@ -178,10 +181,10 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
   if (failed(bytes.getStridesAndOffset(strides, offset)) || strides[1] != 1 ||
       ShapedType::isDynamic(strides[0]) || ShapedType::isDynamic(offset) ||
       strides[0] % 4 != 0 || offset % 4 != 0 || w.rowBytes % 4 != 0)
-    return fail(split ? llvm::formatv("the split q8_0 weight's rows of {0} "
-                                      "values are not whole aligned 32-bit "
+    return fail(split ? llvm::formatv("the split {0} weight's rows of {1} "
+                                      "bytes are not whole aligned 32-bit "
                                       "words",
-                                      w.rowBytes)
+                                      format, w.rowBytes)
                             .str()
                       : llvm::formatv("the {0} weight's rows ({1} blocks of "
                                       "{2} bytes) are not whole aligned "
@@ -258,13 +261,17 @@ static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
     return "subgroup-size is not a power of two";
   if (w.scales && slice % 4 != 0)
-    return llvm::formatv("split q8_0 values are read in whole 32-bit words, "
-                         "not in slices of {0}",
-                         slice)
-        .str();
-  if (!BlockDecoder::takesSlice(w.block, slice))
-    return llvm::formatv("{0} blocks are not decoded in slices of {1} values",
+    return llvm::formatv("split {0} values are read in whole 32-bit words, "
+                         "not in slices of {1}",
                          w.block.getFormatName(), slice)
+        .str();
+  // Split values are whole words in value order: any slice of words in a
+  // block of 32 (packed 4-bit blocks: one half of the nibbles, at most 16).
+  if (w.scales ? 32 % slice != 0 : !BlockDecoder::takesSlice(w.block, slice))
+    return llvm::formatv("{0}{1} blocks are not decoded in slices of {2} "
+                         "values",
+                         w.scales ? "split " : "", w.block.getFormatName(),
+                         slice)
         .str();
   return "";
 }
@@ -354,8 +361,11 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                              "row, {2} subgroups per block, {3} (paired: {4}) "
                              "slices of {5} values per lane in flight, {6} "
                              "rows per subgroup",
-                             w->scales ? "split q8_0 (i8 values, f16 scales)"
-                                       : w->block.getFormatName(),
+                             !w->scales ? w->block.getFormatName()
+                             : isa<Q4_0Type>(w->block)
+                                 ? "split q4_0 (i4 values two per byte, f16 "
+                                   "scales)"
+                                 : "split q8_0 (i8 values, f16 scales)",
                              lanes, o.rowsPerBlock, o.loadsPerLane, paired,
                              slice, o.blockRowsPerSubgroup)
                    .str();

@@ -252,13 +252,86 @@ bool cachet::isDequantizeCandidate(linalg::GenericOp op) {
   Type out = getElementTypeOrSelf(op.getResult(0).getType());
   if (!out.isF16() && !out.isBF16() && !out.isF32())
     return false;
-  return llvm::any_of(op.getBody()->getOperations(), [&](Operation &inner) {
-    auto cvt = dyn_cast<arith::SIToFPOp>(inner);
-    auto arg = cvt ? dyn_cast<BlockArgument>(cvt.getIn()) : BlockArgument();
-    return arg && arg.getOwner() == op.getBody() &&
-           arg.getArgNumber() < op.getNumDpsInputs() &&
-           arg.getType().isSignlessInteger(8);
-  });
+  // i8 values converted with sitofp (split q8_0), or i4 values used at all
+  // (split q4_0: converted, extended or shifted first).
+  for (BlockArgument arg :
+       op.getBody()->getArguments().take_front(op.getNumDpsInputs())) {
+    if (arg.getType().isSignlessInteger(4) && !arg.use_empty())
+      return true;
+    if (arg.getType().isSignlessInteger(8) &&
+        llvm::any_of(arg.getUsers(), llvm::IsaPred<arith::SIToFPOp>))
+      return true;
+  }
+  return false;
+}
+
+/// Returns whether `v` is the float `c`.
+static bool isFloatConstant(Value v, double c) {
+  FloatAttr attr;
+  return matchPattern(v, m_Constant(&attr)) &&
+         attr.getValue().convertToDouble() == c;
+}
+
+/// Returns whether `v` is the integer `c` (a scalar constant).
+static bool isIntConstant(Value v, int64_t c) {
+  IntegerAttr attr;
+  return matchPattern(v, m_Constant(&attr)) && attr.getInt() == c;
+}
+
+/// Returns `v` without a zero extension (arith.extui), and whether it had
+/// one.
+static Value stripExtUI(Value v) {
+  if (auto ext = v.getDefiningOp<arith::ExtUIOp>())
+    return ext.getIn();
+  return v;
+}
+
+/// Checks that `v` is q4_0's value of the i4 block argument `q` in float:
+/// `uitofp(q) - 8` (or `+ -8`; q zero-extended first or not) or
+/// `sitofp(zext(q) - 8)`, all exact. Otherwise returns why not.
+static std::string whyNotNibbleValue(Value v, Value q) {
+  auto isUnsigned = [&](Value f) {
+    auto cvt = f.getDefiningOp<arith::UIToFPOp>();
+    return cvt && stripExtUI(cvt.getIn()) == q;
+  };
+  auto isSigned = [&](Value f) {
+    auto cvt = f.getDefiningOp<arith::SIToFPOp>();
+    if (!cvt)
+      return false;
+    Value in = cvt.getIn();
+    if (auto ext = in.getDefiningOp<arith::ExtSIOp>())
+      in = ext.getIn();
+    return in == q;
+  };
+  if (auto sub = v.getDefiningOp<arith::SubFOp>())
+    if (isUnsigned(sub.getLhs()))
+      return isFloatConstant(sub.getRhs(), 8.0)
+                 ? ""
+                 : "the zero point subtracted from the i4 values is not the "
+                   "constant 8 (q4_0's)";
+  if (auto add = v.getDefiningOp<arith::AddFOp>())
+    for (auto [x, c] : {std::pair(add.getLhs(), add.getRhs()),
+                        std::pair(add.getRhs(), add.getLhs())})
+      if (isUnsigned(x))
+        return isFloatConstant(c, -8.0)
+                   ? ""
+                   : "the zero point added to the i4 values is not the "
+                     "constant -8 (q4_0's)";
+  if (auto cvt = v.getDefiningOp<arith::SIToFPOp>())
+    if (auto sub = cvt.getIn().getDefiningOp<arith::SubIOp>();
+        sub && isa<arith::ExtUIOp>(sub.getLhs().getDefiningOp()) &&
+        stripExtUI(sub.getLhs()) == q)
+      return isIntConstant(sub.getRhs(), 8)
+                 ? ""
+                 : "the zero point subtracted from the i4 values is not the "
+                   "constant 8 (q4_0's)";
+  if (isSigned(v))
+    return "signed i4 values (sitofp) are not q4_0's unsigned nibbles less "
+           "8; only the unsigned form is raised";
+  if (isUnsigned(v))
+    return "unsigned i4 values have no zero point; q4_0 subtracts 8";
+  return "dequantize generic body is not (float(q) - 8) * scale for i4 "
+         "values q";
 }
 
 std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
@@ -279,9 +352,14 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
   auto elem = [&](unsigned i) {
     return getElementTypeOrSelf(op.getDpsInputs()[i].getType());
   };
-  unsigned qIdx = elem(0).isSignlessInteger(8) ? 0 : 1, sIdx = 1 - qIdx;
-  if (!elem(qIdx).isSignlessInteger(8) || !elem(sIdx).isF16())
-    return fail("dequantize generic does not read i8 values and f16 scales");
+  auto isQuant = [](Type t) {
+    return t.isSignlessInteger(8) || t.isSignlessInteger(4);
+  };
+  unsigned qIdx = isQuant(elem(0)) ? 0 : 1, sIdx = 1 - qIdx;
+  if (!isQuant(elem(qIdx)) || !elem(sIdx).isF16())
+    return fail("dequantize generic does not read i8 or i4 values and f16 "
+                "scales");
+  match.nibbles = elem(qIdx).isSignlessInteger(4);
   unsigned rank = op.getNumLoops();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto isIdentity = [&](AffineMap map) {
@@ -322,10 +400,11 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
     return fail("scale is not per block: its map must be (..., d) -> (..., d "
                 "floordiv 32), or over blocks (..., b, i) -> (..., b)");
   if (match.blockValues != 32)
-    return fail(llvm::formatv("block size is {0}, not 32 (q8_0)",
+    return fail(llvm::formatv("block size is {0}, not 32 ({1})",
                               ShapedType::isDynamic(match.blockValues)
                                   ? std::string("dynamic")
-                                  : std::to_string(match.blockValues))
+                                  : std::to_string(match.blockValues),
+                              match.nibbles ? "q4_0" : "q8_0")
                     .str());
   // Body: sitofp(q) [* extf(scale)], in either order, in the result type or
   // in f32 and then truncated to it (as cachet.dequantize decodes: in f32,
@@ -349,7 +428,15 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
   // it is rounded once, like the truncation.
   if (mul && !mul.getType().isF32() && mul.getType() != outElem)
     return fail("dequantize generic multiplies in " + str(mul.getType()));
+  // i4 values: q4_0's (u - 8), exact in every float type.
+  std::string nibbleReason;
   auto isValue = [&](Value v) {
+    if (match.nibbles) {
+      std::string why = whyNotNibbleValue(v, q);
+      if (nibbleReason.empty() || why.empty())
+        nibbleReason = why;
+      return why.empty();
+    }
     auto cvt = v.getDefiningOp<arith::SIToFPOp>();
     return cvt && cvt.getIn() == q;
   };
@@ -359,9 +446,14 @@ std::optional<DequantizeMatch> cachet::matchDequantize(linalg::GenericOp op,
     auto ext = v.getDefiningOp<arith::ExtFOp>();
     return ext && ext.getIn() == s;
   };
-  if (!mul || !((isValue(mul.getLhs()) && isScale(mul.getRhs())) ||
+  if (!mul || !((isScale(mul.getRhs()) && isValue(mul.getLhs())) ||
                 (isScale(mul.getLhs()) && isValue(mul.getRhs()))))
-    return fail("dequantize generic body is not float(q) * scale");
+    return fail(match.nibbles && mul && !nibbleReason.empty() ? nibbleReason
+                : match.nibbles
+                    ? "dequantize generic body is not (float(q) - 8) "
+                      "* scale for i4 values q"
+                    : "dequantize generic body is not float(q) * "
+                      "scale");
   match.values = op.getDpsInputs()[qIdx];
   match.scales = op.getDpsInputs()[sIdx];
   return match;

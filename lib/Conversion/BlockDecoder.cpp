@@ -19,10 +19,10 @@ namespace {
 
 /// How the quants of a block are stored: the 32-value formats, the
 /// k-quants' 256-value super-blocks (q2_K: 2 bits with a 4-bit scale and
-/// min per 16; q4_K: nibbles with a 6-bit scale and
-/// min per 32; q5_K: the same plus a bit plane; q6_K: 4 + 2 bits with an
-/// int8 scale per 16) and the ternary
-/// ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per byte).
+/// min per 16; q4_K: nibbles with a 6-bit scale and min per 32; q5_K: the
+/// same plus a bit plane; q6_K: 4 + 2 bits with an int8 scale per 16) and
+/// the ternary ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per
+/// byte).
 enum class QuantKind {
   Int8,
   Nibble,
@@ -638,6 +638,23 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
   // number of values start at even bytes.
   int64_t align = n % 2 == 0 ? 2 : 1;
   SmallVector<Value> values;
+  // The k-quants with a min (q2_K, q4_K, q5_K): getQ4KValue's
+  // `d1 * q - m1` with q the `width`-bit field of each value's byte in
+  // `words`, as one fma, bit for bit: d1 = d * scale (an f16 times at most
+  // 6 bits) and d1 * q (at most 5 more) are exact in f32, so the
+  // subtraction is the only rounding either way (also where a target
+  // computes the fma as a multiply and an add).
+  auto scaledLessMin = [&](Value d1, Value m1, ArrayRef<Value> words,
+                           int32_t width) {
+    Value negM1 = arith::NegFOp::create(b, loc, m1);
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(math::FmaOp::create(
+          b, loc, d1,
+          arith::UIToFPOp::create(b, loc, f32,
+                                  byteField(b, loc, words, k, width)),
+          negM1));
+    return values;
+  };
   if (layout.kind == QuantKind::T2) {
     Value d = readHalf(layout.scaleOffset);
     SmallVector<Value> words =
@@ -666,15 +683,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         b, loc,
         readWindow(readWord, start, n, n % 4 == 0 ? 4 : align, rowBytes),
         shift);
-    // `d1 * q - m1` as one fma, bit for bit: d1 (an f16 times 4 bits) and
-    // d1 * q (2 more) are exact in f32.
-    Value negM1 = arith::NegFOp::create(b, loc, m1);
-    for (int64_t k = 0; k < n; ++k)
-      values.push_back(math::FmaOp::create(
-          b, loc, d1,
-          arith::UIToFPOp::create(b, loc, f32, byteField(b, loc, words, k, 2)),
-          negM1));
-    return values;
+    return scaledLessMin(d1, m1, words, 2);
   }
   if (layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5) {
     // 144- and 176-byte blocks: 4-aligned, as is a slice of a multiple of
@@ -722,18 +731,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                 i32Const(b, loc, 4)));
       width = 5;
     }
-    // getQ4KValue's `d1 * q - m1` as one fma, bit for bit: d1 = d * scale
-    // (an f16 times 6 bits) and d1 * q (4 or 5 more) are exact in f32, so the
-    // subtraction is the only rounding either way (also where a target
-    // computes the fma as a multiply and an add).
-    Value negM1 = arith::NegFOp::create(b, loc, m1);
-    for (int64_t k = 0; k < n; ++k)
-      values.push_back(math::FmaOp::create(
-          b, loc, d1,
-          arith::UIToFPOp::create(b, loc, f32,
-                                  byteField(b, loc, words, k, width)),
-          negM1));
-    return values;
+    return scaledLessMin(d1, m1, words, width);
   }
   if (layout.kind == QuantKind::K6) {
     // 210-byte blocks: 2-aligned. The slice lies in one run of 16 values
@@ -910,30 +908,76 @@ SmallVector<Value> BlockDecoder::decodeSliceF16Pairs(const WordReader &readWord,
                                                      Value blockOffset,
                                                      Value first, int64_t n,
                                                      int64_t rowBytes) {
-  Type f16 = b.getF16Type();
-  auto pairType = VectorType::get({2}, f16);
   Value d = readScale(readWord, blockOffset, rowBytes);
   SmallVector<Value> words =
       readSliceQuants(readWord, blockOffset, first, n, rowBytes);
   if (isa<Q8_0Type>(type))
     return decodeQ8WordsF16Pairs(b, loc, words, d);
+  // q4_0: q - 8; tq2_0: q - 1. The product with d is exact in f16 too for
+  // tq2_0 (or overflows as rounding the f32 product does).
+  return decodeUnsignedWordsF16Pairs(b, loc, words, d,
+                                     isa<TQ2_0Type>(type) ? 1 : 8);
+}
+
+SmallVector<Value> BlockDecoder::decodeUnsignedWordsF16Pairs(
+    OpBuilder &b, Location loc, ArrayRef<Value> words, Value d, int64_t bias) {
+  Type f16 = b.getF16Type();
+  auto pairType = VectorType::get({2}, f16);
   Value scale = vector::BroadcastOp::create(b, loc, pairType, d);
-  // 1024 + q less 1032 (q4_0: q - 8) or 1025 (tq2_0: q - 1), exact; the
-  // product with d is exact in f16 too for tq2_0 (or overflows as
-  // rounding the f32 product does).
-  Value bias = arith::ConstantOp::create(
+  Value magicBias = arith::ConstantOp::create(
       b, loc, pairType,
-      DenseElementsAttr::get(
-          pairType, b.getFloatAttr(f16, isa<TQ2_0Type>(type) ? 1025 : 1032)));
+      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, 1024 + bias)));
   SmallVector<Value> pairs;
   for (Value u : words) {
-    // Four unsigned bytes u, the nibbles (tq2_0: 2-bit quants).
+    // Four unsigned bytes u (nibbles, tq2_0's 2-bit quants).
     auto [low, high] = getMagicF16Pairs(b, loc, u);
     for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(
-          b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
+          b, loc, arith::SubFOp::create(b, loc, h, magicBias), scale));
   }
   return pairs;
+}
+
+SmallVector<Value> BlockDecoder::decodeQ4Words(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> words, int64_t n,
+                                               Value d) {
+  SmallVector<Value> values;
+  for (int64_t k = 0; k < n; ++k) {
+    Value quant = byteField(b, loc, words, k, 4);
+    Value centered = arith::SubIOp::create(b, loc, quant, i32Const(b, loc, 8));
+    values.push_back(arith::MulFOp::create(
+        b, loc, d, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered)));
+  }
+  return values;
+}
+
+SmallVector<Value> BlockDecoder::unpackNibbleWords(OpBuilder &b, Location loc,
+                                                   ArrayRef<Value> words) {
+  auto bytesType = VectorType::get({4}, b.getI8Type());
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  auto asBytes = [&](Value word) -> Value {
+    return vector::BitCastOp::create(
+        b, loc, bytesType,
+        vector::FromElementsOp::create(b, loc, wordType, ValueRange{word}));
+  };
+  SmallVector<Value> unpacked;
+  for (Value word : words) {
+    // Even values in the low nibbles, odd ones in the high; interleaved
+    // byte by byte (a PTX prmt each).
+    Value mask = i32Const(b, loc, 0x0F0F0F0F);
+    Value even = asBytes(arith::AndIOp::create(b, loc, word, mask));
+    Value odd = asBytes(arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 4)),
+        mask));
+    static const int64_t orders[2][4] = {{0, 4, 1, 5}, {2, 6, 3, 7}};
+    for (ArrayRef<int64_t> order : orders) {
+      Value bytes = vector::ShuffleOp::create(b, loc, even, odd, order);
+      unpacked.push_back(vector::ExtractOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, wordType, bytes),
+          ArrayRef<int64_t>{0}));
+    }
+  }
+  return unpacked;
 }
 
 SmallVector<Value> BlockDecoder::decodeQ8Words(OpBuilder &b, Location loc,

@@ -596,7 +596,7 @@ struct LowerMatvecPass final
     SmallVector<Value> words;
     Value d;
     if (w.scales) {
-      words = loadSplitWords(b, loc, w, row, k, n);
+      words = loadSplitQuants(b, loc, w, row, k, n);
       d = loadSplitScale(b, loc, w, row, k);
     } else {
       cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
@@ -672,9 +672,8 @@ struct LowerMatvecPass final
         diag << lanes << " lanes per row, " << rowsPerBlock
              << " subgroups per block, " << loads << " ";
         if (m.blocks)
-          diag << (m.blocks->scales ? StringRef("split q8_0")
-                                    : m.blocks->block.getFormatName())
-               << " slices of "
+          diag << (m.blocks->scales ? "split " : "")
+               << m.blocks->block.getFormatName() << " slices of "
                << loadBytes / (cast<MemRefType>(group.x.getType())
                                    .getElementTypeBitWidth() /
                                8)
@@ -940,7 +939,45 @@ struct LowerMatvecPass final
     };
   }
 
-  /// Returns the `n / 4` words of split q8_0 values `k` .. `k + n - 1` of
+  /// Returns the quants of split values `k` .. `k + n - 1` of row `row` of
+  /// `w` as `n / 4` i32 words of four bytes in value order: q8_0's signed
+  /// i8 values, or q4_0's nibbles (0 .. 15, unpacked from two per byte).
+  static SmallVector<Value> loadSplitQuants(OpBuilder &b, Location loc,
+                                            const cachet::BlockWeight &w,
+                                            Value row, Value k, int64_t n) {
+    if (!isa<cachet::Q4_0Type>(w.block))
+      return loadSplitWords(b, loc, w, row, k, n);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> packed;
+    if (n >= 8) {
+      // Values k .. k + n - 1 are bytes k / 2 .. (k + n) / 2 - 1.
+      packed = loadSplitWords(
+          b, loc, w, row, arith::DivUIOp::create(b, loc, k, index(2)), n / 2);
+    } else {
+      // Half a word (n = 4): the aligned word, shifted by 4 (k % 8).
+      Value word = cachet::BlockDecoder::loadWord(
+          b, loc, w.bytes,
+          ValueRange{row,
+                     arith::MulIOp::create(
+                         b, loc, arith::DivUIOp::create(b, loc, k, index(8)),
+                         index(4))},
+          b.getNamedAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                         b.getUnitAttr()));
+      Value shift = arith::IndexCastUIOp::create(
+          b, loc, b.getI32Type(),
+          arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, k, index(8)), index(4)));
+      packed.push_back(arith::ShRUIOp::create(b, loc, word, shift));
+    }
+    SmallVector<Value> words =
+        cachet::BlockDecoder::unpackNibbleWords(b, loc, packed);
+    words.resize(n / 4);
+    return words;
+  }
+
+  /// Returns the `n / 4` words of split q8_0 bytes `k` .. `k + n - 1` of
   /// row `row` of `w`: one aligned load of the slice where the rows keep it
   /// aligned, else a load per word; marked as streaming weight loads.
   static SmallVector<Value> loadSplitWords(OpBuilder &b, Location loc,
@@ -1019,23 +1056,26 @@ struct LowerMatvecPass final
   static Value decodeSlice(OpBuilder &b, Location loc,
                            const cachet::BlockWeight &w, Value row, Value k,
                            int64_t n, Type element) {
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
     cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
     auto f32Vec = VectorType::get({n}, b.getF32Type());
     if (w.scales) {
-      // Split q8_0: the values' aligned words, the block's f16 scale.
-      SmallVector<Value> words = loadSplitWords(b, loc, w, row, k, n);
+      // Split q8_0 / q4_0: the values' aligned words, the block's f16
+      // scale.
+      bool nibbles = isa<cachet::Q4_0Type>(w.block);
+      SmallVector<Value> words = loadSplitQuants(b, loc, w, row, k, n);
       Value d = loadSplitScale(b, loc, w, row, k);
       if (element.isF16())
         return joinF16Pairs(
             b, loc,
-            cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words, d));
+            nibbles ? cachet::BlockDecoder::decodeUnsignedWordsF16Pairs(
+                          b, loc, words, d, 8)
+                    : cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words,
+                                                                  d));
+      Value d32 = arith::ExtFOp::create(b, loc, b.getF32Type(), d);
       SmallVector<Value> decoded;
-      for (Value v : cachet::BlockDecoder::decodeQ8Words(
-               b, loc, words, n,
-               arith::ExtFOp::create(b, loc, b.getF32Type(), d)))
+      for (Value v :
+           nibbles ? cachet::BlockDecoder::decodeQ4Words(b, loc, words, n, d32)
+                   : cachet::BlockDecoder::decodeQ8Words(b, loc, words, n, d32))
         decoded.push_back(cachet::castFloat(
             b, loc, cachet::castFloat(b, loc, v, element), b.getF32Type()));
       return vector::FromElementsOp::create(b, loc, f32Vec, decoded);

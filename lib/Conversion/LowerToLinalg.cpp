@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -128,6 +129,16 @@ private:
   /// Replaces the block-typed `value` by `bytes`, through a cast that
   /// getBytes resolves and eraseBlockCasts removes.
   void replaceWithBytes(OpBuilder &b, Value value, Value bytes);
+  /// Returns the bytes of the i4 tensor `nibbles` (two values per byte,
+  /// the even one in the low nibble), traced through the casts of
+  /// convertSignature / convertNibbleConstants, tensor.expand_shape of the
+  /// innermost dimension and tensor.extract_slice; else an error at `user`.
+  FailureOr<Value> getNibbleBytes(OpBuilder &b, Operation *user, Value nibbles);
+  /// Replaces every i4 tensor constant of `func` by its bytes.
+  LogicalResult convertNibbleConstants(func::FuncOp func);
+  /// Makes the element-wise `op` read its i4 inputs from their bytes: the
+  /// innermost index halved in the map, the nibble selected by its parity.
+  LogicalResult lowerNibbleGeneric(linalg::GenericOp op);
   LogicalResult lowerAttention(AttentionOp op);
   LogicalResult lowerAttentionPartial(AttentionPartialOp op);
   LogicalResult decomposeSoftmax(linalg::SoftmaxOp op);
@@ -153,7 +164,40 @@ RankedTensorType getByteType(Type type) {
   return RankedTensorType::get(shape, IntegerType::get(type.getContext(), 8));
 }
 
+/// Returns whether `type` is a tensor of i4 values (split q4_0 weights).
+bool isNibbleTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() >= 1 &&
+         tensor.getElementType().isSignlessInteger(4);
+}
+
+/// Returns the byte tensor type that holds the i4 tensor `type` two values
+/// per byte: its innermost dimension halved.
+RankedTensorType getNibbleByteType(RankedTensorType type) {
+  SmallVector<int64_t> shape(type.getShape());
+  if (!ShapedType::isDynamic(shape.back()))
+    shape.back() /= 2;
+  return RankedTensorType::get(shape, IntegerType::get(type.getContext(), 8));
+}
+
+/// Returns why the i4 tensor `type` cannot be stored two values per byte,
+/// or "".
+std::string whyNotNibbleBytes(RankedTensorType type) {
+  int64_t inner = type.getShape().back();
+  if (ShapedType::isDynamic(inner) || inner % 2 != 0)
+    return "an i4 tensor's innermost dimension must be static and even (two "
+           "values per byte), got " +
+           (ShapedType::isDynamic(inner) ? std::string("?")
+                                         : std::to_string(inner));
+  return "";
+}
+
 LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+    if (isNibbleTensor(type))
+      return func.emitError("cachet-lower-to-linalg: result #")
+             << index << " is an i4 tensor; i4 values are read (split q4_0 "
+             << "weights), not returned";
   if (func.isExternal()) {
     for (Type result : func.getResultTypes())
       if (getByteType(result))
@@ -179,6 +223,24 @@ LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   SmallVector<Type> inputs(func.getArgumentTypes());
   for (BlockArgument arg : entry.getArguments()) {
+    if (isNibbleTensor(arg.getType())) {
+      // i4 values two per byte: the runtime passes the bytes.
+      auto nibbles = cast<RankedTensorType>(arg.getType());
+      if (std::string why = whyNotNibbleBytes(nibbles); !why.empty())
+        return func.emitError("cachet-lower-to-linalg: argument #")
+               << arg.getArgNumber() << ": " << why;
+      RankedTensorType bytes = getNibbleByteType(nibbles);
+      arg.setType(bytes);
+      inputs[arg.getArgNumber()] = bytes;
+      auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), nibbles,
+                                                     Value(arg));
+      arg.replaceAllUsesExcept(cast.getResult(0), cast);
+      blockCasts.insert(cast);
+      func.setArgAttr(arg.getArgNumber(),
+                      CachetDialect::getBlockFormatAttrName(),
+                      b.getStringAttr("i4"));
+      continue;
+    }
     RankedTensorType bytes = getByteType(arg.getType());
     if (!bytes)
       continue;
@@ -237,6 +299,179 @@ FailureOr<Value> LowerToLinalgPass::getBytes(OpBuilder &b, Operation *user,
   return failure();
 }
 
+FailureOr<Value> LowerToLinalgPass::getNibbleBytes(OpBuilder &b,
+                                                   Operation *user,
+                                                   Value nibbles) {
+  Operation *producer = nibbles.getDefiningOp();
+  if (producer && blockCasts.contains(producer))
+    return producer->getOperand(0);
+  auto type = cast<RankedTensorType>(nibbles.getType());
+  if (std::string why = whyNotNibbleBytes(type); !why.empty())
+    return user->emitError("cachet-lower-to-linalg: ") << why;
+  if (auto expand = dyn_cast_if_present<tensor::ExpandShapeOp>(producer)) {
+    // [..., D] to [..., D/B, B] (B even) is [..., D/2] to [..., D/B, B/2].
+    FailureOr<Value> source = getNibbleBytes(b, user, expand.getSrc());
+    if (failed(source))
+      return failure();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(expand);
+    RankedTensorType bytes = getNibbleByteType(type);
+    SmallVector<OpFoldResult> sizes = expand.getMixedOutputShape();
+    sizes.back() = b.getIndexAttr(type.getShape().back() / 2);
+    return tensor::ExpandShapeOp::create(b, expand.getLoc(), bytes, *source,
+                                         expand.getReassociationIndices(),
+                                         sizes)
+        .getResult();
+  }
+  if (auto slice = dyn_cast_if_present<tensor::ExtractSliceOp>(producer)) {
+    FailureOr<Value> source = getNibbleBytes(b, user, slice.getSource());
+    if (failed(source))
+      return failure();
+    std::optional<int64_t> offset =
+        getConstantIntValue(slice.getMixedOffsets().back());
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank() ||
+        !offset || *offset % 2 != 0)
+      return slice.emitError("cachet-lower-to-linalg: only unit-stride, "
+                             "rank-preserving slices of i4 tensors that "
+                             "start at an even innermost offset are "
+                             "supported");
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(slice);
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    offsets.back() = b.getIndexAttr(*offset / 2);
+    sizes.back() = b.getIndexAttr(type.getShape().back() / 2);
+    return tensor::ExtractSliceOp::create(b, slice.getLoc(), *source, offsets,
+                                          sizes, slice.getMixedStrides())
+        .getResult();
+  }
+  InFlightDiagnostic diag = user->emitError(
+      "cachet-lower-to-linalg: cannot trace the i4 operand to a function "
+      "argument or a constant");
+  if (producer)
+    diag << "; it is produced by '" << producer->getName() << "'";
+  return failure();
+}
+
+LogicalResult LowerToLinalgPass::convertNibbleConstants(func::FuncOp func) {
+  SmallVector<arith::ConstantOp> constants;
+  func.walk([&](arith::ConstantOp op) {
+    if (isNibbleTensor(op.getType()))
+      constants.push_back(op);
+  });
+  for (arith::ConstantOp op : constants) {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto dense = dyn_cast<DenseIntElementsAttr>(op.getValue());
+    if (!dense)
+      return op.emitError("cachet-lower-to-linalg: an i4 constant must be "
+                          "dense");
+    if (std::string why = whyNotNibbleBytes(type); !why.empty())
+      return op.emitError("cachet-lower-to-linalg: ") << why;
+    // Two values per byte, the even one in the low nibble.
+    SmallVector<int8_t> bytes(type.getNumElements() / 2, 0);
+    for (auto [i, value] : llvm::enumerate(dense.getValues<APInt>()))
+      bytes[i / 2] |=
+          static_cast<int8_t>((value.getZExtValue() & 15) << (4 * (i % 2)));
+    RankedTensorType bytesType = getNibbleByteType(type);
+    OpBuilder b(op);
+    auto packed = arith::ConstantOp::create(
+        b, op.getLoc(),
+        DenseElementsAttr::get(bytesType, ArrayRef<int8_t>(bytes)));
+    auto cast = UnrealizedConversionCastOp::create(b, op.getLoc(), type,
+                                                   packed.getResult());
+    op.getResult().replaceAllUsesWith(cast.getResult(0));
+    op.erase();
+    blockCasts.insert(cast);
+  }
+  return success();
+}
+
+/// Replaces the uses of `nibble` (an i4 computed from a byte `byte` as
+/// `trunci(byte >> shift)`) by integer ops on the byte where the use only
+/// widens or converts it: extui / extsi / uitofp / sitofp, so that no i4
+/// arithmetic is left for targets without 4-bit integers (SPIR-V).
+static void widenNibbleUses(OpBuilder &b, Value nibble, Value shifted) {
+  Location loc = nibble.getLoc();
+  Type i8 = b.getI8Type();
+  auto c8 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i8, v).getResult();
+  };
+  Value low = arith::AndIOp::create(b, loc, shifted, c8(15));
+  Value signedLow = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, shifted, c8(4)), c8(4));
+  auto resize = [&](Value v, Type to, bool isSigned) -> Value {
+    unsigned width = to.getIntOrFloatBitWidth();
+    if (width == 8)
+      return v;
+    if (width < 8)
+      return arith::TruncIOp::create(b, loc, to, v);
+    return isSigned ? arith::ExtSIOp::create(b, loc, to, v).getResult()
+                    : arith::ExtUIOp::create(b, loc, to, v).getResult();
+  };
+  for (OpOperand &use : llvm::make_early_inc_range(nibble.getUses())) {
+    Operation *user = use.getOwner();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(user);
+    Value replacement;
+    if (auto ext = dyn_cast<arith::ExtUIOp>(user))
+      replacement = resize(low, ext.getType(), false);
+    else if (auto ext = dyn_cast<arith::ExtSIOp>(user))
+      replacement = resize(signedLow, ext.getType(), true);
+    else if (auto cvt = dyn_cast<arith::UIToFPOp>(user))
+      replacement = arith::UIToFPOp::create(b, loc, cvt.getType(), low);
+    else if (auto cvt = dyn_cast<arith::SIToFPOp>(user))
+      replacement = arith::SIToFPOp::create(b, loc, cvt.getType(), signedLow);
+    if (!replacement)
+      continue;
+    user->getResult(0).replaceAllUsesWith(replacement);
+    user->erase();
+  }
+}
+
+LogicalResult LowerToLinalgPass::lowerNibbleGeneric(linalg::GenericOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Block *body = op.getBody();
+  OpBuilder b = OpBuilder::atBlockBegin(body);
+  Location loc = op.getLoc();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isNibbleTensor(input->get().getType()))
+      continue;
+    unsigned index = input->getOperandNumber();
+    AffineMap map = maps[index];
+    auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!dim)
+      return op.emitError("cachet-lower-to-linalg: the innermost index of "
+                          "i4 operand #")
+             << index << " is not a loop dimension (" << AffineMapAttr::get(map)
+             << ")";
+    OpBuilder outer(op);
+    FailureOr<Value> bytes = getNibbleBytes(outer, op, input->get());
+    if (failed(bytes))
+      return failure();
+    input->set(*bytes);
+    maps[index] = map.replace(dim, dim.floorDiv(2), map.getNumDims(),
+                              map.getNumSymbols());
+    // The value: the byte shifted right by 4 (i % 2), its low nibble.
+    BlockArgument arg = body->getArgument(index);
+    arg.setType(b.getI8Type());
+    Value i = linalg::IndexOp::create(b, loc, dim.getPosition());
+    Value shift = arith::IndexCastOp::create(
+        b, loc, b.getI8Type(),
+        arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, i, indexConst(b, loc, 2)),
+            indexConst(b, loc, 4)));
+    Value shifted = arith::ShRUIOp::create(b, loc, arg, shift);
+    auto nibble = arith::TruncIOp::create(b, loc, b.getIntegerType(4), shifted);
+    arg.replaceAllUsesExcept(nibble.getResult(), shifted.getDefiningOp());
+    widenNibbleUses(b, nibble.getResult(), shifted);
+    if (nibble->use_empty())
+      nibble->erase();
+  }
+  op.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+  return success();
+}
+
 LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
                                               Value scales, Value init,
                                               AffineMap inputMap, Value bytes) {
@@ -247,6 +482,8 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
   Type element = resultType.getElementType();
   auto block = dyn_cast<BlockQuantizedType>(
       cast<RankedTensorType>(input.getType()).getElementType());
+  bool nibbles = isNibbleTensor(input.getType());
+  AffineExpr last = inputMap.getResults().back();
   SmallVector<AffineMap> maps;
   SmallVector<Value> inputs;
   if (block && !bytes) {
@@ -256,9 +493,18 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
     bytes = *resolved;
   } else if (!block) {
     // Split q8_0: values map one to one, the scale of value d is d / 32.
-    AffineExpr last = inputMap.getResults().back();
-    inputs = {input, scales};
-    maps = {inputMap, inputMap.replace(last, last.floorDiv(32), rank, 0)};
+    // Split q4_0: value d in byte d / 2.
+    Value values = input;
+    AffineMap valuesMap = inputMap;
+    if (nibbles) {
+      FailureOr<Value> resolved = getNibbleBytes(b, op, input);
+      if (failed(resolved))
+        return failure();
+      values = *resolved;
+      valuesMap = inputMap.replace(last, last.floorDiv(2), rank, 0);
+    }
+    inputs = {values, scales};
+    maps = {valuesMap, inputMap.replace(last, last.floorDiv(32), rank, 0)};
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
   auto generic = linalg::GenericOp::create(
@@ -280,9 +526,28 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
               });
           value = decoder.decodeValue(indices.back());
         } else {
-          Value q = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), args[0]);
+          Value q = args[0];
+          if (nibbles) {
+            // q4_0: the nibble of value d (low for even d), less 8.
+            Type i8 = nb.getI8Type();
+            Value d = linalg::IndexOp::create(
+                nb, nloc, cast<AffineDimExpr>(last).getPosition());
+            Value shift = arith::IndexCastOp::create(
+                nb, nloc, i8,
+                arith::MulIOp::create(nb, nloc,
+                                      arith::RemUIOp::create(
+                                          nb, nloc, d, indexConst(nb, nloc, 2)),
+                                      indexConst(nb, nloc, 4)));
+            Value nibble = arith::AndIOp::create(
+                nb, nloc, arith::ShRUIOp::create(nb, nloc, q, shift),
+                arith::ConstantIntOp::create(nb, nloc, i8, 15));
+            q = arith::SubIOp::create(
+                nb, nloc, nibble,
+                arith::ConstantIntOp::create(nb, nloc, i8, 8));
+          }
+          Value qf = arith::SIToFPOp::create(nb, nloc, nb.getF32Type(), q);
           Value d = castFloat(nb, nloc, args[1], nb.getF32Type());
-          value = arith::MulFOp::create(nb, nloc, q, d);
+          value = arith::MulFOp::create(nb, nloc, qf, d);
         }
         linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
@@ -292,9 +557,11 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
                          : CachetDialect::getBlockDequantizeAttrName(),
                      TypeAttr::get(block));
   else if (isa<DequantizeOp>(op))
-    // Split q8_0: the values and scales of q8_0 blocks, in two buffers.
+    // Split q8_0 (q4_0): the values (nibbles) and scales of q8_0 (q4_0)
+    // blocks, in two buffers.
     generic->setAttr(CachetDialect::getBlockDequantizeAttrName(),
-                     TypeAttr::get(Q8_0Type::get(b.getContext())));
+                     nibbles ? TypeAttr::get(Q4_0Type::get(b.getContext()))
+                             : TypeAttr::get(Q8_0Type::get(b.getContext())));
   op->getResult(0).replaceAllUsesWith(generic.getResult(0));
   op->erase();
   return success();
@@ -872,14 +1139,16 @@ LogicalResult LowerToLinalgPass::decomposeSoftmax(linalg::SoftmaxOp op) {
 LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
   // Slices of block-quantized tensors were re-created on the bytes; the
   // originals are dead now, innermost first.
-  SmallVector<tensor::ExtractSliceOp> slices;
-  func.walk([&](tensor::ExtractSliceOp slice) {
-    if (getByteType(slice.getType()))
-      slices.push_back(slice);
+  SmallVector<Operation *> views;
+  func.walk([&](Operation *op) {
+    if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp>(op) &&
+        (getByteType(op->getResult(0).getType()) ||
+         isNibbleTensor(op->getResult(0).getType())))
+      views.push_back(op);
   });
-  for (tensor::ExtractSliceOp slice : llvm::reverse(slices))
-    if (slice->use_empty())
-      slice.erase();
+  for (Operation *view : llvm::reverse(views))
+    if (view->use_empty())
+      view->erase();
   for (Operation *cast : llvm::make_early_inc_range(blockCasts)) {
     if (cast->getParentOfType<func::FuncOp>() != func)
       continue;
@@ -897,11 +1166,16 @@ LogicalResult LowerToLinalgPass::eraseBlockCasts(func::FuncOp func) {
     if (!cast->use_empty()) {
       Operation *user = *cast->getUsers().begin();
       return user->emitError("cachet-lower-to-linalg: '")
-             << user->getName()
-             << "' uses a block-quantized tensor; only cachet.dequantize, "
-                "cachet.dequant_transpose, tensor.extract_slice, "
-                "tensor.insert_slice, bufferization.materialize_in_destination "
-                "and func.return can";
+             << user->getName() << "' uses "
+             << (isNibbleTensor(cast->getResult(0).getType())
+                     ? "an i4 tensor; only cachet.dequantize, element-wise "
+                       "linalg.generic ops, tensor.extract_slice and "
+                       "tensor.expand_shape can"
+                     : "a block-quantized tensor; only cachet.dequantize, "
+                       "cachet.dequant_transpose, tensor.extract_slice, "
+                       "tensor.insert_slice, "
+                       "bufferization.materialize_in_destination and "
+                       "func.return can");
     }
     blockCasts.erase(cast);
     cast->erase();
@@ -921,10 +1195,16 @@ void LowerToLinalgPass::runOnOperation() {
     load.erase();
   });
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (failed(convertSignature(func)))
+    if (failed(convertSignature(func)) || failed(convertNibbleConstants(func)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) {
+      // Element-wise ops reading i4 tensors (not raised to a dequantize).
+      if (auto generic = dyn_cast<linalg::GenericOp>(op);
+          generic && llvm::any_of(generic.getDpsInputs(), [](Value v) {
+            return isNibbleTensor(v.getType());
+          }))
+        ops.push_back(op);
       if (isa<DequantizeOp, DequantTransposeOp, QuantizeOp, AttentionOp,
               AttentionPartialOp>(op))
         ops.push_back(op);
@@ -954,6 +1234,8 @@ void LowerToLinalgPass::runOnOperation() {
                 return lowerBlockMaterialize(op);
               })
               .Case([&](func::ReturnOp op) { return lowerReturn(op); })
+              .Case(
+                  [&](linalg::GenericOp op) { return lowerNibbleGeneric(op); })
               .Case([&](AttentionOp op) { return lowerAttention(op); })
               .Case([&](AttentionPartialOp op) {
                 return lowerAttentionPartial(op);

@@ -23,9 +23,9 @@ static int64_t valuesPerElement(Type type) {
 
 /// Checks the quantized operands shared by `cachet.dequantize` and
 /// `cachet.dequant_transpose`: the packed form (block-typed `input`, no
-/// scales) or the split q8_0 form (`i8` input and one `f16` scale per 32
-/// values). On success `dims` holds the input shape with the innermost
-/// dimension counted in values.
+/// scales) or the split q8_0 / q4_0 form (`i8` / `i4` input and one `f16`
+/// scale per 32 values). On success `dims` holds the input shape with the
+/// innermost dimension counted in values.
 static LogicalResult verifyQuantizedInput(Operation *op, RankedTensorType input,
                                           RankedTensorType scales,
                                           SmallVectorImpl<int64_t> &dims) {
@@ -37,7 +37,7 @@ static LogicalResult verifyQuantizedInput(Operation *op, RankedTensorType input,
   if (!scales) {
     if (!isa<BlockQuantizedType>(element))
       return op->emitOpError("operand 'input' must have a block-quantized "
-                             "element type (or i8 with 'scales'), got ")
+                             "element type (or i8 / i4 with 'scales'), got ")
              << element;
     if (!ShapedType::isDynamic(inner))
       dims.back() = inner * valuesPerElement(element);
@@ -45,9 +45,10 @@ static LogicalResult verifyQuantizedInput(Operation *op, RankedTensorType input,
       dims.back() = ShapedType::kDynamic;
     return success();
   }
-  if (!element.isSignlessInteger(8))
-    return op->emitOpError("operand 'input' must have element type i8 when "
-                           "'scales' is given (split q8_0 form), got ")
+  if (!element.isSignlessInteger(8) && !element.isSignlessInteger(4))
+    return op->emitOpError("operand 'input' must have element type i8 (split "
+                           "q8_0 form) or i4 (split q4_0 form) when 'scales' "
+                           "is given, got ")
            << element;
   if (!scales.getElementType().isF16())
     return op->emitOpError("operand 'scales' must have element type f16, got ")
@@ -57,7 +58,8 @@ static LogicalResult verifyQuantizedInput(Operation *op, RankedTensorType input,
            << input.getRank() << "), got " << scales.getRank();
   if (!ShapedType::isDynamic(inner) && inner % 32 != 0)
     return op->emitOpError("innermost dimension of 'input' (")
-           << inner << ") must be a multiple of 32, the q8_0 block size";
+           << inner << ") must be a multiple of 32, the "
+           << (element.isSignlessInteger(4) ? "q4_0" : "q8_0") << " block size";
   for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
     if (!dimsCompatible(input.getDimSize(i), scales.getDimSize(i)))
       return op->emitOpError("dimension ")
@@ -204,6 +206,10 @@ LogicalResult DequantTransposeOp::verify() {
   SmallVector<int64_t> dims;
   if (failed(verifyQuantizedInput(*this, input, scales, dims)))
     return failure();
+  if (input.getElementType().isSignlessInteger(4))
+    return emitOpError("KV caches take split q8_0 (i8 values), not split "
+                       "q4_0 (i4 values); store a 4-bit cache as "
+                       "!cachet.q4_0 blocks");
   if (auto block = dyn_cast<BlockQuantizedType>(input.getElementType());
       block && block.getBlockValues() != 32)
     return emitOpError("KV caches take the 32-value formats (q8_0, q4_0, "

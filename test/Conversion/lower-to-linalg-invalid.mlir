@@ -39,3 +39,26 @@ func.func @dynamic_heads(%q: tensor<?x4x32xf16>, %k: tensor<16x2x32xf16>, %v: te
       : tensor<?x4x32xf16>, tensor<16x2x32xf16>, tensor<16x2x32xf16> -> tensor<?x4x32xf16>
   return %o : tensor<?x4x32xf16>
 }
+
+// -----
+
+// expected-error @+1 {{cachet-lower-to-linalg: result #0 is an i4 tensor; i4 values are read (split q4_0 weights), not returned}}
+func.func @i4_result(%q: tensor<4x32xi4>) -> tensor<4x32xi4> {
+  return %q : tensor<4x32xi4>
+}
+
+// -----
+
+// expected-error @+1 {{cachet-lower-to-linalg: argument #0: an i4 tensor's innermost dimension must be static and even (two values per byte), got 33}}
+func.func @i4_odd(%q: tensor<4x33xi4>) {
+  return
+}
+
+// -----
+
+func.func private @use_i4(tensor<4x32xi4>)
+func.func @i4_other_user(%q: tensor<4x32xi4>) {
+  // expected-error @+1 {{cachet-lower-to-linalg: 'func.call' uses an i4 tensor; only cachet.dequantize, element-wise linalg.generic ops, tensor.extract_slice and tensor.expand_shape can}}
+  func.call @use_i4(%q) : (tensor<4x32xi4>) -> ()
+  return
+}

@@ -178,3 +178,83 @@ func.func @append(%x: tensor<4x2x128xf16>, %c: tensor<64x2x4x!cachet.q4_0>, %p: 
   %r = tensor.insert_slice %q into %c[%p, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x4x!cachet.q4_0> into tensor<64x2x4x!cachet.q4_0>
   return %r : tensor<64x2x4x!cachet.q4_0>
 }
+
+// -----
+
+// Split q4_0 (i4 values, two per byte): the argument becomes its bytes,
+// marked "i4"; the dequantize reads byte d / 2 and takes the nibble of d's
+// parity, less 8, times the scale of d / 32 in f32, rounded once; the
+// generic is marked as q4_0 blocks in two buffers for the mat-vec kernel.
+// CHECK-DAG: #[[NIB:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 2)>
+// CHECK-DAG: #[[SCALE:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+// CHECK-LABEL: func.func @split_q4_0
+// CHECK-SAME: %[[B:.*]]: tensor<4x32xi8> {cachet.block_format = "i4"}, %[[S:.*]]: tensor<4x2xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[NIB]], #[[SCALE]], #{{.*}}]
+// CHECK-SAME: ins(%[[B]], %[[S]] : tensor<4x32xi8>, tensor<4x2xf16>)
+// CHECK-SAME: cachet.block_dequantize = !cachet.q4_0
+// CHECK: linalg.index 1
+// CHECK: arith.shrui
+// CHECK: arith.andi
+// CHECK: arith.subi
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: arith.mulf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @split_q4_0(%q: tensor<4x64xi4>, %s: tensor<4x2xf16>) -> tensor<4x64xf16> {
+  %0 = cachet.dequantize %q scales %s : tensor<4x64xi4>, tensor<4x2xf16> -> tensor<4x64xf16>
+  return %0 : tensor<4x64xf16>
+}
+
+// -----
+
+// An element-wise generic over i4 values (not a dequantize cachet raises:
+// signed int4) reads their bytes: the innermost index halved, the nibble
+// shifted down by 4 (i % 2), sign-extended with integer shifts (no i4 is
+// left for targets without 4-bit integers). An i4 constant becomes its
+// bytes, the even value in the low nibble: [1, -2, 3, 4] is 0xE1, 0x43.
+// CHECK-LABEL: func.func @signed_generic
+// CHECK-SAME: %[[B:.*]]: tensor<2x4xi8> {cachet.block_format = "i4"}
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}]
+// CHECK-SAME: ins(%[[B]] : tensor<2x4xi8>)
+// CHECK: ^bb0(%[[V:.*]]: i8, %{{.*}}: f16):
+// CHECK: %[[SH:.*]] = arith.shrui %[[V]]
+// CHECK: %[[L:.*]] = arith.shli %[[SH]]
+// CHECK: %[[R:.*]] = arith.shrsi %[[L]]
+// CHECK: arith.sitofp %[[R]] : i8 to f16
+// CHECK: %[[C:.*]] = arith.constant dense<[-31, 67]> : tensor<2xi8>
+// CHECK: ins(%[[C]] : tensor<2xi8>)
+// CHECK: %[[CS:.*]] = arith.shrui
+// CHECK: %[[CL:.*]] = arith.andi %[[CS]]
+// CHECK: arith.extui %[[CL]] : i8 to i32
+// CHECK-NOT: {{xi4>|i4 to|to i4}}
+func.func @signed_generic(%q: tensor<2x8xi4>) -> (tensor<2x8xf16>, tensor<4xf16>) {
+  %e = tensor.empty() : tensor<2x8xf16>
+  %w = linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r, c)>], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<2x8xi4>) outs(%e : tensor<2x8xf16>) {
+  ^bb0(%qv: i4, %o: f16):
+    %f = arith.sitofp %qv : i4 to f16
+    linalg.yield %f : f16
+  } -> tensor<2x8xf16>
+  %c = arith.constant dense<[1, -2, 3, 4]> : tensor<4xi4>
+  %ce = tensor.empty() : tensor<4xf16>
+  %cw = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%c : tensor<4xi4>) outs(%ce : tensor<4xf16>) {
+  ^bb0(%qv: i4, %o: f16):
+    %i = arith.extui %qv : i4 to i32
+    %f = arith.uitofp %i : i32 to f16
+    linalg.yield %f : f16
+  } -> tensor<4xf16>
+  return %w, %cw : tensor<2x8xf16>, tensor<4xf16>
+}
+
+// -----
+
+// A split q4_0 over blocks of 32 reshaped from rows: the reshape of the
+// bytes, [4, 32] into [4, 2, 16].
+// CHECK-LABEL: func.func @split_q4_0_blocks
+// CHECK-SAME: %[[B:.*]]: tensor<4x32xi8> {cachet.block_format = "i4"}
+// CHECK: tensor.expand_shape %[[B]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 16] : tensor<4x32xi8> into tensor<4x2x16xi8>
+func.func @split_q4_0_blocks(%q: tensor<4x64xi4>, %s: tensor<4x2x1xf16>) -> tensor<4x2x32xf32> {
+  %qb = tensor.expand_shape %q [[0], [1, 2]] output_shape [4, 2, 32] : tensor<4x64xi4> into tensor<4x2x32xi4>
+  %0 = cachet.dequantize %qb scales %s : tensor<4x2x32xi4>, tensor<4x2x1xf16> -> tensor<4x2x32xf32>
+  return %0 : tensor<4x2x32xf32>
+}

@@ -10,7 +10,7 @@ func.func @dequantize_rank0(%a: tensor<!cachet.q8_0>) {
 // -----
 
 func.func @dequantize_not_quantized(%a: tensor<4x32xf16>) {
-  // expected-error @+1 {{operand 'input' must have a block-quantized element type (or i8 with 'scales'), got 'f16'}}
+  // expected-error @+1 {{operand 'input' must have a block-quantized element type (or i8 / i4 with 'scales'), got 'f16'}}
   %0 = cachet.dequantize %a : tensor<4x32xf16> -> tensor<4x32xf16>
   return
 }
@@ -18,7 +18,7 @@ func.func @dequantize_not_quantized(%a: tensor<4x32xf16>) {
 // -----
 
 func.func @dequantize_split_not_i8(%a: tensor<4x32xi16>, %s: tensor<4x1xf16>) {
-  // expected-error @+1 {{operand 'input' must have element type i8 when 'scales' is given (split q8_0 form), got 'i16'}}
+  // expected-error @+1 {{operand 'input' must have element type i8 (split q8_0 form) or i4 (split q4_0 form) when 'scales' is given, got 'i16'}}
   %0 = cachet.dequantize %a scales %s : tensor<4x32xi16>, tensor<4x1xf16> -> tensor<4x32xf16>
   return
 }
@@ -44,6 +44,22 @@ func.func @dequantize_split_scales_rank(%a: tensor<4x32xi8>, %s: tensor<4xf16>) 
 func.func @dequantize_split_dim_not_multiple_of_32(%a: tensor<4x48xi8>, %s: tensor<4x2xf16>) {
   // expected-error @+1 {{innermost dimension of 'input' (48) must be a multiple of 32, the q8_0 block size}}
   %0 = cachet.dequantize %a scales %s : tensor<4x48xi8>, tensor<4x2xf16> -> tensor<4x48xf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_split_i4_dim_not_multiple_of_32(%a: tensor<4x48xi4>, %s: tensor<4x2xf16>) {
+  // expected-error @+1 {{innermost dimension of 'input' (48) must be a multiple of 32, the q4_0 block size}}
+  %0 = cachet.dequantize %a scales %s : tensor<4x48xi4>, tensor<4x2xf16> -> tensor<4x48xf16>
+  return
+}
+
+// -----
+
+func.func @dequant_transpose_split_i4(%a: tensor<16x2x128xi4>, %s: tensor<16x2x4xf16>, %i: tensor<2x16x128xf16>) {
+  // expected-error @+1 {{KV caches take split q8_0 (i8 values), not split q4_0 (i4 values); store a 4-bit cache as !cachet.q4_0 blocks}}
+  %0 = cachet.dequant_transpose %a scales %s into %i : tensor<16x2x128xi4>, tensor<16x2x4xf16> -> tensor<2x16x128xf16>
   return
 }
 

@@ -64,6 +64,16 @@ func.func @dequantize_split_q8_0(%qs: tensor<1024x2x128xi8>, %d: tensor<1024x2x4
 
 // -----
 
+// CHECK-LABEL: func.func @dequantize_split_q4_0
+func.func @dequantize_split_q4_0(%qs: tensor<4096x4096xi4>, %d: tensor<4096x128xf16>)
+    -> tensor<4096x4096xbf16> {
+  // CHECK: cachet.dequantize %{{.*}} scales %{{.*}} : tensor<4096x4096xi4>, tensor<4096x128xf16> -> tensor<4096x4096xbf16>
+  %0 = cachet.dequantize %qs scales %d : tensor<4096x4096xi4>, tensor<4096x128xf16> -> tensor<4096x4096xbf16>
+  return %0 : tensor<4096x4096xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @quantize_packed
 func.func @quantize_packed(%x: tensor<64x2x128xf16>, %y: tensor<?x64xbf16>,
     %z: tensor<8x32xf32>)

@@ -173,7 +173,9 @@ struct Tensor {
     for (int64_t d : shape)
       os << d << "x";
     os << element << ">";
-    if (!blockFormat.empty())
+    if (blockFormat == "i4")
+      os << " (i4 values, two per byte)";
+    else if (!blockFormat.empty())
       os << " (" << blockFormat << " blocks)";
     return os.str();
   }
@@ -295,12 +297,18 @@ bool blockInfo(const std::string &format, BlockInfo &info) {
 
 /// Fills `data` with random values valid for `tensor`: finite floats in
 /// [-1, 1], ggml blocks whose d and m are small finite f16 and whose quants
-/// are random, i8 of any value, wider integers in [0, 4).
+/// are random, i8 (and i4 pairs) of any value, wider integers in [0, 4).
 bool fillRandom(const Tensor &tensor, std::vector<uint8_t> &data,
                 std::mt19937 &rng, std::string &error) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::uniform_int_distribution<int> byte(0, 255);
   data.resize(tensor.bytes());
+  if (tensor.blockFormat == "i4") {
+    // i4 values two per byte (split q4_0 weights): every byte is valid.
+    for (uint8_t &b : data)
+      b = static_cast<uint8_t>(byte(rng));
+    return true;
+  }
   if (!tensor.blockFormat.empty()) {
     BlockInfo info;
     if (!blockInfo(tensor.blockFormat, info)) {
@@ -639,8 +647,9 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
       const uint8_t *sc = block, *qs = block + 16;
       for (int i = 0; i < 256; ++i) {
         int q = (qs[32 * (i / 128) + i % 32] >> (2 * (i % 128 / 32))) & 3;
-        values.push_back(d * (sc[i / 16] & 15) * q - dmin * (sc[i / 16] >> 4));
-        steps.push_back(std::fabs(d * (sc[i / 16] & 15)));
+        double scale = d * (sc[i / 16] & 15);
+        values.push_back(scale * q - dmin * (sc[i / 16] >> 4));
+        steps.push_back(std::fabs(scale));
       }
       continue;
     }
@@ -1059,8 +1068,8 @@ public:
   /// With `repeat`: times the GPU variants, rewrites off and on.
   int timeVariants();
   /// With `repeat`: one more call after the timed ones, whose results must
-  /// be the first call's bytes (a kernel's state kept across calls, such
-  /// as the decode kernel's arrival counts, is back where it started).
+  /// be the first call's bytes (state a kernel keeps across calls, such as
+  /// counters in a module global, must be back where it started).
   int callAgain();
   /// 1 when a check or comparison failed, else 0.
   int getStatus() const { return status; }

@@ -63,7 +63,9 @@ std::string checkMatvecConfigOptions(const MatvecConfigOptions &options);
 ///
 /// A split q8_0 weight (i8 values and f16 scales, a raised front-end
 /// dequantization) is read the same way: `bytes` is then the values, one
-/// byte each, and `scales` the `rows x cols/32` f16 scales.
+/// byte each, and `scales` the `rows x cols/32` f16 scales. So is a split
+/// q4_0 weight (`block` q4_0): `bytes` holds its i4 values two per byte, the
+/// even one in the low nibble.
 struct BlockWeight {
   /// The blocks' bytes, `rows x rowBytes` (i8).
   mlir::Value bytes;

@@ -62,10 +62,12 @@ bool isQuantizeCandidate(mlir::linalg::GenericOp op);
 std::optional<QuantizeMatch> matchQuantize(mlir::linalg::GenericOp quants,
                                            std::string &reason);
 
-/// A recognized split q8_0 dequantization: a `linalg.generic` computing
-/// `float(q) * scale` with one f16 scale per 32 i8 values along the
-/// innermost dimension, each value what `cachet.dequantize %q scales %s`
-/// computes (the exact product rounded once to the result type):
+/// A recognized split q8_0 or q4_0 dequantization: a `linalg.generic`
+/// computing `float(q) * scale` with one f16 scale per 32 i8 values along
+/// the innermost dimension (or `(float(q) - 8) * scale` for i4 values read
+/// unsigned: `uitofp(q) - 8`, `uitofp(q) + -8` or `sitofp(zext(q) - 8)`),
+/// each value what `cachet.dequantize %q scales %s` computes (the exact
+/// product rounded once to the result type):
 ///
 ///  * flat: over `[..., D]`, q read with the identity, the scales
 ///    `[..., D/32]` with `(..., d floordiv 32)`;
@@ -81,14 +83,17 @@ struct DequantizeMatch {
   int64_t blockValues = 0;
   /// Whether the generic iterates in blocks (`[..., D/32, 32]`).
   bool inBlocks = false;
+  /// Whether the values are i4 (split q4_0: `(float(q) - 8) * scale`, q
+  /// read as unsigned nibbles) rather than i8 (split q8_0).
+  bool nibbles = false;
 };
 
 /// Returns true if `op` looks like a split dequantization on tensors: all
 /// loops parallel, one f16 / bf16 / f32 result, an i8 input converted with
-/// arith.sitofp. The ops the dequantize matcher explains.
+/// arith.sitofp or an i4 input. The ops the dequantize matcher explains.
 bool isDequantizeCandidate(mlir::linalg::GenericOp op);
 
-/// Matches the split q8_0 dequantization `op`. On failure returns
+/// Matches the split q8_0 or q4_0 dequantization `op`. On failure returns
 /// std::nullopt and stores the condition that failed in `reason` (a short
 /// sentence without a subject, e.g. "block size is 16, not 32 (q8_0)").
 std::optional<DequantizeMatch> matchDequantize(mlir::linalg::GenericOp op,

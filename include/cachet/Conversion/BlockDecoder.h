@@ -88,6 +88,26 @@ public:
   static llvm::SmallVector<mlir::Value>
   decodeQ8Words(mlir::OpBuilder &b, mlir::Location loc,
                 llvm::ArrayRef<mlir::Value> words, int64_t n, mlir::Value d);
+  /// The q4_0 nibbles u in the i32 `words` (four each, one per byte, 0 ..
+  /// 15, in value order) less 8 times the f32 scale `d`, each as f32:
+  /// decodeSlice()'s values of q4_0 blocks, also for split q4_0 values.
+  static llvm::SmallVector<mlir::Value>
+  decodeQ4Words(mlir::OpBuilder &b, mlir::Location loc,
+                llvm::ArrayRef<mlir::Value> words, int64_t n, mlir::Value d);
+  /// The unsigned bytes u in the i32 `words` less `bias` times the f16
+  /// scale `d`, as vector<2xf16> pairs (values 2i, 2i+1): 1024 + u made
+  /// with getMagicF16Pairs, less 1024 + bias (exact), times `d` in f16 (one
+  /// rounding of the exact product). q4_0 takes bias 8, tq2_0 bias 1.
+  static llvm::SmallVector<mlir::Value>
+  decodeUnsignedWordsF16Pairs(mlir::OpBuilder &b, mlir::Location loc,
+                              llvm::ArrayRef<mlir::Value> words, mlir::Value d,
+                              int64_t bias);
+  /// Splits i32 words of packed nibbles (value 2i in the low nibble of
+  /// byte i, value 2i + 1 in its high nibble: split q4_0 values) into
+  /// twice as many words of one nibble per byte in value order.
+  static llvm::SmallVector<mlir::Value>
+  unpackNibbleWords(mlir::OpBuilder &b, mlir::Location loc,
+                    llvm::ArrayRef<mlir::Value> words);
   /// The quants of values `first` .. `first + n - 1` of the q8_0 or q4_0
   /// block at `blockOffset` (as decodeSliceF16Pairs() takes them) as `n / 4`
   /// i32 words of four bytes in value order: q8_0's signed quants, q4_0's
@@ -122,10 +142,9 @@ public:
   /// Whether decodeSlice() takes slices of `n` values of `type` (q8_0's
   /// bytes are whole values; a 4-bit slice lies in one half of the
   /// nibbles; q4_K's and q5_K's in one sub-block of 32, with one scale and
-  /// min; q2_K's and q6_K's
-  /// in one run of 16, with one scale; tq2_0's in one run of 32 bytes and
-  /// bit pair). tq1_0 has no slices: its digit changes every 4 values at
-  /// the end of a block.
+  /// min; q2_K's and q6_K's in one run of 16, with one scale; tq2_0's in
+  /// one run of 32 bytes and bit pair). tq1_0 has no slices: its digit changes
+  /// every 4 values at the end of a block.
   static bool takesSlice(BlockQuantizedType type, int64_t n) {
     if (llvm::isa<TQ1_0Type>(type))
       return false;

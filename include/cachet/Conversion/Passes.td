@@ -393,6 +393,14 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
       the same way), and so do `tensor.empty` and `tensor.insert_slice` of
       block-typed tensors (a KV cache append), so that bufferization can
       write the new blocks into the cache in place;
+    * an i4 function argument or constant (split q4_0 weights) becomes its
+      bytes, two values per byte with the even one in the low nibble
+      (`tensor<... x N x i4>` to `tensor<... x N/2 x i8>`, an argument marked
+      `{cachet.block_format = "i4"}`); a `linalg.generic` reading it reads
+      the byte at half the innermost index and takes the nibble of its
+      parity, widened with integer ops so that no i4 arithmetic is left
+      (SPIR-V has no 4-bit integers); reshapes of the innermost dimension
+      and even slices follow the bytes; an i4 result is an error;
     * `cachet.dequantize` and `cachet.dequant_transpose` become a
       `linalg.generic` over the result that decodes each value from its
       block with the formula of the format (computed in f32, rounded once to

@@ -30,6 +30,17 @@ def Cachet_DequantizeOp : Cachet_Op<"dequantize", [Pure]> {
     %k = cachet.dequantize %kq scales %ks
         : tensor<1024x2x128xi8>, tensor<1024x2x4xf16> -> tensor<1024x2x128xf16>
     ```
+
+    Split q4_0 form (weights only): `i4` values read as q4_0's unsigned
+    nibbles, value i is `(uint(qs[i]) - 8) * scale[i / 32]`. Where an `i4`
+    tensor lives in memory (a function argument or a constant) it
+    takes two values per byte, the even one in the low nibble (the packing
+    of MLIR's narrow-type emulation).
+
+    ```mlir
+    %w = cachet.dequantize %wq scales %ws
+        : tensor<4096x4096xi4>, tensor<4096x128xf16> -> tensor<4096x4096xf16>
+    ```
   }];
   let arguments = (ins AnyRankedTensor:$input,
                        Optional<AnyRankedTensor>:$scales);

@@ -5,13 +5,17 @@ activation type, a zero fill and a linalg.matvec; siblings over the same x
 (Q/K/V), optionally followed by an element-wise epilogue (silu(gate) * up).
 
   block_matvec.py FORMAT ELEMENT ROWS[,ROWS...] COLS [--epilogue]
-                  [--split=flat|f32|blocks]
+                  [--split=flat|f32|blocks|signed]
 
---split (q8_0 only): each weight is two arguments, i8 values [R][C] and f16
-scales [R][C/32], dequantized by a linalg.generic as front ends write it:
-flat: float(q) * s[c floordiv 32] in the element type; f32: the same in f32,
-then truncated; blocks: the values reshaped to [R][C/32][32], multiplied by
-s[r][b] and collapsed back.
+--split (q8_0, q4_0): each weight is two arguments, i8 values [R][C] (q4_0:
+i4 values) and f16 scales [R][C/32], dequantized by a linalg.generic as
+front ends write it: flat: float(q) * s[c floordiv 32] in the element type;
+f32: the same in f32, then truncated; blocks: the values reshaped to
+[R][C/32][32], multiplied by s[r][b] and collapsed back. q4_0 subtracts the
+zero point 8 from the unsigned i4 values: in floats after uitofp(extui q)
+(flat), in integers before sitofp (f32), as + -8 after uitofp q (blocks);
+signed (q4_0 only): sitofp(q) * s, symmetric int4, which cachet does not
+raise (the generic kernels run it).
 """
 
 import sys
@@ -23,28 +27,50 @@ BLOCK_BYTES = {"q8_0": 34, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24,
 BLOCK_VALUES = {f: 32 if b < 40 else 256 for f, b in BLOCK_BYTES.items()}
 
 
-def body(element, in_f32=False):
-    """The dequantize generic's body over %qv (i8) and %sv (f16): in the
-    element type, or (bf16, or with in_f32) in f32 and then truncated."""
+def value(form, ty, nibbles):
+    """Lines computing %f, the float value of %qv in `ty`."""
+    if not nibbles:
+        return [f"%f = arith.sitofp %qv : i8 to {ty}"]
+    if form == "signed":
+        return [f"%f = arith.sitofp %qv : i4 to {ty}"]
+    if form == "f32":
+        return ["%c8 = arith.constant 8 : i8", "%i = arith.extui %qv : i4 to i8",
+                "%c = arith.subi %i, %c8 : i8",
+                f"%f = arith.sitofp %c : i8 to {ty}"]
+    if form == "blocks":
+        return [f"%m8 = arith.constant -8.0 : {ty}",
+                f"%u = arith.uitofp %qv : i4 to {ty}",
+                f"%f = arith.addf %m8, %u : {ty}"]
+    return [f"%zp = arith.constant 8.0 : {ty}",
+            "%i = arith.extui %qv : i4 to i32",
+            f"%u = arith.uitofp %i : i32 to {ty}",
+            f"%f = arith.subf %u, %zp : {ty}"]
+
+
+def body(element, in_f32=False, form=None, nibbles=False):
+    """The dequantize generic's body over %qv (i8 or i4) and %sv (f16): in
+    the element type, or (bf16, or with in_f32) in f32 and then truncated."""
     if element == "f16" and not in_f32:
-        return ["%f = arith.sitofp %qv : i8 to f16",
-                "%m = arith.mulf %f, %sv : f16", "linalg.yield %m : f16"]
-    lines = ["%f = arith.sitofp %qv : i8 to f32",
-             "%sf = arith.extf %sv : f16 to f32", "%m = arith.mulf %sf, %f : f32"]
+        return value(form, "f16", nibbles) + [
+            "%m = arith.mulf %f, %sv : f16", "linalg.yield %m : f16"]
+    lines = value(form, "f32", nibbles) + [
+        "%sf = arith.extf %sv : f16 to f32", "%m = arith.mulf %sf, %f : f32"]
     if element == "f32":
         return lines + ["linalg.yield %m : f32"]
     return lines + [f"%t = arith.truncf %m : f32 to {element}",
                     f"linalg.yield %t : {element}"]
 
 
-def print_split(form, i, r, cols, element):
-    """%d{i}: the split q8_0 weight %q{i}, %s{i} dequantized by a generic."""
+def print_split(form, i, r, cols, element, nibbles):
+    """%d{i}: the split q8_0 (q4_0) weight %q{i}, %s{i} dequantized by a
+    generic."""
     blocks = cols // 32
-    lines = body(element, in_f32=form == "f32")
+    lines = body(element, form == "f32", form, nibbles)
+    qt = "i4" if nibbles else "i8"
     if form == "blocks":
         print(f"  %qb{i} = tensor.expand_shape %q{i} [[0], [1, 2]] "
-              f"output_shape [{r}, {blocks}, 32] : tensor<{r}x{cols}xi8> "
-              f"into tensor<{r}x{blocks}x32xi8>")
+              f"output_shape [{r}, {blocks}, 32] : tensor<{r}x{cols}x{qt}> "
+              f"into tensor<{r}x{blocks}x32x{qt}>")
         print(f"  %de{i} = tensor.empty() : "
               f"tensor<{r}x{blocks}x32x{element}>")
         print(f"  %db{i} = linalg.generic {{indexing_maps = ["
@@ -52,10 +78,10 @@ def print_split(form, i, r, cols, element):
               "affine_map<(r, b, i) -> (r, b)>, "
               "affine_map<(r, b, i) -> (r, b, i)>], iterator_types = "
               "[\"parallel\", \"parallel\", \"parallel\"]}")
-        print(f"      ins(%qb{i}, %s{i} : tensor<{r}x{blocks}x32xi8>, "
+        print(f"      ins(%qb{i}, %s{i} : tensor<{r}x{blocks}x32x{qt}>, "
               f"tensor<{r}x{blocks}xf16>) outs(%de{i} : "
               f"tensor<{r}x{blocks}x32x{element}>) {{")
-        print(f"    ^bb0(%qv: i8, %sv: f16, %o: {element}):")
+        print(f"    ^bb0(%qv: {qt}, %sv: f16, %o: {element}):")
         for line in lines:
             print("      " + line)
         print(f"  }} -> tensor<{r}x{blocks}x32x{element}>")
@@ -69,10 +95,10 @@ def print_split(form, i, r, cols, element):
           "affine_map<(r, c) -> (r, c floordiv 32)>, "
           "affine_map<(r, c) -> (r, c)>], iterator_types = "
           "[\"parallel\", \"parallel\"]}")
-    print(f"      ins(%q{i}, %s{i} : tensor<{r}x{cols}xi8>, "
+    print(f"      ins(%q{i}, %s{i} : tensor<{r}x{cols}x{qt}>, "
           f"tensor<{r}x{blocks}xf16>) outs(%de{i} : "
           f"tensor<{r}x{cols}x{element}>) {{")
-    print(f"    ^bb0(%qv: i8, %sv: f16, %o: {element}):")
+    print(f"    ^bb0(%qv: {qt}, %sv: f16, %o: {element}):")
     for line in lines:
         print("      " + line)
     print(f"  }} -> tensor<{r}x{cols}x{element}>")
@@ -87,13 +113,17 @@ def main():
     rows = [int(r) for r in rows.split(",")]
     if fmt not in BLOCK_BYTES or cols % BLOCK_VALUES[fmt]:
         sys.exit("block_matvec.py: bad format or columns")
-    if split not in (None, "flat", "f32", "blocks") or (split and
-                                                          fmt != "q8_0"):
-        sys.exit("block_matvec.py: --split=flat|f32|blocks takes q8_0")
+    if split not in (None, "flat", "f32", "blocks", "signed") or (
+            split and fmt not in ("q8_0", "q4_0")) or (
+            split == "signed" and fmt != "q4_0"):
+        sys.exit("block_matvec.py: --split=flat|f32|blocks takes q8_0 or "
+                 "q4_0, --split=signed q4_0")
     blocks = cols // BLOCK_VALUES[fmt]
+    nibbles = fmt == "q4_0"
     if split:
         params = [p for i, r in enumerate(rows) for p in (
-            f"%q{i}: tensor<{r}x{cols}xi8> {{cachet.weight}}",
+            f"%q{i}: tensor<{r}x{cols}x{'i4' if nibbles else 'i8'}> "
+            "{cachet.weight}",
             f"%s{i}: tensor<{r}x{blocks}xf16> {{cachet.weight}}")]
     else:
         params = [f"%w{i}: tensor<{r}x{blocks}x!cachet.{fmt}> "
@@ -109,7 +139,7 @@ def main():
     print("  %z = arith.constant 0.0 : f32")
     for i, r in enumerate(rows):
         if split:
-            print_split(split, i, r, cols, element)
+            print_split(split, i, r, cols, element, nibbles)
         else:
             print(f"  %d{i} = cachet.dequantize %w{i} : "
                   f"tensor<{r}x{blocks}x!cachet.{fmt}> -> "
