@@ -19,7 +19,9 @@ take super-blocks of 256 values (H, KV and F multiples of 256).
 scale in f32, rounded once), as a PyTorch-style front end writes q8_0; the
 normalization then also divides by the dequantized weights' larger spread
 (random i8 quants times scales of +-1/sqrt(cols/32): 418x the rms of float
-weights in +-1/sqrt(cols)).
+weights in +-1/sqrt(cols)). --weights=q4_0-split: the same with i4 values
+less the zero point 8 (uitofp(zext q) - 8, the int4 form of IREE and
+torch-mlir; 26x the rms of float weights).
 """
 import sys
 
@@ -31,7 +33,9 @@ H, KV, F = (int(d) for d in argv[1].split(",")) if len(argv) > 1 \
     else (4096, 1024, 14336)
 
 
-split = weights == "q8_0-split"
+split = weights in ("q8_0-split", "q4_0-split")
+nibbles = weights == "q4_0-split"
+qt = "i4" if nibbles else "i8"
 
 
 def weight_type(rows, cols):
@@ -44,7 +48,7 @@ def weight_type(rows, cols):
 
 def weight_args(name, rows, cols):
     if split:
-        return [f"%{name}_q: tensor<{rows}x{cols}xi8> {{cachet.weight}}",
+        return [f"%{name}_q: tensor<{rows}x{cols}x{qt}> {{cachet.weight}}",
                 f"%{name}_s: tensor<{rows}x{cols // 32}xf16> {{cachet.weight}}"]
     return [f"%{name}: {weight_type(rows, cols)} {{cachet.weight}}"]
 shapes = [("q", H, H), ("k", KV, H), ("v", KV, H), ("o", H, H),
@@ -62,7 +66,8 @@ out.append("#w = affine_map<(r, c) -> (r, c)>")
 out.append("#wblk = affine_map<(r, c) -> (r, c floordiv 32)>")
 out.append(f"func.func @decode_chain({', '.join(args)}) -> tensor<{H}xf32> {{")
 out.append("  %z = arith.constant 0.0 : f32")
-norm = 3 ** 0.5 / (418.0 if split else 1.0)
+# The rms of random quants (i8: 73.9, i4 less 8: 4.64) times sqrt(32).
+norm = 3 ** 0.5 / ((26.2 if nibbles else 418.0) if split else 1.0)
 out.append(f"  %norm = arith.constant {norm!r} : f32")
 
 
@@ -71,11 +76,17 @@ def matvec(res, w, rows, cols, x):
         out.append(f"  %{w}_dqe = tensor.empty() : tensor<{rows}x{cols}xbf16>")
         out.append(f"  %{w}_dq = linalg.generic {{indexing_maps = [#w, #wblk, #w], "
                    f"iterator_types = [\"parallel\", \"parallel\"]}} "
-                   f"ins(%{w}_q, %{w}_s : tensor<{rows}x{cols}xi8>, "
+                   f"ins(%{w}_q, %{w}_s : tensor<{rows}x{cols}x{qt}>, "
                    f"tensor<{rows}x{cols // 32}xf16>) outs(%{w}_dqe : "
                    f"tensor<{rows}x{cols}xbf16>) {{")
-        out.append("  ^bb0(%qv: i8, %sv: f16, %o: bf16):")
-        out.append("    %qf = arith.sitofp %qv : i8 to f32")
+        out.append(f"  ^bb0(%qv: {qt}, %sv: f16, %o: bf16):")
+        if nibbles:
+            out.append("    %zp = arith.constant 8.0 : f32")
+            out.append("    %qi = arith.extui %qv : i4 to i32")
+            out.append("    %qu = arith.uitofp %qi : i32 to f32")
+            out.append("    %qf = arith.subf %qu, %zp : f32")
+        else:
+            out.append("    %qf = arith.sitofp %qv : i8 to f32")
         out.append("    %sf = arith.extf %sv : f16 to f32")
         out.append("    %m = arith.mulf %qf, %sf : f32")
         out.append("    %t = arith.truncf %m : f32 to bf16")

@@ -300,7 +300,7 @@ def main():
     weights = c["layers"] * 2 * (2 * h * h + 2 * kvd * h + 3 * f * h)
     add("tg", f"bf16 {c['layers']} layers {h}/{kvd}/{f}", "tg1", "decode_chain",
         chain, bytes=weights, tokens=1)
-    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_K"]:
+    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_0-split", "q4_K"]:
         # The same chain over packed weights, f16 activations (a GGUF
         # model's), and over split q8_0 (i8 values and f16 scales, the same
         # bytes); bytes: the packed weights.
