@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -1002,6 +1003,12 @@ bool OutputCheck::compare() {
              (integer ? diff != 0
                       : diff > atol + rtol * std::max(std::fabs(b), rms)))
       ++bad;
+    // A NaN on one side only is reported as a NaN error (std::max would
+    // drop it and print 0); NaN on both sides is equal.
+    if (std::isnan(a) != std::isnan(b))
+      maxAbs = maxRel = std::numeric_limits<double>::quiet_NaN();
+    if (std::isnan(diff) || std::isnan(maxAbs))
+      continue;
     maxAbs = std::max(maxAbs, diff);
     if (b != 0)
       maxRel = std::max(maxRel, diff / std::fabs(b));
