@@ -19,6 +19,13 @@
 // CHECK: griddepcontrol.wait
 // CHECK: fma.rn.f32
 // CHECK-NOT: .entry
+// The same kernels for ROCDL (gfx942): the nibble words in dword loads,
+// the f16 pairs multiplied packed.
+// RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 format=isa" 2>&1 | FileCheck %s --check-prefix=GCN
+// GCN: cachet-lower-matvec: subgroup kernel: {{.*}} split q4_0 slices of 8 values per lane in flight
+// GCN: global_load_dword
+// GCN: v_pk_mul_f16
+// GCN: .amdhsa_kernel chain_kernel
 func.func @chain(%q0: tensor<64x256xi4> {cachet.weight}, %s0: tensor<64x8xf16> {cachet.weight},
                  %q1: tensor<256x64xi4> {cachet.weight}, %s1: tensor<256x2xf16> {cachet.weight},
                  %x: tensor<256xf16>) -> tensor<256xf32> {
