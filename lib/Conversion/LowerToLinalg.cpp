@@ -223,38 +223,32 @@ LogicalResult LowerToLinalgPass::convertSignature(func::FuncOp func) {
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   SmallVector<Type> inputs(func.getArgumentTypes());
   for (BlockArgument arg : entry.getArguments()) {
-    if (isNibbleTensor(arg.getType())) {
-      // i4 values two per byte: the runtime passes the bytes.
-      auto nibbles = cast<RankedTensorType>(arg.getType());
+    // Block types become their ggml bytes; i4 values two per byte.
+    Type original = arg.getType();
+    RankedTensorType bytes;
+    StringRef format;
+    if (isNibbleTensor(original)) {
+      auto nibbles = cast<RankedTensorType>(original);
       if (std::string why = whyNotNibbleBytes(nibbles); !why.empty())
         return func.emitError("cachet-lower-to-linalg: argument #")
                << arg.getArgNumber() << ": " << why;
-      RankedTensorType bytes = getNibbleByteType(nibbles);
-      arg.setType(bytes);
-      inputs[arg.getArgNumber()] = bytes;
-      auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), nibbles,
-                                                     Value(arg));
-      arg.replaceAllUsesExcept(cast.getResult(0), cast);
-      blockCasts.insert(cast);
-      func.setArgAttr(arg.getArgNumber(),
-                      CachetDialect::getBlockFormatAttrName(),
-                      b.getStringAttr("i4"));
+      bytes = getNibbleByteType(nibbles);
+      format = "i4";
+    } else if ((bytes = getByteType(original))) {
+      format = cast<BlockQuantizedType>(
+                   cast<RankedTensorType>(original).getElementType())
+                   .getFormatName();
+    } else {
       continue;
     }
-    RankedTensorType bytes = getByteType(arg.getType());
-    if (!bytes)
-      continue;
-    Type blockType = arg.getType();
-    auto block = cast<BlockQuantizedType>(
-        cast<RankedTensorType>(blockType).getElementType());
     arg.setType(bytes);
     inputs[arg.getArgNumber()] = bytes;
-    auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), blockType,
+    auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), original,
                                                    Value(arg));
     arg.replaceAllUsesExcept(cast.getResult(0), cast);
     blockCasts.insert(cast);
     func.setArgAttr(arg.getArgNumber(), CachetDialect::getBlockFormatAttrName(),
-                    b.getStringAttr(block.getFormatName()));
+                    b.getStringAttr(format));
   }
   func.setFunctionType(FunctionType::get(func.getContext(), inputs, results));
   return success();
@@ -387,6 +381,20 @@ LogicalResult LowerToLinalgPass::convertNibbleConstants(func::FuncOp func) {
   return success();
 }
 
+/// Returns `byte` (an i8 of two i4 values) shifted right by 4 (i % 2), i
+/// the index of loop `dim` of the enclosing linalg.generic: the value of
+/// index i in its low nibble.
+static Value shiftToNibble(OpBuilder &b, Location loc, Value byte,
+                           unsigned dim) {
+  Value i = linalg::IndexOp::create(b, loc, dim);
+  Value shift = arith::IndexCastOp::create(
+      b, loc, b.getI8Type(),
+      arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, i, indexConst(b, loc, 2)),
+          indexConst(b, loc, 4)));
+  return arith::ShRUIOp::create(b, loc, byte, shift);
+}
+
 /// Replaces the uses of `nibble` (an i4 computed from a byte `byte` as
 /// `trunci(byte >> shift)`) by integer ops on the byte where the use only
 /// widens or converts it: extui / extsi / uitofp / sitofp, so that no i4
@@ -397,9 +405,12 @@ static void widenNibbleUses(OpBuilder &b, Value nibble, Value shifted) {
   auto c8 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i8, v).getResult();
   };
-  Value low = arith::AndIOp::create(b, loc, shifted, c8(15));
-  Value signedLow = arith::ShRSIOp::create(
-      b, loc, arith::ShLIOp::create(b, loc, shifted, c8(4)), c8(4));
+  // The nibble zero- or sign-extended in i8, made where a use needs it.
+  auto low = [&] { return arith::AndIOp::create(b, loc, shifted, c8(15)); };
+  auto signedLow = [&] {
+    return arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, shifted, c8(4)), c8(4));
+  };
   auto resize = [&](Value v, Type to, bool isSigned) -> Value {
     unsigned width = to.getIntOrFloatBitWidth();
     if (width == 8)
@@ -415,13 +426,14 @@ static void widenNibbleUses(OpBuilder &b, Value nibble, Value shifted) {
     b.setInsertionPoint(user);
     Value replacement;
     if (auto ext = dyn_cast<arith::ExtUIOp>(user))
-      replacement = resize(low, ext.getType(), false);
+      replacement = resize(low(), ext.getType(), false);
     else if (auto ext = dyn_cast<arith::ExtSIOp>(user))
-      replacement = resize(signedLow, ext.getType(), true);
+      replacement = resize(signedLow(), ext.getType(), true);
     else if (auto cvt = dyn_cast<arith::UIToFPOp>(user))
-      replacement = arith::UIToFPOp::create(b, loc, cvt.getType(), low);
+      replacement = arith::UIToFPOp::create(b, loc, cvt.getType(), low());
     else if (auto cvt = dyn_cast<arith::SIToFPOp>(user))
-      replacement = arith::SIToFPOp::create(b, loc, cvt.getType(), signedLow);
+      replacement =
+          arith::SIToFPOp::create(b, loc, cvt.getType(), signedLow());
     if (!replacement)
       continue;
     user->getResult(0).replaceAllUsesWith(replacement);
@@ -455,13 +467,7 @@ LogicalResult LowerToLinalgPass::lowerNibbleGeneric(linalg::GenericOp op) {
     // The value: the byte shifted right by 4 (i % 2), its low nibble.
     BlockArgument arg = body->getArgument(index);
     arg.setType(b.getI8Type());
-    Value i = linalg::IndexOp::create(b, loc, dim.getPosition());
-    Value shift = arith::IndexCastOp::create(
-        b, loc, b.getI8Type(),
-        arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, i, indexConst(b, loc, 2)),
-            indexConst(b, loc, 4)));
-    Value shifted = arith::ShRUIOp::create(b, loc, arg, shift);
+    Value shifted = shiftToNibble(b, loc, arg, dim.getPosition());
     auto nibble = arith::TruncIOp::create(b, loc, b.getIntegerType(4), shifted);
     arg.replaceAllUsesExcept(nibble.getResult(), shifted.getDefiningOp());
     widenNibbleUses(b, nibble.getResult(), shifted);
@@ -530,16 +536,10 @@ LogicalResult LowerToLinalgPass::lowerDequant(Operation *op, Value input,
           if (nibbles) {
             // q4_0: the nibble of value d (low for even d), less 8.
             Type i8 = nb.getI8Type();
-            Value d = linalg::IndexOp::create(
-                nb, nloc, cast<AffineDimExpr>(last).getPosition());
-            Value shift = arith::IndexCastOp::create(
-                nb, nloc, i8,
-                arith::MulIOp::create(nb, nloc,
-                                      arith::RemUIOp::create(
-                                          nb, nloc, d, indexConst(nb, nloc, 2)),
-                                      indexConst(nb, nloc, 4)));
             Value nibble = arith::AndIOp::create(
-                nb, nloc, arith::ShRUIOp::create(nb, nloc, q, shift),
+                nb, nloc,
+                shiftToNibble(nb, nloc, q,
+                              cast<AffineDimExpr>(last).getPosition()),
                 arith::ConstantIntOp::create(nb, nloc, i8, 15));
             q = arith::SubIOp::create(
                 nb, nloc, nibble,
