@@ -13,8 +13,9 @@ runtime alone. Cases:
              causal, GQA, token-major KV f16 / bf16 / q8_0 / q4_0 (the rate is
              K+V bytes per second)
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
-  kernel     one kernel each: a mat-vec, and the dequant-transpose of one K
-             cache (bytes read + written)
+  kernel     one kernel each: a mat-vec, a small-batch mat-mul (mm4, mm8: 4
+             or 8 tokens' x times the weight read transposed), and the
+             dequant-transpose of one K cache (bytes read + written)
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
              and 65536 cached ones: the dequant-once decision's A/B
@@ -130,26 +131,45 @@ def attention_flops(hq, d, sq, depth):
     return 4 * hq * d * keys
 
 
-def matvec_mlir(rows, cols):
+def product(w, x, rows, cols, element, batch):
+    """The lines of %y = w x (a linalg.matvec), or with `batch` tokens
+    x w^T (a linalg.matmul reading w transposed, as front ends write a
+    linear layer), accumulated in f32 from zero; and the types of x and
+    y."""
+    lead = f"{batch}x" if batch else ""
+    xt = f"tensor<{lead}{cols}x{element}>"
+    yt = f"tensor<{lead}{rows}xf32>"
+    wt = f"tensor<{rows}x{cols}x{element}>"
+    if batch:
+        op = (f"  %y = linalg.matmul indexing_maps = ["
+              "affine_map<(m, n, k) -> (m, k)>, "
+              "affine_map<(m, n, k) -> (n, k)>, "
+              "affine_map<(m, n, k) -> (m, n)>] "
+              f"ins({x}, {w} : {xt}, {wt}) outs(%f : {yt}) -> {yt}")
+    else:
+        op = (f"  %y = linalg.matvec ins({w}, {x} : {wt}, {xt})"
+              f" outs(%f : {yt}) -> {yt}")
+    return [f"  %e = tensor.empty() : {yt}",
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {yt}) -> {yt}",
+            op], xt, yt
+
+
+def matvec_mlir(rows, cols, batch=0):
+    lines, xt, yt = product("%w", "%x", rows, cols, "bf16", batch)
     return "\n".join([
         f"func.func @matvec(%w: tensor<{rows}x{cols}xbf16> {{cachet.weight}},"
-        f" %x: tensor<{cols}xbf16>) -> tensor<{rows}xf32> {{",
-        "  %z = arith.constant 0.0 : f32",
-        f"  %e = tensor.empty() : tensor<{rows}xf32>",
-        f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{rows}xf32>)"
-        f" -> tensor<{rows}xf32>",
-        f"  %y = linalg.matvec ins(%w, %x : tensor<{rows}x{cols}xbf16>,"
-        f" tensor<{cols}xbf16>) outs(%f : tensor<{rows}xf32>)"
-        f" -> tensor<{rows}xf32>",
-        f"  return %y : tensor<{rows}xf32>",
+        f" %x: {xt}) -> {yt} {{",
+        "  %z = arith.constant 0.0 : f32"] + lines + [
+        f"  return %y : {yt}",
         "}"])
 
 
-def block_matvec_mlir(fmt, rows, cols):
+def block_matvec_mlir(fmt, rows, cols, batch=0):
     """A mat-vec over packed ggml blocks as a front end writes it: the
     weight dequantized to f16 by cachet.dequantize, f16 activations. For
     "q8_0-split", i8 values and f16 scales dequantized by a generic; for
-    "q4_0-split", i4 values (two per byte) less 8 and f16 scales."""
+    "q4_0-split", i4 values (two per byte) less 8 and f16 scales. With
+    `batch`, the mat-mul of `batch` tokens (see product)."""
     if fmt.endswith("-split"):
         qt = "i4" if fmt == "q4_0-split" else "i8"
         params = (f"%q: tensor<{rows}x{cols}x{qt}> {{cachet.weight}},"
@@ -178,17 +198,11 @@ def block_matvec_mlir(fmt, rows, cols):
         params = f"%w: {w} {{cachet.weight}}"
         dequantize = [f"  %d = cachet.dequantize %w : {w} -> "
                       f"tensor<{rows}x{cols}xf16>"]
+    lines, xt, yt = product("%d", "%x", rows, cols, "f16", batch)
     return "\n".join([
-        f"func.func @matvec({params},"
-        f" %x: tensor<{cols}xf16>) -> tensor<{rows}xf32> {{",
-        "  %z = arith.constant 0.0 : f32"] + dequantize + [
-        f"  %e = tensor.empty() : tensor<{rows}xf32>",
-        f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{rows}xf32>)"
-        f" -> tensor<{rows}xf32>",
-        f"  %y = linalg.matvec ins(%d, %x : tensor<{rows}x{cols}xf16>,"
-        f" tensor<{cols}xf16>) outs(%f : tensor<{rows}xf32>)"
-        f" -> tensor<{rows}xf32>",
-        f"  return %y : tensor<{rows}xf32>",
+        f"func.func @matvec({params}, %x: {xt}) -> {yt} {{",
+        "  %z = arith.constant 0.0 : f32"] + dequantize + lines + [
+        f"  return %y : {yt}",
         "}"])
 
 
@@ -326,6 +340,22 @@ def main():
                 block_matvec_mlir(fmt, rows, cols),
                 bytes=rows * cols // per_block * block_bytes + 2 * cols
                 + 4 * rows)
+
+    # Small-batch mat-muls (speculative decoding, batched decode): the
+    # weight read once for 4 or 8 tokens; bytes as for the mat-vecs.
+    for batch in (4, 8):
+        for rows, cols in preset["matvec"]:
+            add("kernel", f"mm{batch} bf16", f"{rows}x{cols}", "matvec",
+                matvec_mlir(rows, cols, batch),
+                bytes=2 * rows * cols + batch * (2 * cols + 4 * rows),
+                tokens=batch)
+        for fmt in ["q8_0", "q4_0", "q4_0-split", "q4_K", "q6_K"]:
+            block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]
+            for rows, cols in preset["matvec"]:
+                add("kernel", f"mm{batch} {fmt}", f"{rows}x{cols}", "matvec",
+                    block_matvec_mlir(fmt, rows, cols, batch),
+                    bytes=rows * cols // per_block * block_bytes
+                    + batch * (2 * cols + 4 * rows), tokens=batch)
 
     t = preset["transpose"]
     for kv in ["q8_0", "q4_0"]:

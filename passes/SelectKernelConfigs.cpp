@@ -80,6 +80,7 @@ struct SelectKernelConfigsPass final
     o.bf16Vectors = bf16Vectors;
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;
+    o.smallBatch = smallBatch;
     return o;
   }
 
@@ -164,7 +165,9 @@ struct SelectKernelConfigsPass final
         return std::make_pair(d.config, d.remark);
       });
     });
-    module.walk([&](linalg::MatvecOp op) {
+    module.walk([&](Operation *op) {
+      if (!getMatvecOperands(op))
+        return;
       configure(op, [&] {
         MatvecDecision d = selectMatvecConfig(op, profile, matvec);
         // No config (on tensors): no decision yet, no remark.

@@ -758,7 +758,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       65535 iterations) an attention whose scalar tile loop (or decode
       kernel's loops) would run longer keeps the reference lowering.
 
-    `linalg.matvec` on buffers (lib/Analysis/MatvecConfig.cpp; a mat-vec on
+    `linalg.matvec` on buffers, and a `linalg.matmul` reading its weight
+    transposed (`indexing_maps` `(m, k)`, `(n, k)`, `(m, n)`, as front ends
+    write `x W^T`) with at most `small-batch` static rows of x (a batch of
+    tokens: speculative decoding, batched decode), which the same kernel
+    computes with an accumulator per row of x, each decoded weight slice
+    multiplied with all of them (lib/Analysis/MatvecConfig.cpp; an op on
     tensors is left for a run after bufferization, when the weight's layout
     is known): cachet's subgroup kernel (a subgroup per row, `load-bytes`
     loads, several in flight per lane, `rows-per-block` subgroups a block,
@@ -1035,6 +1040,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Do an element-wise op over the results of a kernel's mat-vecs in "
            "the kernel">,
+    Option<"smallBatch", "small-batch", "int64_t", /*default=*/"8",
+           "The most rows of x (tokens) a linalg.matmul reading its weight "
+           "transposed (the transpose-b maps) may have to run on the "
+           "mat-vec kernel, each decoded weight slice multiplied with all of "
+           "them (0: none; larger ones keep the generic lowering)">,
     Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
            /*default=*/"::cachet::PrefetchMode::Auto",
            "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",

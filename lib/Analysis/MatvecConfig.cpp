@@ -49,6 +49,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
        (32 % o.splitBlockSlice != 0 || o.splitBlockSlice % 4 != 0)))
     return bad("split-block-slice", o.splitBlockSlice,
                "0 (block-slice) or 4, 8, 16 or 32");
+  if (o.smallBatch < 0)
+    return bad("small-batch", o.smallBatch, "0 (none) or more");
   if (o.blocksPerCU < 0)
     return bad("blocks-per-cu", o.blocksPerCU, "0 (one block a tile) or more");
   if (o.pairedBlocksPerCU < 0)
@@ -89,10 +91,30 @@ std::string getWriteBetween(Operation *from, Operation *to, Value bytes) {
 
 } // namespace
 
-std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
+std::optional<MatvecOperands> cachet::getMatvecOperands(Operation *op) {
+  if (auto matvec = dyn_cast<linalg::MatvecOp>(op))
+    return MatvecOperands{matvec.getInputs()[0], matvec.getInputs()[1],
+                          matvec.getOutputs()[0], 1, false};
+  auto matmul = dyn_cast<linalg::MatmulOp>(op);
+  if (!matmul || !linalg::MatmulTransposeBOp::classof(op) ||
+      matmul.getCast() != linalg::TypeFn::cast_signed ||
+      matmul.getInputs().size() != 2 || matmul.getOutputs().size() != 1)
+    return std::nullopt;
+  MatvecOperands operands{matmul.getInputs()[1], matmul.getInputs()[0],
+                          matmul.getOutputs()[0], ShapedType::kDynamic, true};
+  if (auto x = dyn_cast<ShapedType>(operands.x.getType());
+      x && x.hasRank() && x.getRank() == 2)
+    operands.columns = x.getDimSize(0);
+  return operands;
+}
+
+std::optional<BlockWeight> cachet::getBlockWeight(Operation *op,
                                                   std::string &reason) {
   reason.clear();
-  Value buffer = op.getInputs()[0];
+  std::optional<MatvecOperands> operands = getMatvecOperands(op);
+  if (!operands)
+    return std::nullopt;
+  Value buffer = operands->weight;
   linalg::GenericOp dequantize;
   for (Operation *user : buffer.getUsers())
     if (auto generic = dyn_cast<linalg::GenericOp>(user);
@@ -126,7 +148,7 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
                 " weight is dequantized into a buffer that is not its own "
                 "(memref.alloc)");
   for (Operation *user : buffer.getUsers())
-    if (user != op.getOperation() && user != dequantize.getOperation() &&
+    if (user != op && user != dequantize.getOperation() &&
         !isa<memref::DeallocOp>(user))
       return fail("the dequantized " + format + " weight is also read by '" +
                   user->getName().getStringRef() + "'");
@@ -203,10 +225,14 @@ std::optional<BlockWeight> cachet::getBlockWeight(linalg::MatvecOp op,
 /// Returns why the subgroup kernel cannot take `op`'s operands (memrefs of
 /// static shapes, f16/bf16/f32 weights and x of one type, an f32 result;
 /// bf16 only with vectors of it), or "".
-static std::string whyNotOperands(linalg::MatvecOp op, bool bf16Vectors) {
-  auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
-  auto x = dyn_cast<MemRefType>(op.getInputs()[1].getType());
-  auto y = dyn_cast<MemRefType>(op.getOutputs()[0].getType());
+static std::string whyNotOperands(Operation *op, bool bf16Vectors) {
+  std::optional<MatvecOperands> operands = getMatvecOperands(op);
+  if (!operands)
+    return "not a linalg.matvec or a linalg.matmul reading its weight "
+           "transposed";
+  auto a = dyn_cast<MemRefType>(operands->weight.getType());
+  auto x = dyn_cast<MemRefType>(operands->x.getType());
+  auto y = dyn_cast<MemRefType>(operands->y.getType());
   if (!a || !x || !y)
     return "not on memrefs (run after bufferization)";
   if (!a.hasStaticShape() || !x.hasStaticShape() || !y.hasStaticShape())
@@ -220,13 +246,14 @@ static std::string whyNotOperands(linalg::MatvecOp op, bool bf16Vectors) {
   return "";
 }
 
-std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
+std::string cachet::whyNotSubgroupMatvec(Operation *op, int64_t lanes,
                                          int64_t loadBytes, bool bf16Vectors) {
   if (std::string why = whyNotOperands(op, bf16Vectors); !why.empty())
     return why;
-  auto a = cast<MemRefType>(op.getInputs()[0].getType());
-  auto x = cast<MemRefType>(op.getInputs()[1].getType());
-  auto y = cast<MemRefType>(op.getOutputs()[0].getType());
+  MatvecOperands operands = *getMatvecOperands(op);
+  auto a = cast<MemRefType>(operands.weight.getType());
+  auto x = cast<MemRefType>(operands.x.getType());
+  auto y = cast<MemRefType>(operands.y.getType());
   Type element = a.getElementType();
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
   SmallVector<int64_t> strides;
@@ -249,13 +276,14 @@ std::string cachet::whyNotSubgroupMatvec(linalg::MatvecOp op, int64_t lanes,
 
 /// Returns why the subgroup kernel with `lanes` lanes per row cannot decode
 /// `w` in slices of `slice` values for `op`, or "".
-static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
+static std::string whyNotBlockMatvec(Operation *op, const BlockWeight &w,
                                      int64_t lanes, int64_t slice,
                                      bool bf16Vectors) {
   if (std::string why = whyNotOperands(op, bf16Vectors); !why.empty())
     return why;
-  auto x = cast<MemRefType>(op.getInputs()[1].getType());
-  auto y = cast<MemRefType>(op.getOutputs()[0].getType());
+  MatvecOperands operands = *getMatvecOperands(op);
+  auto x = cast<MemRefType>(operands.x.getType());
+  auto y = cast<MemRefType>(operands.y.getType());
   if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
     return "x or y is not contiguous";
   if (lanes <= 0 || !llvm::isPowerOf2_64(lanes))
@@ -279,8 +307,12 @@ static std::string whyNotBlockMatvec(linalg::MatvecOp op, const BlockWeight &w,
 /// Returns why x cannot be quantized once per block into workgroup memory
 /// for integer dot products with `w`'s quants in slices of `slice` values,
 /// or "".
-static std::string whyNotInt8Dot(linalg::MatvecOp op, const BlockWeight &w,
+static std::string whyNotInt8Dot(Operation *op, const BlockWeight &w,
                                  int64_t slice) {
+  MatvecOperands operands = *getMatvecOperands(op);
+  if (operands.batched)
+    return "x is quantized to 8-bit blocks for a mat-vec, not for a "
+           "mat-mul's rows of x";
   if (!isa<Q8_0Type>(w.block) && !isa<Q4_0Type>(w.block))
     return "integer dot products take q8_0 and q4_0 blocks, not " +
            w.block.getFormatName().str();
@@ -289,7 +321,7 @@ static std::string whyNotInt8Dot(linalg::MatvecOp op, const BlockWeight &w,
                          "words, not of {0} values",
                          slice)
         .str();
-  auto x = cast<MemRefType>(op.getInputs()[1].getType());
+  auto x = cast<MemRefType>(operands.x.getType());
   int64_t bytes = x.getNumElements() + x.getNumElements() / 32 * 4;
   if (x.getNumElements() % 32 != 0 || bytes > kMatvecStaticSharedBytes)
     return llvm::formatv("x quantized to 8-bit blocks ({0} bytes) does not "
@@ -299,14 +331,15 @@ static std::string whyNotInt8Dot(linalg::MatvecOp op, const BlockWeight &w,
   return "";
 }
 
-MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
+MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                           DeviceProfileAttr profile,
                                           const MatvecConfigOptions &o) {
   MatvecDecision d;
+  std::optional<MatvecOperands> operands = getMatvecOperands(op);
   // On tensors the weight's layout (a padded pitch) is not known yet.
-  if (!isa<MemRefType>(op.getInputs()[0].getType()))
+  if (!operands || !isa<MemRefType>(operands->weight.getType()))
     return d;
-  MLIRContext *ctx = op.getContext();
+  MLIRContext *ctx = op->getContext();
   auto generic = [&](const Twine &why) {
     d.config = KernelConfigAttr::get(
         ctx, KernelVariant::MatvecGeneric, {}, 0, 0, 1, 1, 1, 1, 0, {}, 0,
@@ -317,6 +350,22 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   };
   if (o.kernel == MatvecKernelChoice::Generic)
     return generic("matvec-kernel=generic");
+  // A mat-mul's batch: each decoded weight slice (each load) serves its M
+  // rows of x, one accumulator each, up to small-batch of them.
+  std::string batch;
+  if (operands->batched) {
+    if (ShapedType::isDynamic(operands->columns))
+      return generic("a mat-mul with a dynamic number of rows of x");
+    if (operands->columns > o.smallBatch)
+      return generic(llvm::formatv("a mat-mul of {0} rows of x, more than "
+                                   "small-batch ({1})",
+                                   operands->columns, o.smallBatch)
+                         .str());
+    batch = llvm::formatv("; a small-batch mat-mul: each weight slice "
+                          "multiplied with the {0} rows of x",
+                          operands->columns)
+                .str();
+  }
   // The subgroup size: the option, else the profile's, else 32.
   int64_t lanes = o.subgroupSize;
   if (lanes == 0)
@@ -368,7 +417,8 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                                  : "split q8_0 (i8 values, f16 scales)",
                              lanes, o.rowsPerBlock, o.loadsPerLane, paired,
                              slice, o.blockRowsPerSubgroup)
-                   .str();
+                   .str() +
+               batch;
     if (int8)
       d.remark += "; x quantized once per block to 8-bit blocks in workgroup "
                   "memory, 4-way integer dot products (stage-x)";
@@ -388,13 +438,15 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
           whyNotSubgroupMatvec(op, lanes, o.loadBytes, o.bf16Vectors);
       !why.empty())
     return generic(why);
-  auto xType = cast<MemRefType>(op.getInputs()[1].getType());
+  auto xType = cast<MemRefType>(operands->x.getType());
   int64_t elementBytes = xType.getElementTypeBitWidth() / 8;
   int64_t xBytes = xType.getNumElements() * elementBytes;
   int64_t sharedBytes =
       profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
-  // stage-x: x in workgroup memory where it fits a block's static memory.
-  bool staged = o.stageX && xBytes <= kMatvecStaticSharedBytes &&
+  // stage-x: x in workgroup memory where it fits a block's static memory
+  // (a mat-vec's x).
+  bool staged = o.stageX && !operands->batched &&
+                xBytes <= kMatvecStaticSharedBytes &&
                 (sharedBytes <= 0 || xBytes <= sharedBytes);
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
@@ -406,11 +458,14 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
                     "per block, {2} (paired: {3}) {4}-byte loads per "
                     "lane in flight",
                     lanes, o.rowsPerBlock, o.loadsPerLane, paired, o.loadBytes)
-          .str();
+          .str() +
+      batch;
   if (!blockReason.empty())
     d.remark += "; on the dequantized copy: " + blockReason;
   if (staged)
     d.remark += "; x staged in workgroup memory once per block";
+  else if (o.stageX && operands->batched)
+    d.remark += "; x not staged: stage-x takes a mat-vec's x";
   else if (o.stageX)
     d.remark += llvm::formatv("; x ({0} bytes) not staged: more than the "
                               "static workgroup memory of a block",
@@ -419,13 +474,16 @@ MatvecDecision cachet::selectMatvecConfig(linalg::MatvecOp op,
   return d;
 }
 
-std::string cachet::whyNotMatvecConfig(linalg::MatvecOp op,
-                                       KernelConfigAttr config) {
+std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (config.isAttention())
     return "the variant is not a mat-vec kernel";
   if (config.getVariant() == KernelVariant::MatvecGeneric)
     return "";
-  auto a = dyn_cast<MemRefType>(op.getInputs()[0].getType());
+  std::optional<MatvecOperands> operands = getMatvecOperands(op);
+  if (!operands)
+    return "not a linalg.matvec or a linalg.matmul reading its weight "
+           "transposed";
+  auto a = dyn_cast<MemRefType>(operands->weight.getType());
   if (!a)
     return "not on memrefs (run after bufferization)";
   int64_t elementBytes = a.getElementTypeBitWidth() / 8;
@@ -436,6 +494,8 @@ std::string cachet::whyNotMatvecConfig(linalg::MatvecOp op,
     return "'loads' must be [alone, paired], both positive";
   if (config.getResident().size() != 2)
     return "'resident' must be [alone, paired] blocks per compute unit";
+  if (config.getStageX() && operands->batched)
+    return "stage_x takes a mat-vec's x, not a mat-mul's rows of x";
   std::string blockReason;
   if (std::optional<BlockWeight> w = getBlockWeight(op, blockReason)) {
     if (config.getStageX())

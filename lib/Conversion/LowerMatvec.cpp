@@ -34,14 +34,16 @@ bool mayAlias(AliasAnalysis &aliases, Value a, Value b) {
   return !aliases.alias(a, b).isNo();
 }
 
-/// Returns the `linalg.fill` of +0.0 that writes `op`'s result buffer right
-/// before it (nothing in between), or null. The kernel then stores
-/// `0.0 + sum` itself: the same value (also for a sum of -0.0) in one launch
-/// instead of two.
-linalg::FillOp getZeroFill(linalg::MatvecOp op) {
+/// Returns the `linalg.fill` of +0.0 that writes the result buffer of `op`
+/// (a mat-vec or small-batch mat-mul) right before it (nothing in between),
+/// or null. The kernel then stores `0.0 + sum` itself: the same value (also
+/// for a sum of -0.0) in one launch instead of two.
+linalg::FillOp getZeroFill(Operation *op) {
   auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-  if (!fill || fill.getOutputs().size() != 1 ||
-      fill.getOutputs()[0] != op.getOutputs()[0])
+  std::optional<cachet::MatvecOperands> operands =
+      cachet::getMatvecOperands(op);
+  if (!fill || !operands || fill.getOutputs().size() != 1 ||
+      fill.getOutputs()[0] != operands->y)
     return {};
   auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantFloatOp>();
   if (!zero || !zero.value().isPosZero())
@@ -49,17 +51,17 @@ linalg::FillOp getZeroFill(linalg::MatvecOp op) {
   return fill;
 }
 
-/// One mat-vec of a kernel.
+/// One mat-vec (or small-batch mat-mul) of a kernel.
 struct Member {
-  linalg::MatvecOp op;
+  Operation *op;
+  cachet::MatvecOperands operands;
   /// The zero fill of y the kernel does, or null (it adds to y's value).
   linalg::FillOp fill;
   /// The blocks the kernel decodes in place of a dequantized weight, or
   /// none (it reads the float weight).
   std::optional<cachet::BlockWeight> blocks;
 
-  // Op handles are values whose accessors are not const.
-  Value getMatrix() const { return linalg::MatvecOp(op).getInputs()[0]; }
+  Value getMatrix() const { return operands.weight; }
   /// The buffer the kernel reads the weight from: the blocks or the matrix.
   Value getWeight() const { return blocks ? blocks->bytes : getMatrix(); }
   /// Every buffer the kernel reads the weight from (a split weight's
@@ -73,7 +75,7 @@ struct Member {
   cachet::BlockQuantizedType getBlockType() const {
     return blocks ? blocks->block : cachet::BlockQuantizedType();
   }
-  Value getOutput() const { return linalg::MatvecOp(op).getOutputs()[0]; }
+  Value getOutput() const { return operands.y; }
   int64_t getRows() const {
     return cast<MemRefType>(getMatrix().getType()).getDimSize(0);
   }
@@ -156,9 +158,15 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
     reason = "it reads a value the group does not compute row by row";
     return nullptr;
   }
-  if (generic.getNumLoops() != 1 || generic.getNumParallelLoops() != 1 ||
+  // One parallel loop per dimension of the results (two for a mat-mul's).
+  auto yType = cast<MemRefType>(found->members.front().getOutput().getType());
+  if (generic.getNumLoops() != yType.getRank() ||
+      generic.getNumParallelLoops() != yType.getRank() ||
       generic.getNumDpsInits() != 1) {
-    reason = "it is not one parallel loop with one result";
+    reason = yType.getRank() == 1
+                 ? "it is not one parallel loop with one result"
+                 : "it is not a parallel loop per dimension of the results "
+                   "with one result";
     return nullptr;
   }
   if (!llvm::all_of(generic.getIndexingMapsArray(),
@@ -169,7 +177,7 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
   Value out = generic.getDpsInits()[0];
   auto outType = dyn_cast<MemRefType>(out.getType());
   if (!outType || !outType.getLayout().isIdentity() ||
-      outType.getDimSize(0) != found->members.front().getRows()) {
+      outType.getShape() != yType.getShape()) {
     reason = "its result is not a contiguous buffer of the mat-vecs' rows";
     return nullptr;
   }
@@ -222,14 +230,16 @@ struct LowerMatvecPass final
     StringRef name = cachet::CachetDialect::getKernelConfigAttrName();
     llvm::DenseSet<Operation *> candidates;
     bool failedConfig = false;
-    getOperation().walk([&](linalg::MatvecOp op) {
+    getOperation().walk([&](Operation *op) {
+      if (!cachet::getMatvecOperands(op))
+        return;
       auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
       if (!config ||
           config.getVariant() != cachet::KernelVariant::MatvecSubgroup)
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
-        op.emitError("cachet-lower-matvec: cannot build ")
+        op->emitError("cachet-lower-matvec: cannot build ")
             << config << ": " << why;
         failedConfig = true;
         return;
@@ -243,7 +253,7 @@ struct LowerMatvecPass final
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
     llvm::DenseSet<Operation *> grouped;
-    getOperation().walk([&](linalg::MatvecOp op) {
+    getOperation().walk([&](Operation *op) {
       if (candidates.contains(op) && !grouped.contains(op))
         groups.push_back(formGroup(op, candidates, grouped, aliases));
     });
@@ -274,7 +284,7 @@ struct LowerMatvecPass final
   /// mat-vecs over the same x (fuse-siblings) and then an element-wise op
   /// over their results (fuse-epilogues), as long as the ops in between may
   /// run before the kernel.
-  Group formGroup(linalg::MatvecOp first,
+  Group formGroup(Operation *first,
                   const llvm::DenseSet<Operation *> &candidates,
                   llvm::DenseSet<Operation *> &grouped,
                   AliasAnalysis &aliases) {
@@ -283,11 +293,12 @@ struct LowerMatvecPass final
     bool fuseSiblings = config.getFuseSiblings();
     bool fuseEpilogues = config.getFuseEpilogues();
     Group group;
-    group.x = first.getInputs()[1];
+    group.x = cachet::getMatvecOperands(first)->x;
     group.anchor = first;
     SmallVector<Member> members;
-    auto add = [&](linalg::MatvecOp op) {
-      Member m{op, getZeroFill(op), blockWeights.lookup(op)};
+    auto add = [&](Operation *op) {
+      Member m{op, *cachet::getMatvecOperands(op), getZeroFill(op),
+               blockWeights.lookup(op)};
       members.push_back(m);
       grouped.insert(op);
       group.anchor = op;
@@ -299,19 +310,22 @@ struct LowerMatvecPass final
       group.classes.push_back(RowClass{{m}, {}});
     };
     add(first);
-    // A candidate's weight has x's element type: one x, one element type.
+    // A candidate's weight has x's element type: one x, one element type
+    // (and one number of rows of x).
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
-      auto matvec = dyn_cast<linalg::MatvecOp>(op);
-      Member sibling{matvec, {}, blockWeights.lookup(op)};
-      if (matvec && candidates.contains(op) && fuseSiblings &&
-          matvec.getInputs()[1] == group.x &&
-          sibling.getBlockType() == members.front().getBlockType() &&
-          matvec->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
+      std::optional<cachet::MatvecOperands> next =
+          cachet::getMatvecOperands(op);
+      if (next && candidates.contains(op) && fuseSiblings &&
+          next->x == group.x &&
+          Member{op, *next, {}, blockWeights.lookup(op)}.getBlockType() ==
+              members.front().getBlockType() &&
+          op->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
               first->getAttr(
                   cachet::CachetDialect::getKernelConfigAttrName())) {
+        Member sibling{op, *next, {}, blockWeights.lookup(op)};
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
-        Value out = matvec.getOutputs()[0];
+        Value out = next->y;
         std::string conflict;
         for (const Member &m : members)
           if (mayAlias(aliases, out, group.x) ||
@@ -324,11 +338,11 @@ struct LowerMatvecPass final
               }))
             conflict = "its buffers may alias those of another mat-vec";
         if (conflict.empty()) {
-          add(matvec);
+          add(op);
           continue;
         }
-        matvec.emitRemark("cachet-lower-matvec: not in one kernel with the "
-                          "mat-vec before it over the same x: ")
+        op->emitRemark("cachet-lower-matvec: not in one kernel with the "
+                       "mat-vec before it over the same x: ")
             << conflict;
         break;
       }
@@ -349,11 +363,11 @@ struct LowerMatvecPass final
       }
       // The zero fill of a later mat-vec of the group is done by the kernel.
       if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-        auto next = dyn_cast_or_null<linalg::MatvecOp>(fill->getNextNode());
-        if (next && getZeroFill(next) == fill)
+        Operation *after = fill->getNextNode();
+        if (after && getZeroFill(after) == fill)
           continue;
       }
-      if (isa<linalg::MatvecOp>(op))
+      if (next)
         break;
       std::string conflict = getConflict(op, group.x, members, aliases);
       if (conflict.empty())
@@ -361,9 +375,8 @@ struct LowerMatvecPass final
       // Say why where a mat-vec over the same x follows.
       for (Operation *later = op->getNextNode(); later;
            later = later->getNextNode())
-        if (auto sibling = dyn_cast<linalg::MatvecOp>(later);
-            fuseSiblings && sibling && candidates.contains(sibling) &&
-            sibling.getInputs()[1] == group.x) {
+        if (fuseSiblings && candidates.contains(later) &&
+            cachet::getMatvecOperands(later)->x == group.x) {
           op->emitRemark("cachet-lower-matvec: the mat-vec kernel before it "
                          "is not joined with the mat-vec over the same x "
                          "after it: ")
@@ -487,7 +500,7 @@ struct LowerMatvecPass final
       for (Member &m : c.members) {
         if (m.fill)
           m.fill.erase();
-        m.op.erase();
+        m.op->erase();
         if (!m.blocks)
           continue;
         // The dequantized copy is never written: its generic, buffer and
@@ -667,8 +680,8 @@ struct LowerMatvecPass final
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
-        InFlightDiagnostic diag = linalg::MatvecOp(m.op).emitRemark(
-            "cachet-lower-matvec: subgroup kernel: ");
+        InFlightDiagnostic diag =
+            m.op->emitRemark("cachet-lower-matvec: subgroup kernel: ");
         diag << lanes << " lanes per row, " << rowsPerBlock
              << " subgroups per block, " << loads << " ";
         if (m.blocks)
@@ -697,6 +710,10 @@ struct LowerMatvecPass final
           diag << "; one block per " << rowsPerBlock
                << " subgroups: blocks-per-cu needs the compute units of a "
                   "#cachet.device profile";
+        if (m.operands.batched)
+          diag << "; a small-batch mat-mul: each weight slice multiplied "
+                  "with the "
+               << m.operands.columns << " rows of x, an accumulator each";
         if (m.fill)
           diag << "; the zero fill of the result is done in the kernel";
         if (total > 1)
@@ -738,7 +755,12 @@ struct LowerMatvecPass final
         arith::MulIOp::create(ib, loc, subgroup, index(ib, perSubgroup));
     for (int64_t r = 0; r < perSubgroup; ++r)
       rowIds.push_back(arith::AddIOp::create(ib, loc, row0, index(ib, r)));
-    // One accumulator per (mat-vec, row) slot, mat-vec-major.
+    // A small-batch mat-mul multiplies each weight slice with its `columns`
+    // rows of x (all members share x).
+    const cachet::MatvecOperands &shape = rowClass.members.front().operands;
+    int64_t columns = shape.columns;
+    // One accumulator per (mat-vec, row) slot, mat-vec-major, and per row of
+    // x.
     struct Slot {
       Value matrix, row;
       const Member *member;
@@ -751,9 +773,11 @@ struct LowerMatvecPass final
     auto vecType = VectorType::get({width}, element);
     auto f32Vec = VectorType::get({width}, f32);
     // Integer dot products (x quantized in workgroup memory) give one sum
-    // per slice.
+    // per slice; so do a mat-mul's slices, each a chain of fused
+    // multiply-adds into its row of x's accumulator (a vector per row of x
+    // would take `columns` times the registers).
     bool int8 = static_cast<bool>(xQuants);
-    auto accType = int8 ? VectorType::get({1}, f32) : f32Vec;
+    auto accType = int8 || columns > 1 ? VectorType::get({1}, f32) : f32Vec;
     Value zeros = arith::ConstantOp::create(
         ib, loc, accType, DenseElementsAttr::get(accType, 0.0f));
     // Each lane accumulates `width` partial sums per slot; `loadsPerLane`
@@ -795,13 +819,45 @@ struct LowerMatvecPass final
             result[s] = arith::AddFOp::create(lb, l, result[s], a[s][u]);
         return result;
       }
+      // x[u * columns + c]: row c of x at the u-th load's columns.
       for (Value k : ks)
-        x.push_back(load(vec, ValueRange{k}, /*weight=*/false));
+        for (int64_t c = 0; c < columns; ++c) {
+          SmallVector<Value, 2> at{k};
+          if (shape.batched)
+            at.insert(at.begin(), index(lb, c));
+          x.push_back(load(vec, at, /*weight=*/false));
+        }
       auto toF32 = [&](Value v) {
         return cast<VectorType>(v.getType()).getElementType().isF32()
                    ? v
                    : arith::ExtFOp::create(lb, l, f32Vec, v);
       };
+      if (columns > 1) {
+        // One-element vectors: vector.fma is an fma instruction on every
+        // target (math.fma on scalars is a libdevice call on NVVM).
+        auto elements = [&](Value v) {
+          SmallVector<Value> e;
+          for (int64_t j = 0; j < width; ++j)
+            e.push_back(vector::BroadcastOp::create(
+                lb, l, accType,
+                vector::ExtractOp::create(lb, l, v, ArrayRef<int64_t>{j})));
+          return e;
+        };
+        for (int64_t u = 0; u < loads; ++u) {
+          SmallVector<SmallVector<Value>> xs;
+          for (int64_t c = 0; c < columns; ++c)
+            xs.push_back(elements(toF32(x[u * columns + c])));
+          for (size_t s = 0; s < slots.size(); ++s) {
+            SmallVector<Value> as = elements(toF32(a[s][u]));
+            for (int64_t c = 0; c < columns; ++c) {
+              Value &acc = result[s * columns + c];
+              for (int64_t j = 0; j < width; ++j)
+                acc = vector::FMAOp::create(lb, l, as[j], xs[c][j], acc);
+            }
+          }
+        }
+        return result;
+      }
       for (int64_t u = 0; u < loads; ++u) {
         Value xv = toF32(x[u]);
         // Decoded blocks take fused multiply-adds (float weights keep the
@@ -822,7 +878,7 @@ struct LowerMatvecPass final
     int64_t unrolled = round * loads;
     int64_t mainCols = cols / unrolled * unrolled;
     Value start = arith::MulIOp::create(ib, loc, lane, index(ib, width));
-    SmallVector<Value> accs(slots.size(), zeros);
+    SmallVector<Value> accs(slots.size() * columns, zeros);
     if (mainCols > 0)
       accs = scf::ForOp::create(
                  ib, loc, start, index(ib, mainCols), index(ib, unrolled), accs,
@@ -838,27 +894,27 @@ struct LowerMatvecPass final
       // and keep their sums), so that control flow stays uniform up to the
       // subgroup's shuffles: Vulkan does not promise that lanes reconverge
       // after a loop whose trip count differs between them.
-      accs = scf::ForOp::create(
-                 ib, loc, index(ib, mainCols), index(ib, cols),
-                 index(ib, round), accs,
-                 [&](OpBuilder &lb, Location l, Value k0, ValueRange iter) {
-                   Value k = arith::AddIOp::create(lb, l, k0, start);
-                   Value inRow = arith::CmpIOp::create(
-                       lb, l, arith::CmpIPredicate::ult, k, index(lb, cols));
-                   Value at = arith::SelectOp::create(lb, l, inRow, k, k0);
-                   SmallVector<Value> next = body(lb, l, at, iter, 1);
-                   // A vector condition: SPIR-V's select takes no scalar
-                   // one for vectors.
-                   Value keep = vector::BroadcastOp::create(
-                       lb, l,
-                       VectorType::get({accType.getNumElements()},
-                                       lb.getI1Type()),
-                       inRow);
-                   for (auto [n, old] : llvm::zip(next, iter))
-                     n = arith::SelectOp::create(lb, l, keep, n, old);
-                   scf::YieldOp::create(lb, l, next);
-                 })
-                 .getResults();
+      accs =
+          scf::ForOp::create(
+              ib, loc, index(ib, mainCols), index(ib, cols), index(ib, round),
+              accs,
+              [&](OpBuilder &lb, Location l, Value k0, ValueRange iter) {
+                Value k = arith::AddIOp::create(lb, l, k0, start);
+                Value inRow = arith::CmpIOp::create(
+                    lb, l, arith::CmpIPredicate::ult, k, index(lb, cols));
+                Value at = arith::SelectOp::create(lb, l, inRow, k, k0);
+                SmallVector<Value> next = body(lb, l, at, iter, 1);
+                // A vector condition: SPIR-V's select takes no scalar
+                // one for vectors.
+                Value keep = vector::BroadcastOp::create(
+                    lb, l,
+                    VectorType::get({accType.getNumElements()}, lb.getI1Type()),
+                    inRow);
+                for (auto [n, old] : llvm::zip(next, iter))
+                  n = arith::SelectOp::create(lb, l, keep, n, old);
+                scf::YieldOp::create(lb, l, next);
+              })
+              .getResults();
     } else if (mainCols < cols) {
       accs = scf::ForOp::create(
                  ib, loc,
@@ -890,22 +946,27 @@ struct LowerMatvecPass final
     auto store = scf::IfOp::create(ib, loc, first, /*withElse=*/false);
     OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
     for (auto [r, row] : llvm::enumerate(rowIds)) {
-      // y = old + sum for each mat-vec of the class, then the epilogues of
-      // the row over those values.
-      IRMapping results;
-      for (auto [m, member] : llvm::enumerate(rowClass.members)) {
-        Value out = member.getOutput();
-        Value old = member.fill
-                        ? zero
-                        : memref::LoadOp::create(sb, loc, out, ValueRange{row})
-                              .getResult();
-        Value y =
-            arith::AddFOp::create(sb, loc, old, sums[m * rowIds.size() + r]);
-        memref::StoreOp::create(sb, loc, y, out, ValueRange{row});
-        results.map(out, y);
+      for (int64_t c = 0; c < columns; ++c) {
+        // y = old + sum for each mat-vec of the class, then the epilogues
+        // of the row over those values (y[c][row] of a mat-mul).
+        SmallVector<Value, 2> at{row};
+        if (shape.batched)
+          at.insert(at.begin(), index(sb, c));
+        IRMapping results;
+        for (auto [m, member] : llvm::enumerate(rowClass.members)) {
+          Value out = member.getOutput();
+          Value old =
+              member.fill
+                  ? zero
+                  : memref::LoadOp::create(sb, loc, out, at).getResult();
+          Value y = arith::AddFOp::create(
+              sb, loc, old, sums[(m * rowIds.size() + r) * columns + c]);
+          memref::StoreOp::create(sb, loc, y, out, at);
+          results.map(out, y);
+        }
+        for (linalg::GenericOp generic : rowClass.epilogues)
+          emitEpilogue(sb, loc, generic, results, at);
       }
-      for (linalg::GenericOp generic : rowClass.epilogues)
-        emitEpilogue(sb, loc, generic, results, row);
     }
   }
 
@@ -1103,11 +1164,12 @@ struct LowerMatvecPass final
     return vector::FromElementsOp::create(b, loc, f32Vec, decoded);
   }
 
-  /// Emits the body of the element-wise `generic` for `row`, its inputs the
-  /// values `results` maps their buffers to, and stores its result.
+  /// Emits the body of the element-wise `generic` at `at` (the row; a
+  /// mat-mul's row of x and row), its inputs the values `results` maps their
+  /// buffers to, and stores its result.
   static void emitEpilogue(OpBuilder &b, Location loc,
                            linalg::GenericOp generic, const IRMapping &results,
-                           Value row) {
+                           ValueRange at) {
     Block *body = generic.getBody();
     IRMapping mapping;
     for (OpOperand *input : generic.getDpsInputOperands())
@@ -1117,12 +1179,11 @@ struct LowerMatvecPass final
     BlockArgument outArg = generic.getMatchingBlockArgument(init);
     if (!outArg.use_empty())
       mapping.map(outArg,
-                  memref::LoadOp::create(b, loc, init->get(), ValueRange{row})
-                      .getResult());
+                  memref::LoadOp::create(b, loc, init->get(), at).getResult());
     for (Operation &op : body->without_terminator())
       b.clone(op, mapping);
     Value value = mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
-    memref::StoreOp::create(b, loc, value, init->get(), ValueRange{row});
+    memref::StoreOp::create(b, loc, value, init->get(), at);
   }
 };
 

@@ -360,7 +360,10 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
     return op->emitError("'")
            << getKernelConfigAttrName() << "' must be a #cachet.kernel_config";
   bool onAttention = isa<AttentionOp, AttentionPartialOp>(op);
-  bool onMatvec = op->getName().getStringRef() == "linalg.matvec";
+  // A mat-vec kernel computes linalg.matvec and small-batch linalg.matmul
+  // (whose maps cachet-lower-matvec checks).
+  bool onMatvec = op->getName().getStringRef() == "linalg.matvec" ||
+                  op->getName().getStringRef() == "linalg.matmul";
   bool onDequant = op->getName().getStringRef() == "linalg.generic" &&
                    op->hasAttr(getDequantTransposeAttrName());
   bool placed = config.isAttention()          ? onAttention
@@ -373,6 +376,6 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
            << (config.isAttention() ? "a cachet.attention or attention_partial"
                : config.isDequantTranspose()
                    ? "a linalg.generic marked cachet.dequant_transpose"
-                   : "a linalg.matvec");
+                   : "a linalg.matvec or linalg.matmul");
   return success();
 }

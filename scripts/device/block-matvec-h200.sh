@@ -6,7 +6,8 @@
 # on; the same suite on Vulkan (NVIDIA driver); the decode attention at
 # d4096 (its blocks are read through the same word reader; run 79 only);
 # the 2-layer chains over bf16, q8_0 and q4_0 weights; and ggml's
-# MUL_MAT at the same shapes (bench/ggml-peers.sh --only=mm --batches=1, ggml
+# MUL_MAT at the same shapes (bench/ggml-peers.sh --only=mm
+# --batches=$GGML_BATCHES, default 1; 4,8 for the small-batch mat-muls; ggml
 # built here for sm_90 from a copy carried in GGML_DIR). Usage, from the
 # repository root on the GPU server:
 #
@@ -21,7 +22,8 @@
 #   .device/tg --only="layers" (the 2-layer chains: bf16, q8_0, q4_0) and
 #       .device/tgP the same with --prefetch=pdl;
 #   .device/tgV --target=spirv --only="q8_0 2 layers" (Vulkan, once).
-# Every NVVM case is checked against the CPU reference and off / on, and so
+# Every NVVM case (of the suites in $CHECKED, default all) is checked
+# against the CPU reference and off / on, and so
 # is every artifact of the bench/make-block-matvec-fuzz.py folders named in
 # $CHECKS (e.g. "bfz vbug": .device/bfz/art/*/, CUDA or Vulkan as built).
 set -u
@@ -40,7 +42,7 @@ for round in 1 2; do
   done
   s
 done
-for v in $SUITES tg tgP; do [ -d $D/$v ] && check $D/$v/*/; done > $W/check.log 2>&1; s
+for v in ${CHECKED:-$SUITES tg tgP}; do [ -d $D/$v ] && check $D/$v/*/; done > $W/check.log 2>&1; s
 if [ -d $D/tgV ]; then
   timeout 90 $B/cachet-bench $D/tgV --repeat=$R --json=$W/tgV.json > $W/tgV.log 2>&1
   check $D/tgV/*/ > $W/tgV-check.log 2>&1; s
@@ -50,7 +52,7 @@ for v in ${CHECKS:-}; do
 done
 if [ -n "${GGML_DIR:-}" ]; then
   wait $build
-  timeout 150 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --only=mm --batches=1 --json=$W/ggml-mm.json > $W/ggml-mm.log 2>&1; s
+  timeout 150 bench/ggml-peers.sh "$GGML_DIR" /tmp/ggml-build --backend=cuda --only=mm --batches=${GGML_BATCHES:-1} --json=$W/ggml-mm.json > $W/ggml-mm.log 2>&1; s
 fi
 for f in $W/*-1.log $W/*-2.log $W/tgV.log; do echo "== $f"; grep -a "^| " $f | grep -v -- "---\|case"; done
 echo "checks PASS: $(cat $W/*check.log | grep -ac PASS)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/*check.log | head

@@ -1,11 +1,12 @@
 //===- MatvecConfig.h - which mat-vec kernel, which parameters ------------===//
 //
 // The cost model behind the #cachet.kernel_config of a linalg.matvec on
-// buffers: cachet's subgroup kernel (a subgroup per row, wide loads, several
-// in flight) where it can serve the op, with its subgroups per block, rows
-// per subgroup, loads in flight, resident grid and staging of x, or the
-// generic lowering. cachet-select-kernel-configs calls selectMatvecConfig;
-// cachet-lower-matvec checks a config with whyNotMatvecConfig and builds it.
+// buffers (or of a small-batch linalg.matmul reading its weight transposed):
+// cachet's subgroup kernel (a subgroup per row, wide loads, several in flight)
+// where it can serve the op, with its subgroups per block, rows per subgroup,
+// loads in flight, resident grid and staging of x, or the generic lowering.
+// cachet-select-kernel-configs calls selectMatvecConfig; cachet-lower-matvec
+// checks a config with whyNotMatvecConfig and builds it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +51,29 @@ struct MatvecConfigOptions {
   int64_t blockPairedLoadsPerLane = 2;
   bool stageX = false, bf16Vectors = true;
   bool fuseSiblings = true, fuseEpilogues = true;
+  /// The most rows of x (tokens) a linalg.matmul reading its weight
+  /// transposed may have to run on the mat-vec kernel (0: none).
+  int64_t smallBatch = 8;
 };
+
+/// The operands of an op the mat-vec kernel computes: a linalg.matvec
+/// (`y[n] += W[n][k] x[k]`), or a linalg.matmul reading its weight
+/// transposed (the transpose-b maps: `y[m][n] += x[m][k] W[n][k]`, a batch
+/// of M tokens), whose M rows of x the kernel multiplies each decoded slice
+/// of the weight with.
+struct MatvecOperands {
+  mlir::Value weight, x, y;
+  /// The rows of x (M; 1 for a mat-vec; ShapedType::kDynamic where not
+  /// static).
+  int64_t columns = 1;
+  /// x and y have the tokens as their first dimension (a mat-mul).
+  bool batched = false;
+};
+
+/// Returns `op`'s operands where it is a linalg.matvec or a linalg.matmul
+/// with the transpose-b maps (and the default signed cast), else
+/// std::nullopt.
+std::optional<MatvecOperands> getMatvecOperands(mlir::Operation *op);
 
 /// Returns "" or which option is out of range, and its allowed values.
 std::string checkMatvecConfigOptions(const MatvecConfigOptions &options);
@@ -81,12 +104,12 @@ struct BlockWeight {
 /// Returns `op`'s block weight. Returns std::nullopt with `reason` empty
 /// where the weight is not a dequantized block buffer at all, and set where
 /// it is but the kernel cannot read the blocks in its place.
-std::optional<BlockWeight> getBlockWeight(mlir::linalg::MatvecOp op,
+std::optional<BlockWeight> getBlockWeight(mlir::Operation *op,
                                           std::string &reason);
 
 /// Returns why the subgroup kernel with `lanes` lanes per row and
 /// `loadBytes`-byte loads cannot serve `op`, or "".
-std::string whyNotSubgroupMatvec(mlir::linalg::MatvecOp op, int64_t lanes,
+std::string whyNotSubgroupMatvec(mlir::Operation *op, int64_t lanes,
                                  int64_t loadBytes, bool bf16Vectors);
 
 /// The decision for one mat-vec; `remark` says what was chosen and why. A
@@ -96,15 +119,15 @@ struct MatvecDecision {
   std::string remark;
 };
 
-/// Chooses the kernel of `op` on `profile` (may be null: defaults).
-MatvecDecision selectMatvecConfig(mlir::linalg::MatvecOp op,
+/// Chooses the kernel of `op` (an op getMatvecOperands takes) on `profile`
+/// (may be null: defaults).
+MatvecDecision selectMatvecConfig(mlir::Operation *op,
                                   DeviceProfileAttr profile,
                                   const MatvecConfigOptions &options);
 
 /// Returns why the subgroup kernel of `config` cannot be built for `op`, or
 /// "" (also for matvec_generic, which leaves `op` alone).
-std::string whyNotMatvecConfig(mlir::linalg::MatvecOp op,
-                               KernelConfigAttr config);
+std::string whyNotMatvecConfig(mlir::Operation *op, KernelConfigAttr config);
 
 } // namespace cachet
 

@@ -5,7 +5,12 @@ activation type, a zero fill and a linalg.matvec; siblings over the same x
 (Q/K/V), optionally followed by an element-wise epilogue (silu(gate) * up).
 
   block_matvec.py FORMAT ELEMENT ROWS[,ROWS...] COLS [--epilogue]
-                  [--split=flat|f32|blocks|signed]
+                  [--split=flat|f32|blocks|signed] [--batch=M]
+
+--batch=M: a batch of M tokens (speculative decoding, batched decode): x is
+[M][COLS] and each projection a linalg.matmul reading the weight transposed
+(indexing maps (m, k), (n, k), (m, n): x W^T, as front ends write a linear
+layer), its result [M][ROWS]; the epilogue is then two-dimensional.
 
 --split (q8_0, q4_0): each weight is two arguments, i8 values [R][C] (q4_0:
 i4 values) and f16 scales [R][C/32], dequantized by a linalg.generic as
@@ -109,6 +114,8 @@ def main():
     epilogue = "--epilogue" in sys.argv
     split = next((a.split("=", 1)[1] for a in sys.argv[1:]
                   if a.startswith("--split=")), None)
+    batch = int(next((a.split("=", 1)[1] for a in sys.argv[1:]
+                      if a.startswith("--batch=")), 0))
     fmt, element, rows, cols = args[0], args[1], args[2], int(args[3])
     rows = [int(r) for r in rows.split(",")]
     if fmt not in BLOCK_BYTES or cols % BLOCK_VALUES[fmt]:
@@ -128,12 +135,16 @@ def main():
     else:
         params = [f"%w{i}: tensor<{r}x{blocks}x!cachet.{fmt}> "
                   "{cachet.weight}" for i, r in enumerate(rows)]
-    params.append(f"%x: tensor<{cols}x{element}>")
-    results = [f"tensor<{r}xf32>" for r in rows]
+    # The shapes of x and of a result of `r` rows ([M][...] with --batch).
+    lead = f"{batch}x" if batch else ""
+    def out(r):
+        return f"tensor<{lead}{r}xf32>"
+    params.append(f"%x: tensor<{lead}{cols}x{element}>")
+    results = [out(r) for r in rows]
     if epilogue:
         if len(rows) != 2 or rows[0] != rows[1]:
             sys.exit("block_matvec.py: --epilogue takes two equal row counts")
-        results = [f"tensor<{rows[0]}xf32>"]
+        results = [out(rows[0])]
     print(f"func.func @block_matvec({', '.join(params)})")
     print(f"    -> ({', '.join(results)}) {{")
     print("  %z = arith.constant 0.0 : f32")
@@ -144,20 +155,31 @@ def main():
             print(f"  %d{i} = cachet.dequantize %w{i} : "
                   f"tensor<{r}x{blocks}x!cachet.{fmt}> -> "
                   f"tensor<{r}x{cols}x{element}>")
-        print(f"  %e{i} = tensor.empty() : tensor<{r}xf32>")
+        print(f"  %e{i} = tensor.empty() : {out(r)}")
         print(f"  %f{i} = linalg.fill ins(%z : f32) outs(%e{i} : "
-              f"tensor<{r}xf32>) -> tensor<{r}xf32>")
-        print(f"  %y{i} = linalg.matvec ins(%d{i}, %x : "
-              f"tensor<{r}x{cols}x{element}>, tensor<{cols}x{element}>) "
-              f"outs(%f{i} : tensor<{r}xf32>) -> tensor<{r}xf32>")
+              f"{out(r)}) -> {out(r)}")
+        if batch:
+            print(f"  %y{i} = linalg.matmul indexing_maps = ["
+                  "affine_map<(m, n, k) -> (m, k)>, "
+                  "affine_map<(m, n, k) -> (n, k)>, "
+                  "affine_map<(m, n, k) -> (m, n)>] "
+                  f"ins(%x, %d{i} : tensor<{batch}x{cols}x{element}>, "
+                  f"tensor<{r}x{cols}x{element}>) "
+                  f"outs(%f{i} : {out(r)}) -> {out(r)}")
+        else:
+            print(f"  %y{i} = linalg.matvec ins(%d{i}, %x : "
+                  f"tensor<{r}x{cols}x{element}>, tensor<{cols}x{element}>) "
+                  f"outs(%f{i} : {out(r)}) -> {out(r)}")
     if epilogue:
         r = rows[0]
-        print(f"  %he = tensor.empty() : tensor<{r}xf32>")
-        print("  %h = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>,"
-              " affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], "
-              "iterator_types = [\"parallel\"]}")
-        print(f"      ins(%y0, %y1 : tensor<{r}xf32>, tensor<{r}xf32>) "
-              f"outs(%he : tensor<{r}xf32>) {{")
+        dims = "(m, i)" if batch else "(i)"
+        par = ", ".join(['"parallel"'] * (2 if batch else 1))
+        print(f"  %he = tensor.empty() : {out(r)}")
+        print(f"  %h = linalg.generic {{indexing_maps = [affine_map<{dims} -> "
+              f"{dims}>, affine_map<{dims} -> {dims}>, affine_map<{dims} -> "
+              f"{dims}>], iterator_types = [{par}]}}")
+        print(f"      ins(%y0, %y1 : {out(r)}, {out(r)}) "
+              f"outs(%he : {out(r)}) {{")
         print("    ^bb0(%g: f32, %u: f32, %o: f32):")
         print("      %one = arith.constant 1.0 : f32")
         print("      %ng = arith.negf %g : f32")
@@ -166,8 +188,8 @@ def main():
         print("      %sig = arith.divf %g, %den : f32")
         print("      %p = arith.mulf %sig, %u : f32")
         print("      linalg.yield %p : f32")
-        print(f"  }} -> tensor<{r}xf32>")
-        print(f"  return %h : tensor<{r}xf32>")
+        print(f"  }} -> {out(r)}")
+        print(f"  return %h : {out(r)}")
     else:
         names = ", ".join(f"%y{i}" for i in range(len(rows)))
         print(f"  return {names} : {', '.join(results)}")

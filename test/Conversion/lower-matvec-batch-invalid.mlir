@@ -1,0 +1,12 @@
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics
+
+// stage-x takes a mat-vec's x: a config asking for it on a mat-mul is an
+// error naming why.
+func.func @stage_x(%w: memref<64x256xf16>, %x: memref<4x256xf16>, %y: memref<4x64xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: the config in the IR is kept}}
+  // expected-error @+1 {{cachet-lower-matvec: cannot build #cachet.kernel_config<variant = matvec_subgroup, tile = [4, 1], workgroup = 128, subgroup = 32, vector_width = 8, loads = [4, 8], resident = [0, 0], stage_x = true>: stage_x takes a mat-vec's x, not a mat-mul's rows of x}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<4x256xf16>, memref<64x256xf16>) outs(%y : memref<4x64xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = matvec_subgroup, tile = [4, 1], workgroup = 128, subgroup = 32, vector_width = 8, loads = [4, 8], resident = [0, 0], stage_x = true>}
+  return
+}
