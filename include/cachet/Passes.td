@@ -1044,7 +1044,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "The most rows of x (tokens) a linalg.matmul reading its weight "
            "transposed (the transpose-b maps) may have to run on the "
            "mat-vec kernel, each decoded weight slice multiplied with all of "
-           "them (0: none; larger ones keep the generic lowering)">,
+           "them (0: none; larger ones keep the generic lowering); such a "
+           "mat-mul keeps at most 16 / M loads per lane in flight">,
     Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
            /*default=*/"::cachet::PrefetchMode::Auto",
            "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",

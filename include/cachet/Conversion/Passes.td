@@ -1086,6 +1086,17 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
       bits. The mat-vecs' results are still stored. Its result must not
       alias the mat-vecs' buffers.
 
+    A small-batch `linalg.matmul` (`y[m][n] += x[m][k] W[n][k]`, the
+    transpose-b maps, M static rows of x; configured by
+    cachet-select-kernel-configs up to its `small-batch`) is built the same
+    way, with x `[M, K]` and y `[M, N]`: each lane's decoded weight slice
+    (each load) is multiplied with the M rows of x, into one f32
+    accumulator per (weight row, row of x), each slice a chain of
+    `vector.fma` on one-element vectors; the butterfly and the stores run
+    per row of x (`y[m][row]`), siblings over the same x share the kernel
+    and a 2-D element-wise epilogue over their results is fused as above.
+    stage-x takes a mat-vec's x only.
+
     Each decision is a remark: the kernel of each mat-vec, which mat-vecs
     share a kernel, which generic is an epilogue, and why a mat-vec or
     generic that reads the group's values was not fused.

@@ -191,7 +191,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       same with `Q K^T` and `P V` on m16n8k16 mma.sync, NVVM) on
       `cachet.attention`
       (cachet-lower-attention);
-      `matvec_subgroup` and `matvec_generic` on `linalg.matvec`
+      `matvec_subgroup` and `matvec_generic` on `linalg.matvec` and on a
+      small-batch `linalg.matmul` reading its weight transposed
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked
