@@ -81,6 +81,8 @@ struct SelectKernelConfigsPass final
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;
     o.smallBatch = smallBatch;
+    o.mmaSync = allowMmaSync;
+    o.smallBatchMma = smallBatchMma;
     return o;
   }
 

@@ -1046,6 +1046,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "mat-vec kernel, each decoded weight slice multiplied with all of "
            "them (0: none; larger ones keep the generic lowering); such a "
            "mat-mul keeps at most 16 / M loads per lane in flight">,
+    Option<"smallBatchMma", "small-batch-mma", "bool", /*default=*/"true",
+           "With allow-mma-sync (NVVM): a small-batch mat-mul of f16 x and "
+           "an f16 weight (or blocks dequantized to f16) takes the "
+           "m16n8k16 mma.sync kernel where it serves it (rows a multiple of "
+           "16, columns of 128)">,
     Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
            /*default=*/"::cachet::PrefetchMode::Auto",
            "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",

@@ -304,6 +304,42 @@ static std::string whyNotBlockMatvec(Operation *op, const BlockWeight &w,
   return "";
 }
 
+/// Returns why the mma-sync kernel cannot compute the small-batch mat-mul
+/// `op` over `w`'s blocks (or its float weight where `w` is null), or "".
+static std::string whyNotMmaMatvec(Operation *op, const BlockWeight *w) {
+  MatvecOperands operands = *getMatvecOperands(op);
+  if (!operands.batched)
+    return "a mat-vec, not a small-batch mat-mul";
+  if (std::string why = whyNotOperands(op, /*bf16Vectors=*/true); !why.empty())
+    return why;
+  auto a = cast<MemRefType>(operands.weight.getType());
+  auto x = cast<MemRefType>(operands.x.getType());
+  auto y = cast<MemRefType>(operands.y.getType());
+  if (!a.getElementType().isF16())
+    return "x and the weight are not f16";
+  if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
+    return "x or y is not contiguous";
+  if (operands.columns > 8)
+    return "more than 8 rows of x (an mma's columns)";
+  int64_t rows = a.getDimSize(0), cols = a.getDimSize(1);
+  if (rows % 16 != 0)
+    return llvm::formatv("{0} weight rows are not a multiple of 16 (an mma's "
+                         "rows)",
+                         rows)
+        .str();
+  if (cols % 128 != 0)
+    return llvm::formatv("{0} columns are not a multiple of 128 (a "
+                         "subgroup's step)",
+                         cols)
+        .str();
+  if (w)
+    return w->scales || BlockDecoder::takesSlice(w->block, 8)
+               ? ""
+               : w->block.getFormatName().str() +
+                     " blocks are not decoded in slices of 8 values";
+  return whyNotSubgroupMatvec(op, 32, 16, /*bf16Vectors=*/true);
+}
+
 /// Returns why x cannot be quantized once per block into workgroup memory
 /// for integer dot products with `w`'s quants in slices of `slice` values,
 /// or "".
@@ -365,6 +401,45 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                           "multiplied with the {0} rows of x",
                           operands->columns)
                 .str();
+    // On mma.sync (NVVM): a subgroup's 16 weight rows decoded to f16
+    // pairs, x's rows read as f16, f32 accumulators: no conversions to
+    // f32 (the FMA kernel's bound, run 100).
+    if (o.mmaSync && o.smallBatchMma) {
+      std::string unused;
+      std::optional<BlockWeight> w = getBlockWeight(op, unused);
+      std::string why = whyNotMmaMatvec(op, w ? &*w : nullptr);
+      // Where it pays on the H200 (run 101): above 4 rows of x for every
+      // format (1.11-2.13x the FMA kernel), at 4 or fewer for q4_0 and
+      // q4_K blocks (1.02-1.57x; q8_0 and q6_K 0.83-0.90x there).
+      if (why.empty() && operands->columns <= 4 &&
+          !(w && isa<Q4_0Type, Q4_KType>(w->block)))
+        why = llvm::formatv("at {0} rows of x it pays for q4_0 and q4_K "
+                            "blocks only (run 101)",
+                            operands->columns)
+                  .str();
+      if (why.empty()) {
+        d.config = KernelConfigAttr::get(
+            ctx, KernelVariant::MatvecMmaSync, {o.rowsPerBlock, 16},
+            32 * o.rowsPerBlock, 32, 8, 1, 1, 1, 0, {1, 1}, 0, {0, 0}, false,
+            false, false, false, o.fuseSiblings, o.fuseEpilogues,
+            /*loadBytes=*/0);
+        d.remark =
+            llvm::formatv(
+                "mma-sync kernel for a small-batch mat-mul of {0} rows of "
+                "x: {1} subgroups per block share 16 weight rows, each "
+                "taking every {1}th step of 128 columns; the {2} weight "
+                "{3} f16 pairs in registers, x read as f16, m16n8k16 "
+                "mma.sync with f32 accumulators, the subgroups' sums added "
+                "in workgroup memory",
+                operands->columns, o.rowsPerBlock,
+                w ? (w->scales ? "split " : "") + w->block.getFormatName().str()
+                  : std::string("f16"),
+                w ? "decoded to" : "read as")
+                .str();
+        return d;
+      }
+      batch += "; not on mma.sync: " + why;
+    }
   }
   // The subgroup size: the option, else the profile's, else 32.
   int64_t lanes = o.subgroupSize;
@@ -414,9 +489,8 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
     d.config = KernelConfigAttr::get(
         ctx, KernelVariant::MatvecSubgroup,
         {o.rowsPerBlock, o.blockRowsPerSubgroup}, lanes * o.rowsPerBlock, lanes,
-        slice, 1, 1, 1, 0, {loads, paired}, 0,
-        {o.blocksPerCU, pairedPerCU}, false, false, false, /*stageX=*/int8,
-        o.fuseSiblings, o.fuseEpilogues,
+        slice, 1, 1, 1, 0, {loads, paired}, 0, {o.blocksPerCU, pairedPerCU},
+        false, false, false, /*stageX=*/int8, o.fuseSiblings, o.fuseEpilogues,
         /*loadBytes=*/0);
     d.remark = llvm::formatv("subgroup kernel on {0} blocks decoded in "
                              "registers (never materialized): {1} lanes per "
@@ -428,8 +502,8 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                  ? "split q4_0 (i4 values two per byte, f16 "
                                    "scales)"
                                  : "split q8_0 (i8 values, f16 scales)",
-                             lanes, o.rowsPerBlock, loads, paired,
-                             slice, o.blockRowsPerSubgroup)
+                             lanes, o.rowsPerBlock, loads, paired, slice,
+                             o.blockRowsPerSubgroup)
                    .str() +
                batch;
     if (int8)
@@ -465,15 +539,14 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::MatvecSubgroup, {o.rowsPerBlock, o.rowsPerSubgroup},
       lanes * o.rowsPerBlock, lanes, o.loadBytes / elementBytes, 1, 1, 1, 0,
-      {loads, paired}, 0, {o.blocksPerCU, pairedPerCU}, false, false,
-      false, staged, o.fuseSiblings, o.fuseEpilogues, /*loadBytes=*/0);
-  d.remark =
-      llvm::formatv("subgroup kernel: {0} lanes per row, {1} subgroups "
-                    "per block, {2} (paired: {3}) {4}-byte loads per "
-                    "lane in flight",
-                    lanes, o.rowsPerBlock, loads, paired, o.loadBytes)
-          .str() +
-      batch;
+      {loads, paired}, 0, {o.blocksPerCU, pairedPerCU}, false, false, false,
+      staged, o.fuseSiblings, o.fuseEpilogues, /*loadBytes=*/0);
+  d.remark = llvm::formatv("subgroup kernel: {0} lanes per row, {1} subgroups "
+                           "per block, {2} (paired: {3}) {4}-byte loads per "
+                           "lane in flight",
+                           lanes, o.rowsPerBlock, loads, paired, o.loadBytes)
+                 .str() +
+             batch;
   if (!blockReason.empty())
     d.remark += "; on the dequantized copy: " + blockReason;
   if (staged)
@@ -497,6 +570,15 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (!operands)
     return "not a linalg.matvec or a linalg.matmul reading its weight "
            "transposed";
+  if (config.getVariant() == KernelVariant::MatvecMmaSync) {
+    if (config.getTile().size() != 2 || config.getTile()[1] != 16)
+      return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";
+    if (config.getSubgroup() != 32)
+      return "the mma-sync kernel takes subgroups of 32 lanes";
+    std::string unused;
+    std::optional<BlockWeight> w = getBlockWeight(op, unused);
+    return whyNotMmaMatvec(op, w ? &*w : nullptr);
+  }
   auto a = dyn_cast<MemRefType>(operands->weight.getType());
   if (!a)
     return "not on memrefs (run after bufferization)";

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -235,7 +236,8 @@ struct LowerMatvecPass final
         return;
       auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
       if (!config ||
-          config.getVariant() != cachet::KernelVariant::MatvecSubgroup)
+          (config.getVariant() != cachet::KernelVariant::MatvecSubgroup &&
+           config.getVariant() != cachet::KernelVariant::MatvecMmaSync))
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
@@ -257,8 +259,15 @@ struct LowerMatvecPass final
       if (candidates.contains(op) && !grouped.contains(op))
         groups.push_back(formGroup(op, candidates, grouped, aliases));
     });
-    for (Group &group : groups)
-      lower(group);
+    for (Group &group : groups) {
+      auto config = group.classes.front()
+                        .members.front()
+                        .op->getAttrOfType<cachet::KernelConfigAttr>(name);
+      if (config.getVariant() == cachet::KernelVariant::MatvecMmaSync)
+        lowerMma(group, config.getTile()[0]);
+      else
+        lower(group);
+    }
   }
 
   /// Takes the kernel parameters of `group` from the config of its first
@@ -473,8 +482,26 @@ struct LowerMatvecPass final
       block = loop.getInductionVar();
       kb.setInsertionPoint(loop.getBody()->getTerminator());
     }
-    // Class c runs in blocks [firstBlock[c], firstBlock[c + 1]): an if/else
-    // chain on the block id.
+    forEachClass(kb, loc, group, block, firstBlock,
+                 [&](OpBuilder &body, const RowClass &rowClass, Value local) {
+                   emitClass(body, loc, x, rowClass, perSubgroupOf(rowClass),
+                             local, tid, lanes, loads);
+                 });
+    kb.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(kb, loc);
+    eraseReplaced(group);
+  }
+
+  /// Emits `emit(builder, class, local block id)` for each row class of
+  /// `group`, class c in blocks [firstBlock[c], firstBlock[c + 1]): an
+  /// if/else chain on the block id `block`.
+  static void
+  forEachClass(OpBuilder &kb, Location loc, const Group &group, Value block,
+               ArrayRef<int64_t> firstBlock,
+               function_ref<void(OpBuilder &, const RowClass &, Value)> emit) {
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
     OpBuilder cb = kb;
     for (auto [c, rowClass] : llvm::enumerate(group.classes)) {
       OpBuilder body = cb;
@@ -488,12 +515,32 @@ struct LowerMatvecPass final
       }
       Value local =
           arith::SubIOp::create(body, loc, block, index(body, firstBlock[c]));
-      emitClass(body, loc, x, rowClass, perSubgroupOf(rowClass), local, tid,
-                lanes, loads);
+      emit(body, rowClass, local);
     }
-    kb.setInsertionPointToEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(kb, loc);
+  }
 
+  /// The end of a member's kernel remark: the zero fill done in the kernel,
+  /// the mat-vecs sharing it.
+  static void remarkFillAndSharing(InFlightDiagnostic &diag, const Member &m,
+                                   const RowClass &c, size_t total) {
+    if (m.fill)
+      diag << "; the zero fill of the result is done in the kernel";
+    if (total > 1)
+      diag << "; one kernel for " << total << " mat-vecs over the same x, "
+           << c.members.size() << " of them with " << m.getRows()
+           << " rows computed by the same subgroups";
+  }
+
+  /// The remarks on the epilogues of `c`.
+  static void remarkEpilogues(const RowClass &c) {
+    for (linalg::GenericOp generic : c.epilogues)
+      generic.emitRemark("cachet-lower-matvec: done by the mat-vec kernel "
+                         "before it, in the lane that stores each row");
+  }
+
+  /// Erases the ops the kernel of `group` replaces: its mat-vecs, their
+  /// zero fills and epilogues, and the dequantized copies of block weights.
+  static void eraseReplaced(Group &group) {
     for (RowClass &c : group.classes) {
       for (linalg::GenericOp generic : c.epilogues)
         generic.erase();
@@ -511,6 +558,235 @@ struct LowerMatvecPass final
           user->erase();
         buffer.getDefiningOp()->erase();
       }
+    }
+  }
+
+  /// Emits the mma-sync kernel of the small-batch mat-muls of `group`
+  /// (f16 x [M][K], f16 weights or blocks dequantized to f16, M <= 8, rows
+  /// a multiple of 16, K of 128) where its anchor is. Each row class takes
+  /// a block per 16 weight rows; a block is `warps` subgroups of 32 lanes,
+  /// subgroup w taking steps w, w + warps, ... of 128 columns. In a step,
+  /// lane l (g = l / 4, q = l % 4) decodes values 32 q .. 32 q + 31 of the
+  /// step of rows g and g + 8 into f16 pairs and reads the same columns of
+  /// row g of x (row M - 1 for g >= M: columns past M are never stored);
+  /// each 8 values are two m16n8k16 mma.sync k-steps, their 4 + 4 values
+  /// the lane's k-slots (2q, 2q + 1) and (2q + 8, 2q + 9) in the A (weight
+  /// rows) and B (x) fragments alike, so the order of k within an mma does
+  /// not matter. The f32 accumulators (rows g and g + 8, columns 2q and
+  /// 2q + 1) are added across subgroups in workgroup memory, in subgroup
+  /// order, by subgroup 0, whose lanes store y[n][row] and the epilogues.
+  void lowerMma(Group &group, int64_t warps) {
+    Location loc = group.anchor->getLoc();
+    OpBuilder b(group.anchor);
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    SmallVector<int64_t> firstBlock;
+    int64_t blocks = 0;
+    size_t maxMembers = 0;
+    for (const RowClass &c : group.classes) {
+      firstBlock.push_back(blocks);
+      blocks += c.members.front().getRows() / 16;
+      maxMembers = std::max(maxMembers, c.members.size());
+    }
+    size_t total = group.getNumMembers();
+    for (const RowClass &c : group.classes) {
+      for (const Member &m : c.members) {
+        InFlightDiagnostic diag =
+            m.op->emitRemark("cachet-lower-matvec: mma-sync kernel: ");
+        diag << warps << " subgroups per block share 16 weight rows, "
+             << m.operands.columns << " rows of x; the ";
+        if (m.blocks)
+          diag << (m.blocks->scales ? "split " : "")
+               << m.blocks->block.getFormatName()
+               << " blocks decoded to f16 pairs in registers, the dequantized "
+                  "copy never written";
+        else
+          diag << "f16 weight read in 16-byte loads";
+        diag << "; m16n8k16 mma.sync, f32 accumulators";
+        remarkFillAndSharing(diag, m, c, total);
+      }
+      remarkEpilogues(c);
+    }
+    Value one = index(b, 1);
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    // Each member's four partial sums per lane and subgroup.
+    auto partialsType =
+        MemRefType::get({static_cast<int64_t>(maxMembers) * warps * 32 * 4},
+                        b.getF32Type(), nullptr, workgroup);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, blocks), one, one, index(b, 32 * warps), one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, TypeRange{partialsType});
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value tid = launch.getThreadIds().x;
+    Value block = launch.getBlockIds().x;
+    Value partials = launch.getWorkgroupAttributions()[0];
+    forEachClass(kb, loc, group, block, firstBlock,
+                 [&](OpBuilder &body, const RowClass &rowClass, Value local) {
+                   emitMmaClass(body, loc, group.x, rowClass, local, tid, warps,
+                                partials);
+                 });
+    kb.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(kb, loc);
+    eraseReplaced(group);
+  }
+
+  /// Emits the 16 rows of `rowClass` of block `local` on mma.sync (see
+  /// lowerMma).
+  void emitMmaClass(OpBuilder &kb, Location loc, Value x,
+                    const RowClass &rowClass, Value local, Value tid,
+                    int64_t warps, Value partials) {
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    const cachet::MatvecOperands &shape = rowClass.members.front().operands;
+    int64_t columns = shape.columns;
+    auto type =
+        cast<MemRefType>(rowClass.members.front().getMatrix().getType());
+    int64_t cols = type.getDimSize(1);
+    Type f16 = kb.getF16Type(), f32 = kb.getF32Type();
+    auto aType = VectorType::get({4, 2}, f16);
+    auto bType = VectorType::get({2, 2}, f16);
+    auto cType = VectorType::get({2, 2}, f32);
+    Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, 32));
+    Value warp = arith::DivUIOp::create(kb, loc, tid, index(kb, 32));
+    Value g = arith::DivUIOp::create(kb, loc, lane, index(kb, 4));
+    Value q = arith::RemUIOp::create(kb, loc, lane, index(kb, 4));
+    Value row0 = arith::AddIOp::create(
+        kb, loc, arith::MulIOp::create(kb, loc, local, index(kb, 16)), g);
+    Value row1 = arith::AddIOp::create(kb, loc, row0, index(kb, 8));
+    Value xRow = arith::MinUIOp::create(kb, loc, g, index(kb, columns - 1));
+    Value zeros = arith::ConstantOp::create(
+        kb, loc, cType, DenseElementsAttr::get(cType, 0.0f));
+    auto pairsOf = [&](OpBuilder &lb, Location l, Value v) {
+      SmallVector<Value> pairs;
+      for (int64_t p = 0; p < 4; ++p)
+        pairs.push_back(vector::ShuffleOp::create(
+            lb, l, v, v, ArrayRef<int64_t>{2 * p, 2 * p + 1}));
+      return pairs;
+    };
+    auto fragment = [&](OpBuilder &lb, Location l, VectorType t,
+                        ArrayRef<Value> pairs) {
+      Value f = arith::ConstantOp::create(
+          lb, l, t, DenseElementsAttr::get(t, lb.getF16FloatAttr(0)));
+      for (auto [i, pair] : llvm::enumerate(pairs))
+        f = vector::InsertOp::create(lb, l, pair, f,
+                                     ArrayRef<int64_t>{int64_t(i)});
+      return f;
+    };
+    SmallVector<Value> init(rowClass.members.size(), zeros);
+    auto loop = scf::ForOp::create(
+        kb, loc, warp, index(kb, cols / 128), index(kb, warps), init,
+        [&](OpBuilder &lb, Location l, Value step, ValueRange accs) {
+          Value base = arith::AddIOp::create(
+              lb, l, arith::MulIOp::create(lb, l, step, index(lb, 128)),
+              arith::MulIOp::create(lb, l, q, index(lb, 32)));
+          SmallVector<Value> ks;
+          for (int64_t j = 0; j < 4; ++j)
+            ks.push_back(arith::AddIOp::create(lb, l, base, index(lb, 8 * j)));
+          // The weight loads first (PDL may issue them before its wait):
+          // pairs[m][r][j], 4 pairs of values k_j .. k_j + 7 of row r.
+          auto slice = [&](const Member &m, Value row, Value k) -> Value {
+            if (m.blocks)
+              return decodeSliceF16(lb, l, *m.blocks, row, k, 8);
+            auto v = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
+                                            m.getMatrix(), ValueRange{row, k});
+            v.setAlignment(16);
+            v->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
+                       lb.getUnitAttr());
+            return v;
+          };
+          SmallVector<SmallVector<SmallVector<Value>>> weights;
+          for (const Member &m : rowClass.members) {
+            weights.emplace_back();
+            for (Value row : {row0, row1}) {
+              weights.back().emplace_back();
+              for (Value k : ks)
+                weights.back().back().push_back(slice(m, row, k));
+            }
+          }
+          SmallVector<Value> result(accs.begin(), accs.end());
+          for (auto [j, k] : llvm::enumerate(ks)) {
+            auto xv = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
+                                             x, ValueRange{xRow, k});
+            xv.setAlignment(16);
+            SmallVector<Value> xp = pairsOf(lb, l, xv);
+            for (size_t m = 0; m < rowClass.members.size(); ++m) {
+              SmallVector<Value> p0 = pairsOf(lb, l, weights[m][0][j]);
+              SmallVector<Value> p1 = pairsOf(lb, l, weights[m][1][j]);
+              for (int64_t s = 0; s < 2; ++s) {
+                Value a = fragment(
+                    lb, l, aType,
+                    {p0[2 * s], p1[2 * s], p0[2 * s + 1], p1[2 * s + 1]});
+                Value bv = fragment(lb, l, bType, {xp[2 * s], xp[2 * s + 1]});
+                result[m] = nvgpu::MmaSyncOp::create(
+                    lb, l, a, bv, result[m], ArrayRef<int64_t>{16, 8, 16});
+              }
+            }
+          }
+          scf::YieldOp::create(lb, l, result);
+        });
+    // The subgroups' sums to workgroup memory, added by subgroup 0.
+    auto partialAt = [&](OpBuilder &ib, size_t m, Value w, int64_t e) -> Value {
+      // ((m * warps + w) * 32 + lane) * 4 + e
+      Value mw = arith::AddIOp::create(ib, loc, index(ib, m * warps), w);
+      Value ml = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, mw, index(ib, 32)), lane);
+      return arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, ml, index(ib, 4)),
+          index(ib, e));
+    };
+    for (size_t m = 0; m < rowClass.members.size(); ++m)
+      for (int64_t e = 0; e < 4; ++e)
+        memref::StoreOp::create(
+            kb, loc,
+            vector::ExtractOp::create(kb, loc, loop.getResult(m),
+                                      ArrayRef<int64_t>{e / 2, e % 2}),
+            partials, ValueRange{partialAt(kb, m, warp, e)});
+    gpu::BarrierOp::create(kb, loc);
+    Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, warp,
+                                        index(kb, 0));
+    auto store = scf::IfOp::create(kb, loc, first, /*withElse=*/false);
+    OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+    // sums[m][e]: rows (row0, row0, row1, row1), columns (2q, 2q + 1) x 2.
+    SmallVector<SmallVector<Value>> sums(rowClass.members.size());
+    for (size_t m = 0; m < rowClass.members.size(); ++m)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value sum = memref::LoadOp::create(
+            sb, loc, partials, ValueRange{partialAt(sb, m, index(sb, 0), e)});
+        for (int64_t w = 1; w < warps; ++w)
+          sum = arith::AddFOp::create(
+              sb, loc, sum,
+              memref::LoadOp::create(
+                  sb, loc, partials,
+                  ValueRange{partialAt(sb, m, index(sb, w), e)}));
+        sums[m].push_back(sum);
+      }
+    Value zero = arith::ConstantOp::create(sb, loc, sb.getF32FloatAttr(0));
+    for (int64_t e = 0; e < 4; ++e) {
+      Value row = e < 2 ? row0 : row1;
+      Value n = arith::AddIOp::create(
+          sb, loc, arith::MulIOp::create(sb, loc, q, index(sb, 2)),
+          index(sb, e % 2));
+      Value inBatch = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ult,
+                                            n, index(sb, columns));
+      auto ifOp = scf::IfOp::create(sb, loc, inBatch, /*withElse=*/false);
+      OpBuilder yb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+      SmallVector<Value, 2> at{n, row};
+      IRMapping results;
+      for (auto [m, member] : llvm::enumerate(rowClass.members)) {
+        Value out = member.getOutput();
+        Value old = member.fill
+                        ? zero
+                        : memref::LoadOp::create(yb, loc, out, at).getResult();
+        Value y = arith::AddFOp::create(yb, loc, old, sums[m][e]);
+        memref::StoreOp::create(yb, loc, y, out, at);
+        results.map(out, y);
+      }
+      for (linalg::GenericOp generic : rowClass.epilogues)
+        emitEpilogue(yb, loc, generic, results, at);
     }
   }
 
@@ -714,16 +990,9 @@ struct LowerMatvecPass final
           diag << "; a small-batch mat-mul: each weight slice multiplied "
                   "with the "
                << m.operands.columns << " rows of x, an accumulator each";
-        if (m.fill)
-          diag << "; the zero fill of the result is done in the kernel";
-        if (total > 1)
-          diag << "; one kernel for " << total << " mat-vecs over the same x, "
-               << c.members.size() << " of them with " << m.getRows()
-               << " rows computed by the same subgroups";
+        remarkFillAndSharing(diag, m, c, total);
       }
-      for (linalg::GenericOp generic : c.epilogues)
-        generic.emitRemark("cachet-lower-matvec: done by the mat-vec kernel "
-                           "before it, in the lane that stores each row");
+      remarkEpilogues(c);
     }
   }
 
@@ -1091,8 +1360,44 @@ struct LowerMatvecPass final
                                      ArrayRef<int64_t>{0});
   }
 
+  /// Returns values `k` .. `k + n - 1` of row `row` of `w` as a
+  /// vector<n x f16>, as the dequantize to f16 rounds them: q8_0 / q4_0 /
+  /// tq2_0 (packed or split) decoded as f16 pairs (integer and f16
+  /// arithmetic), the other formats decoded in f32 and rounded as one
+  /// vector (packed conversions where the target has them:
+  /// cvt.rn.f16x2.f32 on NVVM).
+  static Value decodeSliceF16(OpBuilder &b, Location loc,
+                              const cachet::BlockWeight &w, Value row, Value k,
+                              int64_t n) {
+    if (w.scales) {
+      // Split q8_0 / q4_0: the values' aligned words, the block's f16
+      // scale.
+      SmallVector<Value> words = loadSplitQuants(b, loc, w, row, k, n);
+      Value d = loadSplitScale(b, loc, w, row, k);
+      return joinF16Pairs(
+          b, loc,
+          isa<cachet::Q4_0Type>(w.block)
+              ? cachet::BlockDecoder::decodeUnsignedWordsF16Pairs(b, loc, words,
+                                                                  d, 8)
+              : cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words, d));
+    }
+    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
+    auto [blockOffset, first] = getBlockAt(b, loc, w, k);
+    cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
+    if (cachet::BlockDecoder::takesF16Pairs(w.block, n))
+      return joinF16Pairs(b, loc,
+                          decoder.decodeSliceF16Pairs(readWord, blockOffset,
+                                                      first, n, w.rowBytes));
+    SmallVector<Value> decoded =
+        decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes);
+    Value slice = vector::FromElementsOp::create(
+        b, loc, VectorType::get({n}, b.getF32Type()), decoded);
+    return arith::TruncFOp::create(b, loc, VectorType::get({n}, b.getF16Type()),
+                                   slice);
+  }
+
   /// Returns the vector<2xf16> `pairs` (a power of two of them) joined
-  /// into one vector, extended to f32.
+  /// into one vector.
   static Value joinF16Pairs(OpBuilder &b, Location loc,
                             SmallVector<Value> pairs) {
     while (pairs.size() > 1) {
@@ -1105,9 +1410,7 @@ struct LowerMatvecPass final
       }
       pairs = std::move(joined);
     }
-    int64_t n = cast<VectorType>(pairs.front().getType()).getNumElements();
-    return arith::ExtFOp::create(b, loc, VectorType::get({n}, b.getF32Type()),
-                                 pairs.front());
+    return pairs.front();
   }
 
   /// Returns values `k` .. `k + n - 1` of row `row` of `w` as a vector of
@@ -1117,21 +1420,17 @@ struct LowerMatvecPass final
   static Value decodeSlice(OpBuilder &b, Location loc,
                            const cachet::BlockWeight &w, Value row, Value k,
                            int64_t n, Type element) {
-    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
     auto f32Vec = VectorType::get({n}, b.getF32Type());
+    if (element.isF16())
+      return arith::ExtFOp::create(b, loc, f32Vec,
+                                   decodeSliceF16(b, loc, w, row, k, n));
+    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
     if (w.scales) {
       // Split q8_0 / q4_0: the values' aligned words, the block's f16
       // scale.
       bool nibbles = isa<cachet::Q4_0Type>(w.block);
       SmallVector<Value> words = loadSplitQuants(b, loc, w, row, k, n);
       Value d = loadSplitScale(b, loc, w, row, k);
-      if (element.isF16())
-        return joinF16Pairs(
-            b, loc,
-            nibbles ? cachet::BlockDecoder::decodeUnsignedWordsF16Pairs(
-                          b, loc, words, d, 8)
-                    : cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words,
-                                                                  d));
       Value d32 = arith::ExtFOp::create(b, loc, b.getF32Type(), d);
       SmallVector<Value> decoded;
       for (Value v :
@@ -1143,21 +1442,8 @@ struct LowerMatvecPass final
     }
     auto [blockOffset, first] = getBlockAt(b, loc, w, k);
     cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
-    if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(w.block, n))
-      return joinF16Pairs(b, loc,
-                          decoder.decodeSliceF16Pairs(readWord, blockOffset,
-                                                      first, n, w.rowBytes));
     SmallVector<Value> decoded =
         decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes);
-    if (element.isF16()) {
-      // Rounded to f16 as one vector (packed conversions where the target
-      // has them: cvt.rn.f16x2.f32 on NVVM).
-      Value slice = vector::FromElementsOp::create(b, loc, f32Vec, decoded);
-      return arith::ExtFOp::create(
-          b, loc, f32Vec,
-          arith::TruncFOp::create(b, loc, VectorType::get({n}, element), slice)
-              .getResult());
-    }
     for (Value &v : decoded)
       v = cachet::castFloat(b, loc, cachet::castFloat(b, loc, v, element),
                             b.getF32Type());

@@ -54,6 +54,9 @@ struct MatvecConfigOptions {
   /// The most rows of x (tokens) a linalg.matmul reading its weight
   /// transposed may have to run on the mat-vec kernel (0: none).
   int64_t smallBatch = 8;
+  /// The target has m16n8k16 mma.sync (NVVM), and small-batch-mma: f16
+  /// small-batch mat-muls take the mma-sync kernel where it serves them.
+  bool mmaSync = false, smallBatchMma = true;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec

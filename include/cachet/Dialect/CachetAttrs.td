@@ -136,12 +136,15 @@ def Cachet_AttentionDecode
 def Cachet_AttentionDecodeMmaSync
     : I32EnumAttrCase<"AttentionDecodeMmaSync", 8,
                       "attention_decode_mma_sync">;
+def Cachet_MatvecMmaSync
+    : I32EnumAttrCase<"MatvecMmaSync", 9, "matvec_mma_sync">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
-     Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync]> {
+     Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
+     Cachet_MatvecMmaSync]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -192,7 +195,9 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `cachet.attention`
       (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec` and on a
-      small-batch `linalg.matmul` reading its weight transposed
+      small-batch `linalg.matmul` reading its weight transposed, and
+      `matvec_mma_sync` (NVVM: the small-batch mat-mul on m16n8k16
+      mma.sync, `tile = [subgroups per workgroup, 16]`)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked
