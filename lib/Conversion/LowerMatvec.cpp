@@ -319,6 +319,10 @@ struct LowerMatvecPass final
       group.classes.push_back(RowClass{{m}, {}});
     };
     add(first);
+    auto blockTypeOf = [&](Operation *op) {
+      std::optional<cachet::BlockWeight> w = blockWeights.lookup(op);
+      return w ? w->block : cachet::BlockQuantizedType();
+    };
     // A candidate's weight has x's element type: one x, one element type
     // (and one number of rows of x).
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
@@ -326,8 +330,7 @@ struct LowerMatvecPass final
           cachet::getMatvecOperands(op);
       if (next && candidates.contains(op) && fuseSiblings &&
           next->x == group.x &&
-          Member{op, *next, {}, blockWeights.lookup(op)}.getBlockType() ==
-              members.front().getBlockType() &&
+          blockTypeOf(op) == members.front().getBlockType() &&
           op->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
               first->getAttr(
                   cachet::CachetDialect::getKernelConfigAttrName())) {
@@ -687,7 +690,7 @@ struct LowerMatvecPass final
           for (int64_t j = 0; j < 4; ++j)
             ks.push_back(arith::AddIOp::create(lb, l, base, index(lb, 8 * j)));
           // The weight loads first (PDL may issue them before its wait):
-          // pairs[m][r][j], 4 pairs of values k_j .. k_j + 7 of row r.
+          // weights[m][r][j], values k_j .. k_j + 7 of row r as f16.
           auto slice = [&](const Member &m, Value row, Value k) -> Value {
             if (m.blocks)
               return decodeSliceF16(lb, l, *m.blocks, row, k, 8);
@@ -774,20 +777,30 @@ struct LowerMatvecPass final
                                             n, index(sb, columns));
       auto ifOp = scf::IfOp::create(sb, loc, inBatch, /*withElse=*/false);
       OpBuilder yb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
-      SmallVector<Value, 2> at{n, row};
-      IRMapping results;
-      for (auto [m, member] : llvm::enumerate(rowClass.members)) {
-        Value out = member.getOutput();
-        Value old = member.fill
-                        ? zero
-                        : memref::LoadOp::create(yb, loc, out, at).getResult();
-        Value y = arith::AddFOp::create(yb, loc, old, sums[m][e]);
-        memref::StoreOp::create(yb, loc, y, out, at);
-        results.map(out, y);
-      }
-      for (linalg::GenericOp generic : rowClass.epilogues)
-        emitEpilogue(yb, loc, generic, results, at);
+      SmallVector<Value> memberSums;
+      for (const SmallVector<Value> &memberSum : sums)
+        memberSums.push_back(memberSum[e]);
+      emitStores(yb, loc, rowClass, ValueRange{n, row}, memberSums, zero);
     }
+  }
+
+  /// Stores y = old + sums[m] at `at` for each mat-vec m of `rowClass`
+  /// (old: `zero`, +0.0, where the kernel does the zero fill), then the
+  /// epilogues of `at` over those values.
+  static void emitStores(OpBuilder &b, Location loc, const RowClass &rowClass,
+                         ValueRange at, ArrayRef<Value> sums, Value zero) {
+    IRMapping results;
+    for (auto [member, sum] : llvm::zip(rowClass.members, sums)) {
+      Value out = member.getOutput();
+      Value old = member.fill
+                      ? zero
+                      : memref::LoadOp::create(b, loc, out, at).getResult();
+      Value y = arith::AddFOp::create(b, loc, old, sum);
+      memref::StoreOp::create(b, loc, y, out, at);
+      results.map(out, y);
+    }
+    for (linalg::GenericOp generic : rowClass.epilogues)
+      emitEpilogue(b, loc, generic, results, at);
   }
 
   /// Quantizes `x` into xQuants / xScales, q8_0 blocks as ggml's
@@ -1221,20 +1234,10 @@ struct LowerMatvecPass final
         SmallVector<Value, 2> at{row};
         if (shape.batched)
           at.insert(at.begin(), index(sb, c));
-        IRMapping results;
-        for (auto [m, member] : llvm::enumerate(rowClass.members)) {
-          Value out = member.getOutput();
-          Value old =
-              member.fill
-                  ? zero
-                  : memref::LoadOp::create(sb, loc, out, at).getResult();
-          Value y = arith::AddFOp::create(
-              sb, loc, old, sums[(m * rowIds.size() + r) * columns + c]);
-          memref::StoreOp::create(sb, loc, y, out, at);
-          results.map(out, y);
-        }
-        for (linalg::GenericOp generic : rowClass.epilogues)
-          emitEpilogue(sb, loc, generic, results, at);
+        SmallVector<Value> memberSums;
+        for (size_t m = 0; m < rowClass.members.size(); ++m)
+          memberSums.push_back(sums[(m * rowIds.size() + r) * columns + c]);
+        emitStores(sb, loc, rowClass, at, memberSums, zero);
       }
     }
   }
