@@ -161,6 +161,72 @@ def PadWeightRows : Pass<"cachet-pad-weight-rows", "mlir::ModuleOp"> {
   ];
 }
 
+def RaiseContractions : Pass<"cachet-raise-contractions", "mlir::ModuleOp"> {
+  let summary = "Raise the linear layers and batched products front ends "
+                "write as contraction generics or through a transposed "
+                "weight to the named linalg ops cachet's kernels take";
+  let description = [{
+    ML front ends write `x W^T` (a linear layer, W `[out][in]` row-major)
+    in more than one way, and cachet's kernels and matchers take the named
+    ops: the mat-vec kernels read `linalg.matvec` and a `linalg.matmul` with
+    the transpose-b maps `(m, k), (n, k), (m, n)`; the attention matcher
+    reads `linalg.batch_matmul`. This pass rewrites the other spellings of
+    the same arithmetic to those ops:
+
+    * a `linalg.generic` contraction (the "generic" form of IREE's and
+      torch-mlir's generalized IR, and `cachet-gen --matmul=generic`): two
+      inputs, one init, one reduction loop, the output map a permutation
+      of the parallel loops, and the body `acc + cast(a) * cast(b)` (either
+      order of each operation, `cast` nothing or `arith.extf` to the
+      accumulator type, all of it floating point). By its maps it becomes
+      `linalg.matvec` (`(n, k), (k) -> (n)`), `linalg.matmul` with the
+      default maps (`x W` with W `[in][out]`) or the transpose-b maps, or a
+      `linalg.batch_matmul` with the default maps. The named ops compute
+      `acc + cast(a) * cast(b)` with the same casts, and IEEE addition and
+      multiplication commute exactly, so the value is the same.
+    * with `fold-transposes` (the default), a 2-D `linalg.transpose` (or an
+      all-parallel generic that only moves its input, `(i, j) -> (j, i)`)
+      read as the B operand of a default-map `linalg.matmul`: torch-mlir's
+      `aten.linear` (`aten.t` of the weight, then `aten.mm`). The matmul
+      reads the weight itself with the transpose-b maps; the transpose
+      stays only for its other uses. Nothing is computed differently: the
+      same products are summed in the same order.
+
+    Contractions it does not recognize (integer, another body, another map
+    set such as a transposed x or a batched transpose-b product) are left
+    alone with a remark naming why; every raise and every folded transpose
+    is reported. `cachet-compile` runs it first, with rewrites on and off.
+
+    Before (torch-mlir's `aten.linear` on 4 tokens):
+
+    ```mlir
+    %wt = linalg.transpose ins(%w : tensor<4096x4096xf16>)
+        outs(%e : tensor<4096x4096xf16>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %wt : tensor<4x4096xf16>, tensor<4096x4096xf16>)
+        outs(%z : tensor<4x4096xf32>) -> tensor<4x4096xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+        ins(%x, %w : tensor<4x4096xf16>, tensor<4096x4096xf16>)
+        outs(%z : tensor<4x4096xf32>) -> tensor<4x4096xf32>
+    ```
+
+    A contraction generic `y[n] += extf(W[n, k]) * extf(x[k])` becomes
+    `linalg.matvec ins(%w, %x ...)` the same way.
+  }];
+  let options = [
+    Option<"foldTransposes", "fold-transposes", "bool", /*default=*/"true",
+           "Fold a transposed weight (linalg.transpose or a transpose "
+           "generic) into the linalg.matmul that reads it">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def RaiseAttention : Pass<"cachet-raise-attention", "mlir::ModuleOp"> {
   let summary = "Raise linalg attention over a quantized KV cache to "
                 "cachet.attention";

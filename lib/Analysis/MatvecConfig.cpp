@@ -397,10 +397,12 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                    "small-batch ({1})",
                                    operands->columns, o.smallBatch)
                          .str());
-    batch = llvm::formatv("; a small-batch mat-mul: each weight slice "
-                          "multiplied with the {0} rows of x",
-                          operands->columns)
-                .str();
+    batch = operands->columns == 1
+                ? std::string("; a mat-mul of one row of x (a mat-vec)")
+                : llvm::formatv("; a small-batch mat-mul: each weight slice "
+                                "multiplied with the {0} rows of x",
+                                operands->columns)
+                      .str();
     // On mma.sync (NVVM): a subgroup's 16 weight rows decoded to f16
     // pairs, x's rows read as f16, f32 accumulators: no conversions to
     // f32 (the FMA kernel's bound, run 100).

@@ -999,7 +999,9 @@ struct LowerMatvecPass final
           diag << "; one block per " << rowsPerBlock
                << " subgroups: blocks-per-cu needs the compute units of a "
                   "#cachet.device profile";
-        if (m.operands.batched)
+        if (m.operands.batched && m.operands.columns == 1)
+          diag << "; a mat-mul of one row of x (a mat-vec)";
+        else if (m.operands.batched)
           diag << "; a small-batch mat-mul: each weight slice multiplied "
                   "with the "
                << m.operands.columns << " rows of x, an accumulator each";

@@ -671,6 +671,14 @@ public:
     std::vector<std::string> maps = {affineMap(3, {"d0", "d2"}),
                                      affineMap(3, {"d1", "d2"}),
                                      affineMap(3, {"d0", "d1"})};
+    if (o.matmul == MatmulForm::Transposed) {
+      Val wt = transpose(base + "_wt", w, {1, 0});
+      Val y = value(base, {t, out}, "f32");
+      line(y.name + " = linalg.matmul ins(" + x.name + ", " + wt.name + " : " +
+           x.type() + ", " + wt.type() + ") outs(" + z.name + " : " + z.type() +
+           ") -> " + y.type());
+      return y;
+    }
     if (o.matmul == MatmulForm::Named) {
       Val y = value(base, {t, out}, "f32");
       line(y.name + " = linalg.matmul indexing_maps = [" + join(maps) +
@@ -1235,7 +1243,8 @@ const std::vector<EnumName> &cachet::modelgen::matmulFormNames() {
   static const std::vector<EnumName> names = {
       {int(MatmulForm::Named), "named"},
       {int(MatmulForm::Generic), "generic"},
-      {int(MatmulForm::Matvec), "matvec"}};
+      {int(MatmulForm::Matvec), "matvec"},
+      {int(MatmulForm::Transposed), "transposed"}};
   return names;
 }
 

@@ -257,6 +257,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // and off: raising picks the kernels, so both variants run the same ones
   // and compare the rewrites alone (a generic attention and a flash kernel
   // sum in different orders).
+  // Linear layers and batched products front ends write as contraction
+  // generics or through a transposed weight first, as the named ops the
+  // kernels and the attention matcher read.
+  builder.add(createRaiseContractions());
   builder.add(createRaiseAttention());
   builder.add(createRaiseQuantize());
   builder.add(createRaiseDequantize());

@@ -57,9 +57,11 @@ Types and spellings:
                           default) or math.roundeven
   --weights=args|constants  {cachet.weight} arguments (default) or
                           arith.constant dense<...> of seeded values
-  --matmul=named|generic|matvec
+  --matmul=named|generic|matvec|transposed
                           linalg.matmul / batch_matmul (default), contraction
-                          generics, or linalg.matvec projections (T = 1)
+                          generics, linalg.matvec projections (T = 1), or
+                          torch-mlir's aten.linear: a linalg.transpose of
+                          the weight feeding a default-map linalg.matmul
   --softmax=named|decomposed
                           linalg.softmax (default) or max / exp / sum / div
                           generics

@@ -75,6 +75,10 @@ enum class MatmulForm {
   Generic,
   /// Projections as `linalg.matvec` (one token only), attention as Named.
   Matvec,
+  /// Projections as torch-mlir writes `aten.linear`: a `linalg.transpose`
+  /// of the weight feeding a default-map `linalg.matmul`; attention as
+  /// Named.
+  Transposed,
 };
 
 /// How the attention softmax is spelled.
