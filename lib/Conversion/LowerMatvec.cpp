@@ -3,6 +3,7 @@
 #include "cachet/Conversion/Passes.h"
 #include "cachet/Dialect/CachetDialect.h"
 
+#include "cachet/Analysis/Buffers.h"
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
@@ -32,7 +33,20 @@ namespace {
 
 /// Returns true unless `aliases` proves `a` and `b` disjoint.
 bool mayAlias(AliasAnalysis &aliases, Value a, Value b) {
-  return !aliases.alias(a, b).isNo();
+  if (aliases.alias(a, b).isNo())
+    return false;
+  // Views of two different globals (constant weights), or of a global and a
+  // buffer the function allocates, never share bytes.
+  Value rootA = cachet::getRootBuffer(a), rootB = cachet::getRootBuffer(b);
+  auto globalA = rootA.getDefiningOp<memref::GetGlobalOp>();
+  auto globalB = rootB.getDefiningOp<memref::GetGlobalOp>();
+  auto allocated = [](Value root) {
+    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+        root.getDefiningOp());
+  };
+  if (globalA && globalB)
+    return globalA.getName() == globalB.getName();
+  return !((globalA && allocated(rootB)) || (globalB && allocated(rootA)));
 }
 
 /// Returns the `linalg.fill` of +0.0 that writes the result buffer of `op`

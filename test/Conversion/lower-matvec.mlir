@@ -225,6 +225,34 @@ func.func @glu(%x: memref<256xbf16>, %wg: memref<64x256xbf16>, %wu: memref<64x25
 
 // -----
 
+// Constant weights (memref.get_global of constant globals, as bufferizing
+// arith.constant weights gives): two globals, or a global and an
+// allocation, never share bytes, so gate and up still share one kernel.
+// CHECK-LABEL: func.func @glu_globals
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+memref.global "private" constant @wg : memref<64x256xf16> = dense<0.5>
+memref.global "private" constant @wu : memref<64x256xf16> = dense<0.25>
+func.func @glu_globals(%x: memref<256xf16>) -> (memref<64xf32>, memref<64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %wg = memref.get_global @wg : memref<64x256xf16>
+  %wu = memref.get_global @wu : memref<64x256xf16>
+  %g = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%z : f32) outs(%g : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
+  linalg.matvec ins(%wg, %x : memref<64x256xf16>, memref<256xf16>) outs(%g : memref<64xf32>)
+  %u = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%z : f32) outs(%u : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
+  // expected-remark @+1 {{one kernel for 2 mat-vecs over the same x, 2 of them with 64 rows}}
+  linalg.matvec ins(%wu, %x : memref<64x256xf16>, memref<256xf16>) outs(%u : memref<64xf32>)
+  return %g, %u : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
 // An op that reads Q's result sits between Q and K: Q's kernel stays before
 // it, K gets its own.
 // CHECK-LABEL: func.func @reads_between
