@@ -81,8 +81,10 @@ struct SelectKernelConfigsPass final
     o.fuseSiblings = fuseSiblings;
     o.fuseEpilogues = fuseEpilogues;
     o.smallBatch = smallBatch;
+    o.smallBatchLoads = smallBatchLoads;
     o.mmaSync = allowMmaSync;
     o.smallBatchMma = smallBatchMma;
+    o.smallBatchMmaRows = smallBatchMmaRows;
     return o;
   }
 

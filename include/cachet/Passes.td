@@ -1110,13 +1110,23 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "The most rows of x (tokens) a linalg.matmul reading its weight "
            "transposed (the transpose-b maps) may have to run on the "
            "mat-vec kernel, each decoded weight slice multiplied with all of "
-           "them (0: none; larger ones keep the generic lowering); such a "
-           "mat-mul keeps at most 16 / M loads per lane in flight">,
+           "them (0: none; larger ones keep the generic lowering)">,
+    Option<"smallBatchLoads", "small-batch-loads", "int64_t",
+           /*default=*/"16",
+           "A small-batch mat-mul of M rows of x keeps at most this many / M "
+           "loads per lane in flight (each load is multiplied with every "
+           "row of x, so it takes M x loads' registers; 0: no cap; the "
+           "H200's best, run 100)">,
     Option<"smallBatchMma", "small-batch-mma", "bool", /*default=*/"true",
            "With allow-mma-sync (NVVM): a small-batch mat-mul of f16 x and "
            "an f16 weight (or blocks dequantized to f16) takes the "
            "m16n8k16 mma.sync kernel where it serves it (rows a multiple of "
            "16, columns of 128)">,
+    Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
+           /*default=*/"5",
+           "The fewest rows of x from which a small-batch mat-mul of any "
+           "weight format takes the mma-sync kernel; with fewer only q4_0 "
+           "and q4_K blocks do (where it paid on the H200, run 101)">,
     Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
            /*default=*/"::cachet::PrefetchMode::Auto",
            "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",

@@ -51,6 +51,10 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
                "0 (block-slice) or 4, 8, 16 or 32");
   if (o.smallBatch < 0)
     return bad("small-batch", o.smallBatch, "0 (none) or more");
+  if (o.smallBatchLoads < 0)
+    return bad("small-batch-loads", o.smallBatchLoads, "0 (no cap) or more");
+  if (o.smallBatchMmaRows < 1)
+    return bad("small-batch-mma-rows", o.smallBatchMmaRows, "1 or more");
   if (o.blocksPerCU < 0)
     return bad("blocks-per-cu", o.blocksPerCU, "0 (one block a tile) or more");
   if (o.pairedBlocksPerCU < 0)
@@ -413,11 +417,12 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       // Where it pays on the H200 (run 101): above 4 rows of x for every
       // format (1.11-2.13x the FMA kernel), at 4 or fewer for q4_0 and
       // q4_K blocks (1.02-1.57x; q8_0 and q6_K 0.83-0.90x there).
-      if (why.empty() && operands->columns <= 4 &&
+      if (why.empty() && operands->columns < o.smallBatchMmaRows &&
           !(w && isa<Q4_0Type, Q4_KType>(w->block)))
-        why = llvm::formatv("at {0} rows of x it pays for q4_0 and q4_K "
-                            "blocks only (run 101)",
-                            operands->columns)
+        why = llvm::formatv("at {0} rows of x (fewer than "
+                            "small-batch-mma-rows, {1}) it pays for q4_0 and "
+                            "q4_K blocks only (run 101)",
+                            operands->columns, o.smallBatchMmaRows)
                   .str();
       if (why.empty()) {
         d.config = KernelConfigAttr::get(
@@ -454,14 +459,14 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   int64_t pairedPerCU =
       o.pairedBlocksPerCU > 0 ? o.pairedBlocksPerCU : o.blocksPerCU;
   // A mat-mul's loads in flight each take a load of every row of x into
-  // registers: at most 16 / M of them (on the H200 two at M = 8 ran the
-  // bf16 4096x14336 mat-mul in 73 us instead of 114 at four, q6_K in 66
-  // instead of 100; four stayed best at M = 4: run 100).
+  // registers: at most small-batch-loads (16) / M of them (on the H200 two
+  // at M = 8 ran the bf16 4096x14336 mat-mul in 73 us instead of 114 at
+  // four, q6_K in 66 instead of 100; four stayed best at M = 4: run 100).
   int64_t loads = o.loadsPerLane;
   auto capLoads = [&] {
-    if (!operands->batched)
+    if (!operands->batched || o.smallBatchLoads == 0)
       return;
-    int64_t cap = std::max<int64_t>(1, 16 / operands->columns);
+    int64_t cap = std::max<int64_t>(1, o.smallBatchLoads / operands->columns);
     loads = std::min(loads, cap);
     paired = std::min(paired, cap);
   };

@@ -5,6 +5,11 @@
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch=0},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=NONE
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
+// small-batch-loads=8: at 4 rows of x, 2 loads in flight (8 / 4).
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-loads=8},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=LOADS8
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-loads=-1})' 2>&1 | FileCheck %s --check-prefix=BADLOADS
+// LOADS8: remark: cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 2 (paired: 2) slices of 8 values per lane in flight, 2 rows per subgroup; a small-batch mat-mul: each weight slice multiplied with the 4 rows of x
+// BADLOADS: bad small-batch-loads -1: 0 (no cap) or more
 // The NVVM kernel: the packed q8_0 words decoded once, fused multiply-adds
 // for each of the 4 rows of x.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX

@@ -6,6 +6,12 @@
 // Without small-batch-mma (or without allow-mma-sync): the FMA kernel.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// small-batch-mma-rows=4: f16 at 4 rows of x takes mma.sync too.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-rows=4},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS4
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-mma-rows=0})' 2>&1 | FileCheck %s --check-prefix=BADROWS
+// ROWS4-NOT: remark: {{.*}}pays for q4_0 and q4_K blocks only
+// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+78]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the f16 weight read in 16-byte loads
+// BADROWS: bad small-batch-mma-rows 0: 1 or more
 // OFF-COUNT-2: cachet-lower-matvec: subgroup kernel: 32 lanes per row
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: bar.sync
@@ -80,7 +86,7 @@ func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%xc, %wc : memref<4x64xf16>, memref<32x64xf16>) outs(%yc : memref<4x32xf32>)
-  // expected-remark @+2 {{not on mma.sync: at 4 rows of x it pays for q4_0 and q4_K blocks only (run 101)}}
+  // expected-remark @+2 {{not on mma.sync: at 4 rows of x (fewer than small-batch-mma-rows, 5) it pays for q4_0 and q4_K blocks only (run 101)}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%xd, %wd : memref<4x256xf16>, memref<32x256xf16>) outs(%yd : memref<4x32xf32>)

@@ -54,9 +54,15 @@ struct MatvecConfigOptions {
   /// The most rows of x (tokens) a linalg.matmul reading its weight
   /// transposed may have to run on the mat-vec kernel (0: none).
   int64_t smallBatch = 8;
+  /// A small-batch mat-mul of M rows of x keeps at most smallBatchLoads / M
+  /// loads per lane in flight (0: no cap).
+  int64_t smallBatchLoads = 16;
   /// The target has m16n8k16 mma.sync (NVVM), and small-batch-mma: f16
   /// small-batch mat-muls take the mma-sync kernel where it serves them.
   bool mmaSync = false, smallBatchMma = true;
+  /// The fewest rows of x from which every weight format takes the
+  /// mma-sync kernel (fewer: q4_0 and q4_K blocks only).
+  int64_t smallBatchMmaRows = 5;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
