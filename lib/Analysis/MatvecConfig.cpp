@@ -142,8 +142,8 @@ std::optional<BlockWeight> cachet::getBlockWeight(Operation *op,
   if (!w.block)
     return fail("the dequantize's marker does not name a block format");
   std::string format = w.block.getFormatName().str();
-  // No slice of the format decodes from words (tq1_0's digit changes every
-  // 4 values at the end of a block): the float kernel on the copy.
+  // A format no slice of which decodes from words would take the float
+  // kernel on the copy (every block type has slices today).
   if (!BlockDecoder::takesSlice(w.block, 1))
     return fail(format + " blocks are not decoded in registers by the "
                          "subgroup kernel (no slices)");

@@ -274,9 +274,8 @@ Value getTernaryValue(OpBuilder &b, Location loc, Value d, Value q) {
       b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered), d);
 }
 
-/// tq1_0's base-3 digit `digit` (i32, 0 .. 4) of the i32 byte `byte`, as
-/// ggml extracts it: `(uint8)(byte * 3^digit) * 3 >> 8`.
-Value getBase3Digit(OpBuilder &b, Location loc, Value byte, Value digit) {
+/// 3^`digit` for the i32 `digit` (0 .. 4), as an i32.
+Value getPow3(OpBuilder &b, Location loc, Value digit) {
   Value power = i32Const(b, loc, 1);
   for (int n = 1, p = 3; n < 5; ++n, p *= 3)
     power = arith::SelectOp::create(
@@ -284,12 +283,54 @@ Value getBase3Digit(OpBuilder &b, Location loc, Value byte, Value digit) {
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, digit,
                               i32Const(b, loc, n)),
         i32Const(b, loc, p), power);
+  return power;
+}
+
+/// tq1_0's base-3 digit of the i32 byte `byte` whose power of 3 is `power`
+/// (getPow3 of the digit), as ggml extracts it:
+/// `(uint8)(byte * 3^digit) * 3 >> 8`.
+Value getBase3DigitOf(OpBuilder &b, Location loc, Value byte, Value power) {
   Value q =
       arith::AndIOp::create(b, loc, arith::MulIOp::create(b, loc, byte, power),
                             i32Const(b, loc, 255));
   return arith::ShRUIOp::create(
       b, loc, arith::MulIOp::create(b, loc, q, i32Const(b, loc, 3)),
       i32Const(b, loc, 8));
+}
+
+/// tq1_0's base-3 digit `digit` (i32, 0 .. 4) of the i32 byte `byte`.
+Value getBase3Digit(OpBuilder &b, Location loc, Value byte, Value digit) {
+  return getBase3DigitOf(b, loc, byte, getPow3(b, loc, digit));
+}
+
+/// Where value `v` (an index below 256) of a tq1_0 block lies: three runs,
+/// 160 values over bytes 0 .. 31 (digit v / 32), 80 over bytes 32 .. 47
+/// (digit (v - 160) / 16), 16 over the 4 bytes at `highOffset` (digit
+/// (v - 240) / 4). The byte's offset in the block, the digit (i32), and
+/// whether v is in the last run.
+struct TQ1Position {
+  Value byte, digit, inLast;
+};
+TQ1Position getTQ1Position(OpBuilder &b, Location loc, Value v,
+                           int64_t highOffset) {
+  Value inSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, v,
+                                         indexConst(b, loc, 160));
+  Value inLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, v,
+                                       indexConst(b, loc, 240));
+  Value second = addIndex(b, loc, v, -160), last = addIndex(b, loc, v, -240);
+  auto pick = [&](Value a, Value bValue, Value c) -> Value {
+    return arith::SelectOp::create(
+        b, loc, inLast, c,
+        arith::SelectOp::create(b, loc, inSecond, bValue, a));
+  };
+  Value byte = pick(remIndex(b, loc, v, 32),
+                    addIndex(b, loc, remIndex(b, loc, second, 16), 32),
+                    addIndex(b, loc, remIndex(b, loc, last, 4), highOffset));
+  Value digit =
+      toI32(b, loc,
+            pick(divIndex(b, loc, v, 32), divIndex(b, loc, second, 16),
+                 divIndex(b, loc, last, 4)));
+  return {byte, digit, inLast};
 }
 
 /// q6_K's factor `d * scale` from the f32 `d` and the scale's byte (the low
@@ -383,27 +424,9 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     return getTernaryValue(b, loc, readF16(layout.scaleOffset), q);
   }
   if (layout.kind == QuantKind::T1) {
-    // Three runs: 160 values over qs[0..31] (digit n = lane / 32), 80 over
-    // qs[32..47] (n = (lane - 160) / 16), 16 over qh (n = (lane - 240) / 4).
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
-                                        indexConst(b, loc, 160));
-    Value second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         lane, indexConst(b, loc, 240));
-    Value in2 = addIndex(b, loc, lane, -160),
-          in3 = addIndex(b, loc, lane, -240);
-    auto pick = [&](Value a, Value bValue, Value c) -> Value {
-      return arith::SelectOp::create(
-          b, loc, first, a, arith::SelectOp::create(b, loc, second, bValue, c));
-    };
-    Value at =
-        pick(remIndex(b, loc, lane, 32),
-             addIndex(b, loc, remIndex(b, loc, in2, 16), 32),
-             addIndex(b, loc, remIndex(b, loc, in3, 4), layout.highBitsOffset));
-    Value digit = pick(divIndex(b, loc, lane, 32), divIndex(b, loc, in2, 16),
-                       divIndex(b, loc, in3, 4));
-    return getTernaryValue(
-        b, loc, readF16(layout.scaleOffset),
-        getBase3Digit(b, loc, u8At(at), toI32(b, loc, digit)));
+    TQ1Position at = getTQ1Position(b, loc, lane, layout.highBitsOffset);
+    return getTernaryValue(b, loc, readF16(layout.scaleOffset),
+                           getBase3Digit(b, loc, u8At(at.byte), at.digit));
   }
   if (layout.kind == QuantKind::K2) {
     // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32;
@@ -662,6 +685,37 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
     for (int64_t k = 0; k < n; ++k)
       values.push_back(
           getTernaryValue(b, loc, d, byteField(b, loc, words, k, 2)));
+    return values;
+  }
+  if (layout.kind == QuantKind::T1) {
+    // 54-byte blocks: 2-aligned. As decode() reads them: values 0 .. 159
+    // are digit first / 32 of the bytes from first % 32, values 160 .. 239
+    // digit (first - 160) / 16 of the bytes from 32 + (first - 160) % 16,
+    // values 240 .. 255 digit (v - 240) / 4 of byte 48 + v % 4. A slice of
+    // n <= 16 values (n dividing 16) lies in one run of the first two, with
+    // one digit; in the last run one of more than 4 values takes bytes
+    // 48 .. 51 again with the next digit every 4 values.
+    TQ1Position at = getTQ1Position(b, loc, first, layout.highBitsOffset);
+    Value inLast = at.inLast, digit = at.digit;
+    Value d = readHalf(layout.scaleOffset);
+    SmallVector<Value> words = readWindow(
+        readWord, arith::AddIOp::create(b, loc, blockOffset, at.byte), n, align,
+        rowBytes);
+    SmallVector<Value> powers = {getPow3(b, loc, digit)};
+    for (int64_t j = 1; j < n / 4; ++j)
+      powers.push_back(getPow3(
+          b, loc, arith::AddIOp::create(b, loc, digit, i32Const(b, loc, j))));
+    for (int64_t k = 0; k < n; ++k) {
+      Value byte = byteField(b, loc, words, k, 8);
+      Value power = powers[0];
+      if (k >= 4) {
+        byte = arith::SelectOp::create(
+            b, loc, inLast, byteField(b, loc, words, k % 4, 8), byte);
+        power = arith::SelectOp::create(b, loc, inLast, powers[k / 4], power);
+      }
+      values.push_back(
+          getTernaryValue(b, loc, d, getBase3DigitOf(b, loc, byte, power)));
+    }
     return values;
   }
   if (layout.kind == QuantKind::K2) {

@@ -143,11 +143,12 @@ public:
   /// bytes are whole values; a 4-bit slice lies in one half of the
   /// nibbles; q4_K's and q5_K's in one sub-block of 32, with one scale and
   /// min; q2_K's and q6_K's in one run of 16, with one scale; tq2_0's in
-  /// one run of 32 bytes and bit pair). tq1_0 has no slices: its digit changes
-  /// every 4 values at the end of a block.
+  /// one run of 32 bytes and bit pair; tq1_0's, of at most 16 values, in
+  /// one run of bytes and digit, or in the last 16 values, whose digit
+  /// changes every 4).
   static bool takesSlice(BlockQuantizedType type, int64_t n) {
     if (llvm::isa<TQ1_0Type>(type))
-      return false;
+      return n >= 1 && 16 % n == 0;
     return n >= 1 && 32 % n == 0 &&
            (llvm::isa<Q8_0Type, Q4_KType, Q5_KType>(type) ||
             llvm::isa<TQ2_0Type>(type) || n <= 16);
