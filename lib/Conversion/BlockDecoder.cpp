@@ -343,6 +343,16 @@ Value getQ6KFactor(OpBuilder &b, Location loc, Value d, Value byte) {
 
 } // namespace
 
+Value cachet::createFma(OpBuilder &b, Location loc, Value a, Value bValue,
+                        Value c) {
+  auto type = VectorType::get({1}, a.getType());
+  auto one = [&](Value v) {
+    return vector::BroadcastOp::create(b, loc, type, v).getResult();
+  };
+  Value fma = vector::FMAOp::create(b, loc, one(a), one(bValue), one(c));
+  return vector::ExtractOp::create(b, loc, fma, ArrayRef<int64_t>{0});
+}
+
 /// Converts a float `value` to `type` (extf, truncf or nothing).
 Value cachet::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
   Type from = value.getType();
@@ -671,7 +681,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                            int32_t width) {
     Value negM1 = arith::NegFOp::create(b, loc, m1);
     for (int64_t k = 0; k < n; ++k)
-      values.push_back(math::FmaOp::create(
+      values.push_back(createFma(
           b, loc, d1,
           arith::UIToFPOp::create(b, loc, f32,
                                   byteField(b, loc, words, k, width)),

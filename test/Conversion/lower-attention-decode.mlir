@@ -126,7 +126,7 @@
 // LANES-KERNEL-NOT: vector<8xi8>
 // LANES-KERNEL: scf.for
 // LANES-KERNEL: vector.load %{{.*}} {alignment = 4 : i64} : memref<4096x8x136xi8, strided<[?, ?, 1], offset: ?>>, vector<4xi8>
-// LANES-KERNEL: math.fma
+// LANES-KERNEL: vector.fma {{.*}} : vector<1xf32>
 // LANES-KERNEL: gpu.shuffle  xor %{{.*}}, %c1_i32
 // LANES-KERNEL: gpu.shuffle  xor %{{.*}}, %c8_i32
 // LANES-KERNEL-NOT: gpu.shuffle  xor %{{.*}}, %c16_i32,

@@ -167,7 +167,7 @@ func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x144xi8>, vector<4xi8>
 // CHECK: arith.select
 // CHECK: arith.uitofp {{.*}} : i32 to f32
-// CHECK: math.fma {{.*}} : f32
+// CHECK: vector.fma {{.*}} : vector<1xf32>
 // CHECK: arith.truncf {{.*}} : vector<16xf32> to vector<16xf16>
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // SLICE16: subgroup kernel on q4_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
@@ -204,7 +204,7 @@ func.func @q4_K(%w: memref<4x144xi8>, %x: memref<256xf16>) -> memref<4xf32> {
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<2x528xi8>, vector<4xi8>
 // CHECK: arith.andi {{.*}}, %c16843009_i32{{[_0-9]*}} : i32
 // CHECK: arith.andi {{.*}}, %c31_i32{{[_0-9]*}} : i32
-// CHECK: math.fma {{.*}} : f32
+// CHECK: vector.fma {{.*}} : vector<1xf32>
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // SLICE16: subgroup kernel on q5_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: subgroup kernel on q5_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 32 values per lane in flight
@@ -274,8 +274,8 @@ func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
 
 // tq2_0 (ternary, 66-byte super-blocks of 2-bit quants, d last), to f16:
 // a slice's quants are bytes of 0..3 after a shift and mask, decoded as
-// f16 pairs (1024 + q less 1025, times d: exact). tq1_0 (base-3 digits)
-// has no slices: its weight keeps the dequantize's kernel.
+// f16 pairs (1024 + q less 1025, times d: exact). tq1_0 (base-3 digits,
+// a power of 3 per digit) in slices of 16 too, in a kernel of its own.
 // CHECK-LABEL: func.func @ternary
 // CHECK: gpu.launch
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<4x132xi8>, vector<4xi8>
@@ -283,9 +283,10 @@ func.func @q6_K(%w: memref<2x420xi8>, %x: memref<512xf32>) -> memref<2xf32> {
 // CHECK: vector.shuffle {{.*}} [0, 4, 1, 5] : vector<4xi8>, vector<4xi8>
 // CHECK: arith.subf {{.*}} : vector<2xf16>
 // CHECK: vector.fma {{.*}} : vector<16xf32>
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<4x512xf16>)
-// CHECK: gpu.launch
-// CHECK: vector.load %{{.*}} : memref<4x512xf16>, vector<8xf16>
+// CHECK: arith.muli {{.*}} : i32
+// CHECK: arith.shrui {{.*}}, %c8_i32{{[_0-9]*}} : i32
+// CHECK-NOT: linalg.generic
+// CHECK: return
 func.func @ternary(%w: memref<4x132xi8>, %w1: memref<4x108xi8>, %x: memref<512xf16>) -> (memref<4xf32>, memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %y = memref.alloc() : memref<4xf32>
@@ -314,7 +315,7 @@ func.func @ternary(%w: memref<4x132xi8>, %w1: memref<4x108xi8>, %x: memref<512xf
     linalg.yield %f : f16
   }
   linalg.fill ins(%cst : f32) outs(%y1 : memref<4xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel: 32 lanes per row, 4 subgroups per block, 4 (paired: 8) 16-byte loads per lane in flight; on the dequantized copy: tq1_0 blocks are not decoded in registers by the subgroup kernel (no slices)}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on tq1_0 blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight, 2 rows per subgroup}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matvec ins(%a1, %x : memref<4x512xf16>, memref<512xf16>) outs(%y1 : memref<4xf32>)
   return %y, %y1 : memref<4xf32>, memref<4xf32>

@@ -27,6 +27,13 @@ namespace cachet {
 mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::Type type);
 
+/// `a * b + c` with one rounding, for scalar floats: a vector.fma of
+/// one-element vectors, which every target lowers to its fma instruction
+/// (math.fma becomes a libdevice call on NVVM, unresolved where the
+/// toolkit's libdevice is not found).
+mlir::Value createFma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                      mlir::Value bValue, mlir::Value c);
+
 /// Decodes values of blocks of one format.
 class BlockDecoder {
 public:

@@ -546,7 +546,7 @@ SmallVector<Value> KernelBuilder::decodeScores(Value key, const DecodeFrame &f,
           q.push_back(vector::ExtractOp::create(b, loc, v, e));
       }
       for (int64_t e = 0; e < width; ++e)
-        dots[r] = math::FmaOp::create(b, loc, q[e], k[x + e], dots[r]);
+        dots[r] = createFma(b, loc, q[e], k[x + e], dots[r]);
     }
   // Scaled, masked, in base 2; -inf past the split.
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
@@ -616,7 +616,7 @@ SmallVector<Value> KernelBuilder::decodeStep(Value key, Value value,
                          .getShuffleResult();
       for (int64_t j = 0; j < slice; ++j) {
         Value &acc = next[2 * rows + r * slice + j];
-        acc = math::FmaOp::create(b, loc, weight, v[j], acc);
+        acc = createFma(b, loc, weight, v[j], acc);
       }
     }
   }

@@ -180,7 +180,7 @@ SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
           for (int64_t r = 0; r < rows; ++r) {
             Value dot = zero;
             for (int64_t j = 0; j < n; ++j)
-              dot = math::FmaOp::create(b, loc, q[r * n + j], k[u][j], dot);
+              dot = createFma(b, loc, q[r * n + j], k[u][j], dot);
             dot = reduceAcrossLanes(dot, rowLanes, lanes, LaneCombine::Sum);
             auto [head, row] = decodeRow(f, index(r));
             Value score = maskedScore(dot, f.scale, f.mask, head, row, row,
@@ -219,7 +219,7 @@ SmallVector<Value> KernelBuilder::decodeRowLanes(Value query, Value key,
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < valueN; ++j) {
               Value &acc = next[2 * rows + r * valueN + j];
-              acc = math::FmaOp::create(b, loc, probs[u][r], v[u][j], acc);
+              acc = createFma(b, loc, probs[u][r], v[u][j], acc);
             }
         }
         return next;
