@@ -88,6 +88,11 @@ if os.path.exists(cuda_stub):
     config.available_features.add("cuda-stub")
     config.substitutions.append(("%cuda_stub", cuda_stub))
 
+# `cuda-libdevice`: libdevice where cachet-compile looks for it when no
+# CUDA_ROOT / CUDA_HOME / CUDA_PATH is set.
+if os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"):
+    config.available_features.add("cuda-libdevice")
+
 # `ptxas`: the CUDA toolkit's PTX assembler, to validate embedded PTX.
 ptxas = shutil.which("ptxas") or os.path.join(cuda_root, "bin", "ptxas")
 if os.path.exists(ptxas):

@@ -12,9 +12,11 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <string>
 
 using namespace mlir;
@@ -233,6 +235,23 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
                {"dequant-transpose-options", options.dequantTransposeOptions}});
 }
 
+/// The CUDA toolkit gpu-module-to-binary takes for NVVM where `toolkit` is
+/// not given: upstream's default (CUDA_ROOT, CUDA_HOME or CUDA_PATH in the
+/// environment, else the path LLVM was built with) where one of those is
+/// set, else /usr/local/cuda where it holds libdevice. Without libdevice,
+/// the generic kernels' math calls (`__nv_expf`, `__nv_rsqrtf`, ...) stay
+/// undefined and ptxas rejects the module.
+static std::string getDefaultCudaToolkit() {
+  for (const char *name : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *value = std::getenv(name); value && *value)
+      return "";
+  constexpr const char *kUsual = "/usr/local/cuda";
+  if (llvm::sys::fs::exists(llvm::Twine(kUsual) +
+                            "/nvvm/libdevice/libdevice.10.bc"))
+    return kUsual;
+  return "";
+}
+
 /// The passes both pipelines start with: IR that upstream passes would
 /// crash on becomes a diagnostic, whole-cache updates of arguments stay
 /// writes, and the profile of `options` is attached.
@@ -388,6 +407,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = format;
   binary.toolkitPath = options.toolkit;
+  if (options.target == Target::NVVM && binary.toolkitPath.empty())
+    binary.toolkitPath = getDefaultCudaToolkit();
   builder.add(createGpuModuleToBinaryPass(binary));
   // Host code: memrefs to LLVM, launches to mgpu* calls. On SPIR-V, kernels
   // take bare buffer pointers, each followed by its size in bytes (the
