@@ -15,10 +15,9 @@ test/Integration/Inputs/block_matvec.py.
 
 Split q8_0 weights (i8 values and f16 scales dequantized by a generic, in
 one of block_matvec.py's --split forms) are drawn as a seventh format, and
-the k-quants q2_K, q4_K, q5_K and q6_K and the ternary tq2_0 and tq1_0 (super-blocks of
-256 values: 256 x 1..20 columns; odd q6_K / tq2_0 / tq1_0 counts are rows
-that are not whole words; tq1_0 is dequantized by a kernel of its own) as
-six more.
+the k-quants q2_K, q3_K, q4_K, q5_K and q6_K and the ternary tq2_0 and
+tq1_0 (super-blocks of 256 values: 256 x 1..20 columns; odd q3_K / q6_K /
+tq2_0 / tq1_0 counts are rows that are not whole words) as seven more.
 
 --case="ARGS[;COMPILE-OPTIONS]" (repeatable) emits the given
 block_matvec.py ARGS (e.g. "q4_0 f16 275,275 4160 --epilogue") instead of
@@ -39,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FORMATS = ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q8_0-split",
            "q4_0-split",
-           "q2_K", "q4_K", "q5_K", "q6_K", "tq2_0", "tq1_0"]
+           "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "tq2_0", "tq1_0"]
 
 
 def main():

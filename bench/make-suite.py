@@ -46,7 +46,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # ggml block formats: (bytes per block, values per block).
 BLOCKS = {"q8_0": (34, 32), "q4_0": (18, 32), "q4_1": (20, 32),
           "q5_0": (22, 32), "q5_1": (24, 32), "iq4_nl": (18, 32),
-          "q2_K": (84, 256), "q4_K": (144, 256), "q5_K": (176, 256),
+          "q2_K": (84, 256), "q3_K": (110, 256), "q4_K": (144, 256),
+          "q5_K": (176, 256),
           "q6_K": (210, 256), "tq2_0": (66, 256),
           "tq1_0": (54, 256)}
 
@@ -330,7 +331,7 @@ def main():
     for rows, cols in preset["matvec"]:
         add("kernel", "matvec bf16", f"{rows}x{cols}", "matvec",
             matvec_mlir(rows, cols), bytes=2 * rows * cols + 2 * cols + 4 * rows)
-    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_0-split", "q2_K", "q4_K",
+    for fmt in ["q8_0", "q4_0", "q8_0-split", "q4_0-split", "q2_K", "q3_K", "q4_K",
                 "q5_K", "q6_K", "q4_1",
                 "q5_0", "q5_1", "iq4_nl", "tq2_0", "tq1_0"]:
         block_bytes, per_block = BLOCKS[fmt.removesuffix("-split")]

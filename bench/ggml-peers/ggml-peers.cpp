@@ -605,7 +605,8 @@ void runMatmul(ggml_backend_t backend, const Options &opts,
   for (auto [rows, cols] : opts.weights) {
     for (ggml_type type :
          {GGML_TYPE_BF16, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
-          GGML_TYPE_Q2_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+          GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+          GGML_TYPE_Q6_K,
           GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_IQ4_NL,
           GGML_TYPE_TQ2_0, GGML_TYPE_TQ1_0}) {
       size_t weightBytes = ggml_row_size(type, cols) * rows;

@@ -840,8 +840,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     the loads, contiguous x and y), else `matvec_generic`, which leaves it
     to the generic lowering. `matvec-kernel=generic` asks for that
     everywhere. A weight that is a `cachet.dequantize` of packed blocks
-    (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, and the k-quants q2_K, q4_K, q5_K,
-    q6_K; its buffer read by the mat-vec alone, rows of whole aligned 32-bit
+    (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, the k-quants q2_K, q3_K, q4_K,
+    q5_K, q6_K, and the ternary tq2_0, tq1_0; its buffer read by the mat-vec alone, rows of whole aligned 32-bit
     words) is read as blocks: each lane decodes slices of `block-slice`
     values (`super-block-slice` for the k-quants) from aligned words in
     registers,
@@ -1083,8 +1083,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "so the default follows block-slice">,
     Option<"superBlockSlice", "super-block-slice", "int64_t",
            /*default=*/"16",
-           "block-slice of a mat-vec over the k-quants' super-blocks (q2_K, "
-           "q4_K, q5_K, q6_K; a slice of q2_K or q6_K at most 16); 0: "
+           "block-slice of a mat-vec over the super-blocks (q2_K, q3_K, "
+           "q4_K, q5_K, q6_K, tq2_0, tq1_0; a slice of q2_K, q3_K, q6_K or "
+           "tq1_0 at most 16); 0: "
            "block-slice. On the H200 16 made q4_K / q6_K mat-vecs 1.20-1.30x / 1.09-1.18x faster than "
            "8 and the q4_K 2-layer chain 1.08x (docs/BENCHMARKS.md run 85)">,
     Option<"blockRowsPerSubgroup", "block-rows-per-subgroup", "int64_t",

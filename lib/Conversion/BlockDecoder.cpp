@@ -19,7 +19,8 @@ namespace {
 
 /// How the quants of a block are stored: the 32-value formats, the
 /// k-quants' 256-value super-blocks (q2_K: 2 bits with a 4-bit scale and
-/// min per 16; q4_K: nibbles with a 6-bit scale and min per 32; q5_K: the
+/// min per 16; q3_K: 2 bits plus a high-bit plane with a 6-bit scale per 16;
+/// q4_K: nibbles with a 6-bit scale and min per 32; q5_K: the
 /// same plus a bit plane; q6_K: 4 + 2 bits with an int8 scale per 16) and
 /// the ternary ones (tq2_0: 2 bits; tq1_0: base-3 digits, five or four per
 /// byte).
@@ -29,6 +30,7 @@ enum class QuantKind {
   Nibble5,
   NibbleTable,
   K2,
+  K3,
   K4,
   K5,
   K6,
@@ -56,6 +58,9 @@ struct BlockLayout {
 /// `dmin`.
 constexpr int kQ2KQuants = 16, kQ2KScale = 80, kQ2KMin = 82;
 constexpr int kQ4KScales = 4, kQ4KQuants = 16;
+/// q3_K: 32 bytes of high bits (bit 4h + t of byte l: value 128 h + 32 t +
+/// l), 64 of 2-bit quants (as q2_K's), 12 of 6-bit scales, `d`.
+constexpr int kQ3KQuants = 32, kQ3KScales = 96, kQ3KScale = 108;
 /// q5_K: q4_K's fields with 32 bytes of fifth bits (bit j of byte l: value
 /// 32 j + l) before the nibbles.
 constexpr int kQ5KHigh = 16, kQ5KQuants = 48;
@@ -93,6 +98,10 @@ BlockLayout getBlockLayout(BlockQuantizedType type) {
       .Case([](Q2_KType) {
         return BlockLayout{QuantKind::K2, kQ2KMin, -1, kQ2KQuants, 0, 0,
                            kQ2KScale};
+      })
+      .Case([](Q3_KType) {
+        return BlockLayout{QuantKind::K3, -1,       0, kQ3KQuants, 4,
+                           kQ3KScales,    kQ3KScale};
       })
       .Case([](Q4_KType) {
         return BlockLayout{QuantKind::K4, 2, -1, kQ4KQuants, 0, kQ4KScales};
@@ -243,6 +252,15 @@ std::pair<Value, Value> getQ2KFactors(OpBuilder &b, Location loc, Value d,
                                 arith::UIToFPOp::create(b, loc, f32, min))};
 }
 
+/// A q3_K value from its factor and the i32 `q` holding its 2 low bits
+/// and, at bit 2, its high bit: `d1 * (q - 4)` (q - 4 is ggml's
+/// `q2 - (high ? 0 : 4)`).
+Value getQ3KValue(OpBuilder &b, Location loc, Value d1, Value q) {
+  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 4));
+  return arith::MulFOp::create(
+      b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+}
+
 /// A q4_K value from its factors and its nibble q (i32): `d1 * q - m1`.
 Value getQ4KValue(OpBuilder &b, Location loc, Value d1, Value m1, Value q) {
   return arith::SubFOp::create(
@@ -264,6 +282,23 @@ Value getQ6KValue(OpBuilder &b, Location loc, Value d1, Value lowByte,
   Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 32));
   return arith::MulFOp::create(
       b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+}
+
+/// q3_K's factor of run j = i / 16, ggml's `d * (sc - 32)` (f32, exact: an
+/// f16 times a 6-bit integer), from the f32 `d` and the i32 bytes `low`
+/// (scales[j % 8]: the low 4 bits in its low nibble for j < 8, else its
+/// high one) and `high` (scales[8 + j % 4]: the top 2 bits at 2 (j / 4)),
+/// `j` an index: the 6-bit field and centering of a q6_K quant.
+Value getQ3KFactor(OpBuilder &b, Location loc, Value d, Value low, Value high,
+                   Value j) {
+  Value j32 = toI32(b, loc, j);
+  Value lowShift = arith::MulIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, j32, i32Const(b, loc, 3)),
+      i32Const(b, loc, 4));
+  Value highShift = arith::MulIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, j32, i32Const(b, loc, 2)),
+      i32Const(b, loc, 2));
+  return getQ6KValue(b, loc, d, low, lowShift, high, highShift);
 }
 
 /// A ternary value `(q - 1) * d` from its quant q (i32, 0 .. 2; tq2_0's
@@ -370,9 +405,10 @@ BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,
 Value BlockDecoder::decode(Value blockOffset, Value lane) {
   const BlockLayout layout = getBlockLayout(type);
   base = blockOffset;
-  if (layout.kind == QuantKind::K2 || layout.kind == QuantKind::K4 ||
-      layout.kind == QuantKind::K5 || layout.kind == QuantKind::K6 ||
-      layout.kind == QuantKind::T2 || layout.kind == QuantKind::T1)
+  if (layout.kind == QuantKind::K2 || layout.kind == QuantKind::K3 ||
+      layout.kind == QuantKind::K4 || layout.kind == QuantKind::K5 ||
+      layout.kind == QuantKind::K6 || layout.kind == QuantKind::T2 ||
+      layout.kind == QuantKind::T1)
     return decodeSuperBlock(lane);
   Value d = readF16(0);
   Type f32 = b.getF32Type();
@@ -437,6 +473,26 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     TQ1Position at = getTQ1Position(b, loc, lane, layout.highBitsOffset);
     return getTernaryValue(b, loc, readF16(layout.scaleOffset),
                            getBase3Digit(b, loc, u8At(at.byte), at.digit));
+  }
+  if (layout.kind == QuantKind::K3) {
+    // The 2 low bits as q2_K's; the high bit lane / 32 of hmask[lane % 32];
+    // the scale of run lane / 16.
+    Value j = divIndex(b, loc, lane, 16);
+    Value d1 = getQ3KFactor(
+        b, loc, readF16(layout.scaleOffset),
+        u8At(addIndex(b, loc, remIndex(b, loc, j, 8), layout.scalesOffset)),
+        u8At(addIndex(b, loc, remIndex(b, loc, j, 4), layout.scalesOffset + 8)),
+        j);
+    auto [at, shift] =
+        getRunQuant(b, loc, Value(), lane, layout.quantsOffset, 2);
+    Value high = bitsOf(b, loc,
+                        u8At(addIndex(b, loc, remIndex(b, loc, lane, 32),
+                                      layout.highBitsOffset)),
+                        toI32(b, loc, divIndex(b, loc, lane, 32)), 1);
+    Value q = arith::OrIOp::create(
+        b, loc, bitsOf(b, loc, u8At(at), shift, 2),
+        arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 2)));
+    return getQ3KValue(b, loc, d1, q);
   }
   if (layout.kind == QuantKind::K2) {
     // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32;
@@ -681,11 +737,11 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                            int32_t width) {
     Value negM1 = arith::NegFOp::create(b, loc, m1);
     for (int64_t k = 0; k < n; ++k)
-      values.push_back(createFma(
-          b, loc, d1,
-          arith::UIToFPOp::create(b, loc, f32,
-                                  byteField(b, loc, words, k, width)),
-          negM1));
+      values.push_back(
+          createFma(b, loc, d1,
+                    arith::UIToFPOp::create(b, loc, f32,
+                                            byteField(b, loc, words, k, width)),
+                    negM1));
     return values;
   };
   if (layout.kind == QuantKind::T2) {
@@ -726,6 +782,46 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
       values.push_back(
           getTernaryValue(b, loc, d, getBase3DigitOf(b, loc, byte, power)));
     }
+    return values;
+  }
+  if (layout.kind == QuantKind::K3) {
+    // 110-byte blocks: 2-aligned. The slice lies in one run of 16 (j =
+    // first / 16) with one scale; its 2-bit quants as q2_K's, its high
+    // bits bit first / 32 of the hmask bytes from first % 32, both brought
+    // to each byte's bits 0-1 and 2 a word at a time.
+    Value j = divIndex(b, loc, first, 16);
+    auto scaleByte = [&](Value at, int64_t offset) {
+      Value in = arith::AddIOp::create(b, loc, blockOffset, at);
+      return readWindow(readWord, addIndex(b, loc, in, offset), 1, 1,
+                        rowBytes)[0];
+    };
+    Value d1 = getQ3KFactor(
+        b, loc, readHalf(layout.scaleOffset),
+        scaleByte(remIndex(b, loc, j, 8), layout.scalesOffset),
+        scaleByte(remIndex(b, loc, j, 4), layout.scalesOffset + 8), j);
+    auto [start, shift] =
+        getRunQuant(b, loc, blockOffset, first, layout.quantsOffset, 2);
+    SmallVector<Value> lows = shiftWords(
+        b, loc, readWindow(readWord, start, n, align, rowBytes), shift);
+    Value highAt = addIndex(
+        b, loc,
+        arith::AddIOp::create(b, loc, blockOffset, remIndex(b, loc, first, 32)),
+        layout.highBitsOffset);
+    SmallVector<Value> highs =
+        shiftWords(b, loc, readWindow(readWord, highAt, n, align, rowBytes),
+                   toI32(b, loc, divIndex(b, loc, first, 32)));
+    SmallVector<Value> quants;
+    for (auto [low, high] : llvm::zip(lows, highs))
+      quants.push_back(arith::OrIOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc, low, i32Const(b, loc, 0x03030303)),
+          arith::ShLIOp::create(
+              b, loc,
+              arith::AndIOp::create(b, loc, high, i32Const(b, loc, 0x01010101)),
+              i32Const(b, loc, 2))));
+    for (int64_t k = 0; k < n; ++k)
+      values.push_back(
+          getQ3KValue(b, loc, d1, byteField(b, loc, quants, k, 3)));
     return values;
   }
   if (layout.kind == QuantKind::K2) {

@@ -8,12 +8,13 @@
 // CHECK-SAME: tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>, tensor<4x!cachet.q4_1>
 // CHECK-SAME: tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>, tensor<4x!cachet.iq4_nl>
 // CHECK-SAME: memref<4x!cachet.q8_0>, tensor<4x!cachet.q2_K>, tensor<4x!cachet.q4_K>, tensor<4x!cachet.q5_K>, tensor<4x!cachet.q6_K>
-// CHECK-SAME: tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>
+// CHECK-SAME: tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>, tensor<4x!cachet.q3_K>
 func.func private @block_types(tensor<4x!cachet.q8_0>, tensor<4x!cachet.q4_0>,
     tensor<4x!cachet.q4_1>, tensor<4x!cachet.q5_0>, tensor<4x!cachet.q5_1>,
     tensor<4x!cachet.iq4_nl>, memref<4x!cachet.q8_0>, tensor<4x!cachet.q2_K>,
     tensor<4x!cachet.q4_K>,
-    tensor<4x!cachet.q5_K>, tensor<4x!cachet.q6_K>, tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>)
+    tensor<4x!cachet.q5_K>, tensor<4x!cachet.q6_K>, tensor<4x!cachet.tq2_0>, tensor<4x!cachet.tq1_0>,
+    tensor<4x!cachet.q3_K>)
 
 // -----
 

@@ -284,7 +284,8 @@ bool blockInfo(const std::string &format, BlockInfo &info) {
       {"q8_0", {34, {0}, 128}},           {"q4_0", {18, {0}, 8}},
       {"q4_1", {20, {0, 2}, 15}},         {"q5_0", {22, {0}, 16}},
       {"q5_1", {24, {0, 2}, 31}},         {"iq4_nl", {18, {0}, 127}},
-      {"q2_K", {84, {80, 82}, 45, 256}},  {"q4_K", {144, {0, 2}, 945, 256}},
+      {"q2_K", {84, {80, 82}, 45, 256}},  {"q3_K", {110, {108}, 128, 256}},
+      {"q4_K", {144, {0, 2}, 945, 256}},
       {"q5_K", {176, {0, 2}, 1953, 256}}, {"q6_K", {210, {208}, 4096, 256}},
       {"tq2_0", {66, {64}, 2, 256}},      {"tq1_0", {54, {52}, 1, 256}},
   };
@@ -639,6 +640,22 @@ bool decodeBlocks(const std::string &format, const std::vector<uint8_t> &bytes,
           values.push_back(d * scale * q - dmin * min);
           steps.push_back(std::fabs(d * scale));
         }
+      }
+      continue;
+    }
+    if (format == "q3_K") {
+      // High-bit plane, 2-bit quants, 6-bit scales per 16 (less 32), d last.
+      double d = half(block + 108);
+      const uint8_t *hm = block, *qs = block + 32, *sc = block + 96;
+      for (int i = 0; i < 256; ++i) {
+        int j = i / 16;
+        int scale = ((j < 8 ? sc[j] & 15 : sc[j - 8] >> 4) |
+                     ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) -
+                    32;
+        int q = (qs[32 * (i / 128) + i % 32] >> (2 * (i % 128 / 32))) & 3;
+        int high = hm[i % 32] >> (i / 32) & 1;
+        values.push_back(d * scale * (q - (high ? 0 : 4)));
+        steps.push_back(std::fabs(d * scale));
       }
       continue;
     }

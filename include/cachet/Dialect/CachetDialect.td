@@ -21,7 +21,7 @@ def Cachet_Dialect : Dialect {
 
     * one element type per ggml block-quantized format (`!cachet.q8_0`,
       `!cachet.q4_0`, `!cachet.q4_1`, `!cachet.q5_0`, `!cachet.q5_1`,
-      `!cachet.iq4_nl`, the k-quants `!cachet.q2_K`, `!cachet.q4_K`,
+      `!cachet.iq4_nl`, the k-quants `!cachet.q2_K`, `!cachet.q3_K`, `!cachet.q4_K`,
       `!cachet.q5_K`, `!cachet.q6_K`, and the ternary `!cachet.tq2_0`,
       `!cachet.tq1_0`); one element is one block of
       32 values (256 for the k-quants and ternary formats, weight formats

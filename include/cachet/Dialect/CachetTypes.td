@@ -72,6 +72,14 @@ def Cachet_Q2_KType : Cachet_BlockType<"Q2_K", "q2_K", 256, 84, 1,
     "`scales[s] >> 4`",
     "`(d * (scales[s] & 15)) * q - (dmin * (scales[s] >> 4))` with q = bits "
     "2t, 2t + 1 of `qs[32 (i / 128) + i % 32]`, t = (i % 128) / 32">;
+def Cachet_Q3_KType : Cachet_BlockType<"Q3_K", "q3_K", 256, 110, 0,
+    "`uint8 hmask[32]`, `uint8 qs[64]`, `uint8 scales[12]`, `d` (last); "
+    "with h = i / 128, r = i % 128, t = r / 32, l = r % 32: the low 2 bits "
+    "of q are bits 2t, 2t + 1 of `qs[32 h + l]`, its high bit bit 4h + t of "
+    "`hmask[l]`; the 6-bit scale j = i / 16 is the low nibble of "
+    "`scales[j]` (j < 8) or the high nibble of `scales[j - 8]`, with bits "
+    "2 (j / 4), 2 (j / 4) + 1 of `scales[8 + j % 4]` above it",
+    "`(d * (sc(j) - 32)) * (q2 - (high bit ? 0 : 4))` with q2 the low 2 bits">;
 def Cachet_Q4_KType : Cachet_BlockType<"Q4_K", "q4_K", 256, 144, 1,
     "`d`, `dmin`, `uint8 scales[12]`, `uint8 qs[128]`; sub-block j (32 "
     "values) has a 6-bit scale sc(j) and min m(j): for j < 4 `scales[j] & 63` "

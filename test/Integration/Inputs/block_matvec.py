@@ -26,7 +26,8 @@ raise (the generic kernels run it).
 import sys
 
 BLOCK_BYTES = {"q8_0": 34, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24,
-               "iq4_nl": 18, "q2_K": 84, "q4_K": 144, "q5_K": 176, "q6_K": 210, "tq2_0": 66,
+               "iq4_nl": 18, "q2_K": 84, "q3_K": 110, "q4_K": 144, "q5_K": 176, "q6_K": 210,
+               "tq2_0": 66,
                "tq1_0": 54}
 # Values per block: 32, or the super-blocks of 256 (k-quants, ternary).
 BLOCK_VALUES = {f: 32 if b < 40 else 256 for f, b in BLOCK_BYTES.items()}

@@ -34,7 +34,7 @@ LAYOUT = {  # bytes, has m, has qh
     "q5_1": (24, True, True),
     "iq4_nl": (18, False, False),
 }
-K_BYTES = {"q2_K": 84, "q4_K": 144, "q5_K": 176, "q6_K": 210,  # of 256
+K_BYTES = {"q2_K": 84, "q3_K": 110, "q4_K": 144, "q5_K": 176, "q6_K": 210,  # of 256
            "tq2_0": 66, "tq1_0": 54}
 
 
@@ -43,7 +43,7 @@ def half(x):
 
 
 def k_block(fmt, rng):
-    """A random q2_K, q4_K, q5_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
+    """A random q2_K, q3_K, q4_K, q5_K, q6_K, tq2_0 or tq1_0 super-block and its 256 values,
     by the layouts of ggml-common.h and the formulas of dequantize_row_*."""
     if fmt == "tq2_0":
         d = half(rng.uniform(-0.1, 0.1))
@@ -81,6 +81,34 @@ def k_block(fmt, rng):
                     for l in range(16):
                         q = (qs[32 * n + 16 * half16 + l] >> (2 * t)) & 3
                         values.append(d * (s & 0xF) * q - dmin * (s >> 4))
+        return raw, values
+    if fmt == "q3_K":
+        hm = [rng.randrange(256) for _ in range(32)]
+        qs = [rng.randrange(256) for _ in range(64)]
+        sc = [rng.randrange(256) for _ in range(12)]
+        d = half(rng.uniform(-0.01, 0.01))
+        raw = bytes(hm) + bytes(qs) + bytes(sc) + struct.pack("<e", d)
+        # The 16 scales as ggml unpacks them: three little-endian words of
+        # the 12 bytes, their nibbles and the third word's bit pairs.
+        a0, a1, tmp = struct.unpack("<III", bytes(sc))
+        k1, k2 = 0x03030303, 0x0F0F0F0F
+        aux = [(a0 & k2) | (((tmp >> 0) & k1) << 4),
+               (a1 & k2) | (((tmp >> 2) & k1) << 4),
+               ((a0 >> 4) & k2) | (((tmp >> 4) & k1) << 4),
+               ((a1 >> 4) & k2) | (((tmp >> 6) & k1) << 4)]
+        scales = [b - 256 if b > 127 else b
+                  for b in struct.pack("<IIII", *aux)]
+        values = []
+        mask, index = 1, 0
+        for n in range(2):  # halves of 128: 32 bytes of qs each
+            for shift in range(0, 8, 2):
+                for half16 in range(2):
+                    dl = d * (scales[index] - 32)
+                    index += 1
+                    for l in range(16 * half16, 16 * half16 + 16):
+                        q = (qs[32 * n + l] >> shift) & 3
+                        values.append(dl * (q - (0 if hm[l] & mask else 4)))
+                mask <<= 1
         return raw, values
     if fmt in ("q4_K", "q5_K"):
         d, dmin = half(rng.uniform(-0.01, 0.01)), half(rng.uniform(-0.01, 0.01))
