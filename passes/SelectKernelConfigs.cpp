@@ -85,6 +85,7 @@ struct SelectKernelConfigsPass final
     o.mmaSync = allowMmaSync;
     o.smallBatchMma = smallBatchMma;
     o.smallBatchMmaRows = smallBatchMmaRows;
+    o.smallBatchMmaSteps = smallBatchMmaSteps;
     return o;
   }
 

@@ -1123,6 +1123,13 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "an f16 weight (or blocks dequantized to f16) takes the "
            "m16n8k16 mma.sync kernel where it serves it (rows a multiple of "
            "16, columns of 128)">,
+    Option<"smallBatchMmaSteps", "small-batch-mma-steps", "int64_t",
+           /*default=*/"1",
+           "128-column steps each subgroup of the mma-sync kernel loads "
+           "(and decodes) before its mma.syncs: more keeps more weight "
+           "loads in flight; the steps are summed in the same order, so the "
+           "result is the same bytes. Where the steps do not divide among "
+           "the subgroups that many at a time, 1">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

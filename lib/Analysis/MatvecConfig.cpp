@@ -55,6 +55,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("small-batch-loads", o.smallBatchLoads, "0 (no cap) or more");
   if (o.smallBatchMmaRows < 1)
     return bad("small-batch-mma-rows", o.smallBatchMmaRows, "1 or more");
+  if (o.smallBatchMmaSteps < 1)
+    return bad("small-batch-mma-steps", o.smallBatchMmaSteps, "1 or more");
   if (o.blocksPerCU < 0)
     return bad("blocks-per-cu", o.blocksPerCU, "0 (one block a tile) or more");
   if (o.pairedBlocksPerCU < 0)
@@ -425,10 +427,16 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                             operands->columns, o.smallBatchMmaRows)
                   .str();
       if (why.empty()) {
+        // Steps in flight: only where they divide among the subgroups.
+        int64_t steps = o.smallBatchMmaSteps;
+        int64_t columnSteps =
+            cast<MemRefType>(operands->weight.getType()).getDimSize(1) / 128;
+        if (columnSteps % (o.rowsPerBlock * steps) != 0)
+          steps = 1;
         d.config = KernelConfigAttr::get(
             ctx, KernelVariant::MatvecMmaSync, {o.rowsPerBlock, 16},
-            32 * o.rowsPerBlock, 32, 8, 1, 1, 1, 0, {1, 1}, 0, {0, 0}, false,
-            false, false, false, o.fuseSiblings, o.fuseEpilogues,
+            32 * o.rowsPerBlock, 32, 8, 1, 1, 1, 0, {steps, steps}, 0, {0, 0},
+            false, false, false, false, o.fuseSiblings, o.fuseEpilogues,
             /*loadBytes=*/0);
         d.remark =
             llvm::formatv(
@@ -437,11 +445,22 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                 "taking every {1}th step of 128 columns; the {2} weight "
                 "{3} f16 pairs in registers, x read as f16, m16n8k16 "
                 "mma.sync with f32 accumulators, the subgroups' sums added "
-                "in workgroup memory",
+                "in workgroup memory{4}",
                 operands->columns, o.rowsPerBlock,
                 w ? (w->scales ? "split " : "") + w->block.getFormatName().str()
                   : std::string("f16"),
-                w ? "decoded to" : "read as")
+                w ? "decoded to" : "read as",
+                steps > 1 ? llvm::formatv("; {0} steps per subgroup loaded "
+                                          "before their mma.syncs",
+                                          steps)
+                                .str()
+                : o.smallBatchMmaSteps > 1
+                    ? llvm::formatv("; one step at a time: {0} steps do not "
+                                    "divide among {1} subgroups {2} at a time",
+                                    columnSteps, o.rowsPerBlock,
+                                    o.smallBatchMmaSteps)
+                          .str()
+                    : std::string())
                 .str();
         return d;
       }
@@ -582,6 +601,19 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";
     if (config.getSubgroup() != 32)
       return "the mma-sync kernel takes subgroups of 32 lanes";
+    if (config.getLoads().size() != 2 || config.getLoads()[0] < 1)
+      return "the mma-sync kernel's 'loads' are its 128-column steps in "
+             "flight per subgroup ([n, n], n >= 1)";
+    if (auto a = dyn_cast<MemRefType>(operands->weight.getType());
+        a && a.hasStaticShape() && config.getLoads()[0] > 1 &&
+        (a.getDimSize(1) / 128) %
+                (config.getTile()[0] * config.getLoads()[0]) !=
+            0)
+      return llvm::formatv("{0} steps of 128 columns do not divide among {1} "
+                           "subgroups {2} at a time",
+                           a.getDimSize(1) / 128, config.getTile()[0],
+                           config.getLoads()[0])
+          .str();
     std::string unused;
     std::optional<BlockWeight> w = getBlockWeight(op, unused);
     return whyNotMmaMatvec(op, w ? &*w : nullptr);

@@ -278,7 +278,7 @@ struct LowerMatvecPass final
                         .members.front()
                         .op->getAttrOfType<cachet::KernelConfigAttr>(name);
       if (config.getVariant() == cachet::KernelVariant::MatvecMmaSync)
-        lowerMma(group, config.getTile()[0]);
+        lowerMma(group, config.getTile()[0], config.getLoads()[0]);
       else
         lower(group);
     }
@@ -592,7 +592,7 @@ struct LowerMatvecPass final
   /// not matter. The f32 accumulators (rows g and g + 8, columns 2q and
   /// 2q + 1) are added across subgroups in workgroup memory, in subgroup
   /// order, by subgroup 0, whose lanes store y[n][row] and the epilogues.
-  void lowerMma(Group &group, int64_t warps) {
+  void lowerMma(Group &group, int64_t warps, int64_t steps) {
     Location loc = group.anchor->getLoc();
     OpBuilder b(group.anchor);
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
@@ -621,6 +621,10 @@ struct LowerMatvecPass final
         else
           diag << "f16 weight read in 16-byte loads";
         diag << "; m16n8k16 mma.sync, f32 accumulators";
+        if (steps > 1)
+          diag << "; " << steps
+               << " steps of 128 columns per subgroup loaded before their "
+                  "mma.syncs";
         remarkFillAndSharing(diag, m, c, total);
       }
       remarkEpilogues(c);
@@ -643,7 +647,7 @@ struct LowerMatvecPass final
     forEachClass(kb, loc, group, block, firstBlock,
                  [&](OpBuilder &body, const RowClass &rowClass, Value local) {
                    emitMmaClass(body, loc, group.x, rowClass, local, tid, warps,
-                                partials);
+                                steps, partials);
                  });
     kb.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(kb, loc);
@@ -651,10 +655,12 @@ struct LowerMatvecPass final
   }
 
   /// Emits the 16 rows of `rowClass` of block `local` on mma.sync (see
-  /// lowerMma).
+  /// lowerMma): subgroup w takes the 128-column steps w, w + warps, ...,
+  /// `steps` of them per iteration, all their weight slices loaded before
+  /// the mma.syncs, which add them in that order.
   void emitMmaClass(OpBuilder &kb, Location loc, Value x,
                     const RowClass &rowClass, Value local, Value tid,
-                    int64_t warps, Value partials) {
+                    int64_t warps, int64_t steps, Value partials) {
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
@@ -695,14 +701,21 @@ struct LowerMatvecPass final
     };
     SmallVector<Value> init(rowClass.members.size(), zeros);
     auto loop = scf::ForOp::create(
-        kb, loc, warp, index(kb, cols / 128), index(kb, warps), init,
-        [&](OpBuilder &lb, Location l, Value step, ValueRange accs) {
-          Value base = arith::AddIOp::create(
-              lb, l, arith::MulIOp::create(lb, l, step, index(lb, 128)),
-              arith::MulIOp::create(lb, l, q, index(lb, 32)));
-          SmallVector<Value> ks;
-          for (int64_t j = 0; j < 4; ++j)
-            ks.push_back(arith::AddIOp::create(lb, l, base, index(lb, 8 * j)));
+        kb, loc, warp, index(kb, cols / 128), index(kb, warps * steps), init,
+        [&](OpBuilder &lb, Location l, Value first, ValueRange accs) {
+          // ks[u][j]: the columns of step first + u * warps this lane's
+          // slice j starts at.
+          SmallVector<SmallVector<Value>> ks(steps);
+          for (int64_t u = 0; u < steps; ++u) {
+            Value step =
+                arith::AddIOp::create(lb, l, first, index(lb, u * warps));
+            Value base = arith::AddIOp::create(
+                lb, l, arith::MulIOp::create(lb, l, step, index(lb, 128)),
+                arith::MulIOp::create(lb, l, q, index(lb, 32)));
+            for (int64_t j = 0; j < 4; ++j)
+              ks[u].push_back(
+                  arith::AddIOp::create(lb, l, base, index(lb, 8 * j)));
+          }
           // The weight loads first (PDL may issue them before its wait):
           // weights[m][r][j], values k_j .. k_j + 7 of row r as f16.
           auto slice = [&](const Member &m, Value row, Value k) -> Value {
@@ -715,34 +728,38 @@ struct LowerMatvecPass final
                        lb.getUnitAttr());
             return v;
           };
-          SmallVector<SmallVector<SmallVector<Value>>> weights;
-          for (const Member &m : rowClass.members) {
-            weights.emplace_back();
-            for (Value row : {row0, row1}) {
-              weights.back().emplace_back();
-              for (Value k : ks)
-                weights.back().back().push_back(slice(m, row, k));
-            }
-          }
-          SmallVector<Value> result(accs.begin(), accs.end());
-          for (auto [j, k] : llvm::enumerate(ks)) {
-            auto xv = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
-                                             x, ValueRange{xRow, k});
-            xv.setAlignment(16);
-            SmallVector<Value> xp = pairsOf(lb, l, xv);
-            for (size_t m = 0; m < rowClass.members.size(); ++m) {
-              SmallVector<Value> p0 = pairsOf(lb, l, weights[m][0][j]);
-              SmallVector<Value> p1 = pairsOf(lb, l, weights[m][1][j]);
-              for (int64_t s = 0; s < 2; ++s) {
-                Value a = fragment(
-                    lb, l, aType,
-                    {p0[2 * s], p1[2 * s], p0[2 * s + 1], p1[2 * s + 1]});
-                Value bv = fragment(lb, l, bType, {xp[2 * s], xp[2 * s + 1]});
-                result[m] = nvgpu::MmaSyncOp::create(
-                    lb, l, a, bv, result[m], ArrayRef<int64_t>{16, 8, 16});
+          // weights[u][m][r][j].
+          SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> weights(
+              steps);
+          for (int64_t u = 0; u < steps; ++u)
+            for (const Member &m : rowClass.members) {
+              weights[u].emplace_back();
+              for (Value row : {row0, row1}) {
+                weights[u].back().emplace_back();
+                for (Value k : ks[u])
+                  weights[u].back().back().push_back(slice(m, row, k));
               }
             }
-          }
+          SmallVector<Value> result(accs.begin(), accs.end());
+          for (int64_t u = 0; u < steps; ++u)
+            for (auto [j, k] : llvm::enumerate(ks[u])) {
+              auto xv = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
+                                               x, ValueRange{xRow, k});
+              xv.setAlignment(16);
+              SmallVector<Value> xp = pairsOf(lb, l, xv);
+              for (size_t m = 0; m < rowClass.members.size(); ++m) {
+                SmallVector<Value> p0 = pairsOf(lb, l, weights[u][m][0][j]);
+                SmallVector<Value> p1 = pairsOf(lb, l, weights[u][m][1][j]);
+                for (int64_t s = 0; s < 2; ++s) {
+                  Value a = fragment(
+                      lb, l, aType,
+                      {p0[2 * s], p1[2 * s], p0[2 * s + 1], p1[2 * s + 1]});
+                  Value bv = fragment(lb, l, bType, {xp[2 * s], xp[2 * s + 1]});
+                  result[m] = nvgpu::MmaSyncOp::create(
+                      lb, l, a, bv, result[m], ArrayRef<int64_t>{16, 8, 16});
+                }
+              }
+            }
           scf::YieldOp::create(lb, l, result);
         });
     // The subgroups' sums to workgroup memory, added by subgroup 0.

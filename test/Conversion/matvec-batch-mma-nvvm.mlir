@@ -10,8 +10,11 @@
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-rows=4},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS4
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-mma-rows=0})' 2>&1 | FileCheck %s --check-prefix=BADROWS
 // ROWS4-NOT: remark: {{.*}}pays for q4_0 and q4_K blocks only
-// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+78]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the f16 weight read in 16-byte loads
+// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+81]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the f16 weight read in 16-byte loads
 // BADROWS: bad small-batch-mma-rows 0: 1 or more
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-steps=2},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=STEPS
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-steps=2},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=STEPS-IR
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-mma-steps=0})' 2>&1 | FileCheck %s --check-prefix=BADSTEPS
 // OFF-COUNT-2: cachet-lower-matvec: subgroup kernel: 32 lanes per row
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: bar.sync
@@ -90,5 +93,28 @@ func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%xd, %wd : memref<4x256xf16>, memref<32x256xf16>) outs(%yd : memref<4x32xf32>)
+  return
+}
+
+// -----
+
+// small-batch-mma-steps=2: an f16 [16][1024] weight is 8 steps of 128
+// columns, two per subgroup per iteration (4 subgroups x 2 divide 8): the
+// 16 weight loads of both steps come before the mma.syncs, which add them
+// in the same order as one step at a time. The other cases' 1 or 2 steps do
+// not divide among 4 subgroups 2 at a time: one step, said in the remark.
+// STEPS: remark: cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 4 rows of x: {{.*}}; one step at a time: 1 steps do not divide among 4 subgroups 2 at a time
+// STEPS: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync, f32 accumulators; 2 steps of 128 columns per subgroup loaded before their mma.syncs
+// STEPS-IR-LABEL: func.func @steps
+// STEPS-IR: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}} step %c8{{[_0-9]*}}
+// STEPS-IR-COUNT-16: vector.load %arg1[{{.*}}] {{.*}} : memref<16x1024xf16>, vector<8xf16>
+// STEPS-IR-NOT: vector.load %arg1
+// STEPS-IR: nvgpu.mma.sync
+// BADSTEPS: bad small-batch-mma-steps 0: 1 or more
+func.func @steps(%x: memref<8x1024xf16>, %w: memref<16x1024xf16>, %y: memref<8x16xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 8 rows of x}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync, f32 accumulators}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<8x1024xf16>, memref<16x1024xf16>) outs(%y : memref<8x16xf32>)
   return
 }

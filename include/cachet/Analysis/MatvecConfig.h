@@ -63,6 +63,9 @@ struct MatvecConfigOptions {
   /// The fewest rows of x from which every weight format takes the
   /// mma-sync kernel (fewer: q4_0 and q4_K blocks only).
   int64_t smallBatchMmaRows = 5;
+  /// 128-column steps a subgroup of the mma-sync kernel loads before its
+  /// mma.syncs (the config's loads).
+  int64_t smallBatchMmaSteps = 1;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
