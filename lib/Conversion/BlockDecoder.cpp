@@ -252,13 +252,16 @@ std::pair<Value, Value> getQ2KFactors(OpBuilder &b, Location loc, Value d,
                                 arith::UIToFPOp::create(b, loc, f32, min))};
 }
 
-/// A q3_K value from its factor and the i32 `q` holding its 2 low bits
-/// and, at bit 2, its high bit: `d1 * (q - 4)` (q - 4 is ggml's
-/// `q2 - (high ? 0 : 4)`).
-Value getQ3KValue(OpBuilder &b, Location loc, Value d1, Value q) {
-  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 4));
+/// `factor * (q - bias)` for the i32 quant `q` and the f32 `factor`: the
+/// value of a format whose quants are centred by a constant (q6_K's 32,
+/// q3_K's 4, whose q holds its 2 low bits and at bit 2 its high bit, so
+/// that q - 4 is ggml's `q2 - (high ? 0 : 4)`; the ternary formats' 1).
+Value getCenteredValue(OpBuilder &b, Location loc, Value factor, Value q,
+                       int32_t bias) {
+  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, bias));
   return arith::MulFOp::create(
-      b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+      b, loc, factor,
+      arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
 }
 
 /// A q4_K value from its factors and its nibble q (i32): `d1 * q - m1`.
@@ -279,9 +282,7 @@ Value getQ6KValue(OpBuilder &b, Location loc, Value d1, Value lowByte,
       b, loc, bitsOf(b, loc, lowByte, lowShift, 4),
       arith::ShLIOp::create(b, loc, bitsOf(b, loc, highByte, highShift, 2),
                             i32Const(b, loc, 4)));
-  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 32));
-  return arith::MulFOp::create(
-      b, loc, d1, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+  return getCenteredValue(b, loc, d1, q, 32);
 }
 
 /// q3_K's factor of run j = i / 16, ggml's `d * (sc - 32)` (f32, exact: an
@@ -299,14 +300,6 @@ Value getQ3KFactor(OpBuilder &b, Location loc, Value d, Value low, Value high,
       b, loc, arith::ShRUIOp::create(b, loc, j32, i32Const(b, loc, 2)),
       i32Const(b, loc, 2));
   return getQ6KValue(b, loc, d, low, lowShift, high, highShift);
-}
-
-/// A ternary value `(q - 1) * d` from its quant q (i32, 0 .. 2; tq2_0's
-/// 2 bits may hold 3) and the f32 `d`.
-Value getTernaryValue(OpBuilder &b, Location loc, Value d, Value q) {
-  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, 1));
-  return arith::MulFOp::create(
-      b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered), d);
 }
 
 /// 3^`digit` for the i32 `digit` (0 .. 4), as an i32.
@@ -467,12 +460,12 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32.
     auto [at, shift] = getRunQuant(b, loc, Value(), lane, 0, 2);
     Value q = bitsOf(b, loc, u8At(at), shift, 2);
-    return getTernaryValue(b, loc, readF16(layout.scaleOffset), q);
+    return getCenteredValue(b, loc, readF16(layout.scaleOffset), q, 1);
   }
   if (layout.kind == QuantKind::T1) {
     TQ1Position at = getTQ1Position(b, loc, lane, layout.highBitsOffset);
-    return getTernaryValue(b, loc, readF16(layout.scaleOffset),
-                           getBase3Digit(b, loc, u8At(at.byte), at.digit));
+    return getCenteredValue(b, loc, readF16(layout.scaleOffset),
+                            getBase3Digit(b, loc, u8At(at.byte), at.digit), 1);
   }
   if (layout.kind == QuantKind::K3) {
     // The 2 low bits as q2_K's; the high bit lane / 32 of hmask[lane % 32];
@@ -492,7 +485,7 @@ Value BlockDecoder::decodeSuperBlock(Value lane) {
     Value q = arith::OrIOp::create(
         b, loc, bitsOf(b, loc, u8At(at), shift, 2),
         arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 2)));
-    return getQ3KValue(b, loc, d1, q);
+    return getCenteredValue(b, loc, d1, q, 4);
   }
   if (layout.kind == QuantKind::K2) {
     // Bits 2t of the byte 32 (lane / 128) + lane % 32, t = lane % 128 / 32;
@@ -750,7 +743,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         readSliceQuants(readWord, blockOffset, first, n, rowBytes);
     for (int64_t k = 0; k < n; ++k)
       values.push_back(
-          getTernaryValue(b, loc, d, byteField(b, loc, words, k, 2)));
+          getCenteredValue(b, loc, d, byteField(b, loc, words, k, 2), 1));
     return values;
   }
   if (layout.kind == QuantKind::T1) {
@@ -780,7 +773,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
         power = arith::SelectOp::create(b, loc, inLast, powers[k / 4], power);
       }
       values.push_back(
-          getTernaryValue(b, loc, d, getBase3DigitOf(b, loc, byte, power)));
+          getCenteredValue(b, loc, d, getBase3DigitOf(b, loc, byte, power), 1));
     }
     return values;
   }
@@ -821,7 +814,7 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
               i32Const(b, loc, 2))));
     for (int64_t k = 0; k < n; ++k)
       values.push_back(
-          getQ3KValue(b, loc, d1, byteField(b, loc, quants, k, 3)));
+          getCenteredValue(b, loc, d1, byteField(b, loc, quants, k, 3), 4));
     return values;
   }
   if (layout.kind == QuantKind::K2) {
