@@ -195,8 +195,8 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
     Value key = emitDequantTranspose(b, loc, c.key, {}, 0, kInit);
     Value value = emitDequantTranspose(b, loc, c.value, {}, 0, vInit);
     return AttentionOp::create(b, loc, op.getType(), op.getQuery(), key, value,
-                               op.getMask(), headMajor, op.getScaleAttr(),
-                               op.getCausalOffsetAttr(),
+                               op.getMask(), op.getCausalPosition(), headMajor,
+                               op.getScaleAttr(), op.getCausalOffsetAttr(),
                                op.getAccumulatorAttr())
         .getResult();
   }
@@ -217,8 +217,8 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
     auto partial = AttentionPartialOp::create(
         b, loc, state[0].getType(), state[1].getType(), state[2].getType(),
         op.getQuery(), key, value, offset, state[0], state[1], state[2],
-        headMajor, op.getScaleAttr(), op.getCausalOffsetAttr(),
-        op.getAccumulatorAttr());
+        op.getCausalPosition(), headMajor, op.getScaleAttr(),
+        op.getCausalOffsetAttr(), op.getAccumulatorAttr());
     SmallVector<Value> next = {key, value};
     next.append(partial.getResults().begin(), partial.getResults().end());
     return next;

@@ -82,7 +82,8 @@ static AttentionOp raise(RewriterBase &rewriter, AttentionMatch &match,
   MLIRContext *context = rewriter.getContext();
   auto attention = AttentionOp::create(
       rewriter, loc, match.result.getType(), match.query, key, value,
-      /*mask=*/Value(), KVLayoutAttr::get(context, KVLayout::TokenMajor),
+      /*mask=*/Value(), match.causalPosition,
+      KVLayoutAttr::get(context, KVLayout::TokenMajor),
       rewriter.getF32FloatAttr(static_cast<float>(match.scale)),
       match.causalOffset ? rewriter.getI64IntegerAttr(*match.causalOffset)
                          : IntegerAttr(),
@@ -124,7 +125,8 @@ struct RaiseAttentionPass final
       auto key = cast<RankedTensorType>(match->key.dequantized.getType());
       auto value = cast<RankedTensorType>(match->value.dequantized.getType());
       std::string causal =
-          match->causalOffset
+          match->causalPosition ? std::string("causal offset known at run time")
+          : match->causalOffset
               ? llvm::formatv("causal offset {0}", *match->causalOffset).str()
               : std::string("no mask");
       std::string accumulator;

@@ -324,7 +324,9 @@ static LogicalResult matchScoreGeneric(Matcher &m, linalg::GenericOp op,
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!cmp)
     return m.fail("causal mask condition is not an arith.cmpi");
-  // Query position: linalg.index 1 [+ N].
+  // Query position: linalg.index 1 [+ N], N a constant or an index value
+  // defined above the generic (known at run time).
+  Value position;
   auto queryPos = [&](Value v, int64_t &n) -> bool {
     if (isIndex(v, 1)) {
       n = 0;
@@ -337,9 +339,17 @@ static LogicalResult matchScoreGeneric(Matcher &m, linalg::GenericOp op,
     Value other = isIndex(add.getLhs(), 1)   ? add.getRhs()
                   : isIndex(add.getRhs(), 1) ? add.getLhs()
                                              : Value();
-    if (!other || !matchPattern(other, m_ConstantInt(&c)))
+    if (!other)
       return false;
-    n = c.getSExtValue();
+    if (matchPattern(other, m_ConstantInt(&c))) {
+      n = c.getSExtValue();
+      return true;
+    }
+    if (!other.getType().isIndex() ||
+        !other.getParentRegion()->isProperAncestor(&op.getRegion()))
+      return false;
+    n = 0;
+    position = other;
     return true;
   };
   using P = arith::CmpIPredicate;
@@ -350,7 +360,8 @@ static LogicalResult matchScoreGeneric(Matcher &m, linalg::GenericOp op,
     pred = swapOperands(pred);
   } else {
     return m.fail("causal mask does not compare the key index (linalg.index "
-                  "2) with the query index (linalg.index 1) + constant");
+                  "2) with the query index (linalg.index 1) + a constant or "
+                  "an index value defined above the score generic");
   }
   bool visibleWhenTrue;
   switch (pred) {
@@ -376,6 +387,9 @@ static LogicalResult matchScoreGeneric(Matcher &m, linalg::GenericOp op,
     return m.fail("causal mask predicate is not an ordering of key and "
                   "query positions");
   }
+  if (position && n != 0)
+    return m.fail("causal mask with a run-time offset %n is not written "
+                  "j <= i + %n (or its negation j > i + %n)");
   if (n < 0)
     return m.fail(llvm::formatv("causal mask offset {0} is negative", n));
   Value kept = visibleWhenTrue ? select.getTrueValue() : select.getFalseValue();
@@ -385,7 +399,10 @@ static LogicalResult matchScoreGeneric(Matcher &m, linalg::GenericOp op,
     return m.fail("causal mask does not replace hidden scores by -inf");
   if (!matchScaled(kept))
     return m.fail("masked score is not x * constant scale");
-  match.causalOffset = n;
+  if (position)
+    match.causalPosition = position;
+  else
+    match.causalOffset = n;
   return success();
 }
 

@@ -135,7 +135,8 @@ void buildAttentionPartial(RewriterBase &rewriter, AttentionPartialOp op,
   KernelBuilder(b, loc, shape, c)
       .build(toBuffer(op.getQuery(), true), toBuffer(op.getKey(), true),
              toBuffer(op.getValue(), true), /*mask=*/Value(), /*out=*/Value(),
-             op.getScale().convertToDouble(), op.getCausalOffset(), &state);
+             op.getScale().convertToDouble(),
+             Causal(op.getCausalOffset(), op.getCausalPosition()), &state);
   SmallVector<Value> buffers = {state.acc, state.max, state.sum};
   SmallVector<Value> results;
   for (auto [buffer, result] : llvm::zip_equal(buffers, op.getResults()))
@@ -192,7 +193,7 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
       MemRefType::get(resultType.getShape(), resultType.getElementType()));
   KernelBuilder(b, loc, shape, c)
       .build(query, key, value, mask, out, op.getScale().convertToDouble(),
-             op.getCausalOffset());
+             Causal(op.getCausalOffset(), op.getCausalPosition()));
   Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
                                                    /*restrict=*/true,
                                                    /*writable=*/true);

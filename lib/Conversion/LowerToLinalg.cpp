@@ -432,8 +432,7 @@ static void widenNibbleUses(OpBuilder &b, Value nibble, Value shifted) {
     else if (auto cvt = dyn_cast<arith::UIToFPOp>(user))
       replacement = arith::UIToFPOp::create(b, loc, cvt.getType(), low());
     else if (auto cvt = dyn_cast<arith::SIToFPOp>(user))
-      replacement =
-          arith::SIToFPOp::create(b, loc, cvt.getType(), signedLow());
+      replacement = arith::SIToFPOp::create(b, loc, cvt.getType(), signedLow());
     if (!replacement)
       continue;
     user->getResult(0).replaceAllUsesWith(replacement);
@@ -795,6 +794,8 @@ struct AttentionLowering {
   bool tokenMajor;
   double scale;
   std::optional<int64_t> causal;
+  /// The causal offset as a run-time index value (instead of `causal`).
+  Value causalPosition;
   Type acc;
   int64_t group;
 
@@ -873,13 +874,15 @@ struct AttentionLowering {
                  if (mask)
                    result = arith::AddFOp::create(
                        nb, nloc, result, castFloat(nb, nloc, args[1], acc));
-                 if (causal) {
+                 if (causal || causalPosition) {
                    Value queryIndex = linalg::IndexOp::create(nb, nloc, 1);
                    Value pos = linalg::IndexOp::create(nb, nloc, 2);
                    if (keyOffset)
                      pos = arith::AddIOp::create(nb, nloc, pos, keyOffset);
                    Value last = arith::AddIOp::create(
-                       nb, nloc, queryIndex, indexConst(nb, nloc, *causal));
+                       nb, nloc, queryIndex,
+                       causalPosition ? causalPosition
+                                      : indexConst(nb, nloc, *causal));
                    Value visible = arith::CmpIOp::create(
                        nb, nloc, arith::CmpIPredicate::ule, pos, last);
                    Value minusInf = arith::ConstantOp::create(
@@ -970,6 +973,7 @@ FailureOr<AttentionLowering> makeLowering(OpBuilder &b, OpTy op, Value mask,
                            op.getKvLayout() == KVLayout::TokenMajor,
                            op.getScale().convertToDouble(),
                            op.getCausalOffset(),
+                           op.getCausalPosition(),
                            op.getAccumulator().value_or(b.getF32Type()),
                            *group};
 }

@@ -8,6 +8,38 @@
 using namespace mlir;
 using namespace cachet;
 
+/// Parses the optional causal bound of the attention ops: `causal N` (an
+/// integer, `causal_offset`) or `causal %n` (an index operand,
+/// `causal_position`).
+static ParseResult
+parseCausal(OpAsmParser &parser, IntegerAttr &offset,
+            std::optional<OpAsmParser::UnresolvedOperand> &position) {
+  if (failed(parser.parseOptionalKeyword("causal")))
+    return success();
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult parsed = parser.parseOptionalOperand(operand);
+  if (parsed.has_value()) {
+    if (failed(*parsed))
+      return failure();
+    position = operand;
+    return success();
+  }
+  int64_t n = 0;
+  if (parser.parseInteger(n))
+    return failure();
+  offset = parser.getBuilder().getI64IntegerAttr(n);
+  return success();
+}
+
+/// Prints what parseCausal reads.
+static void printCausal(OpAsmPrinter &printer, Operation *, IntegerAttr offset,
+                        Value position) {
+  if (position)
+    printer << "causal " << position;
+  else if (offset)
+    printer << "causal " << offset.getInt();
+}
+
 /// Returns true if two dimension sizes can be equal (either is dynamic).
 static bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
@@ -252,10 +284,12 @@ int64_t AttentionOp::getGroupSize() {
 /// Checks what `cachet.attention` and `cachet.attention_partial` share: the
 /// query, key and value shapes and types, the `[Hq, Sq, Dv]` shape of
 /// `result`, the causal offset and the accumulator.
-static LogicalResult verifyAttentionCommon(
-    Operation *op, RankedTensorType query, RankedTensorType key,
-    RankedTensorType value, RankedTensorType result, KVLayout layout,
-    std::optional<int64_t> causalOffset, std::optional<Type> accumulator) {
+static LogicalResult
+verifyAttentionCommon(Operation *op, RankedTensorType query,
+                      RankedTensorType key, RankedTensorType value,
+                      RankedTensorType result, KVLayout layout,
+                      std::optional<int64_t> causalOffset, Value causalPosition,
+                      std::optional<Type> accumulator) {
   StringRef layoutName = stringifyKVLayout(layout);
   StringRef layoutShape = layout == KVLayout::TokenMajor
                               ? "[pos][kv_head][dim]"
@@ -309,6 +343,9 @@ static LogicalResult verifyAttentionCommon(
     return op->emitOpError("result shape ")
            << result << " must be [" << hq << ", " << sq << ", "
            << value.getDimSize(2) << "] ([q_head][query][value dim])";
+  if (causalOffset && causalPosition)
+    return op->emitOpError("takes a constant 'causal_offset' or a "
+                           "'causal_position' operand, not both");
   if (causalOffset && *causalOffset < 0)
     return op->emitOpError("'causal_offset' must be >= 0 (positions cached "
                            "before the first query), got ")
@@ -326,7 +363,7 @@ LogicalResult AttentionOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyAttentionCommon(*this, query, key, value, result,
                                    getKvLayout(), getCausalOffset(),
-                                   getAccumulator())))
+                                   getCausalPosition(), getAccumulator())))
     return failure();
   if (Value mask = getMask()) {
     int64_t hq = query.getDimSize(0), sq = query.getDimSize(1);
@@ -362,7 +399,7 @@ LogicalResult AttentionPartialOp::verify() {
   if (failed(verifyAttentionCommon(
           *this, query, cast<RankedTensorType>(getKey().getType()),
           cast<RankedTensorType>(getValue().getType()), out, getKvLayout(),
-          getCausalOffset(), getAccumulator())))
+          getCausalOffset(), getCausalPosition(), getAccumulator())))
     return failure();
   if (!out.getElementType().isF32())
     return emitOpError("result 'out' must have element type f32, got ")

@@ -176,7 +176,7 @@ std::string dims(const Shape &shape) {
 
 std::string tensorType(const Shape &shape, const std::string &element) {
   if (element == "f16" || element == "bf16" || element == "f32" ||
-      element == "i8" || element == "i32")
+      element == "i8" || element == "i32" || element == "i64")
     return "tensor<" + dims(shape) + element + ">";
   return "tensor<" + dims(shape) + "!cachet." + element + ">";
 }
@@ -219,6 +219,7 @@ std::string identityMap(unsigned numDims) {
 enum class Role {
   Activation,
   Ids,
+  Position,
   Matrix,
   NormWeight,
   Embedding,
@@ -257,6 +258,10 @@ std::vector<uint8_t> sourceBytes(const Options &options, const Source &source) {
     bytes.push_back(h >> 8);
   };
   switch (source.role) {
+  case Role::Position:
+    for (int b = 0; b < 8; ++b)
+      bytes.push_back((uint64_t(options.past) >> (8 * b)) & 0xff);
+    break;
   case Role::Ids:
     for (int64_t i = 0; i < n; ++i) {
       uint32_t id = static_cast<uint32_t>(rng.next() % options.vocab);
@@ -381,12 +386,16 @@ std::vector<Source> layerWeights(const LayerSources &s) {
 /// either weight mode).
 struct FunctionSources {
   Source input;
+  /// The run-time position (Position::Dynamic); empty name otherwise.
+  Source position;
   Source embedding, outputNorm, lmHead;
   std::vector<LayerSources> layers;
   Source cos, sin;
 
   std::vector<Source> all() const {
     std::vector<Source> list = {input};
+    if (!position.name.empty())
+      list.push_back(position);
     if (input.role == Role::Ids)
       list.push_back(embedding);
     for (const LayerSources &l : layers)
@@ -427,6 +436,8 @@ FunctionSources functionSources(const Options &o) {
     f.outputNorm = {"output_norm", {o.hidden}, dt, Role::NormWeight, true};
     f.lmHead = {"lm_head", {o.vocab, o.hidden}, dt, Role::Matrix, true};
   }
+  if (o.position == Position::Dynamic)
+    f.position = {"pos", {1}, "i64", Role::Position};
   f.cos = {"cos", {seq, o.headDim}, "f32", Role::Cos};
   f.sin = {"sin", {seq, o.headDim}, "f32", Role::Sin};
   return f;
@@ -624,30 +635,40 @@ public:
     return r;
   }
 
+  /// The offsets of a slice at row `row` (an integer or an SSA index
+  /// value), 0 in the other `rank - 1` dimensions.
+  static std::string rowOffsets(const std::string &row, size_t rank) {
+    Shape zeros(rank - 1, 0);
+    return rank == 1 ? row : row + ", " + intList(zeros);
+  }
+
   /// The leading `sizes[0]` rows of `v` starting at row `offset`.
   Val slice(const std::string &base, const Val &v, int64_t offset,
             int64_t rows) {
+    return slice(base, v, std::to_string(offset), rows);
+  }
+  Val slice(const std::string &base, const Val &v, const std::string &offset,
+            int64_t rows) {
     Shape shape = v.shape;
     shape[0] = rows;
-    Shape offsets(shape.size(), 0), strides(shape.size(), 1);
-    offsets[0] = offset;
+    Shape strides(shape.size(), 1);
     Val r = value(base, shape, v.element);
-    line(r.name + " = tensor.extract_slice " + v.name + "[" + intList(offsets) +
-         "] [" + intList(shape) + "] [" + intList(strides) + "] : " + v.type() +
-         " to " + r.type());
+    line(r.name + " = tensor.extract_slice " + v.name + "[" +
+         rowOffsets(offset, shape.size()) + "] [" + intList(shape) + "] [" +
+         intList(strides) + "] : " + v.type() + " to " + r.type());
     return r;
   }
 
-  /// `part` written into `whole` at row `offset`.
+  /// `part` written into `whole` at row `offset` (an integer or an SSA
+  /// index value).
   Val insert(const std::string &base, const Val &part, const Val &whole,
-             int64_t offset) {
-    Shape offsets(part.shape.size(), 0), strides(part.shape.size(), 1);
-    offsets[0] = offset;
+             const std::string &offset) {
+    Shape strides(part.shape.size(), 1);
     Val r = value(base, whole.shape, whole.element);
     line(r.name + " = tensor.insert_slice " + part.name + " into " +
-         whole.name + "[" + intList(offsets) + "] [" + intList(part.shape) +
-         "] [" + intList(strides) + "] : " + part.type() + " into " +
-         whole.type());
+         whole.name + "[" + rowOffsets(offset, part.shape.size()) + "] [" +
+         intList(part.shape) + "] [" + intList(strides) + "] : " + part.type() +
+         " into " + whole.type());
     return r;
   }
 
@@ -861,17 +882,17 @@ public:
   /// activation type, to `read`.
   std::vector<Val> appendToCache(const std::string &base, const Val &x,
                                  const std::vector<Val> &caches, Val &read) {
-    int64_t len = o.past + o.tokens;
+    // A run-time position reads the whole cache (the mask hides the rest).
+    int64_t len = dynamic() ? caches[0].shape[0] : o.past + o.tokens;
     std::vector<Val> updated;
     auto firstRows = [&](const std::string &name, const Val &cache) {
       return cache.shape[0] == len ? cache : slice(name, cache, 0, len);
     };
     if (o.kv == KVFormat::Q8_0) {
       std::pair<Val, Val> qs = quantizeQ8_0(base + "_new", x);
+      updated.push_back(insert(base + "_cache_upd", qs.first, caches[0], at()));
       updated.push_back(
-          insert(base + "_cache_upd", qs.first, caches[0], o.past));
-      updated.push_back(
-          insert(base + "_scales_upd", qs.second, caches[1], o.past));
+          insert(base + "_scales_upd", qs.second, caches[1], at()));
       Val values = firstRows(base + "_q", updated[0]);
       Val scales = firstRows(base + "_s", updated[1]);
       read = dequantizeQ8_0(base, values, scales);
@@ -882,7 +903,7 @@ public:
       q.shape[0] = x.shape[0];
       line(q.name + " = cachet.quantize " + x.name + " : " + x.type() + " -> " +
            q.type());
-      updated.push_back(insert(base + "_cache_upd", q, caches[0], o.past));
+      updated.push_back(insert(base + "_cache_upd", q, caches[0], at()));
       Val blocks = firstRows(base + "_q", updated[0]);
       read = value(base, {len, x.shape[1], x.shape[2]}, dt);
       line(read.name + " = cachet.dequantize " + blocks.name + " : " +
@@ -890,7 +911,7 @@ public:
       return updated;
     }
     Val stored = cast(base + "_new", x, caches[0].element);
-    updated.push_back(insert(base + "_cache_upd", stored, caches[0], o.past));
+    updated.push_back(insert(base + "_cache_upd", stored, caches[0], at()));
     read = cast(base, firstRows(base + "_all", updated[0]), dt);
     return updated;
   }
@@ -948,22 +969,27 @@ public:
         {k}, {kte}, {"in", "out"}, {"linalg.yield %in : " + dt})[0];
     comment("Scores = Q K^T, accumulated in f32.");
     Val scores = batchMatmul("scores", qh, kT);
-    comment("Scale and causal mask: query i sits at absolute position " +
-            std::to_string(o.past) + " + i.");
+    comment("Scale and causal mask: query i sits at absolute position " + at() +
+            " + i.");
     Val me = empty("masked_e", scores.shape, "f32");
-    Val masked =
-        generic({"masked"}, {identityMap(3), identityMap(3)}, parallel,
-                {scores}, {me}, {"in", "out"},
-                {"%i = linalg.index 1 : index", "%j = linalg.index 2 : index",
-                 "%c = arith.constant " + std::to_string(o.past) + " : index",
-                 "%pos = arith.addi %i, %c : index",
-                 "%vis = arith.cmpi ule, %j, %pos : index",
-                 "%scale = arith.constant " +
-                     f32Literal(1.0 / std::sqrt(double(dh))) + " : f32",
-                 "%ninf = arith.constant 0xFF800000 : f32",
-                 "%xs = arith.mulf %in, %scale : f32",
-                 "%r = arith.select %vis, %xs, %ninf : f32",
-                 "linalg.yield %r : f32"})[0];
+    std::vector<std::string> maskBody = {"%i = linalg.index 1 : index",
+                                         "%j = linalg.index 2 : index"};
+    if (dynamic())
+      maskBody.push_back("%pos = arith.addi %i, " + positionIndex + " : index");
+    else
+      maskBody.insert(maskBody.end(), {"%c = arith.constant " +
+                                           std::to_string(o.past) + " : index",
+                                       "%pos = arith.addi %i, %c : index"});
+    maskBody.insert(maskBody.end(),
+                    {"%vis = arith.cmpi ule, %j, %pos : index",
+                     "%scale = arith.constant " +
+                         f32Literal(1.0 / std::sqrt(double(dh))) + " : f32",
+                     "%ninf = arith.constant 0xFF800000 : f32",
+                     "%xs = arith.mulf %in, %scale : f32",
+                     "%r = arith.select %vis, %xs, %ninf : f32",
+                     "linalg.yield %r : f32"});
+    Val masked = generic({"masked"}, {identityMap(3), identityMap(3)}, parallel,
+                         {scores}, {me}, {"in", "out"}, maskBody)[0];
     Val probs = softmax("probs", masked);
     Val p = cast("probs_" + dt, probs, dt);
     comment("V broadcast to the query heads: vB[h, s, d] = v[s, h / " +
@@ -1006,8 +1032,8 @@ public:
     Val qr = rope("q_rope", q3, cosRows, sinRows);
     Val kr = rope("k_rope", k3, cosRows, sinRows);
     Val vn = cast("v_cast", v3, dt);
-    comment("Append the new K/V at positions " + std::to_string(o.past) + ".." +
-            std::to_string(o.past + t - 1) + " of the caches.");
+    comment("Append the new K/V at positions " + at() + " + 0.." +
+            std::to_string(t - 1) + " of the caches.");
     Val kAll, vAll;
     std::vector<Val> kArgs = {cacheArgs[0]}, vArgs = {cacheArgs[1]};
     if (o.kv == KVFormat::Q8_0) {
@@ -1022,8 +1048,10 @@ public:
       caches.push_back(kUpd[1]);
       caches.push_back(vUpd[1]);
     }
-    comment("Attention over positions 0.." + std::to_string(o.past + t - 1) +
-            ".");
+    comment(dynamic() ? "Attention over the cache, positions after " + at() +
+                            " + i masked."
+                      : "Attention over positions 0.." +
+                            std::to_string(o.past + t - 1) + ".");
     Val ctx = attention(qr, kAll, vAll);
     Val ctx2 = collapse("attn_flat", ctx, {t, o.heads * dh}, "[[0], [1, 2]]");
     comment("Output projection and residual.");
@@ -1099,11 +1127,21 @@ public:
       line(ninf + " = arith.constant 0xFF800000 : f32");
     }
     int64_t seq = sources.cos.shape[0];
+    if (dynamic()) {
+      comment("The position of the first new token, known at run time.");
+      std::string c0 = fresh("c0");
+      line(c0 + " = arith.constant 0 : index");
+      std::string pos64 = fresh("pos_i64");
+      line(pos64 + " = tensor.extract " + arg("pos").name + "[" + c0 +
+           "] : tensor<1xi64>");
+      positionIndex = fresh("pos_idx");
+      line(positionIndex + " = arith.index_cast " + pos64 + " : i64 to index");
+    }
     Val cosRows = arg("cos"), sinRows = arg("sin");
-    if (o.past != 0 || seq != o.tokens) {
+    if (dynamic() || o.past != 0 || seq != o.tokens) {
       comment("RoPE tables of the new positions.");
-      cosRows = slice("cos_new", cosRows, o.past, o.tokens);
-      sinRows = slice("sin_new", sinRows, o.past, o.tokens);
+      cosRows = slice("cos_new", cosRows, at(), o.tokens);
+      sinRows = slice("sin_new", sinRows, at(), o.tokens);
     }
     Val x;
     if (o.kind == Kind::Layer) {
@@ -1185,9 +1223,18 @@ public:
   }
 
 private:
+  /// Whether the new tokens' position is a run-time value.
+  bool dynamic() const { return o.position == Position::Dynamic; }
+  /// The first new token's position: `past`, or the run-time index value.
+  std::string at() const {
+    return dynamic() ? positionIndex : std::to_string(o.past);
+  }
+
   const Options &o;
   std::ostream &os;
   std::string dt;
+  /// The SSA name of the run-time position (an index), when dynamic().
+  std::string positionIndex;
   std::string prefix;
   std::string zero, ninf;
   std::set<std::string> used;
@@ -1245,6 +1292,12 @@ const std::vector<EnumName> &cachet::modelgen::matmulFormNames() {
       {int(MatmulForm::Generic), "generic"},
       {int(MatmulForm::Matvec), "matvec"},
       {int(MatmulForm::Transposed), "transposed"}};
+  return names;
+}
+
+const std::vector<EnumName> &cachet::modelgen::positionNames() {
+  static const std::vector<EnumName> names = {
+      {int(Position::Static), "static"}, {int(Position::Dynamic), "dynamic"}};
   return names;
 }
 
@@ -1345,7 +1398,8 @@ bool cachet::modelgen::generate(const Options &options, std::ostream &os,
      << " --kv=" << enumName(kvFormatNames(), int(o.kv))
      << " --weights=" << enumName(weightModeNames(), int(o.weights))
      << " --matmul=" << enumName(matmulFormNames(), int(o.matmul))
-     << " --softmax=" << enumName(softmaxFormNames(), int(o.softmax));
+     << " --softmax=" << enumName(softmaxFormNames(), int(o.softmax))
+     << " --position=" << enumName(positionNames(), int(o.position));
   if (o.kv == KVFormat::Q8_0)
     os << " --round=" << enumName(roundingNames(), int(o.rounding));
   os << " --eps=" << f32Literal(o.eps)

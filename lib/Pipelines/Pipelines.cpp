@@ -347,14 +347,22 @@ LogicalResult cachet::buildCachetCompilePipeline(
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
   builder.add("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-              "canonicalize,gpu-launch-sink-index-computations,"
-              "gpu-kernel-outlining,lower-affine,canonicalize,"
-              "fold-memref-alias-ops");
+              "canonicalize,gpu-launch-sink-index-computations");
+  // SPIR-V kernels cannot take views at run-time offsets (a decode step's
+  // RoPE and cache rows): they build them from the root buffers.
+  if (spirv)
+    builder.add("func.func(cachet-sink-views-into-kernels)");
+  // fold-memref-alias-ops folds views into the kernels' loads and stores
+  // with affine.apply (the views built inside SPIR-V kernels).
+  builder.add("gpu-kernel-outlining,lower-affine,canonicalize,"
+              "fold-memref-alias-ops,lower-affine");
   builder.add(createDeviceBuffers());
 
   std::string format = "bin";
   switch (options.target) {
   case Target::SPIRV:
+    // Vulkan binds buffers only: scalar kernel arguments travel in them.
+    builder.add("cachet-scalar-kernel-arguments");
     builder.add(options.attentionKernel == AttentionKernel::Mma
                     ? kSPIRVCoopMatrixTarget
                     : kSPIRVTarget);
@@ -455,7 +463,8 @@ LogicalResult cachet::buildCachetReferencePipeline(
   builder.addOnFunctions(createReturnArguments());
   builder.add("convert-bufferization-to-memref,"
               "canonicalize,func.func(convert-linalg-to-loops),"
-              "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+              // Views at run-time offsets expand to affine.apply.
+              "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
               // bf16 arithmetic in f32 (one rounding per op, as the
               // GPU targets do it): x86 has no bf16 libcalls to lean on.
               "arith-emulate-unsupported-floats{source-types=bf16 "

@@ -290,6 +290,14 @@ func.func @attention_mask_shape(%q: tensor<8x4x128xf16>, %k: tensor<16x2x128xf16
 
 // -----
 
+func.func @attention_causal_twice(%q: tensor<8x4x128xf16>, %k: tensor<16x2x128xf16>, %v: tensor<16x2x128xf16>, %n: index) {
+  // expected-error @+1 {{takes a constant 'causal_offset' or a 'causal_position' operand, not both}}
+  %0 = "cachet.attention"(%q, %k, %v, %n) <{causal_offset = 3 : i64, kv_layout = #cachet.kv_layout<token_major>, scale = 1.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}> : (tensor<8x4x128xf16>, tensor<16x2x128xf16>, tensor<16x2x128xf16>, index) -> tensor<8x4x128xf16>
+  return
+}
+
+// -----
+
 func.func @attention_negative_causal(%q: tensor<8x4x128xf16>, %k: tensor<16x2x128xf16>, %v: tensor<16x2x128xf16>) {
   // expected-error @+1 {{'causal_offset' must be >= 0 (positions cached before the first query), got -1}}
   %0 = cachet.attention %q, %k, %v layout <token_major> scale 1.0 causal -1 : tensor<8x4x128xf16>, tensor<16x2x128xf16>, tensor<16x2x128xf16> -> tensor<8x4x128xf16>

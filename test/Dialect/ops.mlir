@@ -165,6 +165,27 @@ func.func @attention_partial(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>
 
 // -----
 
+// The causal offset as a run-time index value.
+
+// CHECK-LABEL: func.func @attention_causal_position
+func.func @attention_causal_position(%q: tensor<32x1x128xf16>,
+    %k: tensor<4096x8x128xf16>, %v: tensor<4096x8x128xf16>, %n: index,
+    %kh: tensor<8x256x128xf16>, %p: index, %acc: tensor<32x1x128xf32>,
+    %mx: tensor<32x1xf32>, %sm: tensor<32x1xf32>)
+    -> (tensor<32x1x128xf16>, tensor<32x1x128xf32>, tensor<32x1xf32>, tensor<32x1xf32>) {
+  // CHECK: cachet.attention %arg0, %arg1, %arg2 layout <token_major> scale 0.0883883461 causal %arg3 :
+  %0 = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %n
+      : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>
+  // CHECK: cachet.attention_partial %arg0, %arg4, %arg4 key_offset %arg5 layout <head_major> scale 0.0883883461 causal %arg3 into
+  %o, %m, %l = cachet.attention_partial %q, %kh, %kh key_offset %p layout <head_major>
+      scale 0.0883883461 causal %n into %acc, %mx, %sm
+      : tensor<32x1x128xf16>, tensor<8x256x128xf16>, tensor<8x256x128xf16>
+      -> tensor<32x1x128xf32>, tensor<32x1xf32>, tensor<32x1xf32>
+  return %0, %o, %m, %l : tensor<32x1x128xf16>, tensor<32x1x128xf32>, tensor<32x1xf32>, tensor<32x1xf32>
+}
+
+// -----
+
 // CHECK: module attributes {cachet.device = #cachet.device<name = "custom", vendor = "generic", arch = "x", cache_line = 64, l2_bytes = 1048576, alias_stride = 4096, alias_pad = 64, compute_units = 8, dram_gbps = 1.005000e+02, unified_memory = true, strided_read_penalty = 2.500000e+00, pdl = false, l2_prefetch = "none", coop_matrix = [], subgroup_size = 16, shared_memory_bytes = 49152>}
 module attributes {cachet.device = #cachet.device<name = "custom", vendor = "generic",
     arch = "x", cache_line = 64, l2_bytes = 1048576, alias_stride = 4096,

@@ -101,6 +101,193 @@ func.func @attention_q8_0_prefill(%q: tensor<8x64x128xf16>,
 
 // -----
 
+// The causal offset known only at run time (a decode step's position in a
+// cache compiled for its longest length): `causal %n`.
+
+// CHECK-LABEL: func.func @attention_dynamic_causal
+// CHECK: cachet.attention %arg0, %{{.*}}, %{{.*}} layout <token_major> scale 0.0883883461 causal %arg1 : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xf16> -> tensor<8x64x128xf16>
+#id3   = affine_map<(a, b, c) -> (a, b, c)>
+#blk   = affine_map<(a, b, c) -> (a, b, c floordiv 32)>
+#kt    = affine_map<(h, d, s) -> (s, h floordiv 4, d)>
+#kto   = affine_map<(h, d, s) -> (h, d, s)>
+#vb    = affine_map<(h, s, d) -> (s, h floordiv 4, d)>
+#vbo   = affine_map<(h, s, d) -> (h, s, d)>
+func.func @attention_dynamic_causal(%q: tensor<8x64x128xf16>, %n: index,
+    %kq: tensor<1024x2x128xi8>, %ks: tensor<1024x2x4xf16>,
+    %vq: tensor<1024x2x128xi8>, %vs: tensor<1024x2x4xf16>) -> tensor<8x64x128xf16> {
+  %cst0 = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.08838834764831845 : f32   // 1/sqrt(128)
+  // Dequantize K and V: x = float(q) * scale[block].
+  %ke = tensor.empty() : tensor<1024x2x128xf16>
+  %k = linalg.generic {indexing_maps = [#id3, #blk, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%kq, %ks : tensor<1024x2x128xi8>, tensor<1024x2x4xf16>) outs(%ke : tensor<1024x2x128xf16>) {
+    ^bb0(%a: i8, %s: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %s : f16
+      linalg.yield %m : f16
+  } -> tensor<1024x2x128xf16>
+  %ve = tensor.empty() : tensor<1024x2x128xf16>
+  %v = linalg.generic {indexing_maps = [#id3, #blk, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vq, %vs : tensor<1024x2x128xi8>, tensor<1024x2x4xf16>) outs(%ve : tensor<1024x2x128xf16>) {
+    ^bb0(%a: i8, %s: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %s : f16
+      linalg.yield %m : f16
+  } -> tensor<1024x2x128xf16>
+  // K^T broadcast to the query heads: kT[h, d, s] = k[s, h / 4, d].
+  %kte = tensor.empty() : tensor<8x128x1024xf16>
+  %kT = linalg.generic {indexing_maps = [#kt, #kto], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<1024x2x128xf16>) outs(%kte : tensor<8x128x1024xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x128x1024xf16>
+  // Scores = Q K^T, accumulated in f32.
+  %se = tensor.empty() : tensor<8x64x1024xf32>
+  %sz = linalg.fill ins(%cst0 : f32) outs(%se : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  %sc = linalg.batch_matmul ins(%q, %kT : tensor<8x64x128xf16>, tensor<8x128x1024xf16>)
+                            outs(%sz : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  // Scale and causal mask: query i sits at absolute position %n + i.
+  %me = tensor.empty() : tensor<8x64x1024xf32>
+  %masked = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sc : tensor<8x64x1024xf32>) outs(%me : tensor<8x64x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %pos = arith.addi %i, %n : index
+      %visible = arith.cmpi ule, %j, %pos : index
+      %xs = arith.mulf %x, %scale : f32
+      %r = arith.select %visible, %xs, %ninf : f32
+      linalg.yield %r : f32
+  } -> tensor<8x64x1024xf32>
+  %pe = tensor.empty() : tensor<8x64x1024xf32>
+  // expected-remark @below {{raised to cachet.attention: Hq=8, Hkv=2 (GQA 4), Sq=64, S=1024, D=128, Dv=128, K split q8_0, V split q8_0, causal offset known at run time, f32 accumulation}}
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<8x64x1024xf32>) outs(%pe : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  %p16e = tensor.empty() : tensor<8x64x1024xf16>
+  %p16 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<8x64x1024xf32>) outs(%p16e : tensor<8x64x1024xf16>) {
+    ^bb0(%x: f32, %o: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x1024xf16>
+  // V broadcast to the query heads: vB[h, s, d] = v[s, h / 4, d].
+  %vbe = tensor.empty() : tensor<8x1024x128xf16>
+  %vB = linalg.generic {indexing_maps = [#vb, #vbo], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1024x2x128xf16>) outs(%vbe : tensor<8x1024x128xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x1024x128xf16>
+  %oe = tensor.empty() : tensor<8x64x128xf32>
+  %oz = linalg.fill ins(%cst0 : f32) outs(%oe : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %o = linalg.batch_matmul ins(%p16, %vB : tensor<8x64x1024xf16>, tensor<8x1024x128xf16>)
+                           outs(%oz : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %r16e = tensor.empty() : tensor<8x64x128xf16>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<8x64x128xf32>) outs(%r16e : tensor<8x64x128xf16>) {
+    ^bb0(%x: f32, %y: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x128xf16>
+  return %r : tensor<8x64x128xf16>
+}
+
+// -----
+
+// j < i + %n: a run-time offset only in the j <= i + %n form.
+
+// CHECK-LABEL: func.func @attention_dynamic_causal_lt
+// CHECK-NOT: cachet.attention
+#id3   = affine_map<(a, b, c) -> (a, b, c)>
+#blk   = affine_map<(a, b, c) -> (a, b, c floordiv 32)>
+#kt    = affine_map<(h, d, s) -> (s, h floordiv 4, d)>
+#kto   = affine_map<(h, d, s) -> (h, d, s)>
+#vb    = affine_map<(h, s, d) -> (s, h floordiv 4, d)>
+#vbo   = affine_map<(h, s, d) -> (h, s, d)>
+func.func @attention_dynamic_causal_lt(%q: tensor<8x64x128xf16>, %n: index,
+    %kq: tensor<1024x2x128xi8>, %ks: tensor<1024x2x4xf16>,
+    %vq: tensor<1024x2x128xi8>, %vs: tensor<1024x2x4xf16>) -> tensor<8x64x128xf16> {
+  %cst0 = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.08838834764831845 : f32   // 1/sqrt(128)
+  // Dequantize K and V: x = float(q) * scale[block].
+  %ke = tensor.empty() : tensor<1024x2x128xf16>
+  %k = linalg.generic {indexing_maps = [#id3, #blk, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%kq, %ks : tensor<1024x2x128xi8>, tensor<1024x2x4xf16>) outs(%ke : tensor<1024x2x128xf16>) {
+    ^bb0(%a: i8, %s: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %s : f16
+      linalg.yield %m : f16
+  } -> tensor<1024x2x128xf16>
+  %ve = tensor.empty() : tensor<1024x2x128xf16>
+  %v = linalg.generic {indexing_maps = [#id3, #blk, #id3],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vq, %vs : tensor<1024x2x128xi8>, tensor<1024x2x4xf16>) outs(%ve : tensor<1024x2x128xf16>) {
+    ^bb0(%a: i8, %s: f16, %o: f16):
+      %f = arith.sitofp %a : i8 to f16
+      %m = arith.mulf %f, %s : f16
+      linalg.yield %m : f16
+  } -> tensor<1024x2x128xf16>
+  // K^T broadcast to the query heads: kT[h, d, s] = k[s, h / 4, d].
+  %kte = tensor.empty() : tensor<8x128x1024xf16>
+  %kT = linalg.generic {indexing_maps = [#kt, #kto], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<1024x2x128xf16>) outs(%kte : tensor<8x128x1024xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x128x1024xf16>
+  // Scores = Q K^T, accumulated in f32.
+  %se = tensor.empty() : tensor<8x64x1024xf32>
+  %sz = linalg.fill ins(%cst0 : f32) outs(%se : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  %sc = linalg.batch_matmul ins(%q, %kT : tensor<8x64x128xf16>, tensor<8x128x1024xf16>)
+                            outs(%sz : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  // Scale and causal mask: query i sits at absolute position %n + i.
+  %me = tensor.empty() : tensor<8x64x1024xf32>
+  %masked = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sc : tensor<8x64x1024xf32>) outs(%me : tensor<8x64x1024xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %pos = arith.addi %i, %n : index
+      %visible = arith.cmpi ult, %j, %pos : index
+      %xs = arith.mulf %x, %scale : f32
+      %r = arith.select %visible, %xs, %ninf : f32
+      linalg.yield %r : f32
+  } -> tensor<8x64x1024xf32>
+  %pe = tensor.empty() : tensor<8x64x1024xf32>
+  // expected-remark @below {{not raised: causal mask with a run-time offset %n is not written j <= i + %n (or its negation j > i + %n)}}
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<8x64x1024xf32>) outs(%pe : tensor<8x64x1024xf32>) -> tensor<8x64x1024xf32>
+  %p16e = tensor.empty() : tensor<8x64x1024xf16>
+  %p16 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<8x64x1024xf32>) outs(%p16e : tensor<8x64x1024xf16>) {
+    ^bb0(%x: f32, %o: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x1024xf16>
+  // V broadcast to the query heads: vB[h, s, d] = v[s, h / 4, d].
+  %vbe = tensor.empty() : tensor<8x1024x128xf16>
+  %vB = linalg.generic {indexing_maps = [#vb, #vbo], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1024x2x128xf16>) outs(%vbe : tensor<8x1024x128xf16>) {
+    ^bb0(%a: f16, %o: f16):
+      linalg.yield %a : f16
+  } -> tensor<8x1024x128xf16>
+  %oe = tensor.empty() : tensor<8x64x128xf32>
+  %oz = linalg.fill ins(%cst0 : f32) outs(%oe : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %o = linalg.batch_matmul ins(%p16, %vB : tensor<8x64x1024xf16>, tensor<8x1024x128xf16>)
+                           outs(%oz : tensor<8x64x128xf32>) -> tensor<8x64x128xf32>
+  %r16e = tensor.empty() : tensor<8x64x128xf16>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<8x64x128xf32>) outs(%r16e : tensor<8x64x128xf16>) {
+    ^bb0(%x: f32, %y: f16):
+      %t = arith.truncf %x : f32 to f16
+      linalg.yield %t : f16
+  } -> tensor<8x64x128xf16>
+  return %r : tensor<8x64x128xf16>
+}
+
+// -----
+
 // GQA 1 (map folded to `h`), no mask (scale only), bf16 query and output.
 // CHECK-LABEL: func.func @gqa1_no_mask_bf16
 // CHECK-SAME: -> tensor<4x32x64xbf16>
@@ -1088,7 +1275,7 @@ func.func @mask_head_index(%q: tensor<4x32x64xf16>,
       linalg.yield %r : f32
   } -> tensor<4x32x64xf32>
   %pe = tensor.empty() : tensor<4x32x64xf32>
-  // expected-remark @below {{not raised: causal mask does not compare the key index (linalg.index 2) with the query index (linalg.index 1) + constant}}
+  // expected-remark @below {{not raised: causal mask does not compare the key index (linalg.index 2) with the query index (linalg.index 1) + a constant or an index value defined above the score generic}}
   %p = linalg.softmax dimension(2) ins(%masked : tensor<4x32x64xf32>) outs(%pe : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
   %p16e = tensor.empty() : tensor<4x32x64xf16>
   %p16 = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>],

@@ -65,6 +65,10 @@ Types and spellings:
   --softmax=named|decomposed
                           linalg.softmax (default) or max / exp / sum / div
                           generics
+  --position=static|dynamic
+                          new tokens at --past (default), or at a run-time
+                          `pos: tensor<1xi64>` argument over the whole
+                          --max-seq cache (one function for every step)
   --return-caches=true|false
                           return the updated caches (default true)
   --seed=N                seed of constant weights and inputs (default 1)
@@ -159,14 +163,15 @@ int main(int argc, char **argv) {
     int kind = int(options.kind), dtype = int(options.dtype),
         kv = int(options.kv), weights = int(options.weights),
         rounding = int(options.rounding), matmul = int(options.matmul),
-        softmax = int(options.softmax);
+        softmax = int(options.softmax), position = int(options.position);
     const EnumFlag enumFlags[] = {{"--kind", kindNames(), &kind},
                                   {"--dtype", dtypeNames(), &dtype},
                                   {"--kv", kvFormatNames(), &kv},
                                   {"--weights", weightModeNames(), &weights},
                                   {"--round", roundingNames(), &rounding},
                                   {"--matmul", matmulFormNames(), &matmul},
-                                  {"--softmax", softmaxFormNames(), &softmax}};
+                                  {"--softmax", softmaxFormNames(), &softmax},
+                                  {"--position", positionNames(), &position}};
     for (const EnumFlag &f : enumFlags)
       if (flag == f.name) {
         if (!parseEnum(f.names, value, *f.target))
@@ -182,6 +187,7 @@ int main(int argc, char **argv) {
       options.rounding = Rounding(rounding);
       options.matmul = MatmulForm(matmul);
       options.softmax = SoftmaxForm(softmax);
+      options.position = Position(position);
       continue;
     }
 

@@ -61,6 +61,9 @@ struct AttentionMatch {
   double scale = 1.0;
   /// `N` of the causal mask `j <= i + N`; none when no mask is applied.
   std::optional<int64_t> causalOffset;
+  /// `N` of the causal mask as an index value defined outside the score
+  /// generic (a position known at run time); null when constant or absent.
+  mlir::Value causalPosition;
   /// Element type both batch matmuls accumulate in (f32 or f16).
   mlir::Type accumulator;
   /// The value the chain computes, `[Hq][Sq][Dv]`: what a rewrite replaces.

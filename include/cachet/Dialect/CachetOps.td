@@ -148,7 +148,8 @@ def Cachet_DequantTransposeOp
   let hasVerifier = 1;
 }
 
-def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
+def Cachet_AttentionOp
+    : Cachet_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention over a KV cache, with GQA";
   let description = [{
     `result[h, i, :] = softmax_j(scale * Q[h, i, :] . K[g(h), j, :] + mask[.., i, j]) V[g(h), j, :]`
@@ -159,7 +160,10 @@ def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
     * `key`, `value`: `[S, Hkv, D]` with `layout <token_major>` (a llama.cpp
       cache) or `[Hkv, S, D]` with `layout <head_major>`.
     * `causal N`: query i sees keys `j <= i + N` (N >= 0: the number of cached
-      positions before the first new token). Without it, every key is visible.
+      positions before the first new token). `causal %n` takes N as an
+      `index` value known only at run time (a decode step's position in a
+      cache compiled for its longest length). Without it, every key is
+      visible.
     * `mask`: an optional additive mask, `[Sq, S]` or `[Hq, Sq, S]`.
     * `accumulator`: the type of the `Q K^T` and `P V` accumulation and of
       the softmax (`f32` when absent, or `f16`). The probabilities are
@@ -175,13 +179,15 @@ def Cachet_AttentionOp : Cachet_Op<"attention", [Pure]> {
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                        AnyRankedTensor:$value,
                        Optional<AnyRankedTensor>:$mask,
+                       Optional<Index>:$causal_position,
                        Cachet_KVLayoutAttr:$kv_layout, F32Attr:$scale,
                        OptionalAttr<I64Attr>:$causal_offset,
                        OptionalAttr<TypeAttr>:$accumulator);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? `layout` $kv_layout
-    `scale` $scale (`causal` $causal_offset^)? attr-dict `:` type($query) `,`
+    `scale` $scale custom<Causal>($causal_offset, $causal_position) attr-dict
+    `:` type($query) `,`
     type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)
   }];
   let extraClassDeclaration = [{
@@ -222,8 +228,9 @@ def Cachet_AttentionPartialOp
 
     The first chunk starts from `acc = 0`, `max = -inf`, `sum = 0`; the
     attention is `acc * (1 / sum)` after the last. `key_offset` is the
-    absolute position of the chunk's first key: with `causal N`, query i sees
-    chunk key j when `key_offset + j <= i + N`. `acc` is `f32 [Hq, Sq, Dv]`,
+    absolute position of the chunk's first key: with `causal N` (or
+    `causal %n`, N at run time), query i sees chunk key j when
+    `key_offset + j <= i + N`. `acc` is `f32 [Hq, Sq, Dv]`,
     `max` and `sum` are `f32 [Hq, Sq]`; the results have their types. Other
     operands and attributes are as in `cachet.attention`.
 
@@ -244,6 +251,7 @@ def Cachet_AttentionPartialOp
                        AnyRankedTensor:$value, Index:$key_offset,
                        AnyRankedTensor:$acc, AnyRankedTensor:$max_in,
                        AnyRankedTensor:$sum_in,
+                       Optional<Index>:$causal_position,
                        Cachet_KVLayoutAttr:$kv_layout, F32Attr:$scale,
                        OptionalAttr<I64Attr>:$causal_offset,
                        OptionalAttr<TypeAttr>:$accumulator);
@@ -251,7 +259,8 @@ def Cachet_AttentionPartialOp
                       AnyRankedTensor:$sum);
   let assemblyFormat = [{
     $query `,` $key `,` $value `key_offset` $key_offset `layout` $kv_layout
-    `scale` $scale (`causal` $causal_offset^)? `into` $acc `,` $max_in `,`
+    `scale` $scale custom<Causal>($causal_offset, $causal_position) `into`
+    $acc `,` $max_in `,`
     $sum_in attr-dict `:` type($query) `,` type($key) `,` type($value) `->`
     type($out) `,` type($max) `,` type($sum)
   }];

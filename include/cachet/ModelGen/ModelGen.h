@@ -89,6 +89,18 @@ enum class SoftmaxForm {
   Decomposed,
 };
 
+/// Where the new tokens go in the KV cache.
+enum class Position {
+  /// At `past`, a constant of the function.
+  Static,
+  /// At a run-time position: the function takes `pos: tensor<1xi64>` after
+  /// its input (as torch-mlir passes a static cache's `cache_position`),
+  /// appends at it, masks the cache's keys past it and reads the RoPE rows
+  /// there; `past` is only the position `writeInputs` writes. One function
+  /// serves every step of a cache of `max-seq` positions.
+  Dynamic,
+};
+
 /// Everything the generator takes. Defaults give a small layer that every
 /// KV format accepts.
 struct Options {
@@ -114,6 +126,7 @@ struct Options {
   Rounding rounding = Rounding::AwayFromZero;
   MatmulForm matmul = MatmulForm::Named;
   SoftmaxForm softmax = SoftmaxForm::Named;
+  Position position = Position::Static;
   /// Return the updated caches (else they are updated and read internally).
   bool returnCaches = true;
   /// Seed of the constant weights and of `writeInputs`.
@@ -134,6 +147,7 @@ const std::vector<EnumName> &weightModeNames();
 const std::vector<EnumName> &roundingNames();
 const std::vector<EnumName> &matmulFormNames();
 const std::vector<EnumName> &softmaxFormNames();
+const std::vector<EnumName> &positionNames();
 
 /// Looks `text` up in `names`; returns false when it is not one of them.
 bool parseEnum(const std::vector<EnumName> &names, const std::string &text,

@@ -100,6 +100,19 @@ struct KernelConfig {
   int64_t rowLanes = 1, unroll = 1;
 };
 
+/// The causal bound of an attention: query row i sees the keys at absolute
+/// positions j <= i + N, where N (the positions cached before the first
+/// query) is a constant or an index value the host computes at run time
+/// (the kernel takes it as an argument). Neither: every key is visible.
+struct Causal {
+  std::optional<int64_t> offset;
+  mlir::Value position;
+  Causal() = default;
+  Causal(std::optional<int64_t> offset, mlir::Value position = {})
+      : offset(offset), position(position) {}
+  explicit operator bool() const { return offset.has_value() || position; }
+};
+
 /// The online-softmax state that the kernel of one chunk of keys
 /// (cachet.attention_partial) continues: it reads it before its first key
 /// tile and writes it back after its last, in place, instead of the
@@ -127,8 +140,8 @@ public:
   /// are one chunk of the keys and the kernel continues and writes back
   /// the chunk's state instead (`out` is unused; scalar and mma-sync).
   void build(mlir::Value query, mlir::Value key, mlir::Value value,
-             mlir::Value mask, mlir::Value out, double scale,
-             std::optional<int64_t> causal, const ChunkState *chunk = nullptr);
+             mlir::Value mask, mlir::Value out, double scale, Causal causal,
+             const ChunkState *chunk = nullptr);
 
 private:
   //===--- The kernels, one file each ------------------------------------===//
@@ -137,21 +150,20 @@ private:
   /// one pass of online softmax over the KV tiles.
   void buildScalar(mlir::Value query, mlir::Value key, mlir::Value value,
                    mlir::Value mask, mlir::Value out, double scale,
-                   std::optional<int64_t> causal);
+                   Causal causal);
 
   /// Emits the one-pass kernel with `Q K^T` and `P V` on 16x16x16 f16
   /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*), the output
   /// accumulated in registers and rescaled per key tile (MmaKernel.cpp).
   void buildMma(mlir::Value query, mlir::Value key, mlir::Value value,
-                mlir::Value mask, mlir::Value out, double scale,
-                std::optional<int64_t> causal);
+                mlir::Value mask, mlir::Value out, double scale, Causal causal);
 
   /// Emits the one-pass kernel with `Q K^T` and `P V` on m16n8k16
   /// nvgpu.mma.sync and nvgpu.ldmatrix (NVVM): fragments of a known layout,
   /// so the scores, the softmax and P stay in registers (MmaSyncKernel.cpp).
   void buildMmaSync(mlir::Value query, mlir::Value key, mlir::Value value,
                     mlir::Value mask, mlir::Value out, double scale,
-                    std::optional<int64_t> causal);
+                    Causal causal);
 
   /// Emits the split-KV flash-decoding kernel (DecodeKernel.cpp): a
   /// workgroup per (split, KV head) computes the partial softmax state of
@@ -159,7 +171,7 @@ private:
   /// thread per step; a second kernel merges the splits' states.
   void buildDecode(mlir::Value query, mlir::Value key, mlir::Value value,
                    mlir::Value mask, mlir::Value out, double scale,
-                   std::optional<int64_t> causal);
+                   Causal causal);
   /// The indices in `source` of element (or byte) `x` of one K or V row.
   using RowIndices =
       llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value x)>;
@@ -328,6 +340,12 @@ private:
   mlir::Value index(int64_t v) {
     return mlir::arith::ConstantIndexOp::create(b, loc, v);
   }
+  /// N + `plus` of a causal bound (a constant where N is one).
+  mlir::Value causalBound(const Causal &causal, int64_t plus) {
+    if (causal.position)
+      return addIndex(causal.position, plus);
+    return index(*causal.offset + plus);
+  }
   mlir::Value f32(double v) {
     return mlir::arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -343,11 +361,10 @@ private:
                llvm::function_ref<void(mlir::Value)> body);
   /// Returns the end of the KV positions the query tile starting at
   /// `tileStart` sees.
-  mlir::Value keyEnd(mlir::Value tileStart, std::optional<int64_t> causal);
+  mlir::Value keyEnd(mlir::Value tileStart, Causal causal);
   /// Returns the number of key tiles the query tile starting at `tileStart`
   /// walks.
-  mlir::Value keyTileCount(mlir::Value tileStart,
-                           std::optional<int64_t> causal);
+  mlir::Value keyTileCount(mlir::Value tileStart, Causal causal);
 
   /// Copies the `[keyTile][dim]` tile of `source` (K or V) at position
   /// `start` into workgroup memory `tile`, zeros past the last position.
@@ -359,8 +376,7 @@ private:
   /// positions past the end or after the causal bound.
   mlir::Value maskedScore(mlir::Value dot, double scale, mlir::Value mask,
                           mlir::Value head, mlir::Value row,
-                          mlir::Value loadRow, mlir::Value pos,
-                          std::optional<int64_t> causal);
+                          mlir::Value loadRow, mlir::Value pos, Causal causal);
 
   /// The online softmax of a row whose running max moves from `runningMax`
   /// to `newMax` (the caller folds the key tile's max in): `none`, whether
@@ -410,8 +426,8 @@ private:
   /// computed even with a mask operand, then unused; the subgroup's first
   /// row before the causal offset), else the mma kernel's.
   mlir::Value unmaskedTile(mlir::Value start, mlir::Value tileStart,
-                           mlir::Value subgroupRow, bool hasMask,
-                           std::optional<int64_t> causal, bool syncOrder);
+                           mlir::Value subgroupRow, bool hasMask, Causal causal,
+                           bool syncOrder);
 
   //===--- Shared by the mma kernels (KernelBuilder.cpp) -----------------===//
 
@@ -425,12 +441,12 @@ private:
     mlir::Value thread, head, kvHead, tileStart;
     mlir::Value mask;
     double scale;
-    std::optional<int64_t> causal;
+    Causal causal;
   };
   /// Creates the launch of an mma kernel over `layout`'s tiles and moves the
   /// insertion point into its body (the caller guards it).
   MmaFrame beginMma(const MmaTiles &layout, mlir::Value mask, double scale,
-                    std::optional<int64_t> causal);
+                    Causal causal);
   /// Stages the query tile in workgroup memory, zeros past the last query.
   void stageQuery(mlir::Value query, const MmaFrame &f);
   /// The iteration arguments of the K/V tiles before the first key tile:
@@ -521,7 +537,7 @@ private:
   /// Creates the mma kernel's launch over `layout`'s tiles (beginMma) and
   /// the ids of the thread's subgroup and lane.
   MmaSubgroup beginMmaSubgroup(const MmaTiles &layout, mlir::Value mask,
-                               double scale, std::optional<int64_t> causal);
+                               double scale, Causal causal);
   /// Stages the query tile and, with one row block, loads Q's A operands.
   void loadMmaQuery(mlir::Value query, MmaSubgroup &g);
   /// Loads Q's A operand of row block `r` and column block `kb`.
@@ -577,7 +593,7 @@ private:
   /// Creates the mma-sync kernel's launch over `layout`'s tiles (beginMma)
   /// and the ids of the thread's subgroup and lane.
   MmaSyncWarp beginMmaSyncWarp(const MmaTiles &layout, mlir::Value mask,
-                               double scale, std::optional<int64_t> causal);
+                               double scale, Causal causal);
   /// Stages the query tile and, with one row block, loads Q's A operands.
   void loadMmaSyncQuery(mlir::Value query, MmaSyncWarp &w);
   /// Loads Q's A operand of row block `r` and column block `kb` (rows
@@ -696,7 +712,7 @@ struct KernelBuilder::DecodeFrame {
   mlir::Value start, end, last;
   mlir::Value mask;
   double scale;
-  std::optional<int64_t> causal;
+  Causal causal;
 };
 
 } // namespace cachet::attention

@@ -205,17 +205,17 @@ void KernelBuilder::whenTrue(Value condition, function_ref<void()> body) {
 }
 
 void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
-                                Value out, double scale,
-                                std::optional<int64_t> causal) {
+                                Value out, double scale, Causal causal) {
   MLIRContext *ctx = b.getContext();
   Type f32Type = b.getF32Type();
   const int64_t rows = c.queryTile, threads = c.threads;
   const int64_t warps = threads / c.subgroup, dim = s.headDim;
   const int64_t allRows = s.group * s.queries;
-  // The positions any row sees, split into whole steps per workgroup.
+  // The positions any row sees, split into whole steps per workgroup (at
+  // run time where the causal bound is a value).
   int64_t visible = s.positions;
-  if (causal)
-    visible = std::clamp<int64_t>(*causal + s.queries, 0, s.positions);
+  if (causal.offset)
+    visible = std::clamp<int64_t>(*causal.offset + s.queries, 0, s.positions);
   int64_t perSplit = getDecodePositionsPerSplit(visible, c.split, threads);
 
   // The splits' partial states: [kv head][split][row][acc..., max, sum].
@@ -299,9 +299,19 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     f.scale = scale;
     f.causal = causal;
 
-    f.start = arith::MulIOp::create(b, loc, f.chunk, index(perSplit));
-    f.end = arith::MinUIOp::create(b, loc, addIndex(f.start, perSplit),
-                                   index(visible));
+    Value visibleEnd = index(visible), splitSize = index(perSplit);
+    if (causal.position) {
+      // min(N + queries, positions), in whole steps over the splits.
+      visibleEnd = arith::MinUIOp::create(
+          b, loc, causalBound(causal, s.queries), visibleEnd);
+      Value perSplitSteps = arith::CeilDivUIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, visibleEnd, one),
+          index(c.split * threads));
+      splitSize = arith::MulIOp::create(b, loc, perSplitSteps, index(threads));
+    }
+    f.start = arith::MulIOp::create(b, loc, f.chunk, splitSize);
+    f.end = arith::MinUIOp::create(b, loc, addIndex(f.start, splitSize),
+                                   visibleEnd);
     f.last = arith::SubIOp::create(b, loc, f.end, one);
     Value count = arith::SelectOp::create(
         b, loc,
@@ -496,9 +506,9 @@ Value KernelBuilder::copyDecodeRows(Value key, Value value,
 }
 
 Value KernelBuilder::stateWeight(Value m, Value max) {
-  Value none = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OEQ, m,
-      f32(-std::numeric_limits<double>::infinity()));
+  Value none =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                            f32(-std::numeric_limits<double>::infinity()));
   return arith::SelectOp::create(
       b, loc, none, f32(0),
       math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, max)));

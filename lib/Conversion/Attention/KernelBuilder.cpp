@@ -25,8 +25,7 @@ using namespace cachet;
 using namespace cachet::attention;
 
 void KernelBuilder::build(Value query, Value key, Value value, Value mask,
-                          Value out, double scale,
-                          std::optional<int64_t> causal,
+                          Value out, double scale, Causal causal,
                           const ChunkState *chunkState) {
   chunk = chunkState;
   assert((!chunk || c.variant == Variant::Scalar ||
@@ -70,12 +69,12 @@ void KernelBuilder::storeRowState(Value head, Value row, Value max, Value sum) {
   memref::StoreOp::create(b, loc, sum, chunk->sum, ValueRange{head, row});
 }
 
-Value KernelBuilder::keyEnd(Value tileStart, std::optional<int64_t> causal) {
+Value KernelBuilder::keyEnd(Value tileStart, Causal causal) {
   Value end = index(s.positions);
   if (!causal)
     return end;
-  Value last =
-      arith::AddIOp::create(b, loc, tileStart, index(c.queryTile + *causal));
+  Value last = arith::AddIOp::create(b, loc, tileStart,
+                                     causalBound(causal, c.queryTile));
   if (chunk) {
     // The chunk's positions before the absolute bound: none when the
     // bound is at or before the chunk's first key.
@@ -87,8 +86,7 @@ Value KernelBuilder::keyEnd(Value tileStart, std::optional<int64_t> causal) {
   return arith::MinUIOp::create(b, loc, last, end);
 }
 
-Value KernelBuilder::keyTileCount(Value tileStart,
-                                  std::optional<int64_t> causal) {
+Value KernelBuilder::keyTileCount(Value tileStart, Causal causal) {
   return arith::CeilDivUIOp::create(b, loc, keyEnd(tileStart, causal),
                                     index(c.keyTile));
 }
@@ -143,7 +141,7 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
 
 Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
                                  Value head, Value row, Value loadRow,
-                                 Value pos, std::optional<int64_t> causal) {
+                                 Value pos, Causal causal) {
   Type f32Type = b.getF32Type();
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
   Value score = arith::MulFOp::create(b, loc, dot, f32(scale));
@@ -158,7 +156,7 @@ Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
     score = arith::AddFOp::create(b, loc, score, castFloat(b, loc, m, f32Type));
   }
   if (causal) {
-    Value last = arith::AddIOp::create(b, loc, row, index(*causal));
+    Value last = arith::AddIOp::create(b, loc, row, causalBound(causal, 0));
     visible = arith::AndIOp::create(
         b, loc, visible,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
@@ -232,8 +230,7 @@ Value KernelBuilder::reduceAcrossLanes(Value v, int64_t lanes, int64_t width,
 
 Value KernelBuilder::unmaskedTile(Value start, Value tileStart,
                                   Value subgroupRow, bool hasMask,
-                                  std::optional<int64_t> causal,
-                                  bool syncOrder) {
+                                  Causal causal, bool syncOrder) {
   Value unmasked = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   auto tileEnd = [&]() -> Value {
     return arith::AddIOp::create(b, loc, start, index(c.keyTile));
@@ -249,10 +246,10 @@ Value KernelBuilder::unmaskedTile(Value start, Value tileStart,
     return unmasked;
   // The causal bound of the subgroup's first row: the last position it sees
   // plus one.
-  Value offset = syncOrder ? Value() : index(*causal + 1);
+  Value offset = syncOrder ? Value() : causalBound(causal, 1);
   Value firstRow = arith::AddIOp::create(b, loc, tileStart, subgroupRow);
   if (syncOrder)
-    offset = index(*causal + 1);
+    offset = causalBound(causal, 1);
   Value bound = arith::AddIOp::create(b, loc, firstRow, offset);
   return arith::AndIOp::create(
       b, loc, unmasked,
@@ -320,7 +317,7 @@ std::tuple<Value, Value, Value> KernelBuilder::vectorCoords(int64_t rows,
 
 KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout,
                                                 Value mask, double scale,
-                                                std::optional<int64_t> causal) {
+                                                Causal causal) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -510,7 +507,10 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
     SmallVector<Value> eights;
     if (words) {
       SmallVector<Value> pairs = decodePairs(
-          packed, [&](Value x) -> SmallVector<Value> { return {row, x}; },
+          packed,
+          [&](Value x) -> SmallVector<Value> {
+            return {row, x};
+          },
           column, width, dim, block, /*natural=*/true);
       auto join = [&](int64_t p) -> Value {
         return vector::ShuffleOp::create(b, loc, pairs[p], pairs[p + 1],
@@ -525,12 +525,12 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
           b, loc, arith::DivUIOp::create(b, loc, column, index(32)),
           index(block.getBlockBytes()));
       Value lane = arith::RemUIOp::create(b, loc, column, index(32));
-      BlockDecoder decoder(
-          b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
-            return memref::LoadOp::create(rb, rl, packed,
-                                          ValueRange{row, offset})
-                .getResult();
-          });
+      BlockDecoder decoder(b, loc, block,
+                           [&](OpBuilder &rb, Location rl, Value offset) {
+                             return memref::LoadOp::create(
+                                        rb, rl, packed, ValueRange{row, offset})
+                                 .getResult();
+                           });
       SmallVector<Value> values;
       for (int64_t e = 0; e < 8; ++e)
         values.push_back(castFloat(

@@ -56,8 +56,7 @@ struct KernelBuilder::MmaSubgroup {
 };
 
 void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
-                             Value out, double scale,
-                             std::optional<int64_t> causal) {
+                             Value out, double scale, Causal causal) {
   // Q, K and V tiles (f16), each subgroup's 16 rows of scores (f32) and of
   // P (f16), and a 16-column row broadcast per row (f32); rows padded so
   // that the rows of a 16x16 operand start in different banks.
@@ -86,7 +85,7 @@ void KernelBuilder::buildMma(Value query, Value key, Value value, Value mask,
 
 KernelBuilder::MmaSubgroup
 KernelBuilder::beginMmaSubgroup(const MmaTiles &layout, Value mask,
-                                double scale, std::optional<int64_t> causal) {
+                                double scale, Causal causal) {
   MmaSubgroup g;
   g.f = beginMma(layout, mask, scale, causal);
   g.qTile = g.f.tiles[MmaTiles::Q];

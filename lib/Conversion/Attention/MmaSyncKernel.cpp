@@ -160,7 +160,7 @@ Value KernelBuilder::fragmentElement(Value v, int64_t i, int64_t e) {
 
 void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
-                                 std::optional<int64_t> causal) {
+                                 Causal causal) {
   // Q, K and V tiles only: the scores never leave registers.
   MmaTiles layout = getMmaTiles(s, KernelVariant::AttentionMmaSync, c.queryTile,
                                 c.keyTile, c.padBytes, c.rowBlocks, c.staging);
@@ -259,7 +259,7 @@ void KernelBuilder::storeMmaSyncState(const MmaSyncWarp &w,
 
 KernelBuilder::MmaSyncWarp
 KernelBuilder::beginMmaSyncWarp(const MmaTiles &layout, Value mask,
-                                double scale, std::optional<int64_t> causal) {
+                                double scale, Causal causal) {
   MmaSyncWarp w;
   w.f = beginMma(layout, mask, scale, causal);
   w.qTile = w.f.tiles[MmaTiles::Q];

@@ -22,8 +22,7 @@ using namespace cachet;
 using namespace cachet::attention;
 
 void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
-                                Value out, double scale,
-                                std::optional<int64_t> causal) {
+                                Value out, double scale, Causal causal) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
