@@ -2,12 +2,34 @@
 
 #include "cachet/Analysis/Buffers.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
+
+bool cachet::isArgumentDeviceCopy(Value buffer) {
+  auto cast = buffer.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast->getNumOperands() != 1)
+    return false;
+  Value descriptor = cast->getOperand(0);
+  while (auto insert = descriptor.getDefiningOp<LLVM::InsertValueOp>()) {
+    if (insert.getPosition() == ArrayRef<int64_t>{0}) {
+      auto call = insert.getValue().getDefiningOp<LLVM::CallOp>();
+      return call && call.getCallee() == kArgumentFunction;
+    }
+    descriptor = insert.getContainer();
+  }
+  return false;
+}
+
+bool cachet::isDistinctBuffer(Value buffer) {
+  return buffer.getDefiningOp<memref::AllocOp>() ||
+         buffer.getDefiningOp<gpu::AllocOp>() || isArgumentDeviceCopy(buffer);
+}
 
 Value cachet::getRootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Analysis/PrefetchPlan.h"
+#include "cachet/Analysis/Buffers.h"
 #include "cachet/Device/DeviceProfile.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
@@ -558,10 +560,14 @@ std::string cachet::whyWaitFirst(gpu::LaunchFuncOp launch,
              << ", which may point into its weights";
           return text;
         }
-        for (Value weight : weights)
+        for (Value weight : weights) {
+          Value a = getRootBuffer(operand), b = getRootBuffer(weight);
+          if (a != b && isDistinctBuffer(a) && isDistinctBuffer(b))
+            continue;
           if (!aliases.alias(operand, weight).isNo())
             return "the kernel of a launch before it may write a buffer that "
                    "may alias its weights";
+        }
       }
       // An async launch (on a stream of its own) orders nothing here.
       PrefetchPlanAttr plan = getPrefetchPlan(prev);
@@ -576,6 +582,14 @@ std::string cachet::whyWaitFirst(gpu::LaunchFuncOp launch,
     if (auto async = dyn_cast<gpu::AsyncOpInterface>(op);
         async && isa<gpu::MemcpyOp, gpu::MemsetOp, gpu::WaitOp>(op) &&
         !async.getAsyncToken() && async.getAsyncDependencies().empty())
+      return "";
+    // The upload of an argument (cachet-device-buffers): a copy on the
+    // in-order queue, a fence as gpu.memcpy is; or, for a buffer the caller
+    // keeps resident, nothing, at the function's entry, where the work of
+    // its previous call is complete (a compiled function waits for its work
+    // before it returns).
+    if (auto call = dyn_cast<LLVM::CallOp>(op);
+        call && call.getCallee() == kArgumentFunction)
       return "";
     if (op->getNumRegions() > 0 || isa<CallOpInterface>(op))
       return "an op with regions or a call comes before it in its block, "

@@ -144,6 +144,15 @@ LLVM::LLVMFuncOp getRuntimeFunction(OpBuilder &b, ModuleOp module,
   return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
 }
 
+/// Bytes of a static-shape buffer of `type`.
+int64_t getBufferBytes(MemRefType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+Value memrefFromPointer(OpBuilder &b, Location loc, Value device,
+                        MemRefType type);
+
 /// Returns true if `global` can stay resident on the device: a constant of
 /// static shape and identity layout.
 bool canBeResident(memref::GlobalOp global) {
@@ -179,18 +188,79 @@ Value emitResidentCopy(OpBuilder &b, memref::GetGlobalOp getGlobal,
       b, module, kResident, LLVM::LLVMFunctionType::get(ptr, {ptr, ptr, i64}));
 
   MemRefType type = global.getType();
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   Value slot = LLVM::AddressOfOp::create(b, loc, ptr, slotName);
-  Value size = arith::ConstantIntOp::create(b, loc, i64, bytes);
+  Value size = arith::ConstantIntOp::create(b, loc, i64, getBufferBytes(type));
   Value device = LLVM::CallOp::create(
                      b, loc, callee,
                      ValueRange{slot, alignedPointer(b, loc, getGlobal), size})
                      .getResult();
+  return memrefFromPointer(b, loc, device, type);
+}
 
-  // The memref descriptor of the device pointer (finalize-memref-to-llvm's
-  // layout), cast to the memref type; reconcile-unrealized-casts folds the
-  // cast into the lowered uses.
+/// The runtime's upload of a host argument, and its end at a return: a
+/// buffer the caller made resident (cachetMgpuBindResident) is its device
+/// copy, neither uploaded nor copied back nor freed (cachet/runtime.h).
+constexpr StringLiteral kArgumentEnd = "cachetMgpuArgumentEnd";
+
+/// Returns true if argument `arg` can be passed through cachetMgpuArgument:
+/// a static shape and identity layout (one run of bytes).
+bool canPassArgument(BlockArgument arg) {
+  auto type = dyn_cast<MemRefType>(arg.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// Returns the device copy of argument `arg` (see canPassArgument): a call
+/// to `cachetMgpuArgument` with its host pointer and size; sets `pointer` to
+/// the call's result.
+Value emitArgumentUpload(OpBuilder &b, BlockArgument arg, Value &pointer) {
+  auto module = arg.getOwner()->getParentOp()->getParentOfType<ModuleOp>();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type i64 = b.getI64Type();
+  Location loc = arg.getLoc();
+  auto type = cast<MemRefType>(arg.getType());
+  LLVM::LLVMFuncOp callee =
+      getRuntimeFunction(b, module, cachet::kArgumentFunction,
+                         LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
+  Value size = arith::ConstantIntOp::create(b, loc, i64, getBufferBytes(type));
+  Value device =
+      LLVM::CallOp::create(b, loc, callee,
+                           ValueRange{alignedPointer(b, loc, arg), size})
+          .getResult();
+  pointer = device;
+  return memrefFromPointer(b, loc, device, type);
+}
+
+/// Ends the call's use of `device` (a pointer), the copy of argument `arg`
+/// made by emitArgumentUpload: copied back into `arg` if `written`, then
+/// freed (neither for a resident buffer). The device memref gets no new use:
+/// the analyses of its kernels' launches see only them.
+void emitArgumentEnd(OpBuilder &b, Location loc, BlockArgument arg,
+                     Value device, bool written) {
+  auto module = arg.getOwner()->getParentOp()->getParentOfType<ModuleOp>();
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  LLVM::LLVMFuncOp callee = getRuntimeFunction(
+      b, module, kArgumentEnd,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                  {ptr, ptr, i64, i32}));
+  auto type = cast<MemRefType>(arg.getType());
+  LLVM::CallOp::create(
+      b, loc, callee,
+      ValueRange{
+          alignedPointer(b, loc, arg), device,
+          arith::ConstantIntOp::create(b, loc, i64, getBufferBytes(type)),
+          arith::ConstantIntOp::create(b, loc, i32, written ? 1 : 0)});
+}
+
+/// Returns the memref of `type` (static shape, identity layout) at device
+/// pointer `device`: its descriptor (finalize-memref-to-llvm's layout) cast
+/// to the memref type; reconcile-unrealized-casts folds the cast into the
+/// lowered uses.
+Value memrefFromPointer(OpBuilder &b, Location loc, Value device,
+                        MemRefType type) {
+  MLIRContext *context = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
   int64_t rank = type.getRank();
   SmallVector<Type> fields = {ptr, ptr, i64};
   if (rank) {
@@ -322,6 +392,11 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
   SmallVector<Value> residentBuffers;
   // The argument (or writable global) each device copy was uploaded from.
   DenseMap<Value, Value> uploadedFrom;
+  // Device copies of arguments made by cachetMgpuArgument (perhaps resident
+  // ones), with their arguments and pointers: ended by
+  // cachetMgpuArgumentEnd.
+  SmallVector<std::pair<Value, BlockArgument>> passedArguments;
+  SmallVector<Value> passedPointers;
   for (Value buffer : kernelBuffers) {
     if (auto arg = dyn_cast<BlockArgument>(buffer)) {
       if (arg.getOwner() != &entry)
@@ -333,11 +408,19 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       SmallVector<OpOperand *> uses = llvm::to_vector(
           llvm::map_range(arg.getUses(), [](OpOperand &use) { return &use; }));
       b.setInsertionPointToStart(&entry);
-      Value device = deviceAlloc(b, arg.getLoc(), arg);
-      memcpy(b, arg.getLoc(), device, arg);
+      Value device;
+      if (canPassArgument(arg)) {
+        Value pointer;
+        device = emitArgumentUpload(b, arg, pointer);
+        passedArguments.push_back({device, arg});
+        passedPointers.push_back(pointer);
+      } else {
+        device = deviceAlloc(b, arg.getLoc(), arg);
+        memcpy(b, arg.getLoc(), device, arg);
+        deviceBuffers.push_back(device);
+      }
       for (OpOperand *use : uses)
         use->set(device);
-      deviceBuffers.push_back(device);
       uploadedFrom[device] = arg;
       continue;
     }
@@ -399,8 +482,10 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       deviceBuffers.push_back(device.getMemref());
   }
 
-  for (Value device :
-       llvm::concat<Value>(deviceBuffers, residentBuffers, scopedBuffers))
+  SmallVector<Value> passedBuffers =
+      llvm::to_vector(llvm::make_first_range(passedArguments));
+  for (Value device : llvm::concat<Value>(deviceBuffers, passedBuffers,
+                                          residentBuffers, scopedBuffers))
     if (failed(legalizeHostUses(b, device)))
       return failure();
   // Buffers of a nested block: freed before its terminator unless the host
@@ -413,6 +498,7 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     gpu::DeallocOp::create(b, device.getLoc(), Type(), ValueRange(), device);
   }
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
+  onDevice.insert(passedBuffers.begin(), passedBuffers.end());
   onDevice.insert(residentBuffers.begin(), residentBuffers.end());
 
   // Arguments the device writes (updated in place): the caller sees the
@@ -422,6 +508,10 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     if (Value host = uploadedFrom.lookup(device);
         host && deviceMayWrite(device, host))
       writtenArguments.push_back({device, host});
+
+  SmallVector<bool> passedWritten;
+  for (auto [device, arg] : passedArguments)
+    passedWritten.push_back(deviceMayWrite(device, arg));
 
   // Copy written arguments and results back; free what is still on the
   // device at every return. A result that is the device copy of an argument
@@ -457,6 +547,9 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
       if (!freed)
         gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange(), device);
     }
+    for (auto [passed, pointer, written] :
+         llvm::zip_equal(passedArguments, passedPointers, passedWritten))
+      emitArgumentEnd(b, ret.getLoc(), passed.second, pointer, written);
     return WalkResult::advance();
   });
   return failure(walked.wasInterrupted());

@@ -183,6 +183,37 @@ void loadAndStoreBF16AsI16(llvm::Module &module) {
         }
 }
 
+/// Adds `void _cachet_packed_<entry>(void **args)`, which calls
+/// `_mlir_ciface_<entry>` with `args[i]` as its i-th parameter (a pointer:
+/// the results' struct, then one memref descriptor per argument; a scalar
+/// parameter is loaded from the pointer). A caller passes any number of
+/// arguments through one call, without a C prototype per count.
+LogicalResult addPackedEntry(llvm::Module &module, StringRef entry) {
+  llvm::Function *callee = module.getFunction(("_mlir_ciface_" + entry).str());
+  if (!callee)
+    return failure();
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(context);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr}, false);
+  llvm::Function *packed =
+      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                             ("_cachet_packed_" + entry).str(), module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", packed));
+  SmallVector<llvm::Value *> args;
+  for (auto [index, param] : llvm::enumerate(callee->args())) {
+    llvm::Value *slot = b.CreateConstInBoundsGEP1_64(
+        ptr, packed->getArg(0), static_cast<uint64_t>(index));
+    llvm::Value *pointer = b.CreateLoad(ptr, slot);
+    args.push_back(param.getType()->isPointerTy()
+                       ? pointer
+                       : b.CreateLoad(param.getType(), pointer));
+  }
+  b.CreateCall(callee, args);
+  b.CreateRetVoid();
+  return success();
+}
+
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
 /// links it into the shared object `path`.
 LogicalResult
@@ -219,6 +250,9 @@ buildSharedObject(ModuleOp module, const ArtifactOptions &options,
       llvm::CodeGenOptLevel::Aggressive));
   llvmModule->setDataLayout(machine->createDataLayout());
   loadAndStoreBF16AsI16(*llvmModule);
+  if (failed(addPackedEntry(*llvmModule, options.entry)))
+    return module.emitError("artifact: no _mlir_ciface_")
+           << options.entry << " in " << path;
   llvmModule->setTargetTriple(triple);
 
   std::string object = (path + ".o").str();

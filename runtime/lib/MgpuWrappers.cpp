@@ -60,11 +60,25 @@ struct MgpuState {
   std::string backend;
   /// Keyed by the mapped host address of each allocation.
   std::map<uintptr_t, Allocation> allocations;
+  /// Resident host buffers (cachetMgpuBindResident): host address to its
+  /// device copy and size.
+  std::map<uintptr_t, std::pair<void *, uint64_t>> resident;
 };
 
 MgpuState &state() {
   static MgpuState *instance = new MgpuState();
   return *instance;
+}
+
+/// Returns the device copy of resident `host` if it is bound with at least
+/// `bytes`, else null.
+void *findResident(const void *host, uint64_t bytes) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.resident.find(reinterpret_cast<uintptr_t>(host));
+  if (it == s.resident.end() || it->second.second < bytes)
+    return nullptr;
+  return it->second.first;
 }
 
 /// The first failure since the last cachetMgpuTakeError.
@@ -89,6 +103,14 @@ void reportError(const char *function, const char *what, CachetStatus status) {
     first.status = status;
     first.message = std::string(function) + ": " + what;
   }
+}
+
+/// Returns the kind of the failure kept for cachetMgpuTakeError (without
+/// taking it), CACHET_SUCCESS when there is none.
+CachetStatus pendingStatus() {
+  FirstError &first = firstError();
+  std::lock_guard<std::mutex> lock(first.mutex);
+  return first.status;
 }
 
 /// Returns the runtime (creating it on first use), or null after printing
@@ -331,8 +353,8 @@ bool queueSpanWait(const char *caller, CachetRuntime runtime) {
     CachetModule module = nullptr;
     if (failed(caller, cachetModuleLoad(runtime, kSpanWaitPtx,
                                         sizeof(kSpanWaitPtx) - 1, &module)) ||
-        failed(caller, cachetKernelGet(runtime, module, "cachet_span_wait",
-                                       &kernel))) {
+        failed(caller,
+               cachetKernelGet(runtime, module, "cachet_span_wait", &kernel))) {
       failedOnce = true;
       return false;
     }
@@ -774,6 +796,88 @@ void *cachetMgpuResident(void **slot, const void *host, uint64_t bytes) {
   mgpuMemcpy(device, const_cast<void *>(host), bytes, nullptr);
   *slot = device;
   return device;
+}
+
+CachetStatus cachetMgpuBindResident(const void *host, uint64_t bytes,
+                                    void **device) {
+  if (!host || !device || !bytes) {
+    reportError(__func__, "null host or device pointer, or zero bytes",
+                CACHET_ERROR_INVALID_ARGUMENT);
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  if (findResident(host, 0)) {
+    reportError(__func__, "the host buffer is already resident",
+                CACHET_ERROR_INVALID_ARGUMENT);
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  }
+  void *copy = mgpuMemAlloc(bytes, nullptr, false);
+  if (!copy)
+    return pendingStatus() == CACHET_SUCCESS ? CACHET_ERROR_OUT_OF_MEMORY
+                                             : pendingStatus();
+  mgpuMemcpy(copy, const_cast<void *>(host), bytes, nullptr);
+  CachetStatus status = pendingStatus();
+  if (status != CACHET_SUCCESS) {
+    mgpuMemFree(copy, nullptr);
+    return status;
+  }
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.resident[reinterpret_cast<uintptr_t>(host)] = {copy, bytes};
+  *device = copy;
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuSyncResident(void *host) {
+  MgpuState &s = state();
+  std::pair<void *, uint64_t> entry;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.resident.find(reinterpret_cast<uintptr_t>(host));
+    if (it == s.resident.end()) {
+      reportError(__func__, "the host buffer is not resident",
+                  CACHET_ERROR_NOT_FOUND);
+      return CACHET_ERROR_NOT_FOUND;
+    }
+    entry = it->second;
+  }
+  mgpuMemcpy(host, entry.first, entry.second, nullptr);
+  return pendingStatus();
+}
+
+CachetStatus cachetMgpuUnbindResident(const void *host) {
+  MgpuState &s = state();
+  void *copy = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.resident.find(reinterpret_cast<uintptr_t>(host));
+    if (it == s.resident.end()) {
+      reportError(__func__, "the host buffer is not resident",
+                  CACHET_ERROR_NOT_FOUND);
+      return CACHET_ERROR_NOT_FOUND;
+    }
+    copy = it->second.first;
+    s.resident.erase(it);
+  }
+  mgpuMemFree(copy, nullptr);
+  return pendingStatus();
+}
+
+void *cachetMgpuArgument(const void *host, uint64_t bytes) {
+  if (void *copy = findResident(host, bytes))
+    return copy;
+  void *copy = mgpuMemAlloc(bytes, nullptr, false);
+  if (copy)
+    mgpuMemcpy(copy, const_cast<void *>(host), bytes, nullptr);
+  return copy;
+}
+
+void cachetMgpuArgumentEnd(void *host, void *device, uint64_t bytes,
+                           int32_t written) {
+  if (!device || findResident(host, bytes) == device)
+    return;
+  if (written)
+    mgpuMemcpy(host, device, bytes, nullptr);
+  mgpuMemFree(device, nullptr);
 }
 
 CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {

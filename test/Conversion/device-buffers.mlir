@@ -1,10 +1,15 @@
 // RUN: cachet-opt %s -split-input-file -verify-diagnostics -cachet-device-buffers | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -cachet-device-buffers=resident-constants=false | FileCheck %s --check-prefix=PERCALL
 
+// An argument goes through the runtime's cachetMgpuArgument (its resident
+// device copy where the caller bound one, else an upload) and is ended by
+// cachetMgpuArgumentEnd at the return (0: not written).
 // CHECK-LABEL: func.func @f
 // CHECK-SAME: (%[[X:.*]]: memref<16xf32>)
-// CHECK: %[[DX:.*]] = gpu.alloc () : memref<16xf32>
-// CHECK: gpu.memcpy %[[DX]], %[[X]]
+// CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: %[[P:.*]] = llvm.call @cachetMgpuArgument(%{{.*}}, %{{.*}}) : (!llvm.ptr, i64) -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[P]], %{{.*}}[0]
+// CHECK: %[[DX:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<16xf32>
 // CHECK: %[[Y:.*]] = gpu.alloc () : memref<16xf32>
 // CHECK: %[[T:.*]] = gpu.alloc () : memref<16xf32>
 // CHECK: gpu.launch_func @k::@k {{.*}} args(%[[DX]] : memref<16xf32>, %[[Y]] : memref<16xf32>)
@@ -12,9 +17,13 @@
 // CHECK: gpu.dealloc %[[Y]]
 // CHECK: %[[H:.*]] = memref.alloc() : memref<16xf32>
 // CHECK: gpu.memcpy %[[H]], %[[T]]
-// CHECK-DAG: gpu.dealloc %[[DX]]
-// CHECK-DAG: gpu.dealloc %[[T]]
+// CHECK: gpu.dealloc %[[T]]
+// CHECK-NOT: gpu.dealloc %[[DX]]
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: llvm.call @cachetMgpuArgumentEnd(%{{.*}}, %[[P]], %{{.*}}, %[[ZERO]]) : (!llvm.ptr, !llvm.ptr, i64, i32) -> ()
 // CHECK: return %[[H]]
+// CHECK: llvm.func @cachetMgpuArgument(!llvm.ptr, i64) -> !llvm.ptr
+// CHECK: llvm.func @cachetMgpuArgumentEnd(!llvm.ptr, !llvm.ptr, i64, i32)
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @k(%a: memref<16xf32>, %b: memref<16xf32>) kernel { gpu.return }
@@ -59,14 +68,16 @@ module attributes {gpu.container_module} {
 // argument the kernels only read is not copied back.
 // CHECK-LABEL: func.func @in_place
 // CHECK-SAME: (%[[C:.*]]: memref<8x4xf32>, %[[X:.*]]: memref<2x4xf32>)
-// CHECK: %[[DC:.*]] = gpu.alloc () : memref<8x4xf32>
-// CHECK: gpu.memcpy %[[DC]], %[[C]]
-// CHECK: %[[DX:.*]] = gpu.alloc () : memref<2x4xf32>
-// CHECK: gpu.memcpy %[[DX]], %[[X]]
+// CHECK: %[[PC:.*]] = llvm.call @cachetMgpuArgument(%{{.*}}, %{{.*}})
+// CHECK: %[[DC:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<8x4xf32>
+// CHECK: %[[PX:.*]] = llvm.call @cachetMgpuArgument(%{{.*}}, %{{.*}})
+// CHECK: %[[DX:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<2x4xf32>
 // CHECK: %[[S:.*]] = memref.subview %[[DC]][3, 0] [2, 4] [1, 1]
 // CHECK: gpu.launch_func @k::@append {{.*}} args(%[[DX]] : memref<2x4xf32>, %[[S]] :
-// CHECK: gpu.memcpy %[[C]], %[[DC]]
-// CHECK-NOT: gpu.memcpy %[[X]]
+// CHECK: %[[NO:.*]] = arith.constant 0 : i32
+// CHECK: llvm.call @cachetMgpuArgumentEnd(%{{.*}}, %[[PX]], %{{.*}}, %[[NO]])
+// CHECK: %[[YES:.*]] = arith.constant 1 : i32
+// CHECK: llvm.call @cachetMgpuArgumentEnd(%{{.*}}, %[[PC]], %{{.*}}, %[[YES]])
 // CHECK: return %[[C]]
 module attributes {gpu.container_module} {
   gpu.module @k {

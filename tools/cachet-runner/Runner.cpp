@@ -281,13 +281,13 @@ struct BlockInfo {
 
 bool blockInfo(const std::string &format, BlockInfo &info) {
   static const std::pair<const char *, BlockInfo> table[] = {
-      {"q8_0", {34, {0}, 128}},           {"q4_0", {18, {0}, 8}},
-      {"q4_1", {20, {0, 2}, 15}},         {"q5_0", {22, {0}, 16}},
-      {"q5_1", {24, {0, 2}, 31}},         {"iq4_nl", {18, {0}, 127}},
-      {"q2_K", {84, {80, 82}, 45, 256}},  {"q3_K", {110, {108}, 128, 256}},
-      {"q4_K", {144, {0, 2}, 945, 256}},
-      {"q5_K", {176, {0, 2}, 1953, 256}}, {"q6_K", {210, {208}, 4096, 256}},
-      {"tq2_0", {66, {64}, 2, 256}},      {"tq1_0", {54, {52}, 1, 256}},
+      {"q8_0", {34, {0}, 128}},          {"q4_0", {18, {0}, 8}},
+      {"q4_1", {20, {0, 2}, 15}},        {"q5_0", {22, {0}, 16}},
+      {"q5_1", {24, {0, 2}, 31}},        {"iq4_nl", {18, {0}, 127}},
+      {"q2_K", {84, {80, 82}, 45, 256}}, {"q3_K", {110, {108}, 128, 256}},
+      {"q4_K", {144, {0, 2}, 945, 256}}, {"q5_K", {176, {0, 2}, 1953, 256}},
+      {"q6_K", {210, {208}, 4096, 256}}, {"tq2_0", {66, {64}, 2, 256}},
+      {"tq1_0", {54, {52}, 1, 256}},
   };
   for (const auto &[name, entry] : table)
     if (format == name) {
@@ -388,26 +388,9 @@ std::vector<int64_t> makeDescriptor(void *data, const Tensor &tensor) {
   return d;
 }
 
-using Fn = void *;
-template <size_t> using Pointer = void *;
-/// The most pointer arguments (the results' buffer and one descriptor per
-/// argument) an entry may take: a whole model has a few per layer.
-constexpr size_t kMaxCallArguments = 128;
-/// Calls `fn` as a function of `sizeof...(I)` pointer arguments.
-template <size_t... I>
-void callWith(Fn fn, void **args, std::index_sequence<I...>) {
-  using Ptr = void (*)(Pointer<I>...);
-  reinterpret_cast<Ptr>(fn)(args[I]...);
-}
-template <size_t... N>
-bool callTable(Fn fn, void **args, size_t count, std::index_sequence<N...>) {
-  bool called = false;
-  (void)((count == N ? (callWith(fn, args, std::make_index_sequence<N>()),
-                        called = true)
-                     : false) ||
-         ...);
-  return called;
-}
+/// The artifact's packed entry, `_cachet_packed_<entry>(void **args)`: the
+/// results' buffer, then one pointer per argument (see Artifact.h).
+using Fn = void (*)(void **);
 
 /// Returns false, with `error` and `failure` set, when an mgpu* call failed
 /// since the last check (the mgpu* functions return no status).
@@ -437,9 +420,10 @@ public:
     }
     if (!mgpuSucceeded("loading " + path, failure, error))
       return false;
-    fn = dlsym(handle, ("_mlir_ciface_" + entry).c_str());
+    fn = reinterpret_cast<Fn>(
+        dlsym(handle, ("_cachet_packed_" + entry).c_str()));
     if (!fn) {
-      error = path + " has no _mlir_ciface_" + entry;
+      error = path + " has no _cachet_packed_" + entry;
       return false;
     }
     return true;
@@ -471,12 +455,7 @@ public:
       args.push_back(resultBuffer.data());
     for (auto &d : descriptors)
       args.push_back(d.data());
-    if (!callTable(fn, args.data(), args.size(),
-                   std::make_index_sequence<kMaxCallArguments + 1>())) {
-      error = "entry has too many arguments for the runner (at most " +
-              std::to_string(kMaxCallArguments) + ")";
-      return false;
-    }
+    fn(args.data());
     if (!mgpuSucceeded("calling @" + manifest.entry, failure, error))
       return false;
     // Buffers the caller owns, and those already freed.

@@ -24,6 +24,22 @@ mlir::Value getRootBuffer(mlir::Value value);
 /// and metadata extraction do not.
 bool mayWriteBuffer(mlir::Value buffer);
 
+/// The runtime function through which cachet-device-buffers passes a
+/// function argument to the kernels (its resident device copy, or a new
+/// copy): `void *cachetMgpuArgument(const void *host, uint64_t bytes)`.
+inline constexpr llvm::StringLiteral kArgumentFunction = "cachetMgpuArgument";
+
+/// Returns true if `buffer` is the device copy of a function argument made
+/// by cachet-device-buffers (a `cachetMgpuArgument` call's pointer given a
+/// memref descriptor).
+bool isArgumentDeviceCopy(mlir::Value buffer);
+
+/// Returns true if `buffer` is memory no other buffer of the function
+/// shares: a `memref.alloc`, a `gpu.alloc` or the device copy of an
+/// argument (each argument has its own; a caller that binds one host
+/// buffer resident must not pass it as two arguments of one call).
+bool isDistinctBuffer(mlir::Value buffer);
+
 /// Returns true if `type` is one run of bytes from its aligned pointer: an
 /// identity layout (of any sizes), or a statically shaped, contiguous view
 /// at offset 0. The runtime's copies take

@@ -612,11 +612,16 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
     * a `memref.alloc` whose buffer a kernel uses becomes `gpu.alloc`, and
       its `memref.dealloc` a `gpu.dealloc`; `memref.copy` between such
       buffers becomes `gpu.memcpy`;
-    * a function argument a kernel uses is copied to a `gpu.alloc` buffer
-      once, at function entry; if a kernel or copy may write it (an argument
-      updated in place, such as a KV cache appended with `insert_slice`), it
-      is copied back into the argument before every return, so the caller
-      sees the update as with the CPU reference;
+    * a function argument a kernel uses (of static shape) is passed through
+      the runtime's `cachetMgpuArgument` at function entry: the device copy
+      the caller keeps resident (`cachetMgpuBindResident`: weights and KV
+      caches that stay on the device across calls), else a new upload; at
+      every return `cachetMgpuArgumentEnd` copies it back into the argument
+      if a kernel or copy may write it (an argument updated in place, such
+      as a KV cache appended with `insert_slice`, so the caller sees the
+      update as with the CPU reference) and frees it, neither for a resident
+      copy. An argument of dynamic shape is copied to a `gpu.alloc` buffer
+      and back the same way;
     * a constant global (`memref.get_global` of a `constant` memref.global,
       what bufferization makes of `arith.constant` and immutable
       `ml_program.global`s) that kernels only read stays resident: the
@@ -653,15 +658,17 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
 
     ```mlir
     func.func @f(%x: memref<16xf32>) -> memref<16xf32> {
-      %dx = gpu.alloc () : memref<16xf32>
-      gpu.memcpy %dx, %x : memref<16xf32>, memref<16xf32>
+      %p = llvm.call @cachetMgpuArgument(%xPtr, %c64) : (!llvm.ptr, i64) -> !llvm.ptr
+      %dx = builtin.unrealized_conversion_cast %pDescriptor
+          : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<16xf32>
       %y = gpu.alloc () : memref<16xf32>
       gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
           args(%dx : memref<16xf32>, %y : memref<16xf32>)
       %h = memref.alloc() : memref<16xf32>
       gpu.memcpy %h, %y : memref<16xf32>, memref<16xf32>
-      gpu.dealloc %dx : memref<16xf32>
       gpu.dealloc %y : memref<16xf32>
+      llvm.call @cachetMgpuArgumentEnd(%xPtr, %p, %c64, %notWritten)
+          : (!llvm.ptr, !llvm.ptr, i64, i32) -> ()
       return %h : memref<16xf32>
     }
     ```
@@ -820,6 +827,99 @@ def StreamLoops : Pass<"cachet-stream-loops", "mlir::func::FuncOp"> {
     %b = gpu.launch_func async [%t] @k2::@k2 ...
     ```
   }];
+}
+
+def SinkViewsIntoKernels
+    : Pass<"cachet-sink-views-into-kernels", "mlir::func::FuncOp"> {
+  let summary = "Build views at run-time offsets inside the kernels that "
+                "read them (SPIR-V)";
+  let description = [{
+    A kernel that reads a view at an offset known only at run time (the
+    RoPE rows or the KV cache rows of a decode step at a position argument,
+    a `tensor.extract_slice` / `insert_slice` with a dynamic offset) takes a
+    memref with a dynamic-offset layout. SPIR-V storage buffers carry no
+    offset, so `convert-gpu-to-spirv` cannot lower such a kernel argument
+    ("failed to legalize operation 'gpu.func'"). This pass moves each memref
+    view op (`memref.subview`, `memref.reinterpret_cast`, `memref.cast`,
+    `memref.expand_shape`, `memref.collapse_shape`) whose result has a
+    dynamic offset or stride, and that a `gpu.launch` body uses, into that
+    body (the chain of such views, from the first one at a dynamic offset).
+    After outlining, the
+    kernel takes the root buffer and the offsets as scalars, and
+    `fold-memref-alias-ops` folds the view into its loads and stores. The
+    host keeps its own uses of the view. cachet-compile runs it on SPIR-V
+    before `gpu-kernel-outlining`; the kernels compute the same addresses.
+
+    Before:
+
+    ```mlir
+    %row = memref.subview %cos[%pos, 0] [1, 32] [1, 1]
+        : memref<16x32xf32> to memref<1x32xf32, strided<[32, 1], offset: ?>>
+    gpu.launch blocks(...) threads(...) {
+      %c = memref.load %row[%c0, %tx]
+          : memref<1x32xf32, strided<[32, 1], offset: ?>>
+      ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    gpu.launch blocks(...) threads(...) {
+      %row = memref.subview %cos[%pos, 0] [1, 32] [1, 1]
+          : memref<16x32xf32> to memref<1x32xf32, strided<[32, 1], offset: ?>>
+      %c = memref.load %row[%c0, %tx]
+          : memref<1x32xf32, strided<[32, 1], offset: ?>>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def ScalarKernelArguments
+    : Pass<"cachet-scalar-kernel-arguments", "mlir::ModuleOp"> {
+  let summary = "Pass SPIR-V kernels their scalar arguments in buffers";
+  let description = [{
+    A kernel argument that is not a memref (a decode step's position, a
+    chunk's offset) has no lowering on SPIR-V: the Vulkan launch convention
+    binds buffers only (`gpu-to-llvm` with bare pointers and interspersed
+    sizes rejects the launch). This pass gives each such argument of a
+    kernel a one-element device buffer instead: the kernel loads the value
+    at entry (an `index` travels as `i32`, the SPIR-V index width), and
+    each `gpu.launch_func` of the kernel first writes the value into a new
+    `gpu.alloc` buffer (`gpu.memcpy` from a host `memref.alloca`), which is
+    freed after the launch. cachet-compile runs it on SPIR-V right after
+    `cachet-device-buffers`.
+
+    Before:
+
+    ```mlir
+    gpu.func @k(%buf: memref<16xf32>, %pos: index) kernel { ... }
+    gpu.launch_func @m::@k blocks in (...) threads in (...)
+        args(%b : memref<16xf32>, %p : index)
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k(%buf: memref<16xf32>, %posBuf: memref<1xi32>) kernel {
+      %v = memref.load %posBuf[%c0] : memref<1xi32>
+      %pos = arith.index_cast %v : i32 to index
+      ...
+    }
+    %h = memref.alloca() : memref<1xi32>
+    memref.store %pi32, %h[%c0] : memref<1xi32>
+    %d = gpu.alloc () : memref<1xi32>
+    gpu.memcpy %d, %h : memref<1xi32>, memref<1xi32>
+    gpu.launch_func @m::@k blocks in (...) threads in (...)
+        args(%b : memref<16xf32>, %d : memref<1xi32>)
+    gpu.dealloc %d : memref<1xi32>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def LowerLaunchAttributes

@@ -11,8 +11,12 @@
 //   ref.so               the entry compiled for the host CPU (the reference)
 //
 // Each shared object exports `_mlir_ciface_<entry>` (the MLIR C interface:
-// pointers to memref descriptors); the GPU ones call the upstream mgpu* ABI,
-// which libcachet_runtime implements.
+// pointers to memref descriptors) and `_cachet_packed_<entry>(void **args)`,
+// which calls it with `args[0]` (the results' struct, when there are
+// results) and one pointer per argument (its descriptor, or its value for a
+// scalar): one prototype for any number of arguments (a whole model has a
+// few per layer). The GPU ones call the upstream mgpu* ABI, which
+// libcachet_runtime implements.
 //
 //===----------------------------------------------------------------------===//
 

@@ -542,6 +542,39 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuMemcpy2D(void *dst, uint64_t dstPitch,
 CACHET_RT_EXPORT void *cachetMgpuResident(void **slot, const void *host,
                                           uint64_t bytes);
 
+/** Makes `bytes` of host memory at `host` resident: allocates mgpuMemAlloc
+ *  memory, uploads `host` into it (after the work recorded so far) and
+ *  stores its address in `*device`. From then on a generated function that
+ *  takes a buffer at exactly `host` (of at most `bytes`) as an argument
+ *  uses this device copy: it uploads nothing, and what it writes there (a
+ *  KV cache appended in place) stays on the device; `host` is not updated
+ *  (cachetMgpuSyncResident reads it back). This is how a caller keeps
+ *  weights and caches on the device across calls. Binding `host` again is
+ *  CACHET_ERROR_INVALID_ARGUMENT. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuBindResident(const void *host,
+                                                     uint64_t bytes,
+                                                     void **device);
+
+/** Copies the device copy of resident `host` back into it (after the work
+ *  recorded so far, waiting for it). */
+CACHET_RT_EXPORT CachetStatus cachetMgpuSyncResident(void *host);
+
+/** Ends the residency of `host` and frees its device copy. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuUnbindResident(const void *host);
+
+/** Generated code's upload of a function argument at `host`: its resident
+ *  device copy where the caller bound one (cachetMgpuBindResident), else a
+ *  new mgpuMemAlloc buffer holding a copy of its `bytes`. Returns NULL on
+ *  failure (kept for cachetMgpuTakeError). */
+CACHET_RT_EXPORT void *cachetMgpuArgument(const void *host, uint64_t bytes);
+
+/** Generated code's end of the argument `device` that cachetMgpuArgument
+ *  returned for `host`, at the function's return: nothing for a resident
+ *  copy; else copied back into `host` when `written` is non-zero (the
+ *  function updated the argument in place), then freed. */
+CACHET_RT_EXPORT void cachetMgpuArgumentEnd(void *host, void *device,
+                                            uint64_t bytes, int32_t written);
+
 /** Returns the device time between two recorded mgpu events, in ns. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuEventElapsedNs(void *start, void *end,
                                                        uint64_t *ns);
