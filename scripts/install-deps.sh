@@ -9,6 +9,9 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
   # Build tools.
   cmake ninja-build g++ python3
+  # numpy: bench/gguf_reader.py decodes GGUF tensors with it (the lit
+  # feature `numpy`; without it those tests are UNSUPPORTED).
+  python3-numpy
   # Vulkan loader, headers and Mesa's lavapipe (Vulkan on the CPU).
   libvulkan-dev mesa-vulkan-drivers vulkan-tools spirv-tools
   # ROCm device bitcode for the ROCDL target.

@@ -2,6 +2,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -37,6 +38,7 @@ tools = [
     "cachet-bench",
     "cachet-probe",
     "cachet-gen",
+    "cachet-gguf",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     "cachet-spirv-reflect",
@@ -53,6 +55,16 @@ with open(os.path.join(config.cachet_src_root, "include", "cachet", "Dialect",
                        "CachetOps.td")) as ops:
     if 'Cachet_Op<"quantize"' in ops.read():
         config.available_features.add("cachet-quantize")
+
+# `numpy`: the Python that runs the tests has numpy (bench/gguf_reader.py
+# decodes tensors with it).
+try:
+    if subprocess.run([sys.executable, "-c", "import numpy"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                      timeout=120).returncode == 0:
+        config.available_features.add("numpy")
+except (OSError, subprocess.TimeoutExpired):
+    pass
 
 # `vulkan`: a Vulkan device (lavapipe counts) that libcachet_runtime can use.
 # `vulkan-coop-matrix`: one on which the runtime enabled
