@@ -42,6 +42,35 @@ for pair in attention_q8_0_prefill:attention_q8_0_prefill \
     echo "  cachet-run failed ($rc):"; sed 's/^/    /' "$err" | grep -v remark | tail -5
   fi
 done
+
+# A whole decoder: a tiny random llama model (written as GGUF, loaded back)
+# compiled once into prefill and decode functions at a run-time position,
+# weights and KV cache resident on the device; the prompt, then greedy
+# decoding, step by step beside the CPU reference and the rewrites-off
+# build.
+echo
+echo "cachet-generate --random=tiny (2 layers, q8_0 KV cache):"
+gen="$log/generate"
+"$bin/cachet-generate" --random=tiny --kv=q8_0-packed --prompt-length=6 \
+    --n-predict=8 --ctx=32 --ubatch=4 --profile="$profile" --check \
+    --compare-rewrites --cache-dir="$gen.cache" --remarks="$gen.remarks" \
+    >"$gen.out" 2>"$gen.err"
+rc=$?
+[ "$rc" -eq 0 ] || status=1
+sed 's/^/  /' "$gen.out"
+raised=$(grep -c 'cachet-raise-attention: raised' "$gen.remarks")
+once=$(grep -c 'cachet-dequant-once-kv: rewritten' "$gen.remarks")
+notOnce=$(grep -oE 'cachet-dequant-once-kv: not rewritten: [^(;]*' "$gen.remarks" |
+          sed 's/.*not rewritten: //' | sort -u | head -1)
+padded=$(grep -oE 'cachet-pad-weight-rows: padded [0-9]+ of [0-9]+ weights' "$gen.remarks" |
+         sed -E 's/.*padded ([0-9]+) of ([0-9]+) weights/\1 of \2/' | head -1)
+echo "  rewrites: $raised attentions raised (prefill and decode, both builds);" \
+     "dequantized once in $once${notOnce:+ (else: $notOnce)};" \
+     "weights padded: ${padded:-none}"
+if [ "$rc" -ne 0 ]; then
+  echo "  cachet-generate failed ($rc):"; sed 's/^/    /' "$gen.err" | tail -5
+fi
+
 echo
 grep -h '^device:' "$log"/*.out | head -1
 echo "profile: $profile; check = results within tolerance of the CPU reference;"

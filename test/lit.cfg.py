@@ -39,6 +39,7 @@ tools = [
     "cachet-probe",
     "cachet-gen",
     "cachet-gguf",
+    "cachet-generate",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     "cachet-spirv-reflect",
