@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <sys/stat.h>
@@ -100,6 +101,11 @@ static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("--check: |gpu - ref| <= tolerance * (1 + max |ref|) per step"),
     cl::init(0.02));
+static cl::opt<std::string> dumpLogits(
+    "dump-logits",
+    cl::desc("Write every step's logits (float32 rows of the vocabulary, "
+             "rewrites on) to this file"),
+    cl::init(""));
 static cl::opt<std::string>
     remarksFile("remarks",
                 cl::desc("Write the compilers' remarks (what each rewrite "
@@ -545,6 +551,14 @@ int main(int argc, char **argv) {
       status = 1;
   }
 
+  if (!dumpLogits.empty()) {
+    std::ofstream out(dumpLogits, std::ios::binary);
+    for (const std::vector<float> &step : on.logits)
+      out.write(reinterpret_cast<const char *>(step.data()),
+                std::streamsize(step.size() * sizeof(float)));
+    if (!out)
+      return fail("cannot write " + dumpLogits);
+  }
   std::cout << "prompt:";
   for (int32_t id : promptIds)
     std::cout << " " << id;
