@@ -40,6 +40,7 @@ tools = [
     "cachet-gen",
     "cachet-gguf",
     "cachet-generate",
+    "cachet-generate-runner",
     ToolSubst("mlir-translate", os.path.join(config.llvm_tools_dir, "mlir-translate")),
     "cachet-runtime-test",
     "cachet-spirv-reflect",

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
+#include <iterator>
 
 using namespace cachet;
 using namespace cachet::generate;
@@ -169,6 +171,20 @@ bool Session::open(const std::string &prefillArtifact,
                    const std::string &decodeArtifact, Variant kind,
                    std::string &error) {
   variant = kind;
+  if (kind != Variant::Reference) {
+    // The GPU code's mgpu* calls go to the backend of the artifact's
+    // target (manifest.json: "target": "spirv" | "nvvm" | "rocdl").
+    std::ifstream manifest(prefillArtifact + "/manifest.json");
+    std::string text((std::istreambuf_iterator<char>(manifest)),
+                     std::istreambuf_iterator<char>());
+    const char *backend = text.find("\"nvvm\"") != std::string::npos ? "cuda"
+                          : text.find("\"rocdl\"") != std::string::npos
+                              ? "hip"
+                              : "vulkan";
+    if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS)
+      return mgpuOk(std::string("selecting the ") + backend + " backend",
+                    error);
+  }
   if (!prefillProgram.load(prefillArtifact, kind, error) ||
       !decodeProgram.load(decodeArtifact, kind, error))
     return false;

@@ -20,8 +20,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Dialect/CachetDialect.h"
+#include "cachet/Generate/Generate.h"
 #include "cachet/Generate/Gguf.h"
-#include "cachet/Generate/Session.h"
 #include "cachet/ModelGen/ModelGen.h"
 #include "cachet/Target/Artifact.h"
 
@@ -101,6 +101,10 @@ static cl::opt<double> tolerance(
     "tolerance",
     cl::desc("--check: |gpu - ref| <= tolerance * (1 + max |ref|) per step"),
     cl::init(0.02));
+static cl::opt<bool> compileOnly(
+    "compile-only",
+    cl::desc("Compile (or find) the two artifacts, print their folders and "
+             "stop (cachet-generate-runner runs them on a GPU server)"));
 static cl::opt<std::string> dumpLogits(
     "dump-logits",
     cl::desc("Write every step's logits (float32 rows of the vocabulary, "
@@ -127,92 +131,6 @@ int fail(const std::string &message) {
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-/// Appends `value` in the activation type to `bytes`.
-void pushValue(std::vector<uint8_t> &bytes, float value, bool bf16) {
-  uint16_t h = bf16 ? gguf::floatToBf16(value) : gguf::floatToHalf(value);
-  bytes.push_back(h & 0xff);
-  bytes.push_back(h >> 8);
-}
-
-/// The rows of `tensor` (ggml's ne[1] rows of ne[0] values) as floats.
-std::vector<float> readFloats(const gguf::File &file,
-                              const gguf::TensorInfo &tensor) {
-  std::vector<float> values(tensor.elements());
-  gguf::dequantize(tensor.type, file.data(tensor), tensor.elements(),
-                   values.data());
-  return values;
-}
-
-/// llama.cpp's converter permutes the rows of attn_q / attn_k so that its
-/// RoPE of adjacent pairs equals Hugging Face's RoPE of halves; cachet's
-/// model rotates halves, so the rows go back: within each head, row
-/// 2 i + j (i < headDim / 2, j < 2) of the file is row j headDim / 2 + i.
-std::vector<float> unpermuteRows(const std::vector<float> &rows, int64_t heads,
-                                 int64_t headDim, int64_t width) {
-  std::vector<float> out(rows.size());
-  int64_t half = headDim / 2;
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t i = 0; i < half; ++i)
-      for (int64_t j = 0; j < 2; ++j) {
-        const float *src = &rows[(h * headDim + 2 * i + j) * width];
-        float *dst = &out[(h * headDim + j * half + i) * width];
-        std::memcpy(dst, src, width * sizeof(float));
-      }
-  return out;
-}
-
-/// The weight arguments of `options`' model from `file`, in ModelGen's
-/// order and the activation type.
-bool loadWeights(const gguf::File &file, const gguf::LlamaConfig &config,
-                 const modelgen::Options &options,
-                 std::vector<generate::HostTensor> &weights,
-                 std::string &error) {
-  bool bf16 = options.dtype == modelgen::DType::BF16;
-  std::string element = bf16 ? "bf16" : "f16";
-  auto add = [&](const std::string &name, const std::string &ggufName,
-                 std::vector<int64_t> shape, bool qk = false) {
-    const gguf::TensorInfo *tensor = file.findTensor(ggufName);
-    if (!tensor) {
-      error = "the model has no tensor " + ggufName;
-      return false;
-    }
-    std::vector<float> values = readFloats(file, *tensor);
-    if (qk)
-      values = unpermuteRows(values, shape[0] / config.headDim, config.headDim,
-                             shape[1]);
-    generate::HostTensor t{name, shape, element, {}};
-    t.bytes.reserve(values.size() * 2);
-    for (float v : values)
-      pushValue(t.bytes, v, bf16);
-    weights.push_back(std::move(t));
-    return true;
-  };
-  int64_t q = config.heads * config.headDim,
-          kv = config.kvHeads * config.headDim;
-  if (!add("tok_embd", "token_embd.weight", {config.vocab, config.hidden}))
-    return false;
-  for (int64_t l = 0; l < config.layers; ++l) {
-    std::string p = "l" + std::to_string(l) + "_",
-                b = "blk." + std::to_string(l) + ".";
-    if (!add(p + "attn_norm", b + "attn_norm.weight", {config.hidden}) ||
-        !add(p + "wq", b + "attn_q.weight", {q, config.hidden}, true) ||
-        !add(p + "wk", b + "attn_k.weight", {kv, config.hidden}, true) ||
-        !add(p + "wv", b + "attn_v.weight", {kv, config.hidden}) ||
-        !add(p + "wo", b + "attn_output.weight", {config.hidden, q}) ||
-        !add(p + "ffn_norm", b + "ffn_norm.weight", {config.hidden}) ||
-        !add(p + "w_gate", b + "ffn_gate.weight",
-             {config.ffn, config.hidden}) ||
-        !add(p + "w_up", b + "ffn_up.weight", {config.ffn, config.hidden}) ||
-        !add(p + "w_down", b + "ffn_down.weight", {config.hidden, config.ffn}))
-      return false;
-  }
-  if (!add("output_norm", "output_norm.weight", {config.hidden}))
-    return false;
-  return add("lm_head",
-             config.tiedOutput ? "token_embd.weight" : "output.weight",
-             {config.vocab, config.hidden});
 }
 
 /// A hash of this executable's identity (size and modification time), so
@@ -290,43 +208,6 @@ bool compile(const std::string &text, const std::string &directory,
   return true;
 }
 
-/// The prompt: --prompt's ids, or --prompt-length seeded ids below `vocab`.
-bool makePrompt(int64_t vocab, std::vector<int32_t> &ids, std::string &error) {
-  if (!prompt.empty()) {
-    std::stringstream in(prompt);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-      char *end = nullptr;
-      long id = std::strtol(item.c_str(), &end, 10);
-      if (item.empty() || *end || id < 0 || id >= vocab) {
-        error = "--prompt: '" + item + "' is not a token id below " +
-                std::to_string(vocab);
-        return false;
-      }
-      ids.push_back(int32_t(id));
-    }
-    return !ids.empty() || (error = "--prompt: no token ids", false);
-  }
-  uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (int i = 0; i < promptLength; ++i) {
-    state ^= state >> 31;
-    state *= 0xBF58476D1CE4E5B9ull;
-    state ^= state >> 29;
-    ids.push_back(int32_t(state % uint64_t(vocab)));
-  }
-  return true;
-}
-
-/// One model instance: a session of one variant and the tokens it chose.
-struct Run {
-  const char *name;
-  generate::Variant variant;
-  std::unique_ptr<generate::Session> session;
-  std::vector<int32_t> tokens;
-  std::vector<std::vector<float>> logits;
-  double seconds = 0;
-};
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -381,37 +262,17 @@ int main(int argc, char **argv) {
       !gguf::readLlamaConfig(file, config, error))
     return fail(error);
 
-  modelgen::Options decode;
-  decode.kind = modelgen::Kind::Model;
-  decode.hidden = config.hidden;
-  decode.heads = config.heads;
-  decode.kvHeads = config.kvHeads;
-  decode.headDim = config.headDim;
-  decode.ffn = config.ffn;
-  decode.vocab = config.vocab;
-  decode.layers = config.layers;
-  decode.eps = config.eps;
-  decode.maxSeq = ctx;
-  decode.position = modelgen::Position::Dynamic;
-  decode.returnCaches = false;
-  int value = 0;
-  if (!modelgen::parseEnum(modelgen::kvFormatNames(), kvFormat, value))
-    return fail("--kv: unknown format '" + kvFormat + "' (expected " +
-                modelgen::enumList(modelgen::kvFormatNames()) + ")");
-  decode.kv = modelgen::KVFormat(value);
-  if (!modelgen::parseEnum(modelgen::dtypeNames(), dtype, value))
-    return fail("--dtype: expected f16 or bf16, got '" + dtype + "'");
-  decode.dtype = modelgen::DType(value);
-  decode.tokens = 1;
-  decode.past = 0;
-  modelgen::Options prefill = decode;
-  prefill.tokens = std::min<int64_t>(ubatch, ctx);
-  for (const modelgen::Options *o : {&prefill, &decode})
-    if (std::string why = modelgen::validate(*o); !why.empty())
-      return fail(why);
+  generate::ModelOptions model;
+  model.kv = kvFormat;
+  model.dtype = dtype;
+  model.ctx = ctx;
+  model.ubatch = ubatch;
+  modelgen::Options prefill, decode;
+  if (!generate::modelOptions(config, model, prefill, decode, error))
+    return fail(error);
 
   std::vector<generate::HostTensor> weights;
-  if (!loadWeights(file, config, decode, weights, error))
+  if (!generate::loadWeights(file, config, decode, weights, error))
     return fail(error);
   double loadSeconds = since(loadStart);
 
@@ -448,132 +309,26 @@ int main(int argc, char **argv) {
     compileSeconds += seconds;
   }
 
-  std::vector<int32_t> promptIds;
-  if (!makePrompt(config.vocab, promptIds, error))
-    return fail(error);
-  if (int64_t(promptIds.size()) + nPredict + prefill.tokens > ctx)
-    return fail("the prompt (" + std::to_string(promptIds.size()) +
-                ") and --n-predict (" + std::to_string(nPredict) +
-                ") do not fit in --ctx=" + std::to_string(ctx) +
-                " with a padded prefill of " + std::to_string(prefill.tokens));
-
-  std::vector<Run> runs;
-  runs.push_back({"rewrites on", generate::Variant::Gpu, nullptr, {}, {}, 0});
-  if (compareRewrites)
-    runs.push_back(
-        {"rewrites off", generate::Variant::GpuNoRewrite, nullptr, {}, {}, 0});
-  if (check)
-    runs.push_back(
-        {"CPU reference", generate::Variant::Reference, nullptr, {}, {}, 0});
-  for (Run &run : runs) {
-    run.session = std::make_unique<generate::Session>(prefill, decode, weights,
-                                                      config.ropeTheta);
-    if (!run.session->open(artifacts[0], artifacts[1], run.variant, error))
-      return fail(std::string(run.name) + ": " + error);
+  if (compileOnly) {
+    std::cout << "prefill: " << artifacts[0] << "\ndecode: " << artifacts[1]
+              << "\ncompile: " << compileSeconds << " s\n";
+    return 0;
   }
-
-  // Prefill in chunks of T tokens, then greedy decoding; every variant
-  // takes its own tokens (they are compared after).
-  for (Run &run : runs) {
-    auto start = std::chrono::steady_clock::now();
-    int64_t pos = 0;
-    std::vector<float> logits;
-    for (size_t i = 0; i < promptIds.size(); i += prefill.tokens) {
-      size_t n = std::min<size_t>(prefill.tokens, promptIds.size() - i);
-      std::vector<int32_t> chunk(promptIds.begin() + i,
-                                 promptIds.begin() + i + n);
-      // A one-token chunk takes the decode function.
-      if (!run.session->step(chunk, pos, logits, error))
-        return fail(std::string(run.name) + ", prefill: " + error);
-      pos += int64_t(n);
-    }
-    run.logits.push_back(logits);
-    for (int t = 0; t < nPredict; ++t) {
-      int32_t next = generate::argmax(logits);
-      run.tokens.push_back(next);
-      if (t + 1 == nPredict)
-        break;
-      if (!run.session->step({next}, pos, logits, error))
-        return fail(std::string(run.name) + ", decode: " + error);
-      ++pos;
-      run.logits.push_back(logits);
-    }
-    run.seconds = since(start);
+  generate::GenerationOptions run;
+  if (!prompt.empty()) {
+    if (!generate::parsePrompt(prompt, config.vocab, run.prompt, error))
+      return fail(error);
+  } else {
+    run.prompt = generate::seededPrompt(promptLength, config.vocab, seed);
   }
-
-  int status = 0;
-  const Run &on = runs.front();
-  for (const Run &run : runs) {
-    if (&run == &on)
-      continue;
-    if (run.variant == generate::Variant::GpuNoRewrite) {
-      bool sameTokens = run.tokens == on.tokens;
-      bool sameBytes = sameTokens && run.logits.size() == on.logits.size();
-      for (size_t s = 0; sameBytes && s < run.logits.size(); ++s)
-        sameBytes = std::memcmp(run.logits[s].data(), on.logits[s].data(),
-                                on.logits[s].size() * sizeof(float)) == 0;
-      std::cout << "rewrites off vs on: " << (sameTokens ? "same" : "different")
-                << " tokens, logits "
-                << (sameBytes ? "byte-identical" : "differ") << " over "
-                << on.logits.size() << " steps\n";
-      if (!sameBytes)
-        status = 1;
-      continue;
-    }
-    // The reference: compare the logits step by step while the tokens
-    // agree (a different token changes every later input).
-    size_t steps = on.logits.size();
-    for (size_t s = 0; s < on.tokens.size() && s < run.tokens.size(); ++s)
-      if (on.tokens[s] != run.tokens[s]) {
-        steps = s + 1;
-        break;
-      }
-    double worst = 0;
-    bool ok = true;
-    for (size_t s = 0; s < steps; ++s) {
-      double maxRef = 0, err = 0;
-      for (size_t i = 0; i < run.logits[s].size(); ++i) {
-        maxRef = std::max<double>(maxRef, std::fabs(run.logits[s][i]));
-        err = std::max<double>(
-            err, std::fabs(double(on.logits[s][i]) - double(run.logits[s][i])));
-      }
-      double ratio = err / (tolerance * (1 + maxRef));
-      worst = std::max(worst, ratio);
-      if (!(ratio <= 1))
-        ok = false;
-    }
-    bool sameTokens = run.tokens == on.tokens;
-    std::cout << "check vs CPU reference: " << steps << " steps, worst error "
-              << worst << " of the tolerance, tokens "
-              << (sameTokens ? "same" : "different") << ": "
-              << (ok ? "PASS" : "FAIL") << "\n";
-    if (!ok)
-      status = 1;
-  }
-
-  if (!dumpLogits.empty()) {
-    std::ofstream out(dumpLogits, std::ios::binary);
-    for (const std::vector<float> &step : on.logits)
-      out.write(reinterpret_cast<const char *>(step.data()),
-                std::streamsize(step.size() * sizeof(float)));
-    if (!out)
-      return fail("cannot write " + dumpLogits);
-  }
-  std::cout << "prompt:";
-  for (int32_t id : promptIds)
-    std::cout << " " << id;
-  std::cout << "\ntokens:";
-  for (int32_t id : on.tokens)
-    std::cout << " " << id;
-  std::cout << "\n";
-  std::cout << "model: " << config.layers << " layers, hidden " << config.hidden
-            << ", heads " << config.heads << "/" << config.kvHeads << ", vocab "
-            << config.vocab << "; weights " << on.session->weightBytes()
-            << " B (" << dtype << "), KV cache " << on.session->cacheBytes()
-            << " B (" << kvFormat << ", " << ctx << " positions)\n";
-  std::cout << "time: load " << loadSeconds << " s, compile " << compileSeconds
-            << " s, generate " << on.seconds << " s ("
-            << (promptIds.size() + on.tokens.size()) / on.seconds
-            << " tokens/s, wall, " << target << ")\n";
-  return status;
+  run.nPredict = nPredict;
+  run.check = check;
+  run.compareRewrites = compareRewrites;
+  run.tolerance = tolerance;
+  run.dumpLogits = dumpLogits;
+  run.loadSeconds = loadSeconds;
+  run.compileSeconds = compileSeconds;
+  run.target = target;
+  return generate::runGeneration(config, prefill, decode, weights, artifacts[0],
+                                 artifacts[1], run, std::cout, std::cerr);
 }

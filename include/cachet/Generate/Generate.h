@@ -1,0 +1,89 @@
+//===- Generate.h - a GGUF llama model run step by step ----------*- C++
+//-*-===//
+//
+// What cachet-generate does once its two functions are compiled, for the
+// tools and for embedding: the model functions' options from a GGUF file's
+// configuration, its weights as the functions' arguments, and a generation
+// (prompt, then greedy decoding) on resident state, checked against the CPU
+// reference and the rewrites-off build. Plain C++17 over the runtime, no
+// LLVM or MLIR: it runs on GPU servers (cachet-generate-runner).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_GENERATE_GENERATE_H
+#define CACHET_GENERATE_GENERATE_H
+
+#include "cachet/Generate/Gguf.h"
+#include "cachet/Generate/Session.h"
+
+#include <ostream>
+
+namespace cachet {
+namespace generate {
+
+/// The choices the model functions are built with beside the file's shapes.
+struct ModelOptions {
+  /// KV cache format (cachet-gen's --kv spelling).
+  std::string kv = "f16";
+  /// Activations and dense weights: f16 or bf16.
+  std::string dtype = "f16";
+  /// Positions of the KV cache.
+  int64_t ctx = 64;
+  /// Tokens per prefill call.
+  int64_t ubatch = 8;
+};
+
+/// The prefill (T = ubatch) and decode (T = 1) options of `config`'s model
+/// with a run-time position. False with `error` for a bad choice.
+bool modelOptions(const gguf::LlamaConfig &config, const ModelOptions &model,
+                  modelgen::Options &prefill, modelgen::Options &decode,
+                  std::string &error);
+
+/// The weight arguments of `options`' model read from `file` (ModelGen's
+/// order, see weightNames; converted to the activation type; Q and K rows
+/// un-permuted from llama.cpp's pairwise RoPE order to rotate-half).
+bool loadWeights(const gguf::File &file, const gguf::LlamaConfig &config,
+                 const modelgen::Options &options,
+                 std::vector<HostTensor> &weights, std::string &error);
+
+/// Parses comma-separated token ids below `vocab`.
+bool parsePrompt(const std::string &text, int64_t vocab,
+                 std::vector<int32_t> &ids, std::string &error);
+
+/// `length` token ids below `vocab` from `seed` (splitmix64).
+std::vector<int32_t> seededPrompt(int64_t length, int64_t vocab, uint64_t seed);
+
+/// How runGeneration runs and what it reports.
+struct GenerationOptions {
+  /// The name in messages.
+  std::string tool = "cachet-generate";
+  std::vector<int32_t> prompt;
+  int nPredict = 8;
+  /// Compare every step's logits with the CPU reference.
+  bool check = false;
+  /// Run the rewrites-off build too: same tokens, byte-identical logits.
+  bool compareRewrites = false;
+  /// --check's bound: |gpu - ref| <= tolerance x (1 + max |ref|).
+  double tolerance = 0.02;
+  /// Write every step's logits (rewrites on) here (empty: no).
+  std::string dumpLogits;
+  /// Reported in the `time:` line.
+  double loadSeconds = 0, compileSeconds = 0;
+  std::string target = "spirv";
+};
+
+/// Runs the prompt (prefill calls of T tokens, the last padded) and greedy
+/// decoding with the artifacts' rewrites-on build, and with the others the
+/// options ask for; prints the comparisons, the prompt, the tokens, the
+/// model's bytes and the times to `out`. Returns 0, 1 when a comparison
+/// fails, 2 on an error (reported to `err`).
+int runGeneration(
+    const gguf::LlamaConfig &config, const modelgen::Options &prefill,
+    const modelgen::Options &decode, const std::vector<HostTensor> &weights,
+    const std::string &prefillArtifact, const std::string &decodeArtifact,
+    const GenerationOptions &options, std::ostream &out, std::ostream &err);
+
+} // namespace generate
+} // namespace cachet
+
+#endif // CACHET_GENERATE_GENERATE_H
