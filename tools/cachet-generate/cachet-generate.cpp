@@ -234,10 +234,11 @@ int main(int argc, char **argv) {
   if (std::error_code ec = sys::fs::create_directories(cache))
     return fail("cannot create " + std::string(cache) + ": " + ec.message());
 
-  // The model file: given, or random weights written as GGUF first.
+  // The model file: given, or random weights written as GGUF first (not
+  // with --compile-only: the functions need the shapes alone).
   std::string path = modelFile;
+  gguf::LlamaConfig config;
   if (!randomSpec.empty()) {
-    gguf::LlamaConfig config;
     gguf::RandomOptions random;
     random.seed = seed;
     if (!gguf::parseLlamaSpec(randomSpec, config, error) ||
@@ -250,17 +251,21 @@ int main(int argc, char **argv) {
     std::replace(name.begin(), name.end(), ',', '_');
     std::replace(name.begin(), name.end(), '=', '-');
     path = std::string(cache) + "/" + name;
-    std::cerr << "cachet-generate: writing random weights to " << path << "\n";
-    if (!gguf::writeRandomLlama(config, random, path, error))
-      return fail(error);
+    if (!compileOnly) {
+      std::cerr << "cachet-generate: writing random weights to " << path
+                << "\n";
+      if (!gguf::writeRandomLlama(config, random, path, error))
+        return fail(error);
+    }
   }
-  std::cerr << "cachet-generate: loading " << path << "\n";
   auto loadStart = std::chrono::steady_clock::now();
   gguf::File file;
-  gguf::LlamaConfig config;
-  if (!gguf::read(path, file, error) ||
-      !gguf::readLlamaConfig(file, config, error))
-    return fail(error);
+  if (!compileOnly || randomSpec.empty()) {
+    std::cerr << "cachet-generate: loading " << path << "\n";
+    if (!gguf::read(path, file, error) ||
+        !gguf::readLlamaConfig(file, config, error))
+      return fail(error);
+  }
 
   generate::ModelOptions model;
   model.kv = kvFormat;
@@ -272,7 +277,8 @@ int main(int argc, char **argv) {
     return fail(error);
 
   std::vector<generate::HostTensor> weights;
-  if (!generate::loadWeights(file, config, decode, weights, error))
+  if (!compileOnly &&
+      !generate::loadWeights(file, config, decode, weights, error))
     return fail(error);
   double loadSeconds = since(loadStart);
 
