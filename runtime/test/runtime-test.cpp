@@ -1004,6 +1004,41 @@ void testMgpu(FakeMemory layout, bool unified) {
   check(cachetMgpuResident(nullptr, constant.data(), 4) == nullptr &&
             cachetMgpuTakeError(nullptr, 0) == CACHET_ERROR_INVALID_ARGUMENT,
         "cachetMgpuResident without a slot is an error");
+
+  // Resident arguments: a bound host buffer's device copy is what
+  // cachetMgpuArgument returns, and ending it neither copies back nor frees;
+  // an unbound one is uploaded, copied back when written, and freed.
+  std::vector<uint8_t> state(32, 7), plain(32, 9);
+  void *bound = nullptr;
+  check(cachetMgpuBindResident(state.data(), state.size(), &bound) ==
+                CACHET_SUCCESS &&
+            bound,
+        "cachetMgpuBindResident");
+  check(cachetMgpuArgument(state.data(), state.size()) == bound,
+        "cachetMgpuArgument returns the resident copy");
+  mgpuMemset32(bound, 0x01010101u, state.size() / 4, stream);
+  cachetMgpuArgumentEnd(state.data(), bound, state.size(), 1);
+  check(state[0] == 7, "ending a resident argument copies nothing back");
+  check(cachetMgpuSyncResident(state.data()) == CACHET_SUCCESS &&
+            state[0] == 1 && state[31] == 1,
+        "cachetMgpuSyncResident reads the device copy back");
+  void *copy = cachetMgpuArgument(plain.data(), plain.size());
+  check(copy && copy != plain.data(), "an unbound argument gets a new copy");
+  mgpuMemset32(copy, 0x02020202u, plain.size() / 4, stream);
+  cachetMgpuArgumentEnd(plain.data(), copy, plain.size(), 1);
+  check(plain[0] == 2 && plain[31] == 2,
+        "an unbound written argument is copied back");
+  cachetMgpuTakeError(nullptr, 0);
+  check(cachetMgpuBindResident(state.data(), state.size(), &bound) ==
+                CACHET_ERROR_INVALID_ARGUMENT &&
+            cachetMgpuTakeError(nullptr, 0) == CACHET_ERROR_INVALID_ARGUMENT,
+        "binding a resident buffer twice is an error");
+  check(cachetMgpuUnbindResident(state.data()) == CACHET_SUCCESS,
+        "cachetMgpuUnbindResident");
+  check(cachetMgpuUnbindResident(state.data()) == CACHET_ERROR_NOT_FOUND &&
+            cachetMgpuSyncResident(state.data()) == CACHET_ERROR_NOT_FOUND &&
+            cachetMgpuTakeError(nullptr, 0) == CACHET_ERROR_NOT_FOUND,
+        "an unbound buffer is not resident");
   void *later = mgpuEventCreate();
   mgpuLaunchKernel(function, n / 4, 1, 1, 4, 1, 1, 0, stream, params, nullptr,
                    4);
