@@ -1,6 +1,7 @@
 //===- Generate.cpp - a GGUF llama model run step by step ----------------===//
 
 #include "cachet/Generate/Generate.h"
+#include "cachet/ModelGen/Random.h"
 
 #include <algorithm>
 #include <chrono>
@@ -193,13 +194,9 @@ bool cachet::generate::parsePrompt(const std::string &text, int64_t vocab,
 std::vector<int32_t>
 cachet::generate::seededPrompt(int64_t length, int64_t vocab, uint64_t seed) {
   std::vector<int32_t> ids;
-  uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
-  for (int64_t i = 0; i < length; ++i) {
-    state ^= state >> 31;
-    state *= 0xBF58476D1CE4E5B9ull;
-    state ^= state >> 29;
-    ids.push_back(int32_t(state % uint64_t(vocab)));
-  }
+  Rng rng = rngFor(seed, "prompt");
+  for (int64_t i = 0; i < length; ++i)
+    ids.push_back(int32_t(rng.next() % uint64_t(vocab)));
   return ids;
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Generate/Gguf.h"
+#include "cachet/ModelGen/Random.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,6 +25,9 @@
 #include <unistd.h>
 
 using namespace cachet::gguf;
+
+using cachet::Rng;
+using cachet::rngFor;
 
 namespace {
 
@@ -719,45 +723,6 @@ uint64_t padTo(uint64_t n, uint64_t alignment) {
 //===----------------------------------------------------------------------===//
 // Random values
 //===----------------------------------------------------------------------===//
-
-/// splitmix64: small, fast and the same on every platform.
-class Rng {
-public:
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [-1, 1).
-  double uniform() {
-    return static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0;
-  }
-  /// Uniform in [lo, hi].
-  int between(int lo, int hi) {
-    return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  void fillBytes(uint8_t *p, int n) {
-    for (int k = 0; k < n; k += 8) {
-      uint64_t r = next();
-      for (int j = 0; j < 8 && k + j < n; ++j)
-        p[k + j] = static_cast<uint8_t>(r >> (8 * j));
-    }
-  }
-
-private:
-  uint64_t state;
-};
-
-/// The generator of the tensor called `name`: FNV-1a of the name mixed
-/// with the seed.
-Rng rngFor(uint64_t seed, const std::string &name) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : name)
-    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return Rng(seed * 0x9e3779b97f4a7c15ULL ^ h);
-}
 
 void storeU16(uint8_t *p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v);

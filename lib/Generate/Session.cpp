@@ -2,6 +2,7 @@
 
 #include "cachet/Generate/Session.h"
 
+#include "cachet/Generate/Gguf.h"
 #include "cachet/runtime.h"
 
 #include <cmath>
@@ -16,20 +17,17 @@ using namespace cachet::generate;
 
 namespace {
 
-/// Bytes of one element of `element` (a block format: its block bytes).
+/// Bytes of one element of `element`: an integer type, or a float or block
+/// format by its ggml type (a block format: its block bytes).
 int64_t elementBytes(const std::string &element) {
-  static const struct {
-    const char *name;
-    int64_t bytes;
-  } sizes[] = {{"f16", 2},    {"bf16", 2},   {"f32", 4},    {"i8", 1},
-               {"i32", 4},    {"i64", 8},    {"q8_0", 34},  {"q4_0", 18},
-               {"q4_1", 20},  {"q5_0", 22},  {"q5_1", 24},  {"iq4_nl", 18},
-               {"q2_K", 84},  {"q3_K", 110}, {"q4_K", 144}, {"q5_K", 176},
-               {"q6_K", 210}, {"tq1_0", 54}, {"tq2_0", 66}};
-  for (const auto &s : sizes)
-    if (element == s.name)
-      return s.bytes;
-  return 0;
+  if (element == "i8")
+    return 1;
+  if (element == "i32")
+    return 4;
+  if (element == "i64")
+    return 8;
+  gguf::GgmlType type;
+  return gguf::parseType(element, type) ? int64_t(gguf::blockBytes(type)) : 0;
 }
 
 int64_t product(const std::vector<int64_t> &shape) {
@@ -177,10 +175,10 @@ bool Session::open(const std::string &prefillArtifact,
     std::ifstream manifest(prefillArtifact + "/manifest.json");
     std::string text((std::istreambuf_iterator<char>(manifest)),
                      std::istreambuf_iterator<char>());
-    const char *backend = text.find("\"nvvm\"") != std::string::npos ? "cuda"
-                          : text.find("\"rocdl\"") != std::string::npos
-                              ? "hip"
-                              : "vulkan";
+    const char *backend =
+        text.find("\"target\": \"nvvm\"") != std::string::npos    ? "cuda"
+        : text.find("\"target\": \"rocdl\"") != std::string::npos ? "hip"
+                                                                  : "vulkan";
     if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS)
       return mgpuOk(std::string("selecting the ") + backend + " backend",
                     error);
@@ -242,7 +240,7 @@ bool Session::reset(std::string &error) {
 
 bool Session::step(const std::vector<int32_t> &ids, int64_t pos,
                    std::vector<float> &logits, std::string &error) {
-  bool decode = ids.size() == 1 && decodeOptions.tokens == 1;
+  bool decode = ids.size() == 1;
   const modelgen::Options &o = decode ? decodeOptions : prefillOptions;
   if (ids.empty() || int64_t(ids.size()) > o.tokens) {
     error = "a step takes 1.." + std::to_string(o.tokens) + " tokens, got " +

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/ModelGen/ModelGen.h"
+#include "cachet/ModelGen/Random.h"
 
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,9 @@
 
 using namespace cachet::modelgen;
 
+using cachet::Rng;
+using cachet::rngFor;
+
 namespace {
 
 using Shape = std::vector<int64_t>;
@@ -25,34 +29,6 @@ using Shape = std::vector<int64_t>;
 //===----------------------------------------------------------------------===//
 // Numbers
 //===----------------------------------------------------------------------===//
-
-/// splitmix64: small, fast and the same on every platform.
-class Rng {
-public:
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [-1, 1).
-  double uniform() {
-    return static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0;
-  }
-
-private:
-  uint64_t state;
-};
-
-/// The generator of the tensor called `name`: its values depend on the seed
-/// and the name only, so weights are the same as arguments and constants.
-Rng rngFor(uint64_t seed, const std::string &name) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : name)
-    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return Rng(seed * 0x9e3779b97f4a7c15ULL ^ h);
-}
 
 /// IEEE half, rounded to nearest even.
 uint16_t floatToHalf(float value) {
