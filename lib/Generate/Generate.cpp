@@ -2,10 +2,12 @@
 
 #include "cachet/Generate/Generate.h"
 #include "cachet/ModelGen/Random.h"
+#include "cachet/runtime.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -336,5 +338,298 @@ int cachet::generate::runGeneration(
       << options.compileSeconds << " s, generate " << on.seconds << " s ("
       << (promptIds.size() + on.tokens.size()) / on.seconds
       << " tokens/s, wall, " << options.target << ")\n";
+  return status;
+}
+
+bool cachet::generate::parseDepths(const std::string &text,
+                                   std::vector<int64_t> &depths,
+                                   std::string &error) {
+  depths.clear();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char *end = nullptr;
+    long long d = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || d < 0) {
+      error = "--bench-depths: '" + item + "' is not a depth (an integer >= 0)";
+      return false;
+    }
+    depths.push_back(d);
+  }
+  if (depths.empty()) {
+    error = "--bench-depths: no depths";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// One row of a benchmark: a test at a depth with one build.
+struct BenchRow {
+  std::string test;
+  int64_t depth = 0;
+  bool rewrites = true;
+  int64_t tokens = 0;
+  std::vector<double> seconds;
+  /// The most device temporaries allocated at once during a call.
+  uint64_t peakBytes = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << value;
+  return s.str();
+}
+
+} // namespace
+
+int cachet::generate::runBench(
+    const gguf::LlamaConfig &config, const modelgen::Options &prefill,
+    const modelgen::Options &decode, const std::vector<HostTensor> &weights,
+    const std::string &prefillArtifact, const std::string &decodeArtifact,
+    const BenchOptions &options, std::ostream &out, std::ostream &err) {
+  auto fail = [&](const std::string &message) {
+    err << options.tool << ": " << message << "\n";
+    return 2;
+  };
+  const int64_t ctx = decode.maxSeq, T = prefill.tokens;
+  const int64_t ppCalls = (options.promptTokens + T - 1) / T;
+  for (int64_t d : options.depths) {
+    if (options.promptTokens > 0 && d + ppCalls * T > ctx)
+      return fail("pp" + std::to_string(options.promptTokens) + " @ d" +
+                  std::to_string(d) + " needs " +
+                  std::to_string(d + ppCalls * T) +
+                  " cache positions (prefill calls of " + std::to_string(T) +
+                  "), --ctx is " + std::to_string(ctx));
+    if (options.genTokens > 0 && d + options.genTokens > ctx)
+      return fail("tg" + std::to_string(options.genTokens) + " @ d" +
+                  std::to_string(d) + " needs " +
+                  std::to_string(d + options.genTokens) +
+                  " cache positions, --ctx is " + std::to_string(ctx));
+  }
+  if (options.repetitions < 1)
+    return fail("--bench-reps: at least 1");
+
+  struct Build {
+    bool rewrites;
+    std::unique_ptr<Session> session;
+  };
+  std::vector<Build> builds;
+  builds.push_back({true, nullptr});
+  if (options.compareRewrites)
+    builds.push_back({false, nullptr});
+  std::string error;
+  for (Build &b : builds) {
+    err << options.tool << ": bench: loading the rewrites-"
+        << (b.rewrites ? "on" : "off") << " build and its resident state\n";
+    b.session =
+        std::make_unique<Session>(prefill, decode, weights, config.ropeTheta);
+    if (!b.session->open(prefillArtifact, decodeArtifact,
+                         b.rewrites ? Variant::Gpu : Variant::GpuNoRewrite,
+                         error) ||
+        !b.session->fillCaches(options.seed, error))
+      return fail(std::string("rewrites ") + (b.rewrites ? "on" : "off") +
+                  ": " + error);
+  }
+  std::vector<int32_t> prompt = seededPrompt(
+      std::max<int64_t>(options.promptTokens, 1), config.vocab, options.seed);
+
+  // One test on one build: the wall time of its calls, and the peak of
+  // device temporaries during them.
+  // FNV-1a over `bytes`, continuing `hash`.
+  auto fnv = [](uint64_t hash, const void *bytes, size_t n) {
+    const uint8_t *p = static_cast<const uint8_t *>(bytes);
+    for (size_t i = 0; i < n; ++i)
+      hash = (hash ^ p[i]) * 0x100000001b3ULL;
+    return hash;
+  };
+  // `digest` (the untimed run only): a hash of every step's logits and
+  // token, to compare the builds.
+  auto runTest = [&](Session &session, bool pp, int64_t depth, double &seconds,
+                     uint64_t &peak, uint64_t *digest) {
+    auto note = [&](const std::vector<float> &logits, int32_t best) {
+      if (!digest)
+        return;
+      *digest = fnv(*digest, logits.data(), logits.size() * sizeof(float));
+      *digest = fnv(*digest, &best, sizeof(best));
+    };
+    uint64_t base = 0, top = 0;
+    cachetMgpuMemoryUsage(&base, nullptr, 1);
+    std::vector<float> logits;
+    int32_t best = 0;
+    auto start = std::chrono::steady_clock::now();
+    if (pp) {
+      for (int64_t i = 0; i < options.promptTokens; i += T) {
+        int64_t n = std::min(T, options.promptTokens - i);
+        std::vector<int32_t> chunk(prompt.begin() + i, prompt.begin() + i + n);
+        if (!session.step(chunk, depth + i, logits, error, &best))
+          return false;
+        note(logits, best);
+      }
+    } else {
+      int32_t token = prompt[0];
+      for (int64_t t = 0; t < options.genTokens; ++t) {
+        if (!session.step({token}, depth + t, logits, error, &best))
+          return false;
+        note(logits, best);
+        token = best;
+      }
+    }
+    seconds = since(start);
+    cachetMgpuMemoryUsage(nullptr, &top, 0);
+    peak = std::max(peak, top > base ? top - base : 0);
+    return true;
+  };
+
+  std::vector<BenchRow> rows;
+  // Rewrites off vs on, per test: the untimed runs' tokens and logits.
+  std::vector<std::string> identical;
+  int status = 0;
+  for (int64_t depth : options.depths) {
+    for (bool pp : {false, true}) {
+      int64_t tokens = pp ? options.promptTokens : options.genTokens;
+      if (tokens <= 0)
+        continue;
+      std::string test = (pp ? "pp" : "tg") + std::to_string(tokens);
+      size_t first = rows.size();
+      for (Build &b : builds) {
+        BenchRow row;
+        row.test = test;
+        row.depth = depth;
+        row.rewrites = b.rewrites;
+        row.tokens = tokens;
+        rows.push_back(row);
+      }
+      // One untimed run per build, then the repetitions, the builds'
+      // order alternating so that a drift of the clock hits both alike.
+      for (int r = -1; r < options.repetitions; ++r) {
+        err << options.tool << ": bench: " << test << " @ d" << depth
+            << (r < 0 ? " warm-up"
+                      : " repetition " + std::to_string(r + 1) + "/" +
+                            std::to_string(options.repetitions))
+            << ":";
+        std::vector<uint64_t> digests(builds.size(), 0xcbf29ce484222325ULL);
+        for (size_t k = 0; k < builds.size(); ++k) {
+          size_t i = (r % 2 != 0) ? builds.size() - 1 - k : k;
+          double seconds = 0;
+          uint64_t peak = 0;
+          if (!runTest(*builds[i].session, pp, depth, seconds, peak,
+                       r < 0 ? &digests[i] : nullptr))
+            return fail(test + " @ d" + std::to_string(depth) + ": " + error);
+          err << " rewrites " << (builds[i].rewrites ? "on " : "off ")
+              << fixed(seconds, 4) << " s" << std::flush;
+          BenchRow &row = rows[first + i];
+          row.peakBytes = std::max(row.peakBytes, peak);
+          if (r >= 0)
+            row.seconds.push_back(seconds);
+        }
+        err << "\n";
+        if (r < 0 && builds.size() == 2) {
+          bool same = digests[0] == digests[1];
+          identical.push_back(test + " @ d" + std::to_string(depth) + ": " +
+                              (same ? "same tokens, logits byte-identical"
+                                    : "tokens or logits DIFFER"));
+          if (!same)
+            status = 1;
+        }
+      }
+    }
+  }
+
+  uint64_t params = 0;
+  for (const HostTensor &w : weights) {
+    uint64_t n = 1;
+    for (int64_t d : w.shape)
+      n *= uint64_t(d);
+    params += n;
+  }
+  const Session &on = *builds.front().session;
+  const char *dtype =
+      modelgen::enumName(modelgen::dtypeNames(), int(decode.dtype));
+  const char *kv =
+      modelgen::enumName(modelgen::kvFormatNames(), int(decode.kv));
+  auto tps = [](const BenchRow &row, double seconds) {
+    return double(row.tokens) / seconds;
+  };
+  if (options.json) {
+    out << "{\n  \"model\": \"" << options.modelName << "\",\n"
+        << "  \"params\": " << params << ",\n"
+        << "  \"weight_bytes\": " << on.weightBytes() << ",\n"
+        << "  \"weight_type\": \"" << dtype << "\",\n"
+        << "  \"kv_type\": \"" << kv << "\",\n"
+        << "  \"kv_bytes\": " << on.cacheBytes() << ",\n"
+        << "  \"ctx\": " << ctx << ",\n  \"ubatch\": " << T << ",\n"
+        << "  \"backend\": \"" << options.target << "\",\n"
+        << "  \"load_s\": " << options.loadSeconds << ",\n"
+        << "  \"compile_s\": " << options.compileSeconds << ",\n"
+        << "  \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const BenchRow &row = rows[i];
+      std::vector<double> rates;
+      for (double s : row.seconds)
+        rates.push_back(tps(row, s));
+      out << (i ? ",\n" : "\n") << "    {\"test\": \"" << row.test
+          << "\", \"depth\": " << row.depth << ", \"rewrites\": \""
+          << (row.rewrites ? "on" : "off") << "\", \"tokens\": " << row.tokens
+          << ", \"tps_median\": " << median(rates)
+          << ", \"tps_min\": " << *std::min_element(rates.begin(), rates.end())
+          << ", \"tps_max\": " << *std::max_element(rates.begin(), rates.end())
+          << ", \"temporaries_peak_bytes\": " << row.peakBytes
+          << ", \"seconds\": [";
+      for (size_t k = 0; k < row.seconds.size(); ++k)
+        out << (k ? ", " : "") << row.seconds[k];
+      out << "]}";
+    }
+    out << "\n  ],\n  \"rewrites_off_vs_on\": [";
+    for (size_t i = 0; i < identical.size(); ++i)
+      out << (i ? ", " : "") << "\"" << identical[i] << "\"";
+    out << "]\n}\n";
+    return status;
+  }
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  out << "model: " << options.modelName << ", " << fixed(params / 1e9, 2)
+      << " B params, " << config.layers << " layers; weights "
+      << fixed(on.weightBytes() / gib, 2) << " GiB (" << dtype
+      << " on the device); KV cache " << fixed(on.cacheBytes() / gib, 3)
+      << " GiB (" << kv << ", " << ctx << " positions); backend "
+      << options.target << "; ubatch " << T << "; depth: caches filled with "
+      << "seeded values\n";
+  out << "| test | rewrites | t/s (median) | spread (min .. max) | reps | "
+         "temporaries peak |\n"
+      << "|---|---|---|---|---|---|\n";
+  for (const BenchRow &row : rows) {
+    std::vector<double> rates;
+    for (double s : row.seconds)
+      rates.push_back(tps(row, s));
+    out << "| " << row.test << " @ d" << row.depth << " | "
+        << (row.rewrites ? "on" : "off") << " | " << fixed(median(rates), 2)
+        << " | " << fixed(*std::min_element(rates.begin(), rates.end()), 2)
+        << " .. " << fixed(*std::max_element(rates.begin(), rates.end()), 2)
+        << " | " << rates.size() << " | "
+        << fixed(row.peakBytes / (1024.0 * 1024.0), 1) << " MiB |\n";
+  }
+  for (size_t i = 0; i + 1 < rows.size() && builds.size() == 2; i += 2) {
+    std::vector<double> a, b;
+    for (double s : rows[i].seconds)
+      a.push_back(s);
+    for (double s : rows[i + 1].seconds)
+      b.push_back(s);
+    out << rows[i].test << " @ d" << rows[i].depth
+        << ": rewrites on / off = " << fixed(median(b) / median(a), 3)
+        << "x (time off / time on)\n";
+  }
+  for (const std::string &line : identical)
+    out << "rewrites off vs on, " << line << "\n";
+  out << "time: load " << fixed(options.loadSeconds, 1) << " s, compile "
+      << fixed(options.compileSeconds, 1) << " s\n";
   return status;
 }

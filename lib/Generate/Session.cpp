@@ -3,6 +3,7 @@
 #include "cachet/Generate/Session.h"
 
 #include "cachet/Generate/Gguf.h"
+#include "cachet/ModelGen/Random.h"
 #include "cachet/runtime.h"
 
 #include <cmath>
@@ -82,6 +83,17 @@ const char *cachet::generate::variantFile(Variant variant) {
     return "ref.so";
   }
   return "";
+}
+
+std::string cachet::generate::artifactTarget(const std::string &artifact) {
+  std::ifstream manifest(artifact + "/manifest.json");
+  std::string text((std::istreambuf_iterator<char>(manifest)),
+                   std::istreambuf_iterator<char>());
+  for (const char *target : {"nvvm", "rocdl", "spirv"})
+    if (text.find(std::string("\"target\": \"") + target + "\"") !=
+        std::string::npos)
+      return target;
+  return "spirv";
 }
 
 Program::~Program() {
@@ -172,13 +184,10 @@ bool Session::open(const std::string &prefillArtifact,
   if (kind != Variant::Reference) {
     // The GPU code's mgpu* calls go to the backend of the artifact's
     // target (manifest.json: "target": "spirv" | "nvvm" | "rocdl").
-    std::ifstream manifest(prefillArtifact + "/manifest.json");
-    std::string text((std::istreambuf_iterator<char>(manifest)),
-                     std::istreambuf_iterator<char>());
-    const char *backend =
-        text.find("\"target\": \"nvvm\"") != std::string::npos    ? "cuda"
-        : text.find("\"target\": \"rocdl\"") != std::string::npos ? "hip"
-                                                                  : "vulkan";
+    std::string target = artifactTarget(prefillArtifact);
+    const char *backend = target == "nvvm"    ? "cuda"
+                          : target == "rocdl" ? "hip"
+                                              : "vulkan";
     if (cachetMgpuSetBackend(backend) != CACHET_SUCCESS)
       return mgpuOk(std::string("selecting the ") + backend + " backend",
                     error);
@@ -224,22 +233,68 @@ void Session::unbind() {
   bound = false;
 }
 
-bool Session::reset(std::string &error) {
+bool Session::rebindCaches(std::string &error) {
+  if (!bound)
+    return true;
   for (HostTensor &c : caches) {
-    std::fill(c.bytes.begin(), c.bytes.end(), 0);
-    if (!bound)
-      continue;
     void *device = nullptr;
     if (cachetMgpuUnbindResident(c.bytes.data()) != CACHET_SUCCESS ||
         cachetMgpuBindResident(c.bytes.data(), c.bytes.size(), &device) !=
             CACHET_SUCCESS)
-      return mgpuOk("resetting " + c.name, error);
+      return mgpuOk("uploading " + c.name, error);
   }
   return true;
 }
 
+bool Session::reset(std::string &error) {
+  for (HostTensor &c : caches)
+    std::fill(c.bytes.begin(), c.bytes.end(), 0);
+  return rebindCaches(error);
+}
+
+bool Session::fillCaches(uint64_t seed, std::string &error) {
+  for (HostTensor &c : caches) {
+    Rng rng = rngFor(seed, c.name);
+    std::vector<uint8_t> &b = c.bytes;
+    gguf::GgmlType type;
+    bool isFloat = c.element == "f16" || c.element == "bf16";
+    if (isFloat) {
+      // Values in [-1, 1).
+      for (size_t i = 0; i + 1 < b.size(); i += 2) {
+        float v = float(rng.uniform());
+        uint16_t h =
+            c.element == "f16" ? gguf::floatToHalf(v) : gguf::floatToBf16(v);
+        b[i] = uint8_t(h & 0xff);
+        b[i + 1] = uint8_t(h >> 8);
+      }
+      continue;
+    }
+    for (size_t i = 0; i < b.size(); i += 8) {
+      uint64_t r = rng.next();
+      std::memcpy(&b[i], &r, std::min<size_t>(8, b.size() - i));
+    }
+    if (c.element == "i8" || c.element == "i32" ||
+        !gguf::parseType(c.element, type))
+      continue;
+    // A block format: its leading f16 scale (and q4_1 / q5_1's minimum)
+    // made small and finite; the quants stay random.
+    size_t block = gguf::blockBytes(type),
+           halves = type == gguf::GgmlType::Q4_1 || type == gguf::GgmlType::Q5_1
+                        ? 2
+                        : 1;
+    uint16_t d = gguf::floatToHalf(1.0f / 64.0f);
+    for (size_t at = 0; at + block <= b.size(); at += block)
+      for (size_t h = 0; h < halves; ++h) {
+        b[at + 2 * h] = uint8_t(d & 0xff);
+        b[at + 2 * h + 1] = uint8_t(d >> 8);
+      }
+  }
+  return rebindCaches(error);
+}
+
 bool Session::step(const std::vector<int32_t> &ids, int64_t pos,
-                   std::vector<float> &logits, std::string &error) {
+                   std::vector<float> &logits, std::string &error,
+                   int32_t *best) {
   bool decode = ids.size() == 1;
   const modelgen::Options &o = decode ? decodeOptions : prefillOptions;
   if (ids.empty() || int64_t(ids.size()) > o.tokens) {
@@ -275,6 +330,8 @@ bool Session::step(const std::vector<int32_t> &ids, int64_t pos,
   std::memcpy(logits.data(),
               results[1].data() + (ids.size() - 1) * o.vocab * sizeof(float),
               o.vocab * sizeof(float));
+  if (best)
+    std::memcpy(best, results[0].data(), 4);
   return true;
 }
 

@@ -63,6 +63,9 @@ struct MgpuState {
   /// Resident host buffers (cachetMgpuBindResident): host address to its
   /// device copy and size.
   std::map<uintptr_t, std::pair<void *, uint64_t>> resident;
+  /// Bytes in `allocations` now, and the most since the last reset
+  /// (cachetMgpuMemoryUsage).
+  uint64_t allocatedBytes = 0, peakBytes = 0;
 };
 
 MgpuState &state() {
@@ -589,6 +592,8 @@ CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   MgpuState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.allocations[reinterpret_cast<uintptr_t>(ptr)] = {buffer, bytes};
+  s.allocatedBytes += bytes;
+  s.peakBytes = std::max(s.peakBytes, s.allocatedBytes);
   return ptr;
 }
 
@@ -608,6 +613,7 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
       return;
     }
     buffer = it->second.buffer;
+    s.allocatedBytes -= it->second.bytes;
     s.allocations.erase(it);
   }
   if (runtime)
@@ -899,6 +905,19 @@ CachetStatus cachetMgpuKernelSpanBegin(void) {
   span.active = true;
   span.started = false;
   span.pending = false;
+  return CACHET_SUCCESS;
+}
+
+CachetStatus cachetMgpuMemoryUsage(uint64_t *current, uint64_t *peak,
+                                   int32_t resetPeak) {
+  MgpuState &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (current)
+    *current = s.allocatedBytes;
+  if (peak)
+    *peak = s.peakBytes;
+  if (resetPeak)
+    s.peakBytes = s.allocatedBytes;
   return CACHET_SUCCESS;
 }
 

@@ -4,6 +4,8 @@
 //     [--kv=F] [--dtype=D] [--ctx=N] [--ubatch=N]
 //     [--prompt=ID,... | --prompt-length=N] [--seed=N] [--n-predict=N]
 //     [--check] [--compare-rewrites] [--tolerance=X] [--dump-logits=FILE]
+//     [--bench [--bench-depths=D,...] [--bench-prompt=N] [--bench-gen=N]
+//              [--bench-reps=N] [--bench-on-only] [--json]]
 //
 // The runtime-only half of cachet-generate, for GPU servers without MLIR:
 // runs the prefill and decode artifacts that cachet-generate compiled (it
@@ -50,6 +52,9 @@ int main(int argc, char **argv) {
   generate::ModelOptions options;
   generate::GenerationOptions run;
   run.tool = "cachet-generate-runner";
+  generate::BenchOptions bench;
+  bench.tool = run.tool;
+  bool benchMode = false;
   int64_t promptLength = 8, seed = 1, nPredict = 8;
   std::string error;
   for (int i = 1; i < argc; ++i) {
@@ -60,6 +65,14 @@ int main(int argc, char **argv) {
     }
     if (arg == "--compare-rewrites") {
       run.compareRewrites = true;
+      continue;
+    }
+    if (arg == "--bench" || arg == "--bench-on-only" || arg == "--json") {
+      benchMode = true;
+      if (arg == "--bench-on-only")
+        bench.compareRewrites = false;
+      if (arg == "--json")
+        bench.json = true;
       continue;
     }
     size_t eq = arg.find('=');
@@ -93,7 +106,17 @@ int main(int argc, char **argv) {
       run.tolerance = std::atof(value.c_str());
     else if (flag == "--dump-logits")
       run.dumpLogits = value;
-    else
+    else if (flag == "--bench-depths")
+      ok = generate::parseDepths(value, bench.depths, error);
+    else if (flag == "--bench-prompt")
+      ok = parseInt(flag, value, 0, bench.promptTokens, error);
+    else if (flag == "--bench-gen")
+      ok = parseInt(flag, value, 0, bench.genTokens, error);
+    else if (flag == "--bench-reps") {
+      int64_t reps = 0;
+      ok = parseInt(flag, value, 1, reps, error);
+      bench.repetitions = int(reps);
+    } else
       return fail("unknown argument '" + arg + "'");
     if (!ok)
       return fail(error);
@@ -102,6 +125,7 @@ int main(int argc, char **argv) {
     return fail("--model, --prefill and --decode are required");
 
   auto start = std::chrono::steady_clock::now();
+  std::cerr << "cachet-generate-runner: loading " << model << "\n";
   gguf::File file;
   gguf::LlamaConfig config;
   if (!gguf::read(model, file, error) ||
@@ -115,6 +139,14 @@ int main(int argc, char **argv) {
   run.loadSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  if (benchMode) {
+    bench.seed = uint64_t(seed);
+    bench.loadSeconds = run.loadSeconds;
+    bench.modelName = model;
+    bench.target = generate::artifactTarget(prefillDir);
+    return generate::runBench(config, prefill, decode, weights, prefillDir,
+                              decodeDir, bench, std::cout, std::cerr);
+  }
   if (!prompt.empty()) {
     if (!generate::parsePrompt(prompt, config.vocab, run.prompt, error))
       return fail(error);
@@ -122,7 +154,7 @@ int main(int argc, char **argv) {
     run.prompt = generate::seededPrompt(promptLength, config.vocab, seed);
   }
   run.nPredict = int(nPredict);
-  run.target = "artifact";
+  run.target = generate::artifactTarget(prefillDir);
   return generate::runGeneration(config, prefill, decode, weights, prefillDir,
                                  decodeDir, run, std::cout, std::cerr);
 }

@@ -5,6 +5,9 @@
 //                 [--ctx=N] [--ubatch=N] [--kv=FORMAT] [--dtype=f16|bf16]
 //                 [--target=spirv|nvvm|rocdl] [--chip=...] [--profile=...]
 //                 [--cache-dir=DIR] [--check] [--compare-rewrites]
+//                 [--bench [--bench-depths=D,...] [--bench-prompt=N]
+//                          [--bench-gen=N] [--bench-reps=N]
+//                          [--bench-on-only] [--json]]
 //
 // Reads the model (or writes seeded random weights as GGUF first, so the
 // loading code always runs), writes its prefill (T = --ubatch tokens) and
@@ -15,7 +18,8 @@
 // decoding, and prints the token ids. --check runs the CPU reference
 // compiled from the same IR step by step beside it and compares the logits
 // of every step; --compare-rewrites does the same with cachet's rewrites off
-// (byte-identical logits and the same tokens).
+// (byte-identical logits and the same tokens). --bench prints llama-bench's
+// rows instead (pp / tg at depths, median t/s and spread).
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +114,29 @@ static cl::opt<std::string> dumpLogits(
     cl::desc("Write every step's logits (float32 rows of the vocabulary, "
              "rewrites on) to this file"),
     cl::init(""));
+static cl::opt<bool> benchMode(
+    "bench", cl::desc("Print llama-bench rows (pp / tg at each depth, rewrites "
+                      "on and off interleaved) instead of generating"));
+static cl::opt<std::string>
+    benchDepths("bench-depths",
+                cl::desc("--bench: comma-separated depths (cache positions "
+                         "filled before each test)"),
+                cl::init("0"));
+static cl::opt<int64_t> benchPrompt("bench-prompt",
+                                    cl::desc("--bench: tokens of the pp rows "
+                                             "(0: none)"),
+                                    cl::init(512));
+static cl::opt<int64_t> benchGen("bench-gen",
+                                 cl::desc("--bench: tokens of the tg rows "
+                                          "(0: none)"),
+                                 cl::init(128));
+static cl::opt<int> benchReps("bench-reps",
+                              cl::desc("--bench: timed repetitions per row"),
+                              cl::init(5));
+static cl::opt<bool>
+    benchOnOnly("bench-on-only",
+                cl::desc("--bench: time the rewrites-on build alone"));
+static cl::opt<bool> json("json", cl::desc("--bench: print JSON"));
 static cl::opt<std::string>
     remarksFile("remarks",
                 cl::desc("Write the compilers' remarks (what each rewrite "
@@ -319,6 +346,28 @@ int main(int argc, char **argv) {
     std::cout << "prefill: " << artifacts[0] << "\ndecode: " << artifacts[1]
               << "\ncompile: " << compileSeconds << " s\n";
     return 0;
+  }
+  if (benchMode || json) {
+    generate::BenchOptions bench;
+    if (!generate::parseDepths(benchDepths, bench.depths, error))
+      return fail(error);
+    if (benchPrompt < 0 || benchGen < 0)
+      return fail("--bench-prompt and --bench-gen take a count >= 0");
+    bench.promptTokens = benchPrompt;
+    bench.genTokens = benchGen;
+    bench.repetitions = benchReps;
+    bench.compareRewrites = !benchOnOnly;
+    bench.json = json;
+    bench.seed = seed;
+    bench.modelName = randomSpec.empty()
+                          ? modelFile.getValue()
+                          : "random " + randomSpec.getValue() + " (" +
+                                weightType.getValue() + ")";
+    bench.target = target;
+    bench.loadSeconds = loadSeconds;
+    bench.compileSeconds = compileSeconds;
+    return generate::runBench(config, prefill, decode, weights, artifacts[0],
+                              artifacts[1], bench, std::cout, std::cerr);
   }
   generate::GenerationOptions run;
   if (!prompt.empty()) {

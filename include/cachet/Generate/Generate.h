@@ -83,6 +83,47 @@ int runGeneration(
     const std::string &prefillArtifact, const std::string &decodeArtifact,
     const GenerationOptions &options, std::ostream &out, std::ostream &err);
 
+/// What runBench measures: llama-bench's tests, `pp<N> @ d<D>` (N prompt
+/// tokens in prefill calls at position D) and `tg<N> @ d<D>` (N tokens
+/// decoded one by one from position D), with the rewrites on and off.
+struct BenchOptions {
+  std::string tool = "cachet-generate";
+  /// Depths D; a depth is the caches filled with seeded values up to D
+  /// (Session::fillCaches), not a processed prompt: the kernels read the
+  /// same bytes either way.
+  std::vector<int64_t> depths = {0};
+  /// N of the pp rows and of the tg rows (0: none of that kind).
+  int64_t promptTokens = 512, genTokens = 128;
+  /// Timed repetitions of each row, after one untimed run.
+  int repetitions = 5;
+  /// Time the rewrites-off build too, interleaved with the rewrites-on one.
+  bool compareRewrites = true;
+  /// Print JSON instead of the table.
+  bool json = false;
+  uint64_t seed = 1;
+  /// Described in the output.
+  std::string modelName, target;
+  double loadSeconds = 0, compileSeconds = 0;
+};
+
+/// Runs the benchmark rows of `options` on the artifacts' GPU builds and
+/// prints them (median tokens per second and the spread, min..max, over the
+/// repetitions; the model's size and parameters, the KV cache and the peak
+/// of device temporaries per call) to `out`, progress to `err`. With both
+/// builds, the untimed run of each test also compares their tokens and the
+/// bytes of every step's logits. Returns 0, 1 when they differ, 2 on an
+/// error.
+int runBench(const gguf::LlamaConfig &config, const modelgen::Options &prefill,
+             const modelgen::Options &decode,
+             const std::vector<HostTensor> &weights,
+             const std::string &prefillArtifact,
+             const std::string &decodeArtifact, const BenchOptions &options,
+             std::ostream &out, std::ostream &err);
+
+/// Parses comma-separated depths (non-negative integers).
+bool parseDepths(const std::string &text, std::vector<int64_t> &depths,
+                 std::string &error);
+
 } // namespace generate
 } // namespace cachet
 

@@ -48,6 +48,10 @@ enum class Variant {
 /// Returns the file name of `variant` in an artifact folder.
 const char *variantFile(Variant variant);
 
+/// The target an artifact was compiled for (its manifest's "target":
+/// "nvvm", "rocdl" or "spirv").
+std::string artifactTarget(const std::string &artifact);
+
 /// A model function loaded from one artifact variant: its packed entry
 /// `_cachet_packed_model`.
 class Program {
@@ -97,11 +101,19 @@ public:
   /// the logits of the last one (`vocab` floats). Shorter prompts are
   /// padded; the padding's cache rows are written over by the next steps
   /// before any query sees them.
+  /// `best`, where given, receives the model's own argmax of those logits
+  /// (its first result).
   bool step(const std::vector<int32_t> &ids, int64_t pos,
-            std::vector<float> &logits, std::string &error);
+            std::vector<float> &logits, std::string &error,
+            int32_t *best = nullptr);
 
   /// Zeroes the caches (a new sequence).
   bool reset(std::string &error);
+
+  /// Fills the caches with values drawn from `seed` (valid blocks of their
+  /// format: finite scales), as if a prompt had filled every position; a
+  /// benchmark's depth. Their device copies are replaced.
+  bool fillCaches(uint64_t seed, std::string &error);
 
   /// Bytes of the weights, of the caches and of the RoPE tables.
   uint64_t weightBytes() const;
@@ -109,6 +121,8 @@ public:
 
 private:
   bool bind(std::string &error);
+  /// Uploads the caches again after their host bytes changed.
+  bool rebindCaches(std::string &error);
   void unbind();
 
   modelgen::Options prefillOptions, decodeOptions;

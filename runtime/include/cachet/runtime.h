@@ -575,6 +575,16 @@ CACHET_RT_EXPORT void *cachetMgpuArgument(const void *host, uint64_t bytes);
 CACHET_RT_EXPORT void cachetMgpuArgumentEnd(void *host, void *device,
                                             uint64_t bytes, int32_t written);
 
+/** Returns the bytes of mgpuMemAlloc memory allocated now (the compiled
+ *  code's device temporaries, such as the dequant-once scratch, and the
+ *  copies of arguments that are not resident; resident copies are not
+ *  counted) in `current`, and the most allocated at once since the last
+ *  reset in `peak` (either may be NULL). A non-zero `resetPeak` then
+ *  restarts the peak from the current bytes. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuMemoryUsage(uint64_t *current,
+                                                    uint64_t *peak,
+                                                    int32_t resetPeak);
+
 /** Returns the device time between two recorded mgpu events, in ns. */
 CACHET_RT_EXPORT CachetStatus cachetMgpuEventElapsedNs(void *start, void *end,
                                                        uint64_t *ns);
