@@ -147,6 +147,8 @@ bool cachet::generate::modelOptions(const gguf::LlamaConfig &config,
   decode.maxSeq = model.ctx;
   decode.position = modelgen::Position::Dynamic;
   decode.returnCaches = false;
+  // The LM head on the last real row of each call alone.
+  decode.lastLogits = true;
   int value = 0;
   if (!modelgen::parseEnum(modelgen::kvFormatNames(), model.kv, value)) {
     error = "--kv: unknown format '" + model.kv + "' (expected " +

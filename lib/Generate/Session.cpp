@@ -315,7 +315,15 @@ bool Session::step(const std::vector<int32_t> &ids, int64_t pos,
   HostTensor posTensor{"pos", {1}, "i64", std::vector<uint8_t>(8)};
   std::memcpy(posTensor.bytes.data(), &pos, 8);
 
+  // The count of real rows, where the function takes it (its logits are
+  // then row rows - 1's alone).
+  bool oneRow = o.lastLogits || o.tokens == 1;
+  int64_t rows = int64_t(ids.size());
+  HostTensor rowsTensor{"rows", {1}, "i64", std::vector<uint8_t>(8)};
+  std::memcpy(rowsTensor.bytes.data(), &rows, 8);
   std::vector<HostTensor *> args = {&idTensor, &posTensor};
+  if (o.lastLogits && o.tokens > 1)
+    args.push_back(&rowsTensor);
   for (HostTensor &w : weights)
     args.push_back(&w);
   for (HostTensor &c : caches)
@@ -324,11 +332,12 @@ bool Session::step(const std::vector<int32_t> &ids, int64_t pos,
   args.push_back(&sin);
   std::vector<std::vector<uint8_t>> results;
   Program &program = decode ? decodeProgram : prefillProgram;
-  if (!program.call(args, {{1}, {o.tokens, o.vocab}}, {4, 4}, results, error))
+  if (!program.call(args, {{1}, {oneRow ? 1 : o.tokens, o.vocab}}, {4, 4},
+                    results, error))
     return false;
   logits.resize(o.vocab);
-  std::memcpy(logits.data(),
-              results[1].data() + (ids.size() - 1) * o.vocab * sizeof(float),
+  size_t row = oneRow ? 0 : ids.size() - 1;
+  std::memcpy(logits.data(), results[1].data() + row * o.vocab * sizeof(float),
               o.vocab * sizeof(float));
   if (best)
     std::memcpy(best, results[0].data(), 4);

@@ -196,6 +196,7 @@ enum class Role {
   Activation,
   Ids,
   Position,
+  Rows,
   Matrix,
   NormWeight,
   Embedding,
@@ -237,6 +238,10 @@ std::vector<uint8_t> sourceBytes(const Options &options, const Source &source) {
   case Role::Position:
     for (int b = 0; b < 8; ++b)
       bytes.push_back((uint64_t(options.past) >> (8 * b)) & 0xff);
+    break;
+  case Role::Rows:
+    for (int b = 0; b < 8; ++b)
+      bytes.push_back((uint64_t(options.tokens) >> (8 * b)) & 0xff);
     break;
   case Role::Ids:
     for (int64_t i = 0; i < n; ++i) {
@@ -364,6 +369,9 @@ struct FunctionSources {
   Source input;
   /// The run-time position (Position::Dynamic); empty name otherwise.
   Source position;
+  /// The run-time count of real rows (lastLogits with a run-time position
+  /// and T > 1); empty name otherwise.
+  Source rows;
   Source embedding, outputNorm, lmHead;
   std::vector<LayerSources> layers;
   Source cos, sin;
@@ -372,6 +380,8 @@ struct FunctionSources {
     std::vector<Source> list = {input};
     if (!position.name.empty())
       list.push_back(position);
+    if (!rows.name.empty())
+      list.push_back(rows);
     if (input.role == Role::Ids)
       list.push_back(embedding);
     for (const LayerSources &l : layers)
@@ -414,6 +424,9 @@ FunctionSources functionSources(const Options &o) {
   }
   if (o.position == Position::Dynamic)
     f.position = {"pos", {1}, "i64", Role::Position};
+  if (o.position == Position::Dynamic && o.kind == Kind::Model &&
+      o.lastLogits && o.tokens > 1)
+    f.rows = {"rows", {1}, "i64", Role::Rows};
   f.cos = {"cos", {seq, o.headDim}, "f32", Role::Cos};
   f.sin = {"sin", {seq, o.headDim}, "f32", Role::Sin};
   return f;
@@ -1153,12 +1166,32 @@ public:
     if (o.kind == Kind::Layer) {
       results.push_back(x);
     } else {
-      comment("Final RMSNorm, LM head, argmax of the last token's logits.");
       Val norm = weight(sources.outputNorm, args);
-      Val xn = rmsNorm("final", x, norm);
-      Val logits = project("logits", xn, weight(sources.lmHead, args));
-      Val last =
-          o.tokens == 1 ? logits : slice("last", logits, o.tokens - 1, 1);
+      Val logits, last;
+      if (o.lastLogits && o.tokens > 1) {
+        comment("The last token's row, final RMSNorm, LM head, argmax.");
+        std::string row = std::to_string(o.tokens - 1);
+        if (!sources.rows.name.empty()) {
+          std::string c0 = fresh("c0"), c1 = fresh("c1");
+          line(c0 + " = arith.constant 0 : index");
+          line(c1 + " = arith.constant 1 : index");
+          std::string rows64 = fresh("rows_i64"), rowsIdx = fresh("rows_idx");
+          line(rows64 + " = tensor.extract " + arg("rows").name + "[" + c0 +
+               "] : tensor<1xi64>");
+          line(rowsIdx + " = arith.index_cast " + rows64 + " : i64 to index");
+          row = fresh("last_row");
+          line(row + " = arith.subi " + rowsIdx + ", " + c1 + " : index");
+        }
+        Val xl = slice("x_last", x, row, 1);
+        Val xn = rmsNorm("final", xl, norm);
+        logits = project("logits", xn, weight(sources.lmHead, args));
+        last = logits;
+      } else {
+        comment("Final RMSNorm, LM head, argmax of the last token's logits.");
+        Val xn = rmsNorm("final", x, norm);
+        logits = project("logits", xn, weight(sources.lmHead, args));
+        last = o.tokens == 1 ? logits : slice("last", logits, o.tokens - 1, 1);
+      }
       Val vi = filled("best_init", {1}, ninf);
       Val ie = empty("best_id_e", {1}, "i32");
       Val zi = value("best_id_init", {1}, "i32");
@@ -1353,6 +1386,8 @@ std::string cachet::modelgen::validate(const Options &o) {
            std::to_string(o.tokens);
   if (!(o.eps > 0.0) || !std::isfinite(o.eps))
     return "--eps: must be a positive number";
+  if (o.lastLogits && o.kind != Kind::Model)
+    return "--last-logits: needs --kind=model (a layer has no logits)";
   return "";
 }
 
@@ -1380,7 +1415,8 @@ bool cachet::modelgen::generate(const Options &options, std::ostream &os,
     os << " --round=" << enumName(roundingNames(), int(o.rounding));
   os << " --eps=" << f32Literal(o.eps)
      << " --return-caches=" << (o.returnCaches ? "true" : "false")
-     << " --seed=" << o.seed << "\n";
+     << (o.lastLogits ? " --last-logits=true" : "") << " --seed=" << o.seed
+     << "\n";
   Emitter(o, os).function();
   return true;
 }

@@ -511,7 +511,22 @@ void testMgpu(DeviceFixture &f) {
         "cachetMgpuLookup of a device address");
   check(mgpuMemAlloc(16, stream, true) == nullptr,
         "host-shared mgpuMemAlloc is reported, not faked");
+  // Freed memory is kept for the next allocation of its size (no
+  // cuMemFree / hipFree per temporary), and counted out of the usage.
+  uint64_t before = 0, peak = 0, after = 0;
+  cachetMgpuMemoryUsage(&before, nullptr, 1);
   mgpuMemFree(devA, stream);
+  cachetMgpuMemoryUsage(&after, nullptr, 0);
+  void *reused = mgpuMemAlloc(bytes, stream, false);
+  void *other = mgpuMemAlloc(bytes + 256, stream, false);
+  cachetMgpuMemoryUsage(nullptr, &peak, 0);
+  check(reused == devA && other != devA && after + bytes == before &&
+            peak == before + bytes + 256,
+        "a freed allocation is reused for the same size",
+        std::to_string(before) + " B before, " + std::to_string(after) +
+            " B after a free, peak " + std::to_string(peak) + " B");
+  mgpuMemFree(reused, stream);
+  mgpuMemFree(other, stream);
   mgpuMemFree(devB, stream);
   mgpuMemFree(devC, stream);
   if (module)

@@ -22,7 +22,8 @@
 # 2. the 16 GB Llama-3-8B-shaped bf16 GGUF written by cachet-gguf;
 # 3. CUDA: --bench at d4096 and d32768 (tg128 and pp512, 3 repetitions,
 #    rewrites on and off interleaved, their tokens and logits compared);
-# 4. Vulkan (NVIDIA's driver), if the time is left: tg at d4096.
+# 4. bench/torch_llama.py bench (eager, torch.compile) if time is left;
+# 5. Vulkan (NVIDIA's driver), if the time is left: tg at d4096.
 # Logs: $OUT/generate.tgz.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
@@ -53,14 +54,23 @@ s
 
 # 3. CUDA bench.
 common="--model=$M --kv=q8_0-packed --dtype=bf16 --ubatch=512"
-timeout ${BENCH_S:-400} $R $common --prefill=$D/gen/prefill --decode=$D/gen/decode \
+timeout ${BENCH_S:-300} $R $common --prefill=$D/gen/prefill --decode=$D/gen/decode \
   --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
   > $W/bench-cuda.log 2> $W/bench-cuda.err
 echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
 
-# 4. Vulkan, tg only (generic SPIR-V kernels: issue 22), if time is left.
+# 4. The PyTorch peers in the same lease (eager and torch.compile), with
+#    the time that is left.
+if [ "${TORCH:-1}" = 1 ] && [ $SECONDS -lt 400 ]; then
+  PYTHONUNBUFFERED=1 timeout $((585 - SECONDS)) python3 bench/torch_llama.py bench \
+    --depths=4096,32768 --reps=3 --json=$W/torch.json > $W/torch.log 2>&1
+  echo "rc $? after ${SECONDS}s" >> $W/torch.log
+  s
+fi
+
+# 5. Vulkan, tg only (generic SPIR-V kernels: issue 22), if time is left.
 if [ -d $D/vk/decode ] && [ $SECONDS -lt ${VK_BEFORE_S:-420} ]; then
   timeout $((560 - SECONDS)) $R $common --prefill=$D/vk/prefill --decode=$D/vk/decode \
     --ctx=4352 --bench --bench-depths=4096 --bench-prompt=0 --bench-gen=8 \
@@ -70,4 +80,5 @@ if [ -d $D/vk/decode ] && [ $SECONDS -lt ${VK_BEFORE_S:-420} ]; then
 fi
 cat $W/small.log | grep -a "check\|rewrites\|tokens\|rc"; cat $W/small-torch.log | tail -3
 cat $W/gguf.log | tail -4; cat $W/bench-cuda.log; tail -5 $W/bench-cuda.err
+[ -f $W/torch.log ] && grep -a "^|\|model\|rc" $W/torch.log
 [ -f $W/bench-vk.log ] && { cat $W/bench-vk.log; tail -5 $W/bench-vk.err; }

@@ -71,6 +71,11 @@ Types and spellings:
                           --max-seq cache (one function for every step)
   --return-caches=true|false
                           return the updated caches (default true)
+  --last-logits=true|false
+                          --kind=model: the LM head on the last token's row
+                          only (with --position=dynamic and T > 1, row
+                          `rows - 1` of a run-time `rows: tensor<1xi64>`
+                          argument after `pos`); default false: every row
   --seed=N                seed of constant weights and inputs (default 1)
 Output:
   -o FILE                 write the MLIR to FILE (default stdout)
@@ -208,6 +213,11 @@ int main(int argc, char **argv) {
         return fail("--return-caches: expects true or false, got '" + value +
                     "'");
       options.returnCaches = value == "true";
+    } else if (flag == "--last-logits") {
+      if (value != "true" && value != "false")
+        return fail("--last-logits: expects true or false, got '" + value +
+                    "'");
+      options.lastLogits = value == "true";
     } else if (flag == "--write-inputs") {
       if (value.empty())
         return fail("--write-inputs: expects a file name prefix");

@@ -129,6 +129,11 @@ struct Options {
   Position position = Position::Static;
   /// Return the updated caches (else they are updated and read internally).
   bool returnCaches = true;
+  /// A model's logits for one row only, the last token's (the LM head
+  /// runs on that row): row T - 1, or with a run-time position and T > 1
+  /// row `rows - 1` of a run-time argument `rows: tensor<1xi64>` (after
+  /// `pos`: a prompt shorter than T is padded). Else every row's.
+  bool lastLogits = false;
   /// Seed of the constant weights and of `writeInputs`.
   uint64_t seed = 1;
 };
