@@ -2,6 +2,8 @@
 
 #include "cachet/Analysis/AttentionConfig.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -80,10 +82,25 @@ FailureOr<AttentionShape> cachet::getAttentionShape(Operation *op,
   return failure();
 }
 
+/// Whether `packed` is a function argument, or that argument with rows
+/// inserted (`tensor.insert_slice`: a cache updated in place, as front
+/// ends write a decode step): its bytes are a buffer the kernel can read.
+static bool isArgumentOrUpdate(Value packed) {
+  for (int depth = 0; depth < 8; ++depth) {
+    if (isa<BlockArgument>(packed))
+      return true;
+    auto insert = packed.getDefiningOp<tensor::InsertSliceOp>();
+    if (!insert)
+      return false;
+    packed = insert.getDest();
+  }
+  return false;
+}
+
 DequantizeOp cachet::getPackedDequantize(Value kv, bool tokenMajor) {
   auto dequant = kv.getDefiningOp<DequantizeOp>();
   if (!dequant || !tokenMajor || dequant.getScales() ||
-      !isa<BlockArgument>(dequant.getInput()))
+      !isArgumentOrUpdate(dequant.getInput()))
     return {};
   auto input = cast<RankedTensorType>(dequant.getInput().getType());
   // The in-kernel decoders take the 32-value formats (KV caches), not the

@@ -346,6 +346,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
               "cachet-host-compute-to-parallel)");
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
+  // A dimension longer than grid y / z allow goes to x.
+  builder.add("func.func(cachet-order-grid-dims)");
   builder.add("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
               "canonicalize,gpu-launch-sink-index-computations");
   // SPIR-V kernels cannot take views at run-time offsets (a decode step's

@@ -1347,3 +1347,43 @@ def LowerDequantTranspose
 }
 
 #endif // CACHET_CONVERSION_PASSES_TD
+
+def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
+  let summary = "Map the largest dimension of a generic kernel's grid to x";
+  let description = [{
+    `gpu-map-parallel-loops` maps the dimensions of an outermost
+    `scf.parallel` to the grid in order: the first to x, the second to y,
+    the third to z. CUDA, HIP and most Vulkan drivers allow at most 65535
+    workgroups along y and z (x allows 2^31 - 1), so a generic kernel whose
+    second or third dimension is longer fails at launch ("grid dimension 1
+    is 128256, the device allows 1 to 65535": a mat-mul of 512 rows by a
+    128256-entry vocabulary). This pass, run after the parallel loops are
+    tiled and before they are mapped, swaps such a dimension with the first
+    one. Only the order of the loop's dimensions changes: every iteration
+    computes what it computed before. Each swap is a remark; a loop whose
+    first dimension is longer than the limit as well stays, with a remark.
+
+    Before (`max-grid-yz=65535`):
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c512, %c128256)
+        step (%c256, %c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) { ... }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    scf.parallel (%j, %i) = (%c0, %c0) to (%c128256, %c512)
+        step (%c1, %c256) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxGridYZ", "max-grid-yz", "int64_t", /*default=*/"65535",
+           "The most workgroups the grid's y and z dimensions allow">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
