@@ -398,17 +398,20 @@ struct LowerMatvecPass final
       std::string conflict = getConflict(op, group.x, members, aliases);
       if (conflict.empty())
         continue;
-      // Say why where a mat-vec over the same x follows.
+      // Say why where the next mat-vec is one over the same x (one over
+      // another x would have ended the group anyway; scanning past it made
+      // this pass quadratic in a model's layers).
       for (Operation *later = op->getNextNode(); later;
-           later = later->getNextNode())
-        if (fuseSiblings && candidates.contains(later) &&
-            cachet::getMatvecOperands(later)->x == group.x) {
+           later = later->getNextNode()) {
+        if (!candidates.contains(later))
+          continue;
+        if (fuseSiblings && cachet::getMatvecOperands(later)->x == group.x)
           op->emitRemark("cachet-lower-matvec: the mat-vec kernel before it "
                          "is not joined with the mat-vec over the same x "
                          "after it: ")
               << conflict;
-          break;
-        }
+        break;
+      }
       break;
     }
     return group;

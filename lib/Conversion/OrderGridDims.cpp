@@ -95,7 +95,8 @@ struct OrderGridDimsPass final
                       << ": dimension 0 would then be too long ("
                       << (firstTrips ? std::to_string(*firstTrips)
                                      : std::string("unknown"))
-                      << " workgroups; the limit is " << int64_t(maxGridYZ) << ")";
+                      << " workgroups; the limit is " << int64_t(maxGridYZ)
+                      << ")";
       return;
     }
     SmallVector<unsigned> order(n);

@@ -414,6 +414,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
   if (options.hostOnly)
     return builder.getStatus();
 
+  // Each distinct kernel compiled once (a model's layers repeat them).
+  builder.add("cachet-merge-identical-kernels");
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = format;
   binary.toolkitPath = options.toolkit;

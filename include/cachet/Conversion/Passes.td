@@ -1387,3 +1387,46 @@ def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
   ];
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
+
+def MergeIdenticalKernels
+    : Pass<"cachet-merge-identical-kernels", "mlir::ModuleOp"> {
+  let summary = "Compile each distinct kernel once: launches of identical "
+                "kernels share one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` gives every launch its own `gpu.module`, and a
+    model repeats its layers: a 32-layer decoder has 32 copies of each of
+    its kernels, and `gpu-module-to-binary` compiles every copy (LLVM's
+    back end and ptxas; most of a model's compile time). This pass, run
+    right before `gpu-module-to-binary`, finds the `gpu.module`s whose
+    contents and attributes are identical (printed, the kernel function,
+    its attributes and any nested module included; a nested SPIR-V
+    module's name, derived from its gpu.module's, left out), keeps the first of each group, points the `gpu.launch_func`
+    ops of the others at it and erases them. The kernels are the same code,
+    so nothing a launch computes changes. A remark on each kept module says
+    how many it stands for; `max-compare-bytes` bounds the printed size of a
+    module this pass compares (larger ones are kept as they are).
+
+    Before:
+
+    ```mlir
+    gpu.module @model_kernel [#nvvm.target] { gpu.func @model_kernel(...) kernel { A } }
+    gpu.module @model_kernel_7 [#nvvm.target] { gpu.func @model_kernel(...) kernel { A } }
+    gpu.launch_func @model_kernel::@model_kernel ...
+    gpu.launch_func @model_kernel_7::@model_kernel ...
+    ```
+
+    After:
+
+    ```mlir
+    gpu.module @model_kernel [#nvvm.target] { gpu.func @model_kernel(...) kernel { A } }
+    gpu.launch_func @model_kernel::@model_kernel ...
+    gpu.launch_func @model_kernel::@model_kernel ...
+    ```
+  }];
+  let options = [
+    Option<"maxCompareBytes", "max-compare-bytes", "int64_t",
+           /*default=*/"16777216",
+           "Modules printing to more bytes than this are not compared">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
