@@ -44,14 +44,17 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace llvm;
 using namespace cachet;
@@ -169,16 +172,25 @@ uint64_t selfStamp() {
   return uint64_t(st.st_size) * 1000003u ^ uint64_t(st.st_mtime);
 }
 
+/// Guards the --remarks file, which both functions' compilations append to.
+std::mutex remarksMutex;
+
 /// Compiles `text` (the model function) into `directory` unless an artifact
-/// is there already. Returns false with `error`.
+/// is there already, in a context of its own (prefill and decode compile on
+/// two threads). Returns false with `error`.
 bool compile(const std::string &text, const std::string &directory,
-             mlir::MLIRContext &context, double &seconds, bool &cached,
-             std::string &error) {
+             const mlir::DialectRegistry &registry, double &seconds,
+             bool &cached, std::string &error) {
   cached = sys::fs::exists(directory + "/manifest.json");
   seconds = 0;
   if (cached)
     return true;
   auto start = std::chrono::steady_clock::now();
+  mlir::MLIRContext context(registry);
+  // A diagnostic would print its op ("see current operation"), which
+  // numbers the values of the whole function: with a remark for every
+  // decision, compiling a 32-layer model spent most of its time there.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(text, "model"),
                                SMLoc());
@@ -186,23 +198,29 @@ bool compile(const std::string &text, const std::string &directory,
   // Remarks explain every decision: kept in --remarks, else dropped;
   // errors still reach stderr. The handler registered last sees a
   // diagnostic first.
-  std::unique_ptr<raw_fd_ostream> remarks;
-  if (!remarksFile.empty()) {
+  std::string remarkText;
+  raw_string_ostream remarks(remarkText);
+  mlir::ScopedDiagnosticHandler quiet(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() != mlir::DiagnosticSeverity::Remark)
+      return mlir::failure();
+    if (!remarksFile.empty())
+      remarks << diag.getLocation() << ": remark: " << diag.str() << "\n";
+    return mlir::success();
+  });
+  // The remarks go to --remarks whatever the outcome.
+  auto writeRemarks = [&]() {
+    if (remarksFile.empty())
+      return true;
+    std::lock_guard<std::mutex> lock(remarksMutex);
     std::error_code ec;
-    remarks =
-        std::make_unique<raw_fd_ostream>(remarksFile, ec, sys::fs::OF_Append);
+    raw_fd_ostream file(remarksFile, ec, sys::fs::OF_Append);
     if (ec) {
       error = "cannot write " + remarksFile + ": " + ec.message();
       return false;
     }
-  }
-  mlir::ScopedDiagnosticHandler quiet(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() != mlir::DiagnosticSeverity::Remark)
-      return mlir::failure();
-    if (remarks)
-      *remarks << diag.getLocation() << ": remark: " << diag.str() << "\n";
-    return mlir::success();
-  });
+    file << remarkText;
+    return true;
+  };
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr,
                                             mlir::ParserConfig(&context));
@@ -223,9 +241,12 @@ bool compile(const std::string &text, const std::string &directory,
   }
   sys::fs::remove_directories(options.directory);
   if (failed(emitArtifact(*module, options))) {
+    writeRemarks();
     error = "compiling the model failed (see above)";
     return false;
   }
+  if (!writeRemarks())
+    return false;
   sys::fs::remove_directories(directory);
   if (std::error_code ec = sys::fs::rename(options.directory, directory)) {
     error = "cannot move the artifact to " + directory + ": " + ec.message();
@@ -315,19 +336,14 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<CachetDialect>();
-  mlir::MLIRContext context(registry);
-  // A diagnostic would print its op ("see current operation"), which
-  // numbers the values of the whole function: with a remark for every
-  // decision, compiling a 32-layer model spent most of its time there.
-  context.printOpOnDiagnostic(false);
-  std::string artifacts[2];
-  double compileSeconds = 0;
+  std::string artifacts[2], texts[2];
   for (int f = 0; f < 2; ++f) {
     const modelgen::Options &o = f == 0 ? prefill : decode;
     std::ostringstream text;
     if (!modelgen::generate(o, text, error))
       return fail(error);
-    hash_code key = hash_combine(text.str(), target.getValue(), chip.getValue(),
+    texts[f] = text.str();
+    hash_code key = hash_combine(texts[f], target.getValue(), chip.getValue(),
                                  profile.getValue(), selfStamp());
     char name[40];
     std::snprintf(name, sizeof(name), "%s-%016llx",
@@ -337,14 +353,30 @@ int main(int argc, char **argv) {
     std::cerr << "cachet-generate: compiling "
               << (f == 0 ? "prefill" : "decode") << " (T = " << o.tokens
               << ") into " << artifacts[f] << "\n";
-    double seconds = 0;
-    bool cached = false;
-    if (!compile(text.str(), artifacts[f], context, seconds, cached, error))
-      return fail(error);
-    if (cached)
-      std::cerr << "cachet-generate:   (cached)\n";
-    compileSeconds += seconds;
   }
+  // The two functions compile at once, each in its own context (the
+  // host's LLVM targets registered first, here).
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto compileStart = std::chrono::steady_clock::now();
+  double seconds[2] = {0, 0};
+  bool cached[2] = {false, false}, ok[2] = {true, true};
+  std::string errors[2];
+  std::thread prefillThread([&] {
+    ok[0] = compile(texts[0], artifacts[0], registry, seconds[0], cached[0],
+                    errors[0]);
+  });
+  ok[1] = compile(texts[1], artifacts[1], registry, seconds[1], cached[1],
+                  errors[1]);
+  prefillThread.join();
+  for (int f = 0; f < 2; ++f) {
+    if (!ok[f])
+      return fail(errors[f]);
+    if (cached[f])
+      std::cerr << "cachet-generate:   " << (f == 0 ? "prefill" : "decode")
+                << " (cached)\n";
+  }
+  double compileSeconds = cached[0] && cached[1] ? 0.0 : since(compileStart);
 
   if (compileOnly) {
     std::cout << "prefill: " << artifacts[0] << "\ndecode: " << artifacts[1]
