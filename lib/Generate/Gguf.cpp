@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Generate/Gguf.h"
+#include "cachet/ModelGen/Blocks.h"
 #include "cachet/ModelGen/Random.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using namespace cachet;
 using namespace cachet::gguf;
 
 using cachet::Rng;
@@ -61,9 +63,7 @@ const TypeTraits &traits(GgmlType type) {
   return typeTable[0];
 }
 
-/// iq4_nl's code book (ggml's kvalues_iq4nl).
-const int8_t iq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                1,    13,   25,  38,  53,  69,  89,  113};
+using cachet::blocks::iq4nlLevels;
 
 /// The concatenation of `parts`: messages built inside loops.
 std::string concat(std::initializer_list<std::string> parts) {
@@ -729,148 +729,6 @@ void storeU16(uint8_t *p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
-/// A block scale near `sigma / rms` (random factor in [0.8, 1.2)), as the
-/// f16 it is stored as.
-uint16_t blockScale(Rng &rng, double sigma, double rms) {
-  return floatToHalf(
-      static_cast<float>(sigma * (1.0 + 0.2 * rng.uniform()) / rms));
-}
-
-/// As blockScale, of random sign, for the formats whose levels are not
-/// symmetric about 0 (q8_0's -128, q4_0's -8...): their values' mean is then
-/// 0. ggml's own quantizers write scales of either sign.
-uint16_t signedBlockScale(Rng &rng, double sigma, double rms) {
-  uint16_t d = blockScale(rng, sigma, rms);
-  return rng.next() & 1 ? d ^ 0x8000 : d;
-}
-
-/// Fills one block of a block format with random quants whose decoded
-/// values have a standard deviation near `sigma` and a mean near 0.
-void randomBlock(GgmlType type, Rng &rng, double sigma, uint8_t *b) {
-  switch (type) {
-  case GgmlType::Q8_0:
-    // Uniform int8: E[q^2] = (256^2 - 1) / 12 + 1/4.
-    storeU16(b, signedBlockScale(rng, sigma, std::sqrt(5461.5)));
-    rng.fillBytes(b + 2, 32);
-    return;
-  case GgmlType::Q4_0:
-    storeU16(b, signedBlockScale(rng, sigma, std::sqrt(21.5)));
-    rng.fillBytes(b + 2, 16);
-    return;
-  case GgmlType::IQ4_NL: {
-    double sum = 0;
-    for (int8_t level : iq4nlLevels)
-      sum += level * level;
-    storeU16(b, signedBlockScale(rng, sigma, std::sqrt(sum / 16)));
-    rng.fillBytes(b + 2, 16);
-    return;
-  }
-  case GgmlType::Q5_0:
-    storeU16(b, signedBlockScale(rng, sigma, std::sqrt(85.5)));
-    rng.fillBytes(b + 2, 20);
-    return;
-  case GgmlType::Q4_1:
-  case GgmlType::Q5_1: {
-    // x = d q + m with m = -d (levels - 1) / 2: centred.
-    bool five = type == GgmlType::Q5_1;
-    double levels = five ? 32 : 16;
-    uint16_t d = blockScale(rng, sigma, std::sqrt((levels * levels - 1) / 12));
-    storeU16(b, d);
-    storeU16(b + 2, floatToHalf(static_cast<float>(-halfToFloat(d) *
-                                                   (levels - 1) / 2)));
-    rng.fillBytes(b + 4, five ? 20 : 16);
-    return;
-  }
-  case GgmlType::Q2_K: {
-    // Scales s in [8, 15], mins round(0.75 s) with dmin = 2 d: centred.
-    double sum = 0;
-    for (int j = 0; j < 16; ++j) {
-      int s = rng.between(8, 15);
-      b[j] = static_cast<uint8_t>(s | static_cast<int>(0.75 * s + 0.5) << 4);
-      sum += s * s;
-    }
-    rng.fillBytes(b + 16, 64);
-    uint16_t d = blockScale(rng, sigma, std::sqrt(1.25 * sum / 16));
-    storeU16(b + 80, d);
-    storeU16(b + 82, floatToHalf(2 * halfToFloat(d)));
-    return;
-  }
-  case GgmlType::Q3_K: {
-    // 6-bit scales 32 +- [8, 31]; levels -4..3: E[l^2] = 5.5.
-    rng.fillBytes(b, 96);
-    std::memset(b + 96, 0, 12);
-    double sum = 0;
-    for (int j = 0; j < 16; ++j) {
-      int s = rng.between(8, 31) * (rng.next() & 1 ? 1 : -1);
-      int sc = 32 + s;
-      b[96 + j % 8] |= static_cast<uint8_t>((sc & 15) << (j < 8 ? 0 : 4));
-      b[104 + j % 4] |= static_cast<uint8_t>((sc >> 4) << (2 * (j / 4)));
-      sum += s * s;
-    }
-    storeU16(b + 108, blockScale(rng, sigma, std::sqrt(5.5 * sum / 16)));
-    return;
-  }
-  case GgmlType::Q4_K:
-  case GgmlType::Q5_K: {
-    // Scales in [32, 63], mins round(scale * center / step) with dmin =
-    // step d: centred (center 7.5 or 15.5, step 8 or 16).
-    bool five = type == GgmlType::Q5_K;
-    double center = five ? 15.5 : 7.5, step = five ? 16 : 8;
-    uint8_t *packed = b + 4;
-    std::memset(packed, 0, 12);
-    double sum = 0;
-    for (int j = 0; j < 8; ++j) {
-      int scale = rng.between(32, 63);
-      int min = static_cast<int>(scale * center / step + 0.5);
-      if (j < 4) {
-        packed[j] |= static_cast<uint8_t>(scale);
-        packed[j + 4] |= static_cast<uint8_t>(min);
-      } else {
-        packed[j + 4] = static_cast<uint8_t>((scale & 15) | (min & 15) << 4);
-        packed[j - 4] |= static_cast<uint8_t>((scale >> 4) << 6);
-        packed[j] |= static_cast<uint8_t>((min >> 4) << 6);
-      }
-      sum += scale * scale;
-    }
-    double variance = five ? 85.25 : 21.25;
-    uint16_t d = blockScale(rng, sigma, std::sqrt(variance * sum / 8));
-    storeU16(b, d);
-    storeU16(b + 2, floatToHalf(static_cast<float>(step) * halfToFloat(d)));
-    rng.fillBytes(b + 16, five ? 160 : 128);
-    return;
-  }
-  case GgmlType::Q6_K: {
-    // int8 scales +-[32, 63]; levels -32..31: E[l^2] = 341.5.
-    rng.fillBytes(b, 192);
-    double sum = 0;
-    for (int j = 0; j < 16; ++j) {
-      int s = rng.between(32, 63) * (rng.next() & 1 ? 1 : -1);
-      b[192 + j] = static_cast<uint8_t>(static_cast<int8_t>(s));
-      sum += s * s;
-    }
-    storeU16(b + 208, blockScale(rng, sigma, std::sqrt(341.5 * sum / 16)));
-    return;
-  }
-  case GgmlType::TQ1_0:
-    // Every byte is five (or four) valid base-3 digits.
-    rng.fillBytes(b, 52);
-    storeU16(b + 52, blockScale(rng, sigma, std::sqrt(2.0 / 3)));
-    return;
-  case GgmlType::TQ2_0:
-    // 2-bit fields in {0, 1, 2} (ternary: 3 never occurs).
-    for (int k = 0; k < 64; ++k) {
-      int byte = 0;
-      for (int f = 0; f < 4; ++f)
-        byte |= rng.between(0, 2) << (2 * f);
-      b[k] = static_cast<uint8_t>(byte);
-    }
-    storeU16(b + 64, blockScale(rng, sigma, std::sqrt(2.0 / 3)));
-    return;
-  default:
-    return;
-  }
-}
-
 /// Random values `center + amplitude * u`, u uniform in [-1, 1), in a
 /// float format; block formats get random blocks of the same standard
 /// deviation (`center` must then be 0).
@@ -915,7 +773,8 @@ private:
       storeU16(b, floatToBf16(v));
       return;
     default:
-      randomBlock(type, rng, amplitude / std::sqrt(3.0), b);
+      cachet::blocks::randomBlock(typeName(type), rng,
+                                  amplitude / std::sqrt(3.0), b);
       return;
     }
   }
@@ -1121,53 +980,15 @@ bool cachet::gguf::typeFromId(uint32_t id, GgmlType &type) {
 }
 
 float cachet::gguf::halfToFloat(uint16_t half) {
-  uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
-  uint32_t exp = (half >> 10) & 31, mant = half & 1023;
-  if (exp == 31)
-    return bitsToFloat(sign | 0x7f800000 | mant << 13);
-  if (exp == 0) {
-    // Zero or subnormal: mant * 2^-24, exact in float.
-    float v = static_cast<float>(mant) * 0x1.0p-24f;
-    return sign ? -v : v;
-  }
-  return bitsToFloat(sign | (exp + 112) << 23 | mant << 13);
+  return blocks::halfToFloat(half);
 }
 
 uint16_t cachet::gguf::floatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t biased = (x >> 23) & 0xff, mant = x & 0x7fffff;
-  if (biased == 0xff)
-    return sign | 0x7c00 | (mant ? 0x200 : 0);
-  int32_t exp = static_cast<int32_t>(biased) - 127 + 15;
-  if (exp >= 31)
-    return sign | 0x7c00;
-  if (exp <= 0) {
-    if (exp < -10)
-      return sign;
-    mant |= 0x800000;
-    int shift = 14 - exp;
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (h & 1)))
-      ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = static_cast<uint32_t>(exp) << 10 | mant >> 13;
-  uint32_t rem = mant & 0x1fff;
-  // A carry out of the mantissa bumps the exponent, up to infinity.
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-    ++h;
-  return static_cast<uint16_t>(sign | h);
+  return blocks::floatToHalf(value);
 }
 
 uint16_t cachet::gguf::floatToBf16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+  return blocks::floatToBf16(value);
 }
 
 void cachet::gguf::dequantize(GgmlType type, const uint8_t *src, int64_t count,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cachet/ModelGen/ModelGen.h"
+#include "cachet/ModelGen/Blocks.h"
 #include "cachet/ModelGen/Random.h"
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+using namespace cachet;
 using namespace cachet::modelgen;
 
 using cachet::Rng;
@@ -30,42 +32,8 @@ using Shape = std::vector<int64_t>;
 // Numbers
 //===----------------------------------------------------------------------===//
 
-/// IEEE half, rounded to nearest even.
-uint16_t floatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff)
-    return sign | 0x7c00 | (mant ? 0x200 : 0);
-  if (exp >= 31)
-    return sign | 0x7c00;
-  if (exp <= 0) {
-    if (exp < -10)
-      return sign;
-    mant |= 0x800000;
-    int shift = 14 - exp;
-    uint32_t h = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (h & 1)))
-      ++h;
-    return sign | h;
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-    ++h;
-  return sign | h;
-}
-
-/// bfloat16, rounded to nearest even (finite inputs).
-uint16_t floatToBf16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
+using blocks::floatToBf16;
+using blocks::floatToHalf;
 
 /// An f32 literal MLIR parses back to the same float.
 std::string f32Literal(double value) {
@@ -215,6 +183,8 @@ struct Source {
   std::string element;
   Role role;
   bool weight = false;
+  /// A projection weight's values per row (its input width).
+  int64_t columns = 0;
 };
 
 /// The values of `source`, as raw little-endian bytes.
@@ -251,6 +221,14 @@ std::vector<uint8_t> sourceBytes(const Options &options, const Source &source) {
     }
     break;
   case Role::Matrix: {
+    if (const blocks::Format *f = blocks::findFormat(source.element)) {
+      // Blocks of the standard deviation of the dense values below.
+      double sigma = 1.0 / std::sqrt(3.0 * source.shape.back() * f->values);
+      bytes.resize(static_cast<size_t>(n) * f->bytes);
+      for (int64_t i = 0; i < n; ++i)
+        blocks::randomBlock(source.element, rng, sigma, &bytes[i * f->bytes]);
+      break;
+    }
     double scale = 1.0 / std::sqrt(static_cast<double>(source.shape.back()));
     for (int64_t i = 0; i < n; ++i)
       pushFloat(rng.uniform() * scale);
@@ -316,11 +294,29 @@ struct LayerSources {
   std::vector<Source> caches;
 };
 
+/// The format of the weight argument `name`: a block format name, or ""
+/// for dense weights of the activation type.
+std::string weightFormatOf(const Options &o, const std::string &name) {
+  auto it = o.weightFormats.find(name);
+  return it != o.weightFormats.end() ? it->second : o.weightFormat;
+}
+
+/// A projection weight [rows][cols]: dense, or packed blocks along cols.
+Source matrixSource(const Options &o, const std::string &name, int64_t rows,
+                    int64_t cols) {
+  std::string format = weightFormatOf(o, name);
+  const blocks::Format *f = blocks::findFormat(format);
+  Source s{name, {rows, cols}, dtypeName(o.dtype), Role::Matrix, true, cols};
+  if (f && cols % f->values == 0)
+    s.shape[1] = cols / f->values, s.element = format;
+  return s;
+}
+
 LayerSources layerSources(const Options &o, const std::string &prefix) {
   std::string dt = dtypeName(o.dtype);
   int64_t qDim = o.heads * o.headDim, kvDim = o.kvHeads * o.headDim;
   auto matrix = [&](const char *name, int64_t rows, int64_t cols) {
-    return Source{prefix + name, {rows, cols}, dt, Role::Matrix, true};
+    return matrixSource(o, prefix + name, rows, cols);
   };
   LayerSources s;
   s.attnNorm = {prefix + "attn_norm", {o.hidden}, dt, Role::NormWeight, true};
@@ -420,7 +416,7 @@ FunctionSources functionSources(const Options &o) {
     for (int64_t l = 0; l < o.layers; ++l)
       f.layers.push_back(layerSources(o, "l" + std::to_string(l) + "_"));
     f.outputNorm = {"output_norm", {o.hidden}, dt, Role::NormWeight, true};
-    f.lmHead = {"lm_head", {o.vocab, o.hidden}, dt, Role::Matrix, true};
+    f.lmHead = matrixSource(o, "lm_head", o.vocab, o.hidden);
   }
   if (o.position == Position::Dynamic)
     f.position = {"pos", {1}, "i64", Role::Position};
@@ -665,8 +661,16 @@ public:
   // Products
   //===--------------------------------------------------------------------===//
 
-  /// `x W^T` accumulated in f32: x [T][in], W [out][in] -> [T][out].
-  Val project(const std::string &base, const Val &x, const Val &w) {
+  /// `x W^T` accumulated in f32: x [T][in], W [out][in] -> [T][out]. A
+  /// packed W is dequantized to the activation type first.
+  Val project(const std::string &base, const Val &x, const Val &packed) {
+    Val w = packed;
+    if (const blocks::Format *f = blocks::findFormat(packed.element)) {
+      w = value(base + "_w", {packed.shape[0], packed.shape[1] * f->values},
+                dt);
+      line(w.name + " = cachet.dequantize " + packed.name + " : " +
+           packed.type() + " -> " + w.type());
+    }
     int64_t t = x.shape[0], out = w.shape[0], in = w.shape[1];
     if (o.matmul == MatmulForm::Matvec) {
       Val xv = collapse(base + "_in", x, {in}, "[[0, 1]]");
@@ -1388,6 +1392,33 @@ std::string cachet::modelgen::validate(const Options &o) {
     return "--eps: must be a positive number";
   if (o.lastLogits && o.kind != Kind::Model)
     return "--last-logits: needs --kind=model (a layer has no logits)";
+  for (const Source &s : functionSources(o).all()) {
+    if (s.role != Role::Matrix)
+      continue;
+    std::string format = weightFormatOf(o, s.name);
+    if (format.empty())
+      continue;
+    const blocks::Format *f = blocks::findFormat(format);
+    std::string flag = format == o.weightFormat ? std::string("--weight-format")
+                                                : "the format of " + s.name;
+    if (!f)
+      return flag + ": unknown block format '" + format + "' (expected " +
+             blocks::formatList() + ")";
+    if (o.weights != WeightMode::Args)
+      return flag + ": packed weights are function arguments (--weights=args)";
+    int64_t cols = s.columns;
+    if (cols % f->values != 0)
+      return flag + ": " + format + " packs " + std::to_string(f->values) +
+             " values per block along a row; " + s.name + " has rows of " +
+             std::to_string(cols) + " values";
+  }
+  for (const auto &[name, format] : o.weightFormats) {
+    bool found = false;
+    for (const Source &s : functionSources(o).all())
+      found |= s.role == Role::Matrix && s.name == name;
+    if (!found)
+      return "the format of " + name + ": no such projection weight";
+  }
   return "";
 }
 
@@ -1413,6 +1444,10 @@ bool cachet::modelgen::generate(const Options &options, std::ostream &os,
      << " --position=" << enumName(positionNames(), int(o.position));
   if (o.kv == KVFormat::Q8_0)
     os << " --round=" << enumName(roundingNames(), int(o.rounding));
+  if (!o.weightFormat.empty())
+    os << " --weight-format=" << o.weightFormat;
+  for (const auto &[name, format] : o.weightFormats)
+    os << "\n//   " << name << ": " << (format.empty() ? "dense" : format);
   os << " --eps=" << f32Literal(o.eps)
      << " --return-caches=" << (o.returnCaches ? "true" : "false")
      << (o.lastLogits ? " --last-logits=true" : "") << " --seed=" << o.seed

@@ -57,6 +57,12 @@ Types and spellings:
                           default) or math.roundeven
   --weights=args|constants  {cachet.weight} arguments (default) or
                           arith.constant dense<...> of seeded values
+  --weight-format=FORMAT  projection weights (Q, K, V, O, gate, up, down,
+                          LM head): dense in --dtype (default), or packed
+                          ggml blocks read through cachet.dequantize: q8_0,
+                          q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K,
+                          q5_K, q6_K, tq1_0, tq2_0 (--weights=args; the row
+                          width a multiple of the block's 32 or 256 values)
   --matmul=named|generic|matvec|transposed
                           linalg.matmul / batch_matmul (default), contraction
                           generics, linalg.matvec projections (T = 1), or
@@ -218,6 +224,8 @@ int main(int argc, char **argv) {
         return fail("--last-logits: expects true or false, got '" + value +
                     "'");
       options.lastLogits = value == "true";
+    } else if (flag == "--weight-format") {
+      options.weightFormat = value == "dense" ? "" : value;
     } else if (flag == "--write-inputs") {
       if (value.empty())
         return fail("--write-inputs: expects a file name prefix");

@@ -16,6 +16,7 @@
 #define CACHET_MODELGEN_MODELGEN_H
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -134,6 +135,17 @@ struct Options {
   /// row `rows - 1` of a run-time argument `rows: tensor<1xi64>` (after
   /// `pos`: a prompt shorter than T is padded). Else every row's.
   bool lastLogits = false;
+  /// Format of the projection weights (Q, K, V, O, gate, up, down and the
+  /// LM head; not the embedding table): empty for dense weights of `dtype`,
+  /// or a ggml block format (`q8_0`, `q4_K`, ...: blocks::formats()), a
+  /// packed argument `tensor<rows x (cols / block) x !cachet.<format>>`
+  /// read through `cachet.dequantize` as a front end writes it. Packed
+  /// weights are arguments (WeightMode::Args).
+  std::string weightFormat;
+  /// Per-weight overrides of weightFormat by argument name (`l0_w_down`,
+  /// `lm_head`): a block format, or "" for a dense weight (a GGUF file's
+  /// own mix of formats).
+  std::map<std::string, std::string> weightFormats;
   /// Seed of the constant weights and of `writeInputs`.
   uint64_t seed = 1;
 };

@@ -13,7 +13,9 @@ output, or the model's next token and logits) with the GPU's. It prints
 
 The compiled CPU reference of cachet-run comes from the same IR as the GPU
 code, so it cannot catch a generator that writes the wrong layer; this can.
-Only the KV formats f16, bf16 and q8_0 are implemented.
+Only the KV formats f16, bf16 and q8_0 are implemented, and the packed
+weight formats (--weight-format) q8_0, q4_0, q4_K and q6_K, decoded here by
+ggml's dequantize_row_* rules (ggml-quants.c).
 """
 import math
 import re
@@ -59,6 +61,62 @@ def read(path, element, count):
     raise SystemExit("unsupported element type " + element)
 
 
+def half_at(b, i):
+    return struct.unpack_from("<e", b, i)[0]
+
+
+def k_scale_min(s, j):
+    """q4_K's 6-bit scale and min j of its 12 packed bytes s."""
+    if j < 4:
+        return s[j] & 63, s[j + 4] & 63
+    return ((s[j + 4] & 15) | (s[j - 4] >> 6) << 4,
+            (s[j + 4] >> 4) | (s[j] >> 6) << 4)
+
+
+def decode_block(fmt, b):
+    """The values of one ggml block `b` (bytes) of format `fmt`, in f32."""
+    if fmt == "q8_0":
+        d = half_at(b, 0)
+        return [f32(d * q) for q in struct.unpack_from("<32b", b, 2)]
+    if fmt == "q4_0":
+        d, qs = half_at(b, 0), b[2:18]
+        return ([f32(d * ((q & 15) - 8)) for q in qs]
+                + [f32(d * ((q >> 4) - 8)) for q in qs])
+    if fmt == "q4_K":
+        d, dmin, s, qs = half_at(b, 0), half_at(b, 2), b[4:16], b[16:144]
+        out = []
+        for j in range(4):
+            q = qs[32 * j:32 * j + 32]
+            for k, shift in ((2 * j, 0), (2 * j + 1, 4)):
+                sc, m = k_scale_min(s, k)
+                d1, m1 = f32(d * sc), f32(dmin * m)
+                out += [f32(d1 * ((v >> shift) & 15) - m1) for v in q]
+        return out
+    if fmt == "q6_K":
+        ql, qh = b[0:128], b[128:192]
+        sc = struct.unpack_from("<16b", b, 192)
+        d = half_at(b, 208)
+        out = [0.0] * 256
+        for n in range(2):
+            lo, hi, s = ql[64 * n:], qh[32 * n:], sc[8 * n:]
+            for l in range(32):
+                i = l // 16
+                q = (((lo[l] & 15) | ((hi[l] >> 0) & 3) << 4) - 32,
+                     ((lo[l + 32] & 15) | ((hi[l] >> 2) & 3) << 4) - 32,
+                     ((lo[l] >> 4) | ((hi[l] >> 4) & 3) << 4) - 32,
+                     ((lo[l + 32] >> 4) | ((hi[l] >> 6) & 3) << 4) - 32)
+                for part in range(4):
+                    out[128 * n + 32 * part + l] = f32(
+                        f32(d * s[i + 2 * part]) * q[part])
+        return out
+    raise SystemExit("llama_reference.py: --weight-format=%s not implemented"
+                     % fmt)
+
+
+BLOCKS = {"q8_0": (32, 34), "q4_0": (32, 18), "q4_K": (256, 144),
+          "q6_K": (256, 210)}
+
+
 def rows(flat, n):
     return [flat[i:i + n] for i in range(0, len(flat), n)]
 
@@ -94,8 +152,21 @@ def main():
             count *= d
         return read(next(fi), element, count)
 
-    def matrix(rows_, cols):
-        return rows(take(o["dtype"], [rows_, cols]), cols)
+    def matrix(rows_, cols, packed=True):
+        fmt = o.get("weight-format", "dense")
+        if not packed or fmt == "dense":
+            return rows(take(o["dtype"], [rows_, cols]), cols)
+        if fmt not in BLOCKS:
+            decode_block(fmt, b"")
+        values, size = BLOCKS[fmt]
+        data = open(next(fi), "rb").read()
+        flat = []
+        for k in range(0, len(data), size):
+            flat += [dt(v) for v in decode_block(fmt, data[k:k + size])]
+        if len(flat) != rows_ * cols:
+            raise SystemExit("llama_reference.py: %d %s values, expected %d"
+                             % (len(flat), fmt, rows_ * cols))
+        return rows(flat, cols)
 
     def project(x, w):
         return [[math.fsum(a * b for a, b in zip(xr, wr)) for wr in w]
@@ -212,7 +283,7 @@ def main():
         expected = [sum(layer(x, weights, caches, cos, sin), [])]
     else:
         ids = take("i32", [T])
-        table = matrix(o["vocab"], H)
+        table = matrix(o["vocab"], H, packed=False)
         weights = [layer_weights() for _ in range(o["layers"])]
         norm = take(o["dtype"], [H])
         head = matrix(o["vocab"], H)
