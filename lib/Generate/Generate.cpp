@@ -1,6 +1,7 @@
 //===- Generate.cpp - a GGUF llama model run step by step ----------------===//
 
 #include "cachet/Generate/Generate.h"
+#include "cachet/ModelGen/Blocks.h"
 #include "cachet/ModelGen/Random.h"
 #include "cachet/runtime.h"
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -24,13 +26,6 @@ double since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Appends `value` in the activation type to `bytes`.
-void pushValue(std::vector<uint8_t> &bytes, float value, bool bf16) {
-  uint16_t h = bf16 ? gguf::floatToBf16(value) : gguf::floatToHalf(value);
-  bytes.push_back(h & 0xff);
-  bytes.push_back(h >> 8);
-}
-
 /// The rows of `tensor` (ggml's ne[1] rows of ne[0] values) as floats.
 std::vector<float> readFloats(const gguf::File &file,
                               const gguf::TensorInfo &tensor) {
@@ -40,73 +35,132 @@ std::vector<float> readFloats(const gguf::File &file,
   return values;
 }
 
+/// A weight argument of the model functions and the GGUF tensor it holds.
+struct WeightTensor {
+  /// ModelGen's argument name.
+  std::string name;
+  /// The GGUF tensor's name.
+  std::string gguf;
+  /// [rows][values per row] (a norm: [values]).
+  std::vector<int64_t> shape;
+  /// A projection (Q, K, V, O, gate, up, down, the LM head): the weights
+  /// that may stay packed.
+  bool projection = false;
+  /// Rows in llama.cpp's pairwise RoPE order (attn_q, attn_k).
+  bool qk = false;
+};
+
+/// The weight arguments of `config`'s model, in ModelGen's order.
+std::vector<WeightTensor> weightTensors(const gguf::LlamaConfig &config) {
+  int64_t q = config.heads * config.headDim,
+          kv = config.kvHeads * config.headDim, h = config.hidden;
+  std::vector<WeightTensor> list = {
+      {"tok_embd", "token_embd.weight", {config.vocab, h}}};
+  for (int64_t l = 0; l < config.layers; ++l) {
+    std::string p = "l" + std::to_string(l) + "_",
+                b = "blk." + std::to_string(l) + ".";
+    list.push_back({p + "attn_norm", b + "attn_norm.weight", {h}});
+    list.push_back({p + "wq", b + "attn_q.weight", {q, h}, true, true});
+    list.push_back({p + "wk", b + "attn_k.weight", {kv, h}, true, true});
+    list.push_back({p + "wv", b + "attn_v.weight", {kv, h}, true});
+    list.push_back({p + "wo", b + "attn_output.weight", {h, q}, true});
+    list.push_back({p + "ffn_norm", b + "ffn_norm.weight", {h}});
+    list.push_back(
+        {p + "w_gate", b + "ffn_gate.weight", {config.ffn, h}, true});
+    list.push_back({p + "w_up", b + "ffn_up.weight", {config.ffn, h}, true});
+    list.push_back(
+        {p + "w_down", b + "ffn_down.weight", {h, config.ffn}, true});
+  }
+  list.push_back({"output_norm", "output_norm.weight", {h}});
+  list.push_back({"lm_head",
+                  config.tiedOutput ? "token_embd.weight" : "output.weight",
+                  {config.vocab, h},
+                  true});
+  return list;
+}
+
 /// llama.cpp's converter permutes the rows of attn_q / attn_k so that its
 /// RoPE of adjacent pairs equals Hugging Face's RoPE of halves; cachet's
 /// model rotates halves, so the rows go back: within each head, row
 /// 2 i + j (i < headDim / 2, j < 2) of the file is row j headDim / 2 + i.
-std::vector<float> unpermuteRows(const std::vector<float> &rows, int64_t heads,
-                                 int64_t headDim, int64_t width) {
-  std::vector<float> out(rows.size());
-  int64_t half = headDim / 2;
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t i = 0; i < half; ++i)
-      for (int64_t j = 0; j < 2; ++j) {
-        const float *src = &rows[(h * headDim + 2 * i + j) * width];
-        float *dst = &out[(h * headDim + j * half + i) * width];
-        std::memcpy(dst, src, width * sizeof(float));
-      }
-  return out;
+int64_t unpermutedRow(int64_t r, int64_t headDim) {
+  int64_t h = r / headDim, i = (r % headDim) / 2, j = r % 2;
+  return h * headDim + j * (headDim / 2) + i;
 }
 
 /// The weight arguments of `options`' model from `file`, in ModelGen's
-/// order and the activation type.
+/// order: packed blocks copied as they are where the function takes them
+/// packed, else converted to the activation type.
 bool loadWeightsImpl(const gguf::File &file, const gguf::LlamaConfig &config,
                      const modelgen::Options &options,
                      std::vector<HostTensor> &weights, std::string &error) {
   bool bf16 = options.dtype == modelgen::DType::BF16;
-  std::string element = bf16 ? "bf16" : "f16";
-  auto add = [&](const std::string &name, const std::string &ggufName,
-                 std::vector<int64_t> shape, bool qk = false) {
-    const gguf::TensorInfo *tensor = file.findTensor(ggufName);
+  std::map<std::string, modelgen::ArgumentInfo> args;
+  for (const modelgen::ArgumentInfo &a : modelgen::arguments(options))
+    args[a.name] = a;
+  for (const WeightTensor &w : weightTensors(config)) {
+    const gguf::TensorInfo *tensor = file.findTensor(w.gguf);
     if (!tensor) {
-      error = "the model has no tensor " + ggufName;
+      error = "the model has no tensor " + w.gguf;
       return false;
     }
-    std::vector<float> values = readFloats(file, *tensor);
-    if (qk)
-      values = unpermuteRows(values, shape[0] / config.headDim, config.headDim,
-                             shape[1]);
-    HostTensor t{name, shape, element, {}};
-    t.bytes.reserve(values.size() * 2);
-    for (float v : values)
-      pushValue(t.bytes, v, bf16);
-    weights.push_back(std::move(t));
-    return true;
-  };
-  int64_t q = config.heads * config.headDim,
-          kv = config.kvHeads * config.headDim;
-  if (!add("tok_embd", "token_embd.weight", {config.vocab, config.hidden}))
-    return false;
-  for (int64_t l = 0; l < config.layers; ++l) {
-    std::string p = "l" + std::to_string(l) + "_",
-                b = "blk." + std::to_string(l) + ".";
-    if (!add(p + "attn_norm", b + "attn_norm.weight", {config.hidden}) ||
-        !add(p + "wq", b + "attn_q.weight", {q, config.hidden}, true) ||
-        !add(p + "wk", b + "attn_k.weight", {kv, config.hidden}, true) ||
-        !add(p + "wv", b + "attn_v.weight", {kv, config.hidden}) ||
-        !add(p + "wo", b + "attn_output.weight", {config.hidden, q}) ||
-        !add(p + "ffn_norm", b + "ffn_norm.weight", {config.hidden}) ||
-        !add(p + "w_gate", b + "ffn_gate.weight",
-             {config.ffn, config.hidden}) ||
-        !add(p + "w_up", b + "ffn_up.weight", {config.ffn, config.hidden}) ||
-        !add(p + "w_down", b + "ffn_down.weight", {config.hidden, config.ffn}))
+    auto arg = args.find(w.name);
+    if (arg == args.end()) {
+      error = "the model function has no argument " + w.name;
       return false;
+    }
+    const modelgen::ArgumentInfo &a = arg->second;
+    HostTensor t{w.name, a.shape, a.element, {}};
+    int64_t rows = w.shape[0];
+    if (blocks::findFormat(a.element)) {
+      if (gguf::typeName(tensor->type) != a.element) {
+        error = "tensor " + w.gguf + " is " + gguf::typeName(tensor->type) +
+                ", the model function takes " + a.element;
+        return false;
+      }
+      // Whole rows of blocks: un-permuting Q / K moves rows of bytes.
+      const uint8_t *src = file.data(*tensor);
+      uint64_t rowBytes = tensor->bytes / uint64_t(rows);
+      t.bytes.resize(tensor->bytes);
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(
+            &t.bytes[(w.qk ? unpermutedRow(r, config.headDim) : r) * rowBytes],
+            src + r * rowBytes, rowBytes);
+      weights.push_back(std::move(t));
+      continue;
+    }
+    std::vector<float> values = readFloats(file, *tensor);
+    int64_t width = static_cast<int64_t>(values.size()) / rows;
+    t.bytes.resize(values.size() * 2);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t to = w.qk ? unpermutedRow(r, config.headDim) : r;
+      for (int64_t c = 0; c < width; ++c) {
+        float v = values[r * width + c];
+        uint16_t h = bf16 ? gguf::floatToBf16(v) : gguf::floatToHalf(v);
+        t.bytes[2 * (to * width + c)] = uint8_t(h & 0xff);
+        t.bytes[2 * (to * width + c) + 1] = uint8_t(h >> 8);
+      }
+    }
+    weights.push_back(std::move(t));
   }
-  if (!add("output_norm", "output_norm.weight", {config.hidden}))
-    return false;
-  return add("lm_head",
-             config.tiedOutput ? "token_embd.weight" : "output.weight",
-             {config.vocab, config.hidden});
+  return true;
+}
+
+/// The projections' formats of `decode`: `q8_0`, `bf16`, or a mix such as
+/// `q4_K + 33 q6_K` (the weights whose format differs, counted).
+std::string weightTypes(const modelgen::Options &decode) {
+  const char *dtype =
+      modelgen::enumName(modelgen::dtypeNames(), int(decode.dtype));
+  auto name = [&](const std::string &format) {
+    return format.empty() ? std::string(dtype) : format;
+  };
+  std::map<std::string, int> others;
+  for (const auto &entry : decode.weightFormats)
+    ++others[name(entry.second)];
+  std::string text = name(decode.weightFormat);
+  for (const auto &[format, count] : others)
+    text += " + " + std::to_string(count) + " " + format;
+  return text;
 }
 
 /// One model instance: a session of one variant and the tokens it chose.
@@ -161,6 +215,40 @@ bool cachet::generate::modelOptions(const gguf::LlamaConfig &config,
     return false;
   }
   decode.dtype = modelgen::DType(value);
+  if (model.weights != "packed" && model.weights != "dense") {
+    error = "--weights: expected packed or dense, got '" + model.weights + "'";
+    return false;
+  }
+  if (model.weights == "packed") {
+    // Each projection in its file format where that is a block format
+    // whose blocks tile its rows; the commonest is weightFormat, the rest
+    // are listed.
+    std::map<std::string, std::string> formats;
+    std::map<std::string, int> counts;
+    for (const WeightTensor &w : weightTensors(config)) {
+      if (!w.projection)
+        continue;
+      auto type = model.tensorTypes.find(w.gguf);
+      std::string format;
+      if (type != model.tensorTypes.end()) {
+        const blocks::Format *f =
+            blocks::findFormat(gguf::typeName(type->second));
+        if (f && w.shape[1] % f->values == 0)
+          format = f->name;
+      }
+      formats[w.name] = format;
+      ++counts[format];
+    }
+    int best = 0;
+    for (const auto &[format, count] : counts)
+      if (count > best) {
+        best = count;
+        decode.weightFormat = format;
+      }
+    for (const auto &[name, format] : formats)
+      if (format != decode.weightFormat)
+        decode.weightFormats[name] = format;
+  }
   decode.tokens = 1;
   decode.past = 0;
   prefill = decode;
@@ -332,10 +420,9 @@ int cachet::generate::runGeneration(
   out << "model: " << config.layers << " layers, hidden " << config.hidden
       << ", heads " << config.heads << "/" << config.kvHeads << ", vocab "
       << config.vocab << "; weights " << on.session->weightBytes() << " B ("
-      << modelgen::enumName(modelgen::dtypeNames(), int(decode.dtype))
-      << "), KV cache " << on.session->cacheBytes() << " B ("
-      << modelgen::enumName(modelgen::kvFormatNames(), int(decode.kv)) << ", "
-      << ctx << " positions)\n";
+      << weightTypes(decode) << "), KV cache " << on.session->cacheBytes()
+      << " B (" << modelgen::enumName(modelgen::kvFormatNames(), int(decode.kv))
+      << ", " << ctx << " positions)\n";
   out << "time: load " << options.loadSeconds << " s, compile "
       << options.compileSeconds << " s, generate " << on.seconds << " s ("
       << (promptIds.size() + on.tokens.size()) / on.seconds
@@ -555,8 +642,7 @@ int cachet::generate::runBench(
     params += n;
   }
   const Session &on = *builds.front().session;
-  const char *dtype =
-      modelgen::enumName(modelgen::dtypeNames(), int(decode.dtype));
+  std::string dtype = weightTypes(decode);
   const char *kv =
       modelgen::enumName(modelgen::kvFormatNames(), int(decode.kv));
   auto tps = [](const BenchRow &row, double seconds) {

@@ -1793,6 +1793,31 @@ GgmlType cachet::gguf::defaultEmbeddingType(GgmlType weightType) {
   return GgmlType::F16;
 }
 
+std::map<std::string, GgmlType>
+cachet::gguf::randomTensorTypes(const LlamaConfig &config,
+                                const RandomOptions &options) {
+  std::map<std::string, GgmlType> types;
+  visitLlamaTensors(config, [&](const LlamaTensor &t) {
+    GgmlType type = t.norm                          ? GgmlType::F32
+                    : t.name == "token_embd.weight" ? options.embeddingType
+                                                    : options.weightType;
+    if (!t.norm && t.name != "token_embd.weight")
+      for (const auto &[pattern, patternType] : options.tensorTypes)
+        if (t.name.find(pattern) != std::string::npos)
+          type = patternType;
+    types[t.name] = type;
+    return true;
+  });
+  return types;
+}
+
+std::map<std::string, GgmlType> cachet::gguf::tensorTypes(const File &file) {
+  std::map<std::string, GgmlType> types;
+  for (const TensorInfo &t : file.tensors())
+    types[t.name] = t.type;
+  return types;
+}
+
 bool cachet::gguf::writeRandomLlama(const LlamaConfig &config,
                                     const RandomOptions &options,
                                     const std::string &path,
@@ -1840,10 +1865,9 @@ bool cachet::gguf::writeRandomLlama(const LlamaConfig &config,
                      error))
     return false;
 
+  std::map<std::string, GgmlType> types = randomTensorTypes(config, options);
   bool ok = visitLlamaTensors(config, [&](const LlamaTensor &t) {
-    GgmlType type = t.norm                          ? GgmlType::F32
-                    : t.name == "token_embd.weight" ? embd
-                                                    : options.weightType;
+    GgmlType type = types.at(t.name);
     // Norms 1 + 0.1 u, embeddings 0.5 u, projections of standard deviation
     // 1/sqrt(fan_in) (uniform: amplitude sqrt(3) times that).
     RandomTensor values =

@@ -1,7 +1,7 @@
 //===- cachet-generate-runner.cpp - run compiled model artifacts ---------===//
 //
 // cachet-generate-runner --model=FILE.gguf --prefill=DIR --decode=DIR
-//     [--kv=F] [--dtype=D] [--ctx=N] [--ubatch=N]
+//     [--kv=F] [--dtype=D] [--weights=packed|dense] [--ctx=N] [--ubatch=N]
 //     [--prompt=ID,... | --prompt-length=N] [--seed=N] [--n-predict=N]
 //     [--check] [--compare-rewrites] [--tolerance=X] [--dump-logits=FILE]
 //     [--bench [--bench-depths=D,...] [--bench-prompt=N] [--bench-gen=N]
@@ -90,6 +90,8 @@ int main(int argc, char **argv) {
       options.kv = value;
     else if (flag == "--dtype")
       options.dtype = value;
+    else if (flag == "--weights")
+      options.weights = value;
     else if (flag == "--ctx")
       ok = parseInt(flag, value, 1, options.ctx, error);
     else if (flag == "--ubatch")
@@ -133,6 +135,7 @@ int main(int argc, char **argv) {
     return fail(error);
   modelgen::Options prefill, decode;
   std::vector<generate::HostTensor> weights;
+  options.tensorTypes = gguf::tensorTypes(file);
   if (!generate::modelOptions(config, options, prefill, decode, error) ||
       !generate::loadWeights(file, config, decode, weights, error))
     return fail(error);

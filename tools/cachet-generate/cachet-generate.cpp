@@ -69,6 +69,12 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     weightType("type", cl::desc("--random: the projection weights' type"),
                cl::init("f16"));
+static cl::opt<std::string> weightForm(
+    "weights",
+    cl::desc("packed: the projections stay in the file's block format (q8_0, "
+             "q4_K, ...), decoded by the kernels; dense: every weight "
+             "converted to --dtype at load"),
+    cl::init("packed"));
 static cl::opt<unsigned> seed("seed", cl::desc("--random: the seed"),
                               cl::init(1));
 static cl::opt<std::string>
@@ -286,6 +292,7 @@ int main(int argc, char **argv) {
   // with --compile-only: the functions need the shapes alone).
   std::string path = modelFile;
   gguf::LlamaConfig config;
+  generate::ModelOptions model;
   if (!randomSpec.empty()) {
     gguf::RandomOptions random;
     random.seed = seed;
@@ -294,6 +301,7 @@ int main(int argc, char **argv) {
       return fail(error.empty() ? "--type: unknown type '" + weightType + "'"
                                 : "--random: " + error);
     random.embeddingType = gguf::defaultEmbeddingType(random.weightType);
+    model.tensorTypes = gguf::randomTensorTypes(config, random);
     std::string name = randomSpec + "-" + weightType + "-" +
                        std::to_string(seed.getValue()) + ".gguf";
     std::replace(name.begin(), name.end(), ',', '_');
@@ -313,9 +321,10 @@ int main(int argc, char **argv) {
     if (!gguf::read(path, file, error) ||
         !gguf::readLlamaConfig(file, config, error))
       return fail(error);
+    model.tensorTypes = gguf::tensorTypes(file);
   }
 
-  generate::ModelOptions model;
+  model.weights = weightForm;
   model.kv = kvFormat;
   model.dtype = dtype;
   model.ctx = ctx;

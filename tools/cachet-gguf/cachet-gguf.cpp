@@ -1,7 +1,7 @@
 //===- cachet-gguf.cpp - write random llama GGUFs, dump GGUF files --------===//
 //
-// cachet-gguf random SPEC [--type=T] [--embd-type=T] [--seed=N] [--name=S]
-//                         [--alignment=N] -o FILE
+// cachet-gguf random SPEC [--type=T] [--tensor-type=NAME=T]... [--embd-type=T]
+//                         [--seed=N] [--name=S] [--alignment=N] -o FILE
 // cachet-gguf dump FILE
 // cachet-gguf values FILE [TENSOR...]
 //
@@ -24,7 +24,8 @@ using namespace cachet::gguf;
 namespace {
 
 const char *const usage = R"(usage:
-  cachet-gguf random SPEC [--type=T] [--embd-type=T] [--seed=N] [--name=S]
+  cachet-gguf random SPEC [--type=T] [--tensor-type=NAME=T]... [--embd-type=T]
+                          [--seed=N] [--name=S]
                           [--alignment=N] -o FILE
   cachet-gguf dump FILE
   cachet-gguf values FILE [TENSOR...]
@@ -37,6 +38,10 @@ random: writes a llama model with seeded pseudo-random weights as GGUF.
   --type=T       projection weights and output.weight: f32, f16, bf16,
                  q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_K, q3_K, q4_K,
                  q5_K, q6_K, tq1_0, tq2_0 (default f16)
+  --tensor-type=NAME=T
+                 the type of the projections whose tensor name contains
+                 NAME (llama-quantize's --tensor-type: ffn_down=q6_K,
+                 blk.0.attn_v=q8_0); the last match wins; repeatable
   --embd-type=T  token_embd.weight: f32, f16 or bf16 (default: the weight
                  type for f32 and bf16, else f16)
   --seed=N       the seed (default 0); the same options write the same bytes
@@ -193,6 +198,14 @@ int random(const std::vector<std::string> &args) {
     if (value("--type=", v)) {
       if (!parseType(v, options.weightType))
         return fail("unknown type '" + v + "' in --type (" + typeList() + ")");
+    } else if (value("--tensor-type=", v)) {
+      size_t eq = v.rfind('=');
+      GgmlType type;
+      if (eq == std::string::npos || eq == 0 ||
+          !parseType(v.substr(eq + 1), type))
+        return fail("--tensor-type expects NAME=TYPE (" + typeList() +
+                    "), found '" + v + "'");
+      options.tensorTypes.push_back({v.substr(0, eq), type});
     } else if (value("--embd-type=", v)) {
       if (!parseType(v, options.embeddingType))
         return fail("unknown type '" + v + "' in --embd-type (" + typeList() +

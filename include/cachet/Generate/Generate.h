@@ -16,6 +16,7 @@
 #include "cachet/Generate/Gguf.h"
 #include "cachet/Generate/Session.h"
 
+#include <map>
 #include <ostream>
 
 namespace cachet {
@@ -31,6 +32,14 @@ struct ModelOptions {
   int64_t ctx = 64;
   /// Tokens per prefill call.
   int64_t ubatch = 8;
+  /// "packed": the projections stay in their file's block format where it
+  /// has one (q8_0, q4_K, ...: the kernels decode the blocks); "dense":
+  /// every weight converted to `dtype` at load.
+  std::string weights = "packed";
+  /// The GGUF file's tensor types by name (gguf::tensorTypes, or
+  /// gguf::randomTensorTypes before the file is written); a tensor not
+  /// listed is dense.
+  std::map<std::string, gguf::GgmlType> tensorTypes;
 };
 
 /// The prefill (T = ubatch) and decode (T = 1) options of `config`'s model
@@ -40,8 +49,9 @@ bool modelOptions(const gguf::LlamaConfig &config, const ModelOptions &model,
                   std::string &error);
 
 /// The weight arguments of `options`' model read from `file` (ModelGen's
-/// order, see weightNames; converted to the activation type; Q and K rows
-/// un-permuted from llama.cpp's pairwise RoPE order to rotate-half).
+/// order; the packed ones copied as the file holds them, the others
+/// converted to the activation type; Q and K rows un-permuted from
+/// llama.cpp's pairwise RoPE order to rotate-half).
 bool loadWeights(const gguf::File &file, const gguf::LlamaConfig &config,
                  const modelgen::Options &options,
                  std::vector<HostTensor> &weights, std::string &error);

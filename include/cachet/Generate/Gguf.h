@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -364,6 +365,9 @@ struct RandomOptions {
   uint64_t seed = 0;
   /// The type of the 2-D projection weights and output.weight.
   GgmlType weightType = GgmlType::F16;
+  /// Types of the projections whose name contains a pattern (the last
+  /// match wins), as llama-quantize's --tensor-type mixes formats.
+  std::vector<std::pair<std::string, GgmlType>> tensorTypes;
   /// The type of token_embd.weight: f32, f16 or bf16.
   GgmlType embeddingType = GgmlType::F16;
   /// general.name.
@@ -375,6 +379,14 @@ struct RandomOptions {
 /// The embedding type that goes with `weightType` by default: the same for
 /// f32, f16 and bf16, f16 for the block formats.
 GgmlType defaultEmbeddingType(GgmlType weightType);
+
+/// The type of each tensor writeRandomLlama writes for `config` and
+/// `options`, by tensor name (f32 norms, the embedding type, the weight type).
+std::map<std::string, GgmlType> randomTensorTypes(const LlamaConfig &config,
+                                                  const RandomOptions &options);
+
+/// The type of each of `file`'s tensors, by tensor name.
+std::map<std::string, GgmlType> tensorTypes(const File &file);
 
 /// Writes a llama model of `config`'s shape with seeded pseudo-random
 /// weights to `path` as GGUF (the llama.* metadata and
