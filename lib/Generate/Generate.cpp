@@ -455,6 +455,12 @@ bool cachet::generate::parseDepths(const std::string &text,
 namespace {
 
 /// One row of a benchmark: a test at a depth with one build.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 struct BenchRow {
   std::string test;
   int64_t depth = 0;
@@ -463,13 +469,19 @@ struct BenchRow {
   std::vector<double> seconds;
   /// The most device temporaries allocated at once during a call.
   uint64_t peakBytes = 0;
-};
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+  /// Tokens per second over the repetitions.
+  struct Rates {
+    double median, min, max;
+  };
+  Rates rates() const {
+    std::vector<double> r;
+    for (double s : seconds)
+      r.push_back(double(tokens) / s);
+    return {median(r), *std::min_element(r.begin(), r.end()),
+            *std::max_element(r.begin(), r.end())};
+  }
+};
 
 std::string fixed(double value, int digits) {
   std::ostringstream s;
@@ -636,7 +648,9 @@ int cachet::generate::runBench(
 
   uint64_t params = 0;
   for (const HostTensor &w : weights) {
-    uint64_t n = 1;
+    // A packed weight's shape counts blocks.
+    const blocks::Format *f = blocks::findFormat(w.element);
+    uint64_t n = f ? uint64_t(f->values) : 1;
     for (int64_t d : w.shape)
       n *= uint64_t(d);
     params += n;
@@ -645,9 +659,6 @@ int cachet::generate::runBench(
   std::string dtype = weightTypes(decode);
   const char *kv =
       modelgen::enumName(modelgen::kvFormatNames(), int(decode.kv));
-  auto tps = [](const BenchRow &row, double seconds) {
-    return double(row.tokens) / seconds;
-  };
   if (options.json) {
     out << "{\n  \"model\": \"" << options.modelName << "\",\n"
         << "  \"params\": " << params << ",\n"
@@ -662,15 +673,12 @@ int cachet::generate::runBench(
         << "  \"rows\": [";
     for (size_t i = 0; i < rows.size(); ++i) {
       const BenchRow &row = rows[i];
-      std::vector<double> rates;
-      for (double s : row.seconds)
-        rates.push_back(tps(row, s));
+      BenchRow::Rates rates = row.rates();
       out << (i ? ",\n" : "\n") << "    {\"test\": \"" << row.test
           << "\", \"depth\": " << row.depth << ", \"rewrites\": \""
           << (row.rewrites ? "on" : "off") << "\", \"tokens\": " << row.tokens
-          << ", \"tps_median\": " << median(rates)
-          << ", \"tps_min\": " << *std::min_element(rates.begin(), rates.end())
-          << ", \"tps_max\": " << *std::max_element(rates.begin(), rates.end())
+          << ", \"tps_median\": " << rates.median
+          << ", \"tps_min\": " << rates.min << ", \"tps_max\": " << rates.max
           << ", \"temporaries_peak_bytes\": " << row.peakBytes
           << ", \"seconds\": [";
       for (size_t k = 0; k < row.seconds.size(); ++k)
@@ -695,24 +703,16 @@ int cachet::generate::runBench(
          "temporaries peak |\n"
       << "|---|---|---|---|---|---|\n";
   for (const BenchRow &row : rows) {
-    std::vector<double> rates;
-    for (double s : row.seconds)
-      rates.push_back(tps(row, s));
+    BenchRow::Rates rates = row.rates();
     out << "| " << row.test << " @ d" << row.depth << " | "
-        << (row.rewrites ? "on" : "off") << " | " << fixed(median(rates), 2)
-        << " | " << fixed(*std::min_element(rates.begin(), rates.end()), 2)
-        << " .. " << fixed(*std::max_element(rates.begin(), rates.end()), 2)
-        << " | " << rates.size() << " | "
+        << (row.rewrites ? "on" : "off") << " | " << fixed(rates.median, 2)
+        << " | " << fixed(rates.min, 2) << " .. " << fixed(rates.max, 2)
+        << " | " << row.seconds.size() << " | "
         << fixed(row.peakBytes / (1024.0 * 1024.0), 1) << " MiB |\n";
   }
   for (size_t i = 0; i + 1 < rows.size() && builds.size() == 2; i += 2) {
-    std::vector<double> a, b;
-    for (double s : rows[i].seconds)
-      a.push_back(s);
-    for (double s : rows[i + 1].seconds)
-      b.push_back(s);
-    out << rows[i].test << " @ d" << rows[i].depth
-        << ": rewrites on / off = " << fixed(median(b) / median(a), 3)
+    out << rows[i].test << " @ d" << rows[i].depth << ": rewrites on / off = "
+        << fixed(median(rows[i + 1].seconds) / median(rows[i].seconds), 3)
         << "x (time off / time on)\n";
   }
   for (const std::string &line : identical)

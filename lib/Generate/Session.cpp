@@ -3,6 +3,7 @@
 #include "cachet/Generate/Session.h"
 
 #include "cachet/Generate/Gguf.h"
+#include "cachet/ModelGen/Blocks.h"
 #include "cachet/ModelGen/Random.h"
 #include "cachet/runtime.h"
 
@@ -256,7 +257,6 @@ bool Session::fillCaches(uint64_t seed, std::string &error) {
   for (HostTensor &c : caches) {
     Rng rng = rngFor(seed, c.name);
     std::vector<uint8_t> &b = c.bytes;
-    gguf::GgmlType type;
     bool isFloat = c.element == "f16" || c.element == "bf16";
     if (isFloat) {
       // Values in [-1, 1).
@@ -269,25 +269,15 @@ bool Session::fillCaches(uint64_t seed, std::string &error) {
       }
       continue;
     }
-    for (size_t i = 0; i < b.size(); i += 8) {
-      uint64_t r = rng.next();
-      std::memcpy(&b[i], &r, std::min<size_t>(8, b.size() - i));
-    }
-    if (c.element == "i8" || c.element == "i32" ||
-        !gguf::parseType(c.element, type))
+    // A block format: valid blocks of values of standard deviation 0.5;
+    // split q8_0's i8 values: random bytes.
+    const blocks::Format *f = blocks::findFormat(c.element);
+    if (!f) {
+      rng.fillBytes(b.data(), int(b.size()));
       continue;
-    // A block format: its leading f16 scale (and q4_1 / q5_1's minimum)
-    // made small and finite; the quants stay random.
-    size_t block = gguf::blockBytes(type),
-           halves = type == gguf::GgmlType::Q4_1 || type == gguf::GgmlType::Q5_1
-                        ? 2
-                        : 1;
-    uint16_t d = gguf::floatToHalf(1.0f / 64.0f);
-    for (size_t at = 0; at + block <= b.size(); at += block)
-      for (size_t h = 0; h < halves; ++h) {
-        b[at + 2 * h] = uint8_t(d & 0xff);
-        b[at + 2 * h + 1] = uint8_t(d >> 8);
-      }
+    }
+    for (size_t at = 0; at + f->bytes <= b.size(); at += f->bytes)
+      blocks::randomBlock(c.element, rng, 0.5, &b[at]);
   }
   return rebindCaches(error);
 }

@@ -274,6 +274,14 @@ int main(int argc, char **argv) {
   if (modelFile.empty() == randomSpec.empty())
     return fail("give one of --model=FILE.gguf and --random=SPEC");
   std::string error;
+  generate::BenchOptions bench;
+  if (benchMode || json) {
+    // Checked before any weights are written or functions compiled.
+    if (!generate::parseDepths(benchDepths, bench.depths, error))
+      return fail(error);
+    if (benchPrompt < 0 || benchGen < 0)
+      return fail("--bench-prompt and --bench-gen take a count >= 0");
+  }
   SmallString<128> cache(cacheDir);
   if (cache.empty()) {
     // $XDG_CACHE_HOME/cachet, else ~/.cache/cachet, else a temporary one.
@@ -393,11 +401,6 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (benchMode || json) {
-    generate::BenchOptions bench;
-    if (!generate::parseDepths(benchDepths, bench.depths, error))
-      return fail(error);
-    if (benchPrompt < 0 || benchGen < 0)
-      return fail("--bench-prompt and --bench-gen take a count >= 0");
     bench.promptTokens = benchPrompt;
     bench.genTokens = benchGen;
     bench.repetitions = benchReps;
