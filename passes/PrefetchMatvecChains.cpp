@@ -359,24 +359,32 @@ struct PrefetchMatvecChainsPass final
   void runOnOperation() override;
 };
 
+/// The number of launches of each kernel of a module.
+using KernelUsers = llvm::DenseMap<SymbolRefAttr, unsigned>;
+
+KernelUsers countKernelUsers(ModuleOp host) {
+  KernelUsers users;
+  host.walk([&](gpu::LaunchFuncOp launch) { ++users[launch.getKernel()]; });
+  return users;
+}
+
 /// Returns the kernel of `launch`, cloned under a new name first when
-/// another launch in `module` uses it too.
-gpu::GPUFuncOp getOwnKernel(ModuleOp host, gpu::LaunchFuncOp launch,
-                            gpu::GPUFuncOp kernel,
+/// another launch uses it too (`users` counts them, and is kept up to
+/// date).
+gpu::GPUFuncOp getOwnKernel(gpu::LaunchFuncOp launch, gpu::GPUFuncOp kernel,
+                            KernelUsers &users,
                             SymbolTableCollection &symbolTables) {
-  unsigned users = 0;
-  host.walk([&](gpu::LaunchFuncOp other) {
-    if (other.getKernel() == launch.getKernel())
-      ++users;
-  });
-  if (users <= 1)
+  unsigned &count = users[launch.getKernel()];
+  if (count <= 1)
     return kernel;
+  --count;
   auto module = kernel->getParentOfType<gpu::GPUModuleOp>();
   auto clone = cast<gpu::GPUFuncOp>(kernel->clone());
   SymbolTable &table = symbolTables.getSymbolTable(module);
   table.insert(clone, std::next(Block::iterator(kernel)));
   launch.setKernelAttr(SymbolRefAttr::get(
       module.getNameAttr(), {FlatSymbolRefAttr::get(clone.getNameAttr())}));
+  users[launch.getKernel()] = 1;
   return clone;
 }
 
@@ -440,12 +448,12 @@ std::string whyNotPlan(PrefetchPlanAttr plan, const MatvecChain &chain,
 
 /// Carries out `plan` (checked by whyNotPlan) on `member`, a launch of step
 /// `index` of `chain`.
-void applyPlan(ModuleOp module, PrefetchPlanAttr plan, const MatvecChain &chain,
-               size_t index, const StreamingLaunch &member,
-               const TargetInfo &target, SymbolTableCollection &symbolTables) {
+void applyPlan(PrefetchPlanAttr plan, const MatvecChain &chain, size_t index,
+               const StreamingLaunch &member, const TargetInfo &target,
+               KernelUsers &users, SymbolTableCollection &symbolTables) {
   gpu::LaunchFuncOp launch = member.launch;
   gpu::GPUFuncOp kernel =
-      getOwnKernel(module, launch, member.kernel, symbolTables);
+      getOwnKernel(launch, member.kernel, users, symbolTables);
   Geometry geometry{member.getBlockSize(),
                     getConstantIntValue(launch.getGridSizeX())};
   SmallVector<Value> nextWeights;
@@ -490,6 +498,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTableCollection symbolTables;
   AliasAnalysis aliases(module);
+  KernelUsers users = countKernelUsers(module);
   StringRef name = CachetDialect::getPrefetchPlanAttrName();
   auto fail = [&](gpu::LaunchFuncOp launch, const Twine &why) {
     launch.emitError("cachet-prefetch-matvec-chains: cannot carry out ")
@@ -524,7 +533,7 @@ void PrefetchMatvecChainsPass::runOnOperation() {
             fail(member.launch, why);
             continue;
           }
-          applyPlan(module, plan, chain, index, member, target, symbolTables);
+          applyPlan(plan, chain, index, member, target, users, symbolTables);
         }
       }
     }

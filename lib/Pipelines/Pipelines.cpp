@@ -348,8 +348,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
   // A dimension longer than grid y / z allow goes to x.
   builder.add("func.func(cachet-order-grid-dims)");
+  // Each launch its own constants (upstream's
+  // gpu-launch-sink-index-computations, in linear time).
   builder.add("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-              "canonicalize,gpu-launch-sink-index-computations");
+              "canonicalize,func.func(cachet-sink-into-launches)");
   // SPIR-V kernels cannot take views at run-time offsets (a decode step's
   // RoPE and cache rows): they build them from the root buffers.
   if (spirv)
@@ -390,6 +392,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
     nvvm.optLevel = 3;
     builder.add(createGpuNVVMAttachTarget(nvvm));
     addPrefetch(builder, options);
+    // Identical kernels merged before they are converted (a model's
+    // layers repeat them): each distinct one is lowered once.
+    builder.add("cachet-merge-identical-kernels");
     builder.add("gpu.module(cachet-align-workgroup-memory,"
                 "cachet-kernel-occupancy,cachet-int8-dot-products,"
                 "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
@@ -404,6 +409,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
     rocdl.optLevel = 3;
     builder.add(createGpuROCDLAttachTarget(rocdl));
     addPrefetch(builder, options);
+    // Identical kernels merged before they are converted (a model's
+    // layers repeat them): each distinct one is lowered once.
+    builder.add("cachet-merge-identical-kernels");
     builder.add("gpu.module(cachet-align-workgroup-memory,"
                 "convert-scf-to-cf,convert-gpu-to-rocdl),"
                 "reconcile-unrealized-casts");

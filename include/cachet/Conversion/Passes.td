@@ -1388,6 +1388,52 @@ def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def SinkIntoLaunches : Pass<"cachet-sink-into-launches", "mlir::func::FuncOp"> {
+  let summary = "Clone the constants and index computations a gpu.launch "
+                "uses into its body, in time linear in the function";
+  let description = [{
+    Before kernels are outlined, each `gpu.launch` gets its own copy of the
+    values it uses that are cheap to recompute (constants, `memref.dim`,
+    `arith.cmpi`, `arith.select`, and chains of them whose other operands
+    the launch uses anyway), so that they do not become kernel arguments.
+    Upstream `gpu-launch-sink-index-computations` does the same, with the
+    same choice of values and the same order of the copies, but replaces
+    the uses one launch at a time with `replaceAllUsesInRegionWith`, which
+    visits every use of the value in the whole function: the canonicalizer
+    hoists one `arith.constant 0 : index` for a whole function, used by
+    every launch, so a model's thousands of launches took time quadratic
+    in their number (1.4 s of a 32-layer decode's 17 s). This pass renames
+    the operands while it walks each body once. Nothing a kernel computes
+    changes. A remark per function says how many values it copied into
+    how many launches.
+
+    Before:
+
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %d = memref.dim %buf, %c0 : memref<?xf32>
+    gpu.launch blocks(...) in (...) threads(...) in (...) {
+      %cmp = arith.cmpi slt, %tx, %d : index
+      ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %d = memref.dim %buf, %c0 : memref<?xf32>
+    gpu.launch blocks(...) in (...) threads(...) in (...) {
+      %c0_1 = arith.constant 0 : index
+      %d_1 = memref.dim %buf, %c0_1 : memref<?xf32>
+      %cmp = arith.cmpi slt, %tx, %d_1 : index
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def MergeIdenticalKernels
     : Pass<"cachet-merge-identical-kernels", "mlir::ModuleOp"> {
   let summary = "Compile each distinct kernel once: launches of identical "
@@ -1397,7 +1443,10 @@ def MergeIdenticalKernels
     model repeats its layers: a 32-layer decoder has 32 copies of each of
     its kernels, and `gpu-module-to-binary` compiles every copy (LLVM's
     back end and ptxas; most of a model's compile time). This pass, run
-    right before `gpu-module-to-binary`, finds the `gpu.module`s whose
+    right before `gpu-module-to-binary` (and for NVVM and ROCDL also once
+    the launch plans have specialized the kernels, before they are
+    converted to the target, so each distinct kernel is converted once),
+    finds the `gpu.module`s whose
     contents and attributes are identical (printed, the kernel function,
     its attributes and any nested module included; a nested SPIR-V
     module's name, derived from its gpu.module's, left out), keeps the first of each group, points the `gpu.launch_func`
