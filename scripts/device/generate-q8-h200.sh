@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the H200: the whole decoder with packed q8_0 weights (issue
+# 24's >= 330 tok/s row), cachet-generate-runner on artifacts compiled here:
+#
+#   build/bin/cachet-generate --random=llama3-8b --type=q8_0 --dtype=bf16 \
+#     --kv=q8_0-packed --target=nvvm --profile=h200 --ctx=33280 \
+#     --ubatch=512 --compile-only            -> .device/gen-q8/{prefill,decode}
+#   (gpu.so, gpu-norewrite.so, manifest.json), and the binaries and runtime
+#   as for generate-h200.sh (.device/bin, .device/lib; carry .gl too).
+#
+#   scripts/device/generate-q8-h200.sh
+#
+# There: the 8.5 GB q8_0 GGUF written by cachet-gguf, then --bench at d4096
+# and d32768 (tg128 and pp512, 3 repetitions, rewrites on and off
+# interleaved, their tokens and logits compared). Logs: $OUT/generate-q8.tgz.
+set -u
+OUT=${OUT:-bench-out}; mkdir -p "$OUT"
+W=/tmp/gen-q8; mkdir -p $W; D=.device; B=$D/bin
+. "$(dirname "$0")/env.sh"
+s() { tar czf $OUT/generate-q8.tgz -C $W .; }
+{ nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,memory.used --format=csv; } > $W/device.log 2>&1
+M=/tmp/llama3-8b-q8_0.gguf
+{ time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
+s
+timeout ${BENCH_S:-480} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+  --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
+  --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
+  > $W/bench-cuda.log 2> $W/bench-cuda.err
+echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
+nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
+s
