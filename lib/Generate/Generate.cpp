@@ -385,8 +385,11 @@ int cachet::generate::runGeneration(
       double maxRef = 0, err = 0;
       for (size_t i = 0; i < run.logits[s].size(); ++i) {
         maxRef = std::max<double>(maxRef, std::fabs(run.logits[s][i]));
-        err = std::max<double>(
-            err, std::fabs(double(on.logits[s][i]) - double(run.logits[s][i])));
+        // A NaN or infinity on either side is an error of infinity (a max
+        // would skip a NaN).
+        double d =
+            std::fabs(double(on.logits[s][i]) - double(run.logits[s][i]));
+        err = std::max(err, std::isfinite(d) ? d : HUGE_VAL);
       }
       double ratio = err / (options.tolerance * (1 + maxRef));
       worst = std::max(worst, ratio);

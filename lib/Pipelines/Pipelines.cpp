@@ -294,12 +294,17 @@ LogicalResult cachet::buildCachetCompilePipeline(
     // On SPIR-V the chunks of a capped scratch are unrolled: a Vulkan
     // kernel takes whole buffers and no scalars, so a chunk loop's run-time
     // offsets cannot reach it.
+    std::string cap =
+        options.maxScratchBytes
+            ? "max-scratch-bytes=" + std::to_string(options.maxScratchBytes)
+            : "";
     builder.add(
         createDequantOnceKV(),
         {{"dequant-once-options",
           options.target == cachet::Target::NVVM ? "dequant-cost=2" : ""},
          {"dequant-once-options",
           options.target == cachet::Target::SPIRV ? "unroll-chunks=true" : ""},
+         {"max-scratch-bytes", cap},
          {"dequant-once-options", options.dequantOnceOptions}});
     builder.add(createPadWeightRows(), "pad-options", options.padOptions);
     builder.add("canonicalize");
@@ -379,7 +384,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
         "cachet-scalarize-vector-memory,"
         "arith-emulate-unsupported-floats{source-types=bf16 "
         "target-type=f32},arith-expand{include-bf16=true},"
-        "math-expand-ops{ops=exp2},canonicalize,convert-math-to-spirv),"
+        "math-expand-ops{ops=exp2},canonicalize,"
+        "cachet-guard-zero-trip-loops,convert-math-to-spirv),"
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
         "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
         "spirv-lower-abi-attrs,"

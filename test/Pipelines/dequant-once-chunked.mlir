@@ -13,6 +13,8 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGED
 // STAGED-COUNT-2: remark: cachet-select-kernel-configs: dequant-transpose: 16 positions (4352 B) per workgroup of 256 threads, 16 B loads
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// cachet-compile's own max-scratch-bytes caps the scratch the same way.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 stop-before-binary max-scratch-bytes=262144 dequant-once-options={force=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // The whole NVVM pipeline: the chunk loop on the host lowers to LLVM with
 // the rest (branches, the views' offsets computed per chunk).
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 format=isa dequant-once-options={max-scratch-bytes=262144 force=true}" 2>/dev/null | FileCheck %s --check-prefix=HOST

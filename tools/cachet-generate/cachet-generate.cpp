@@ -98,6 +98,11 @@ static cl::opt<std::string>
 static cl::opt<std::string> target("target", cl::desc("spirv, nvvm or rocdl"),
                                    cl::init("spirv"));
 static cl::opt<std::string> chip("chip", cl::desc("Target chip"), cl::init(""));
+static cl::opt<uint64_t> maxScratchBytes(
+    "max-scratch-bytes",
+    cl::desc("Cap on the dequant-once K/V scratch in bytes (cachet-compile's "
+             "max-scratch-bytes: larger layers in KV chunks; 0: no cap)"),
+    cl::init(0));
 static cl::opt<std::string> profile("profile", cl::desc("Device profile"),
                                     cl::init("lavapipe"));
 static cl::opt<std::string>
@@ -178,6 +183,12 @@ uint64_t selfStamp() {
   return uint64_t(st.st_size) * 1000003u ^ uint64_t(st.st_mtime);
 }
 
+/// The cachet-compile options of both functions (part of the cache key).
+std::string compileOptions() {
+  return "target=" + target + " chip=" + chip + " profile=" + profile +
+         " max-scratch-bytes=" + std::to_string(maxScratchBytes);
+}
+
 /// Guards the --remarks file, which both functions' compilations append to.
 std::mutex remarksMutex;
 
@@ -240,8 +251,7 @@ bool compile(const std::string &text, const std::string &directory,
   options.directory = directory + ".tmp";
   std::string message;
   raw_string_ostream os(message);
-  if (failed(options.compile.parseFromString(
-          "target=" + target + " chip=" + chip + " profile=" + profile, os))) {
+  if (failed(options.compile.parseFromString(compileOptions(), os))) {
     error = "bad cachet-compile option: " + message;
     return false;
   }
@@ -360,8 +370,7 @@ int main(int argc, char **argv) {
     if (!modelgen::generate(o, text, error))
       return fail(error);
     texts[f] = text.str();
-    hash_code key = hash_combine(texts[f], target.getValue(), chip.getValue(),
-                                 profile.getValue(), selfStamp());
+    hash_code key = hash_combine(texts[f], compileOptions(), selfStamp());
     char name[40];
     std::snprintf(name, sizeof(name), "%s-%016llx",
                   f == 0 ? "prefill" : "decode",

@@ -285,6 +285,52 @@ def ScalarizeVectorMemory
                            "::mlir::vector::VectorDialect"];
 }
 
+def GuardZeroTripLoops
+    : Pass<"cachet-guard-zero-trip-loops", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give an scf.for that may run no iteration its initial "
+                "values as results on SPIR-V";
+  let description = [{
+    Upstream's scf-to-spirv keeps the results of an `scf.for` in Function
+    variables that only the loop's `scf.yield` stores: a loop that runs no
+    iteration leaves them uninitialized, where `scf.for` defines its results
+    as the initial values. Kernels meet such loops wherever a trip count is
+    known at run time only: the attention kernel's key tiles of a KV chunk
+    that the causal mask hides entirely (a chunked dequant-once over a
+    cache longer than the position) read an undefined row max and sum and
+    wrote NaN. Run before `convert-gpu-to-spirv`, this pass follows each
+    `scf.for` with results whose trip count is not a positive constant by
+    an `scf.if` on `lb < ub` (unsigned where the loop compares unsigned)
+    that yields the loop's results when it ran, else its initial values:
+    what `scf.for` means, on every target. `scf.if` rather than
+    `arith.select` takes every type a loop carries (vectors longer than
+    SPIR-V's, cooperative matrices), and scf-to-spirv stores its results
+    on both branches. A remark on each kernel module counts the loops it
+    guarded.
+
+    Before:
+
+    ```mlir
+    %r:2 = scf.for %t = %c0 to %tiles step %c1
+        iter_args(%m = %max0, %s = %sum0) -> (f32, f32) { ... }
+    ```
+
+    After:
+
+    ```mlir
+    %r:2 = scf.for %t = %c0 to %tiles step %c1
+        iter_args(%m = %max0, %s = %sum0) -> (f32, f32) { ... }
+    %ran = arith.cmpi slt, %c0, %tiles : index
+    %g:2 = scf.if %ran -> (f32, f32) {
+      scf.yield %r#0, %r#1 : f32, f32
+    } else {
+      scf.yield %max0, %sum0 : f32, f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def SPIRVInterfaceVersion
     : Pass<"cachet-spirv-interface-version", "mlir::spirv::ModuleOp"> {
   let summary = "Raise a spirv.module to SPIR-V 1.4 where its entry points "

@@ -99,6 +99,13 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "mat-vec kernels, e.g. \"rows-per-block=8 "
                      "loads-per-lane=8\""),
       llvm::cl::init("")};
+  Option<uint64_t> maxScratchBytes{
+      *this, "max-scratch-bytes",
+      llvm::cl::desc("Cap on cachet-dequant-once-kv's f16 K/V scratch in "
+                     "bytes: a larger layer is processed in KV chunks, "
+                     "merged exactly (0: no cap; dequant-once-options may "
+                     "set it too, and wins)"),
+      llvm::cl::init(0)};
   Option<std::string> dequantOnceOptions{
       *this, "dequant-once-options",
       llvm::cl::desc("Options of cachet-dequant-once-kv (rewrites on), e.g. "
