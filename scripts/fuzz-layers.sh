@@ -72,10 +72,17 @@ for seed in $seeds; do
   matmul=$v
   pick named decomposed; softmax=$v
   pick args args constants; weights=$v
+  # Packed projection weights (drawn last: the earlier draws of a seed stay
+  # what they were), where every row holds whole blocks of 32.
+  pick dense dense q8_0 q4_0 q4_1 q5_0 iq4_nl; wformat=$v
+  if [ "$weights" != args ] || [ $((hidden % 32)) != 0 ] || \
+     [ $((ffn % 32)) != 0 ] || [ $((heads * headdim % 32)) != 0 ]; then
+    wformat=dense
+  fi
   opts="--hidden=$hidden --heads=$heads --kv-heads=$kvheads --head-dim=$headdim \
 --ffn=$ffn --tokens=$tokens --past=$past --max-seq=$((past + tokens + spare)) \
 --dtype=$dtype --kv=$kv --matmul=$matmul --softmax=$softmax --weights=$weights \
-$genopts"
+--weight-format=$wformat $genopts"
   file="$work/seed$seed.mlir"
   log="$work/seed$seed.log"
   # shellcheck disable=SC2086
