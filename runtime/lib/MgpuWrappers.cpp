@@ -169,12 +169,17 @@ bool usesCuda() {
   return s.backend == "cuda";
 }
 
-/// Returns true when the mgpu runtime is a CUDA or HIP one (device
-/// addresses, the CUDA kernel convention).
+/// Returns true for a CUDA or HIP backend (device addresses, the CUDA kernel
+/// convention). The caller holds MgpuState's lock.
+bool isDeviceAddressBackend(const MgpuState &s) {
+  return s.backend == "cuda" || s.backend == "hip";
+}
+
+/// Returns true when the mgpu runtime is a CUDA or HIP one.
 bool usesDeviceAddresses() {
   MgpuState &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  return s.backend == "cuda" || s.backend == "hip";
+  return isDeviceAddressBackend(s);
 }
 
 /// Returns the largest range one binding may cover on `runtime`'s device.
@@ -664,8 +669,7 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     uint64_t bytes = it->second.bytes;
     s.allocatedBytes -= bytes;
     s.allocations.erase(it);
-    if ((s.backend == "cuda" || s.backend == "hip") &&
-        s.freedBytes + bytes <= freedLimit()) {
+    if (isDeviceAddressBackend(s) && s.freedBytes + bytes <= freedLimit()) {
       s.freed.insert({bytes, {buffer, ptr}});
       s.freedBytes += bytes;
       return;
