@@ -24,7 +24,8 @@
 #    rewrites on and off interleaved, their tokens and logits compared);
 # 4. bench/torch_llama.py bench (eager, torch.compile) if time is left;
 # 5. Vulkan (NVIDIA's driver), if the time is left: tg at d4096.
-# Logs: $OUT/generate.tgz.
+# Logs: $OUT/generate.tgz. The q8_0-weight row of the same model:
+# scripts/device/generate-q8-h200.sh (a call of its own).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/gen; mkdir -p $W; D=.device; B=$D/bin; dir=$D
