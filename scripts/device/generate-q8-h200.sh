@@ -15,14 +15,25 @@
 # interleaved, their tokens and logits compared). Logs: $OUT/generate-q8.tgz.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
-W=/tmp/gen-q8; mkdir -p $W; D=.device; B=$D/bin
+W=/tmp/gen-q8; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 . "$(dirname "$0")/env.sh"
 s() { tar czf $OUT/generate-q8.tgz -C $W .; }
 { nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,memory.used --format=csv; } > $W/device.log 2>&1
+# The small model (4 layers, packed q4_K weights) first, if its artifacts
+# are there (.device/small, as generate-h200.sh builds them): CPU reference
+# and rewrites off / on on the GPU.
+if [ -d $D/small/decode ]; then
+  $B/cachet-gguf random small --type=q4_K --seed=1 -o /tmp/small.gguf > $W/small.log 2>&1
+  timeout 120 $B/cachet-generate-runner --model=/tmp/small.gguf --prefill=$D/small/prefill \
+    --decode=$D/small/decode --kv=q8_0-packed --dtype=f16 --ctx=256 --ubatch=16 \
+    --prompt-length=20 --n-predict=8 --check --compare-rewrites >> $W/small.log 2>&1
+  echo "rc $?" >> $W/small.log
+  s
+fi
 M=/tmp/llama3-8b-q8_0.gguf
 { time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
 s
-timeout ${BENCH_S:-480} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
   --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
   --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
   > $W/bench-cuda.log 2> $W/bench-cuda.err
