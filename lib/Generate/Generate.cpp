@@ -457,13 +457,13 @@ bool cachet::generate::parseDepths(const std::string &text,
 
 namespace {
 
-/// One row of a benchmark: a test at a depth with one build.
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// One row of a benchmark: a test at a depth with one build.
 struct BenchRow {
   std::string test;
   int64_t depth = 0;

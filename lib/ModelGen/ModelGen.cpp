@@ -1392,9 +1392,11 @@ std::string cachet::modelgen::validate(const Options &o) {
     return "--eps: must be a positive number";
   if (o.lastLogits && o.kind != Kind::Model)
     return "--last-logits: needs --kind=model (a layer has no logits)";
+  std::set<std::string> matrices;
   for (const Source &s : functionSources(o).all()) {
     if (s.role != Role::Matrix)
       continue;
+    matrices.insert(s.name);
     std::string format = weightFormatOf(o, s.name);
     if (format.empty())
       continue;
@@ -1412,13 +1414,9 @@ std::string cachet::modelgen::validate(const Options &o) {
              " values per block along a row; " + s.name + " has rows of " +
              std::to_string(cols) + " values";
   }
-  for (const auto &[name, format] : o.weightFormats) {
-    bool found = false;
-    for (const Source &s : functionSources(o).all())
-      found |= s.role == Role::Matrix && s.name == name;
-    if (!found)
-      return "the format of " + name + ": no such projection weight";
-  }
+  for (const auto &entry : o.weightFormats)
+    if (!matrices.count(entry.first))
+      return "the format of " + entry.first + ": no such projection weight";
   return "";
 }
 
