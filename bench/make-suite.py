@@ -14,8 +14,9 @@ runtime alone. Cases:
              K+V bytes per second)
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, a small-batch mat-mul (mm4, mm8: 4
-             or 8 tokens' x times the weight read transposed), and the
-             dequant-transpose of one K cache (bytes read + written)
+             or 8 tokens' x times the weight read transposed), a prefill
+             linear layer (gemm512: 512 tokens, bf16 and f16; FLOP/s), and
+             the dequant-transpose of one K cache (bytes read + written)
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
              and 65536 cached ones: the dequant-once decision's A/B
@@ -59,6 +60,7 @@ PRESETS = {
         "chain": dict(layers=2, dims=(4096, 1024, 14336)),
         "matvec": [(4096, 4096), (14336, 4096), (4096, 14336)],
         "transpose": dict(hkv=8, d=128, depth=32768),
+        "gemm": 512,
     },
     "small": {
         "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256],
@@ -66,6 +68,7 @@ PRESETS = {
         "chain": dict(layers=1, dims=(256, 64, 512)),
         "matvec": [(512, 256)],
         "transpose": dict(hkv=2, d=64, depth=256),
+        "gemm": 64,
     },
 }
 
@@ -155,10 +158,10 @@ def product(w, x, rows, cols, element, batch):
             op], xt, yt
 
 
-def matvec_mlir(rows, cols, batch=0):
-    lines, xt, yt = product("%w", "%x", rows, cols, "bf16", batch)
+def matvec_mlir(rows, cols, batch=0, element="bf16"):
+    lines, xt, yt = product("%w", "%x", rows, cols, element, batch)
     return "\n".join([
-        f"func.func @matvec(%w: tensor<{rows}x{cols}xbf16> {{cachet.weight}},"
+        f"func.func @matvec(%w: tensor<{rows}x{cols}x{element}> {{cachet.weight}},"
         f" %x: {xt}) -> {yt} {{",
         "  %z = arith.constant 0.0 : f32"] + lines + [
         f"  return %y : {yt}",
@@ -357,6 +360,15 @@ def main():
                     block_matvec_mlir(fmt, rows, cols, batch),
                     bytes=rows * cols // per_block * block_bytes
                     + batch * (2 * cols + 4 * rows), tokens=batch)
+
+    # Prefill linear layers: a ubatch of tokens' x times the weight read
+    # transposed (the mma-sync GEMM on NVVM); the rate is FLOP/s.
+    g = preset["gemm"]
+    for element in ("bf16", "f16"):
+        for rows, cols in preset["matvec"]:
+            add("kernel", f"gemm{g} {element}", f"{rows}x{cols}", "matvec",
+                matvec_mlir(rows, cols, g, element),
+                flops=2 * g * rows * cols, tokens=g)
 
     t = preset["transpose"]
     for kv in ["q8_0", "q4_0"]:

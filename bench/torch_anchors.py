@@ -19,10 +19,12 @@ cachet's kernel spans did before the runtime queued the same kind of wait.
               backends each alone; the rate is K+V bytes per second
   tg          the Llama-3-8B bf16 mat-vec chain of bench/llama3_decode_chain.py
               (2 layers), eager and replayed from a CUDA graph
-  kernel      torch.mv over each mat-vec shape of the suite; the q8_0 K cache
-              dequantized and transposed with PyTorch ops
+  kernel      torch.mv over each mat-vec shape of the suite; F.linear of 512
+              tokens (the gemm512 cases; bf16 / f16 in, their type out) and
+              a bf16 8192^3 matmul; the q8_0 K cache dequantized and
+              transposed with PyTorch ops
 
-Usage: python3 bench/torch_anchors.py [REPS] [--json=FILE]
+Usage: python3 bench/torch_anchors.py [REPS] [--json=FILE] [--only=GROUP,...]
 """
 import json
 import statistics
@@ -34,6 +36,10 @@ from torch.nn.attention.bias import causal_lower_right
 
 reps = int(next((a for a in sys.argv[1:] if not a.startswith("--")), 20))
 json_path = next((a[7:] for a in sys.argv[1:] if a.startswith("--json=")), None)
+# --only=NAME,...: only those groups (copy, attention, decode, tg, matvec,
+# gemm, dequant).
+only = next((a[7:].split(",") for a in sys.argv[1:] if a.startswith("--only=")),
+            [])
 torch.manual_seed(0)
 dev = "cuda"
 rows = []
@@ -80,112 +86,149 @@ print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, {reps} calls 
 print("| table | case | test | ms: median [min, max] | rate |")
 print("| --- | --- | --- | --- | --- |")
 
-# Copy bandwidth.
-n = 1 << 30
-src = torch.empty(n, dtype=torch.uint8, device=dev)
-dst = torch.empty_like(src)
-record("copy", "d2d", "1 GiB", timed(lambda: dst.copy_(src)), bytes_=2 * n)
-del src, dst
-
-# Attention.
 hq, hkv, d, sq = 32, 8, 128, 512
-for depth in [4096, 32768, 65536]:
-    s = depth + sq
-    q = torch.randn(1, hq, sq, d, device=dev, dtype=torch.float16)
-    k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
-    v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
-    mask = causal_lower_right(sq, s)
-    keys = sq * depth + sq * (sq + 1) // 2
-    record("attention", "f16 SDPA", f"pp{sq} @ d{depth}",
-           timed(lambda: F.scaled_dot_product_attention(
-               q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=True)),
-           flops=4 * hq * d * keys, tokens=sq)
-    del q, k, v
 
-# Decode attention: 1 or 4 new tokens, each SDPA backend asked for alone
-# (head-major contiguous K/V, their best case); bytes are K + V read.
-from torch.nn.attention import SDPBackend, sdpa_kernel
+def copy_anchors():
+    # Copy bandwidth.
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device=dev)
+    dst = torch.empty_like(src)
+    record("copy", "d2d", "1 GiB", timed(lambda: dst.copy_(src)), bytes_=2 * n)
+    del src, dst
 
-backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION),
-            ("FlashAttention", SDPBackend.FLASH_ATTENTION),
-            ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
-for depth in [4096, 32768, 65536]:
-    for tg in [1, 4]:
-        s = depth + tg
-        q = torch.randn(1, hq, tg, d, device=dev, dtype=torch.float16)
+
+def attention_anchors():
+    # Attention.
+    for depth in [4096, 32768, 65536]:
+        s = depth + sq
+        q = torch.randn(1, hq, sq, d, device=dev, dtype=torch.float16)
         k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
         v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
-        mask = causal_lower_right(tg, s) if tg > 1 else None
-        for name, backend in backends:
-            def call(backend=backend):
-                with sdpa_kernel(backend):
-                    return F.scaled_dot_product_attention(
-                        q, k, v, attn_mask=mask, scale=d ** -0.5,
-                        enable_gqa=True)
-            try:
-                call()
-            except RuntimeError as e:
-                print(f"| decode | f16 SDPA {name} | tg{tg} @ d{depth} | "
-                      f"unsupported: {str(e).splitlines()[0][:80]} | |",
-                      flush=True)
-                continue
-            record("decode", f"f16 SDPA {name}", f"tg{tg} @ d{depth}",
-                   timed(call), bytes_=2 * 2 * s * hkv * d, tokens=tg)
+        mask = causal_lower_right(sq, s)
+        keys = sq * depth + sq * (sq + 1) // 2
+        record("attention", "f16 SDPA", f"pp{sq} @ d{depth}",
+               timed(lambda: F.scaled_dot_product_attention(
+                   q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=True)),
+               flops=4 * hq * d * keys, tokens=sq)
         del q, k, v
 
-# The decode chain.
-H, KV, FF = 4096, 1024, 14336
-layers = 2
-shapes = [(H, H), (KV, H), (KV, H), (H, H), (FF, H), (FF, H), (H, FF)]
-weights = [[torch.randn(r, c, device=dev, dtype=torch.bfloat16) for r, c in shapes]
-           for _ in range(layers)]
-nbytes = sum(w.numel() * 2 for layer in weights for w in layer)
-x0 = torch.randn(H, device=dev, dtype=torch.bfloat16)
+
+def decode_anchors():
+    # Decode attention: 1 or 4 new tokens, each SDPA backend asked for alone
+    # (head-major contiguous K/V, their best case); bytes are K + V read.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION),
+                ("FlashAttention", SDPBackend.FLASH_ATTENTION),
+                ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    for depth in [4096, 32768, 65536]:
+        for tg in [1, 4]:
+            s = depth + tg
+            q = torch.randn(1, hq, tg, d, device=dev, dtype=torch.float16)
+            k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+            v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
+            mask = causal_lower_right(tg, s) if tg > 1 else None
+            for name, backend in backends:
+                def call(backend=backend):
+                    with sdpa_kernel(backend):
+                        return F.scaled_dot_product_attention(
+                            q, k, v, attn_mask=mask, scale=d ** -0.5,
+                            enable_gqa=True)
+                try:
+                    call()
+                except RuntimeError as e:
+                    print(f"| decode | f16 SDPA {name} | tg{tg} @ d{depth} | "
+                          f"unsupported: {str(e).splitlines()[0][:80]} | |",
+                          flush=True)
+                    continue
+                record("decode", f"f16 SDPA {name}", f"tg{tg} @ d{depth}",
+                       timed(call), bytes_=2 * 2 * s * hkv * d, tokens=tg)
+            del q, k, v
 
 
-def chain():
-    x = x0
-    for wq, wk, wv, wo, wg, wu, wd in weights:
-        q = torch.mv(wq, x)
-        torch.mv(wk, x)
-        torch.mv(wv, x)
-        o = torch.mv(wo, q)
-        g = torch.mv(wg, o)
-        u = torch.mv(wu, o)
-        x = torch.mv(wd, F.silu(g) * u)
-    return x
+def tg_anchors():
+    # The decode chain.
+    H, KV, FF = 4096, 1024, 14336
+    layers = 2
+    shapes = [(H, H), (KV, H), (KV, H), (H, H), (FF, H), (FF, H), (H, FF)]
+    weights = [[torch.randn(r, c, device=dev, dtype=torch.bfloat16) for r, c in shapes]
+               for _ in range(layers)]
+    nbytes = sum(w.numel() * 2 for layer in weights for w in layer)
+    x0 = torch.randn(H, device=dev, dtype=torch.bfloat16)
 
 
-label = f"bf16 {layers} layers {H}/{KV}/{FF}"
-record("tg", label + " cuBLAS eager", "tg1", timed(chain), bytes_=nbytes, tokens=1)
-chain()
-torch.cuda.synchronize()
-graph = torch.cuda.CUDAGraph()
-with torch.cuda.graph(graph):
+    def chain():
+        x = x0
+        for wq, wk, wv, wo, wg, wu, wd in weights:
+            q = torch.mv(wq, x)
+            torch.mv(wk, x)
+            torch.mv(wv, x)
+            o = torch.mv(wo, q)
+            g = torch.mv(wg, o)
+            u = torch.mv(wu, o)
+            x = torch.mv(wd, F.silu(g) * u)
+        return x
+
+
+    label = f"bf16 {layers} layers {H}/{KV}/{FF}"
+    record("tg", label + " cuBLAS eager", "tg1", timed(chain), bytes_=nbytes, tokens=1)
     chain()
-record("tg", label + " cuBLAS graph", "tg1", timed(graph.replay), bytes_=nbytes,
-       tokens=1)
-del weights, graph
-
-# Single kernels.
-for r, c in [(4096, 4096), (14336, 4096), (4096, 14336)]:
-    w = torch.randn(r, c, device=dev, dtype=torch.bfloat16)
-    x = torch.randn(c, device=dev, dtype=torch.bfloat16)
-    record("kernel", "matvec bf16 cuBLAS", f"{r}x{c}", timed(lambda: torch.mv(w, x)),
-           bytes_=2 * r * c + 2 * c + 2 * r)
-depth = 32768
-qs = torch.randint(-128, 128, (depth, hkv, d), device=dev, dtype=torch.int8)
-scales = torch.rand(depth, hkv, d // 32, device=dev, dtype=torch.float16)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        chain()
+    record("tg", label + " cuBLAS graph", "tg1", timed(graph.replay), bytes_=nbytes,
+           tokens=1)
+    del weights, graph
 
 
-def dequant_transpose():
-    x = qs.view(depth, hkv, d // 32, 32).to(torch.float16) * scales[..., None]
-    return x.view(depth, hkv, d).transpose(0, 1).contiguous()
+def matvec_anchors():
+    # Single kernels.
+    for r, c in [(4096, 4096), (14336, 4096), (4096, 14336)]:
+        w = torch.randn(r, c, device=dev, dtype=torch.bfloat16)
+        x = torch.randn(c, device=dev, dtype=torch.bfloat16)
+        record("kernel", "matvec bf16 cuBLAS", f"{r}x{c}", timed(lambda: torch.mv(w, x)),
+               bytes_=2 * r * c + 2 * c + 2 * r)
 
 
-values = depth * hkv * d
-record("kernel", "dequant_transpose q8_0 torch ops", f"{depth}x{hkv}x{d}",
-       timed(dequant_transpose), bytes_=values // 32 * 34 + 2 * values)
+def gemm_anchors():
+    # Prefill linear layers (cachet's gemm512 cases): x [512][c] times the
+    # weight [r][c] read transposed, as torch.nn.functional.linear runs it
+    # (cuBLAS; its result in the input type, cachet's f32); and a bf16 8192^3
+    # matmul, the tensor-core rate cuBLAS reaches.
+    for element, dtype in [("bf16", torch.bfloat16), ("f16", torch.float16)]:
+        for r, c in [(4096, 4096), (14336, 4096), (4096, 14336)]:
+            w = torch.randn(r, c, device=dev, dtype=dtype)
+            x = torch.randn(512, c, device=dev, dtype=dtype)
+            record("kernel", f"gemm512 {element} cuBLAS", f"{r}x{c}",
+                   timed(lambda: F.linear(x, w)), flops=2 * 512 * r * c,
+                   tokens=512)
+    a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    record("kernel", "matmul bf16 cuBLAS", "8192^3", timed(lambda: a @ a),
+           flops=2 * 8192 ** 3)
+    del a, w, x
+
+
+def dequant_anchors():
+    depth = 32768
+    qs = torch.randint(-128, 128, (depth, hkv, d), device=dev, dtype=torch.int8)
+    scales = torch.rand(depth, hkv, d // 32, device=dev, dtype=torch.float16)
+
+    def dequant_transpose():
+        x = qs.view(depth, hkv, d // 32, 32).to(torch.float16) * scales[..., None]
+        return x.view(depth, hkv, d).transpose(0, 1).contiguous()
+
+    values = depth * hkv * d
+    record("kernel", "dequant_transpose q8_0 torch ops", f"{depth}x{hkv}x{d}",
+           timed(dequant_transpose), bytes_=values // 32 * 34 + 2 * values)
+
+
+for name, anchors in [("copy", copy_anchors), ("attention", attention_anchors),
+                      ("decode", decode_anchors), ("tg", tg_anchors),
+                      ("matvec", matvec_anchors), ("gemm", gemm_anchors),
+                      ("dequant", dequant_anchors)]:
+    if not only or name in only:
+        anchors()
 
 if json_path:
     with open(json_path, "w") as f:

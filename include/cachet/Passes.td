@@ -1130,6 +1130,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "loads in flight; the steps are summed in the same order, so the "
            "result is the same bytes. Where the steps do not divide among "
            "the subgroups that many at a time, 1">,
+    Option<"gemm", "gemm", "bool", /*default=*/"true",
+           "With allow-mma-sync (NVVM): a linalg.matmul reading its weight "
+           "transposed with more rows of x than small-batch (a prefill's "
+           "linear layer) takes the mma-sync GEMM (gemm_mma_sync) where it "
+           "serves it: f16 or bf16 x and weight, f32 result, columns a "
+           "multiple of 32; else the generic kernel">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

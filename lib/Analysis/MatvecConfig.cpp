@@ -398,11 +398,42 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   if (operands->batched) {
     if (ShapedType::isDynamic(operands->columns))
       return generic("a mat-mul with a dynamic number of rows of x");
-    if (operands->columns > o.smallBatch)
-      return generic(llvm::formatv("a mat-mul of {0} rows of x, more than "
-                                   "small-batch ({1})",
-                                   operands->columns, o.smallBatch)
-                         .str());
+    if (operands->columns > o.smallBatch) {
+      std::string why = llvm::formatv("a mat-mul of {0} rows of x, more "
+                                      "than small-batch ({1})",
+                                      operands->columns, o.smallBatch)
+                            .str();
+      if (!o.mmaSync || !o.gemm)
+        return generic(why);
+      if (std::string gemmWhy = whyNotGemm(op); !gemmWhy.empty())
+        return generic(why + "; not the mma-sync GEMM: " + gemmWhy);
+      // A workgroup tile of 128 (64 for at most 64) rows of x by 128
+      // weight rows, 8 (4) subgroups of 64 x 32.
+      int64_t tileM = operands->columns <= 64 ? 64 : 128, tileN = 128;
+      int64_t warps = (tileM / 64) * (tileN / 32);
+      d.config = KernelConfigAttr::get(
+          ctx, KernelVariant::GemmMmaSync, {tileM, tileN}, 32 * warps, 32, 1, 1,
+          /*stages=*/2, 1, /*padBytes=*/16, {}, 0, {}, false, false, false,
+          false, false, false, /*loadBytes=*/0);
+      std::string unused;
+      std::optional<BlockWeight> w = getBlockWeight(op, unused);
+      auto elementType =
+          cast<MemRefType>(operands->x.getType()).getElementType();
+      d.remark =
+          llvm::formatv(
+              "mma-sync GEMM for a mat-mul of {0} rows of x: workgroup tiles "
+              "of {1} rows of x by {2} weight rows, {3} subgroups of 64 x 32 "
+              "each, steps of 32 columns copied asynchronously into two "
+              "buffers of workgroup memory, ldmatrix operands, m16n8k16 "
+              "mma.sync on {4} with f32 accumulators{5}",
+              operands->columns, tileM, tileN, warps,
+              elementType.isBF16() ? "bf16" : "f16",
+              w ? "; the " + w->block.getFormatName().str() +
+                      " weight dequantized by a kernel of its own first"
+                : std::string())
+              .str();
+      return d;
+    }
     batch = operands->columns == 1
                 ? std::string("; a mat-mul of one row of x (a mat-vec)")
                 : llvm::formatv("; a small-batch mat-mul: each weight slice "
@@ -587,6 +618,49 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   return d;
 }
 
+std::string cachet::whyNotGemm(Operation *op) {
+  std::optional<MatvecOperands> operands = getMatvecOperands(op);
+  if (!operands || !operands->batched)
+    return "not a linalg.matmul reading its weight transposed";
+  if (std::string why = whyNotOperands(op, /*bf16Vectors=*/true); !why.empty())
+    return why;
+  auto x = cast<MemRefType>(operands->x.getType());
+  auto w = cast<MemRefType>(operands->weight.getType());
+  auto y = cast<MemRefType>(operands->y.getType());
+  if (x.getElementType().isF32())
+    return "x and the weight are not both f16 or both bf16";
+  int64_t rows = w.getDimSize(0), cols = w.getDimSize(1);
+  if (cols % 32 != 0)
+    return llvm::formatv("{0} columns are not a multiple of 32 (a step)", cols)
+        .str();
+  if (rows % 2 != 0)
+    return llvm::formatv("{0} weight rows are odd (pairs of results are "
+                         "stored together)",
+                         rows)
+        .str();
+  if (llvm::divideCeil(rows, 128) > 65535)
+    return llvm::formatv("{0} weight rows need more than 65535 workgroups "
+                         "of 128 (grid y)",
+                         rows)
+        .str();
+  // 16-byte asynchronous copies of x's and the weight's rows, 8-byte
+  // stores of y's pairs.
+  auto aligned = [](MemRefType type, int64_t elements) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return false;
+    return strides[1] == 1 && !ShapedType::isDynamic(strides[0]) &&
+           strides[0] % elements == 0 && !ShapedType::isDynamic(offset) &&
+           offset % elements == 0;
+  };
+  if (!aligned(x, 8) || !aligned(w, 8))
+    return "x's or the weight's rows are not contiguous and 16-byte aligned";
+  if (!aligned(y, 2))
+    return "the result's rows are not contiguous and 8-byte aligned";
+  return "";
+}
+
 std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (config.isAttention())
     return "the variant is not a mat-vec kernel";
@@ -596,6 +670,8 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (!operands)
     return "not a linalg.matvec or a linalg.matmul reading its weight "
            "transposed";
+  if (config.getVariant() == KernelVariant::GemmMmaSync)
+    return whyNotGemm(op);
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {
     if (config.getTile().size() != 2 || config.getTile()[1] != 16)
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";

@@ -10,6 +10,8 @@
 #include "cachet/Conversion/BlockEncoder.h"
 #include "cachet/Device/DeviceProfile.h"
 
+#include "MmaSync.h"
+
 #include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -244,6 +246,7 @@ struct LowerMatvecPass final
         profile ? static_cast<int64_t>(profile.getComputeUnits()) : 0;
     StringRef name = cachet::CachetDialect::getKernelConfigAttrName();
     llvm::DenseSet<Operation *> candidates;
+    SmallVector<Operation *> gemms;
     bool failedConfig = false;
     getOperation().walk([&](Operation *op) {
       if (!cachet::getMatvecOperands(op))
@@ -251,7 +254,8 @@ struct LowerMatvecPass final
       auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
       if (!config ||
           (config.getVariant() != cachet::KernelVariant::MatvecSubgroup &&
-           config.getVariant() != cachet::KernelVariant::MatvecMmaSync))
+           config.getVariant() != cachet::KernelVariant::MatvecMmaSync &&
+           config.getVariant() != cachet::KernelVariant::GemmMmaSync))
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
@@ -260,12 +264,18 @@ struct LowerMatvecPass final
         failedConfig = true;
         return;
       }
+      if (config.getVariant() == cachet::KernelVariant::GemmMmaSync) {
+        gemms.push_back(op);
+        return;
+      }
       candidates.insert(op);
       std::string reason;
       blockWeights[op] = cachet::getBlockWeight(op, reason);
     });
     if (failedConfig)
       return signalPassFailure();
+    for (Operation *op : gemms)
+      lowerGemm(op, op->getAttrOfType<cachet::KernelConfigAttr>(name));
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
     llvm::DenseSet<Operation *> grouped;
@@ -282,6 +292,37 @@ struct LowerMatvecPass final
       else
         lower(group);
     }
+  }
+
+  /// Replaces the mat-mul `op` (and its zero fill) by the mma-sync GEMM of
+  /// `config` (MmaSync.h).
+  static void lowerGemm(Operation *op, cachet::KernelConfigAttr config) {
+    cachet::MatvecOperands operands = *cachet::getMatvecOperands(op);
+    linalg::FillOp fill = getZeroFill(op);
+    cachet::GemmTiles tiles;
+    tiles.m = config.getTile()[0];
+    tiles.n = config.getTile()[1];
+    tiles.stages = config.getStages();
+    tiles.padBytes = config.getPadBytes();
+    auto x = cast<MemRefType>(operands.x.getType());
+    auto w = cast<MemRefType>(operands.weight.getType());
+    InFlightDiagnostic diag =
+        op->emitRemark("cachet-lower-matvec: mma-sync GEMM: ");
+    diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
+         << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
+         << tiles.subgroups() << " subgroups, each a " << tiles.m << " x "
+         << tiles.n << " tile over " << x.getDimSize(1)
+         << " columns in steps of " << tiles.k << " ("
+         << (tiles.stages == 2 ? "double-buffered" : "one buffer") << ")";
+    if (fill)
+      diag << "; the zero fill of the result is done in the kernel";
+    diag.report();
+    OpBuilder b(op);
+    cachet::buildGemmMmaSync(b, op->getLoc(), operands.x, operands.weight,
+                             operands.y, static_cast<bool>(fill), tiles);
+    op->erase();
+    if (fill)
+      fill.erase();
   }
 
   /// Takes the kernel parameters of `group` from the config of its first

@@ -20,10 +20,18 @@ using namespace mlir;
 
 namespace {
 
-/// A reduction the kernel takes: the combining op and its other operand.
+/// A reduction the kernel takes: the combining op and its other operand;
+/// or an argmax, whose state is a value and an index.
 struct Reduction {
   Operation *combine = nullptr;
   Value term;
+  /// The argmax's `cmpf ogt` of the term and the running value, and the
+  /// two selects it drives (value, index); `index` is the reduced position
+  /// the index select takes, `valueInit` / `indexInit` the outputs.
+  Operation *compare = nullptr, *selectValue = nullptr, *selectIndex = nullptr;
+  Value index;
+  OpOperand *valueInit = nullptr, *indexInit = nullptr;
+  bool isArgmax() const { return compare != nullptr; }
 };
 
 /// Returns the identity of `combine` (an arith op on `type`), if it is one
@@ -42,12 +50,76 @@ std::optional<TypedAttr> getIdentity(Operation *combine, FloatType type) {
   return std::nullopt;
 }
 
+/// Returns why `op`, a generic with two outputs, is not a first-index
+/// argmax, or "" and fills `r`: outputs a float value and an integer index,
+/// a payload `c = cmpf ogt t, v` (or `olt v, t`), `yield select(c, t, v),
+/// select(c, j, i)` where v and i are the outputs' values (used there
+/// only) and j is the reduced dimension's linalg.index (through an
+/// index_cast).
+std::string matchArgmax(linalg::GenericOp op, Reduction &r) {
+  const char *shape = "two outputs that are not a first-index argmax "
+                      "(yield select(cmpf ogt t, v), select(.., index, i))";
+  Block *body = op.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  OpOperand *valueInit = nullptr, *indexInit = nullptr;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Type element = getElementTypeOrSelf(init.get());
+    if (isa<FloatType>(element))
+      valueInit = &init;
+    else if (element.isIntOrIndex())
+      indexInit = &init;
+  }
+  if (!valueInit || !indexInit)
+    return shape;
+  BlockArgument v = op.getMatchingBlockArgument(valueInit);
+  BlockArgument i = op.getMatchingBlockArgument(indexInit);
+  unsigned vPos = valueInit->getOperandNumber() - op.getNumDpsInputs();
+  unsigned iPos = indexInit->getOperandNumber() - op.getNumDpsInputs();
+  auto selV = yield.getOperand(vPos).getDefiningOp<arith::SelectOp>();
+  auto selI = yield.getOperand(iPos).getDefiningOp<arith::SelectOp>();
+  if (!selV || !selI || selV->getBlock() != body || selI->getBlock() != body ||
+      selV.getCondition() != selI.getCondition() ||
+      selV.getFalseValue() != v || selI.getFalseValue() != i)
+    return shape;
+  auto cmp = selV.getCondition().getDefiningOp<arith::CmpFOp>();
+  Value t = selV.getTrueValue();
+  if (!cmp || cmp->getBlock() != body ||
+      !((cmp.getPredicate() == arith::CmpFPredicate::OGT &&
+         cmp.getLhs() == t && cmp.getRhs() == v) ||
+        (cmp.getPredicate() == arith::CmpFPredicate::OLT &&
+         cmp.getLhs() == v && cmp.getRhs() == t)))
+    return shape;
+  // The running value and index feed the compare and the selects only.
+  for (Operation *user : v.getUsers())
+    if (user != cmp && user != selV)
+      return shape;
+  for (Operation *user : i.getUsers())
+    if (user != selI)
+      return shape;
+  Value j = selI.getTrueValue();
+  Value position = j;
+  if (auto cast = j.getDefiningOp<arith::IndexCastOp>())
+    position = cast.getIn();
+  auto index = position.getDefiningOp<linalg::IndexOp>();
+  if (!index || index.getDim() != op.getNumLoops() - 1 ||
+      j.getType() != i.getType())
+    return "an argmax whose index is not the reduced dimension's position";
+  r.compare = cmp;
+  r.selectValue = selV;
+  r.selectIndex = selI;
+  r.term = t;
+  r.index = j;
+  r.valueInit = valueInit;
+  r.indexInit = indexInit;
+  return "";
+}
+
 /// Returns why the kernel cannot take `op`, or "" and the reduction.
 std::string match(linalg::GenericOp op, int64_t minSize, Reduction &r) {
   if (!op.hasPureBufferSemantics())
     return "not on buffers";
-  if (op.getNumDpsInits() != 1)
-    return "more than one output";
+  if (op.getNumDpsInits() > 2)
+    return "more than two outputs";
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   int64_t reductions = llvm::count(iterators, utils::IteratorType::reduction);
   if (reductions != 1 || iterators.back() != utils::IteratorType::reduction)
@@ -62,11 +134,15 @@ std::string match(linalg::GenericOp op, int64_t minSize, Reduction &r) {
                          "{1}",
                          ranges.back(), minSize)
         .str();
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    AffineMap outMap = op.getMatchingIndexingMap(&out);
+    if (!outMap.isProjectedPermutation() ||
+        outMap.isFunctionOfDim(outMap.getNumDims() - 1))
+      return "the output is not indexed by the parallel dimensions alone";
+  }
+  if (op.getNumDpsInits() == 2)
+    return matchArgmax(op, r);
   OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
-  if (!outMap.isProjectedPermutation() ||
-      outMap.isFunctionOfDim(outMap.getNumDims() - 1))
-    return "the output is not indexed by the parallel dimensions alone";
   auto outType = dyn_cast<FloatType>(getElementTypeOrSelf(init->get()));
   if (!outType)
     return "not a float output";
@@ -132,23 +208,49 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
   for (int64_t extent : ArrayRef<int64_t>(ranges).drop_back())
     outputs *= extent;
   int64_t threads = workgroupSize;
-  OpOperand *init = op.getDpsInitOperand(0);
-  auto type = cast<FloatType>(getElementTypeOrSelf(init->get()));
   auto index = [&](OpBuilder &ib, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(ib, loc, value);
   };
+  // The state each thread carries, one output each: the running value (a
+  // sum, max, ...), or an argmax's value and index.
+  SmallVector<OpOperand *> inits;
+  if (r.isArgmax())
+    inits = {r.valueInit, r.indexInit};
+  else
+    inits = {op.getDpsInitOperand(0)};
+  // Identities: the combine's; an argmax's is (-inf, the index type's
+  // largest value), which no position beats on a tie and which no term
+  // replaces unless it is above -inf, as in the sequential loop.
+  SmallVector<TypedAttr> identities;
+  for (OpOperand *init : inits) {
+    Type element = getElementTypeOrSelf(init->get());
+    if (!r.isArgmax())
+      identities.push_back(*getIdentity(r.combine, cast<FloatType>(element)));
+    else if (auto f = dyn_cast<FloatType>(element))
+      identities.push_back(FloatAttr::get(
+          f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/true)));
+    else if (element.isIndex())
+      identities.push_back(
+          b.getIndexAttr(std::numeric_limits<int64_t>::max()));
+    else
+      identities.push_back(IntegerAttr::get(
+          element, APInt::getSignedMaxValue(element.getIntOrFloatBitWidth())));
+  }
 
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto partialsType = MemRefType::get({threads}, type, nullptr, workgroup);
+  SmallVector<Type> partialsTypes;
+  for (OpOperand *init : inits)
+    partialsTypes.push_back(MemRefType::get(
+        {threads}, getElementTypeOrSelf(init->get()), nullptr, workgroup));
   Value one = index(b, 1);
   auto launch = gpu::LaunchOp::create(
       b, loc, index(b, outputs), one, one, index(b, threads), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, TypeRange{partialsType});
+      /*asyncDependencies=*/{}, partialsTypes);
   OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
   Value tid = launch.getThreadIds().x;
-  Value partials = launch.getWorkgroupAttributions()[0];
+  ArrayRef<BlockArgument> partials = launch.getWorkgroupAttributions();
 
   // The parallel indices of this workgroup's output: the block id,
   // delinearized over the parallel extents (row-major).
@@ -167,14 +269,33 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
                             .getResult());
     return indices;
   };
+  // The payload's step from state `from` with `map` holding the term's
+  // values: the combine, or the argmax's compare and selects, cloned with
+  // the outputs' arguments mapped to `from`.
+  auto step = [&](OpBuilder &ib, IRMapping &map, ValueRange from) {
+    SmallVector<Operation *> ops;
+    if (r.isArgmax())
+      ops = {r.compare, r.selectValue, r.selectIndex};
+    else
+      ops = {r.combine};
+    for (auto [init, value] : llvm::zip(inits, from))
+      map.map(op.getMatchingBlockArgument(init), value);
+    for (Operation *payload : ops)
+      ib.clone(*payload, map);
+    if (r.isArgmax())
+      return SmallVector<Value>{map.lookup(r.selectValue->getResult(0)),
+                                map.lookup(r.selectIndex->getResult(0))};
+    return SmallVector<Value>{map.lookup(r.combine->getResult(0))};
+  };
 
   // Each thread folds every threads-th term of the row into its partial,
-  // with the payload cloned (the combine applied to the partial instead of
+  // with the payload cloned (the step applied to the partial instead of
   // the output).
-  Value identity =
-      arith::ConstantOp::create(kb, loc, *getIdentity(r.combine, type));
+  SmallVector<Value> identity;
+  for (TypedAttr attr : identities)
+    identity.push_back(arith::ConstantOp::create(kb, loc, attr));
   auto loop = scf::ForOp::create(kb, loc, tid, index(kb, length),
-                                 index(kb, threads), ValueRange{identity});
+                                 index(kb, threads), identity);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     SmallVector<Value> loops(parallel);
@@ -191,7 +312,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
                        indicesOf(lb, op.getMatchingIndexingMap(input), loops)));
     }
     for (Operation &payload : op.getBody()->without_terminator()) {
-      if (&payload == r.combine)
+      if (&payload == r.combine || &payload == r.compare ||
+          &payload == r.selectValue || &payload == r.selectIndex)
         continue;
       if (auto idx = dyn_cast<linalg::IndexOp>(payload)) {
         map.map(idx.getResult(), loops[idx.getDim()]);
@@ -199,15 +321,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
       }
       lb.clone(payload, map);
     }
-    Value partial = loop.getRegionIterArgs()[0];
-    // Operand order as in the payload: the partial where the output was.
-    BlockArgument acc = op.getMatchingBlockArgument(init);
-    Value term = map.lookupOrDefault(r.term);
-    Operation *combined = lb.clone(*r.combine);
-    combined->setOperands(r.combine->getOperand(0) == acc
-                              ? ValueRange{partial, term}
-                              : ValueRange{term, partial});
-    scf::YieldOp::create(lb, loc, combined->getResult(0));
+    scf::YieldOp::create(lb, loc, step(lb, map, loop.getRegionIterArgs()));
   }
 
   // A thread past the row's end runs no iteration: its partial is the
@@ -216,57 +330,92 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
   // stored only inside the loop body (uninitialized after no iteration).
   Value ran = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, tid,
                                     index(kb, length));
-  Value partial =
-      arith::SelectOp::create(kb, loc, ran, loop.getResult(0), identity);
+  for (auto [k, partial] : llvm::enumerate(partials)) {
+    Value value = arith::SelectOp::create(kb, loc, ran, loop.getResult(k),
+                                          identity[k]);
+    memref::StoreOp::create(kb, loc, value, partial, tid);
+  }
 
-  // The partials, combined by a tree in workgroup memory.
-  memref::StoreOp::create(kb, loc, partial, partials, tid);
+  // The partials, combined by a tree in workgroup memory: by the combine;
+  // an argmax's by the larger value, on a tie the lower index (the first
+  // of the row, as the sequential loop keeps).
   gpu::BarrierOp::create(kb, loc);
   for (int64_t stride = threads / 2; stride > 0; stride /= 2) {
     Value active = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                          tid, index(kb, stride));
     auto ifOp = scf::IfOp::create(kb, loc, active, /*withElse=*/false);
     OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
-    Value mine = memref::LoadOp::create(ib, loc, partials, tid);
-    Value other = memref::LoadOp::create(
-        ib, loc, partials,
-        ValueRange{arith::AddIOp::create(ib, loc, tid, index(ib, stride))});
-    Operation *combined = ib.clone(*r.combine);
-    combined->setOperands(ValueRange{mine, other});
-    memref::StoreOp::create(ib, loc, combined->getResult(0), partials, tid);
+    Value otherTid = arith::AddIOp::create(ib, loc, tid, index(ib, stride));
+    SmallVector<Value> mine, other;
+    for (Value partial : partials) {
+      mine.push_back(memref::LoadOp::create(ib, loc, partial, tid));
+      other.push_back(memref::LoadOp::create(ib, loc, partial, otherTid));
+    }
+    SmallVector<Value> combined;
+    if (r.isArgmax()) {
+      Value greater = arith::CmpFOp::create(
+          ib, loc, arith::CmpFPredicate::OGT, other[0], mine[0]);
+      Value equal = arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ,
+                                          other[0], mine[0]);
+      Value lower = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt,
+                                          other[1], mine[1]);
+      Value take = arith::OrIOp::create(
+          ib, loc, greater, arith::AndIOp::create(ib, loc, equal, lower));
+      for (int k = 0; k < 2; ++k)
+        combined.push_back(
+            arith::SelectOp::create(ib, loc, take, other[k], mine[k]));
+    } else {
+      Operation *c = ib.clone(*r.combine);
+      c->setOperands(ValueRange{mine[0], other[0]});
+      combined.push_back(c->getResult(0));
+    }
+    for (auto [value, partial] : llvm::zip(combined, partials))
+      memref::StoreOp::create(ib, loc, value, partial, tid);
     gpu::BarrierOp::create(kb, loc);
   }
 
-  // Thread 0: the output's initial value combined with the total, in the
-  // payload's operand order.
+  // Thread 0: the outputs' initial values stepped with the total (as the
+  // payload's term): after the row, in the payload's operand order.
   Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, tid,
                                       index(kb, 0));
   auto last = scf::IfOp::create(kb, loc, first, /*withElse=*/false);
   {
     OpBuilder ib = OpBuilder::atBlockBegin(last.thenBlock());
-    // The output's map does not use the reduction dimension: 0 for it.
+    // The outputs' maps do not use the reduction dimension: 0 for it.
     SmallVector<Value> loops(parallel);
     loops.push_back(index(ib, 0));
-    SmallVector<Value> outIndices =
-        indicesOf(ib, op.getMatchingIndexingMap(init), loops);
-    Value initial = memref::LoadOp::create(ib, loc, init->get(), outIndices);
-    Value total = memref::LoadOp::create(ib, loc, partials, index(ib, 0));
-    BlockArgument acc = op.getMatchingBlockArgument(init);
-    Operation *combined = ib.clone(*r.combine);
-    combined->setOperands(r.combine->getOperand(0) == acc
-                              ? ValueRange{initial, total}
-                              : ValueRange{total, initial});
-    memref::StoreOp::create(ib, loc, combined->getResult(0), init->get(),
-                            outIndices);
+    SmallVector<SmallVector<Value>> outIndices;
+    SmallVector<Value> initial;
+    for (OpOperand *init : inits) {
+      outIndices.push_back(
+          indicesOf(ib, op.getMatchingIndexingMap(init), loops));
+      initial.push_back(
+          memref::LoadOp::create(ib, loc, init->get(), outIndices.back()));
+    }
+    IRMapping map;
+    map.map(r.term, memref::LoadOp::create(ib, loc, partials[0],
+                                           index(ib, 0)).getResult());
+    if (r.isArgmax())
+      map.map(r.index, memref::LoadOp::create(ib, loc, partials[1],
+                                              index(ib, 0)).getResult());
+    for (auto [k, value] : llvm::enumerate(step(ib, map, initial)))
+      memref::StoreOp::create(ib, loc, value, inits[k]->get(), outIndices[k]);
   }
   kb.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(kb, loc);
 
-  op.emitRemark("cachet-lower-reductions: ")
-      << outputs << (outputs == 1 ? " workgroup" : " workgroups") << " of "
-      << threads << " threads, one per output, each folding a row of " << length
-      << " values (" << r.combine->getName()
-      << "), partials combined by a tree in workgroup memory";
+  InFlightDiagnostic diag = op.emitRemark("cachet-lower-reductions: ");
+  diag << outputs << (outputs == 1 ? " workgroup" : " workgroups") << " of "
+       << threads << " threads, one per output, each folding a row of "
+       << length << " values (";
+  if (r.isArgmax())
+    diag << "the first index of the maximum";
+  else
+    diag << r.combine->getName();
+  diag << "), partials combined by a tree in workgroup memory";
+  if (r.isArgmax())
+    diag << " (a tie to the lower index)";
+  diag.report();
   op.erase();
 }
 

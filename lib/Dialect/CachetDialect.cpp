@@ -195,6 +195,30 @@ LogicalResult KernelConfigAttr::verify(
                        "'workgroup', 'vector_width' and 'load_bytes'";
     return success();
   }
+  if (variant == KernelVariant::GemmMmaSync) {
+    if (tile.size() != 2 || tile[0] <= 0 || tile[0] % 64 != 0 || tile[1] <= 0 ||
+        tile[1] % 32 != 0)
+      return fail() << "'tile' must be [rows of x, weight rows], multiples "
+                       "of 64 and 32";
+    if (workgroup != 32 * (tile[0] / 64) * (tile[1] / 32) || subgroup != 32)
+      return fail() << "'workgroup' must be one subgroup of 32 lanes per 64 "
+                       "x 32 of the tile ("
+                    << 32 * (tile[0] / 64) * (tile[1] / 32)
+                    << "), 'subgroup' 32";
+    if (stages != 1 && stages != 2)
+      return fail() << "'stages' must be 1 or 2, got " << stages;
+    if (padBytes < 0 || padBytes % 16 != 0)
+      return fail() << "'pad_bytes' must be a non-negative multiple of 16, "
+                       "got "
+                    << padBytes;
+    if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||
+        minWorkgroupsPerSM != 0 || !resident.empty() || dynamicShared ||
+        warpSync || lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
+        loadBytes != 0)
+      return fail() << "the GEMM takes only 'tile', 'workgroup', "
+                       "'subgroup', 'stages' and 'pad_bytes'";
+    return success();
+  }
   if (decode && loadBytes != 0 &&
       (loadBytes > 16 || !llvm::isPowerOf2_64(loadBytes)))
     return fail() << "'load_bytes' must be 0 or a power of two up to 16, got "

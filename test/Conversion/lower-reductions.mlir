@@ -44,6 +44,50 @@ func.func @sum_of_squares(%x: memref<4096xf16>, %acc: memref<f32>) {
 
 // -----
 
+// A greedy decoder's argmax over the logits of two rows (the first index
+// of the maximum, as a front end writes it: cmpf ogt and two selects): a
+// workgroup per row, each thread's (value, index) from (-inf, INT32_MAX),
+// the tree taking the larger value and on a tie the lower index, thread 0
+// stepping the outputs' initial values with the total as the payload does.
+// CHECK-LABEL: func.func @argmax
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) workgroup(%[[PV:.*]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[PI:.*]] : memref<64xi32, #gpu.address_space<workgroup>>)
+// CHECK-DAG: arith.constant 0xFF800000 : f32
+// CHECK-DAG: arith.constant 2147483647 : i32
+// CHECK: scf.for {{.*}} -> (f32, i32)
+// CHECK: arith.index_cast
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK: scf.if
+// CHECK: %[[GT:.*]] = arith.cmpf ogt
+// CHECK: %[[EQ:.*]] = arith.cmpf oeq
+// CHECK: %[[LT:.*]] = arith.cmpi slt
+// CHECK: %[[TIE:.*]] = arith.andi %[[EQ]], %[[LT]]
+// CHECK: arith.ori %[[GT]], %[[TIE]]
+// CHECK: scf.if
+// CHECK: arith.cmpf ogt
+// CHECK: memref.store {{.*}} : memref<2xf32>
+// CHECK: memref.store {{.*}} : memref<2xi32>
+func.func @argmax(%logits: memref<2x1000xf32>, %v: memref<2xf32>, %i: memref<2xi32>) {
+  // expected-remark @below {{cachet-lower-reductions: 2 workgroups of 64 threads, one per output, each folding a row of 1000 values (the first index of the maximum), partials combined by a tree in workgroup memory (a tie to the lower index)}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%logits : memref<2x1000xf32>) outs(%v, %i : memref<2xf32>, memref<2xi32>) {
+  ^bb0(%in: f32, %best: f32, %at: i32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %gt = arith.cmpf ogt, %in, %best : f32
+    %nb = arith.select %gt, %in, %best : f32
+    %ni = arith.select %gt, %ji, %at : i32
+    linalg.yield %nb, %ni : f32, i32
+  }
+  return
+}
+
+// -----
+
 // Row maxima of a [3][5][256] tensor into [5][3] (a transposed output):
 // 15 workgroups, the block id delinearized into the two parallel indices;
 // the max's identity is -inf and the term comes first, as in the payload.
@@ -128,7 +172,8 @@ func.func @left_alone(%w: memref<16x256xf32>, %x: memref<256xf32>,
     %sum = arith.addf %out, %p : f32
     linalg.yield %sum : f32
   }
-  // expected-remark @below {{one thread per output kept: more than one output}}
+  // The last index of the maximum (oge): not the first-index argmax.
+  // expected-remark @below {{one thread per output kept: two outputs that are not a first-index argmax (yield select(cmpf ogt t, v), select(.., index, i))}}
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
                                    affine_map<(d0) -> ()>,
                                    affine_map<(d0) -> ()>],
@@ -137,7 +182,7 @@ func.func @left_alone(%w: memref<16x256xf32>, %x: memref<256xf32>,
   ^bb0(%in: f32, %best: f32, %at: i32):
     %j = linalg.index 0 : index
     %ji = arith.index_cast %j : index to i32
-    %gt = arith.cmpf ogt, %in, %best : f32
+    %gt = arith.cmpf oge, %in, %best : f32
     %nb = arith.select %gt, %in, %best : f32
     %ni = arith.select %gt, %ji, %at : i32
     linalg.yield %nb, %ni : f32, i32

@@ -257,3 +257,33 @@ func.func @decode_mma_stages(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16
       -> tensor<32x1x128xf16>
   return %o : tensor<32x1x128xf16>
 }
+
+// -----
+
+func.func @gemm_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{#cachet.kernel_config<variant = gemm_mma_sync>: 'tile' must be [rows of x, weight rows], multiples of 64 and 32}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [96, 128], workgroup = 256, subgroup = 32>}
+  return
+}
+
+// -----
+
+func.func @gemm_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' must be one subgroup of 32 lanes per 64 x 32 of the tile (256), 'subgroup' 32}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 128, subgroup = 32>}
+  return
+}
+
+// -----
+
+func.func @gemm_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{the GEMM takes only 'tile', 'workgroup', 'subgroup', 'stages' and 'pad_bytes'}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, fuse_siblings = true>}
+  return
+}

@@ -4,7 +4,8 @@
 // buffers (or of a small-batch linalg.matmul reading its weight transposed):
 // cachet's subgroup kernel (a subgroup per row, wide loads, several in flight)
 // where it can serve the op, with its subgroups per block, rows per subgroup,
-// loads in flight, resident grid and staging of x, or the generic lowering.
+// loads in flight, resident grid and staging of x, or the generic lowering;
+// a mat-mul of more rows of x takes the mma-sync GEMM on NVVM.
 // cachet-select-kernel-configs calls selectMatvecConfig; cachet-lower-matvec
 // checks a config with whyNotMatvecConfig and builds it.
 //
@@ -66,6 +67,9 @@ struct MatvecConfigOptions {
   /// 128-column steps a subgroup of the mma-sync kernel loads before its
   /// mma.syncs (the config's loads).
   int64_t smallBatchMmaSteps = 1;
+  /// With mmaSync: a mat-mul of more rows of x than smallBatch takes the
+  /// mma-sync GEMM where it serves it.
+  bool gemm = true;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
@@ -136,6 +140,13 @@ struct MatvecDecision {
 MatvecDecision selectMatvecConfig(mlir::Operation *op,
                                   DeviceProfileAttr profile,
                                   const MatvecConfigOptions &options);
+
+/// Returns why the mma-sync GEMM (gemm_mma_sync) cannot compute `op`, a
+/// linalg.matmul reading its weight transposed, or "": static shapes, x and
+/// the weight both f16 or both bf16, an f32 result, columns a multiple of
+/// 32, an even number of weight rows, contiguous rows aligned for 16-byte
+/// copies (8-byte stores of the result).
+std::string whyNotGemm(mlir::Operation *op);
 
 /// Returns why the subgroup kernel of `config` cannot be built for `op`, or
 /// "" (also for matvec_generic, which leaves `op` alone).

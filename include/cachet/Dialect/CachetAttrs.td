@@ -138,13 +138,14 @@ def Cachet_AttentionDecodeMmaSync
                       "attention_decode_mma_sync">;
 def Cachet_MatvecMmaSync
     : I32EnumAttrCase<"MatvecMmaSync", 9, "matvec_mma_sync">;
+def Cachet_GemmMmaSync : I32EnumAttrCase<"GemmMmaSync", 10, "gemm_mma_sync">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
-     Cachet_MatvecMmaSync]> {
+     Cachet_MatvecMmaSync, Cachet_GemmMmaSync]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -197,7 +198,12 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec` and on a
       small-batch `linalg.matmul` reading its weight transposed, and
       `matvec_mma_sync` (NVVM: the small-batch mat-mul on m16n8k16
-      mma.sync, `tile = [subgroups per workgroup, 16]`)
+      mma.sync, `tile = [subgroups per workgroup, 16]`) and
+      `gemm_mma_sync` (NVVM: a mat-mul of more rows of x, a prefill's
+      linear layer, as a tiled GEMM on m16n8k16 mma.sync; `tile = [rows
+      of x, weight rows]` per workgroup, multiples of 64 and 32, one
+      subgroup per 64 x 32 of them; `stages` buffers of 32 columns in
+      workgroup memory, each row padded by `pad_bytes`)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked

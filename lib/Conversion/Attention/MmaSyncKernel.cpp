@@ -11,6 +11,8 @@
 
 #include "cachet/Conversion/BlockDecoder.h"
 
+#include "../MmaSync.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -58,52 +60,7 @@ struct KernelBuilder::MmaSyncWarp {
 };
 
 Value KernelBuilder::packedMmaSync(Value a, Value bOp, Value acc) {
-  Type i32 = b.getI32Type();
-  auto pairs = [&](Value fragment) {
-    SmallVector<Value> words;
-    auto type = cast<VectorType>(fragment.getType());
-    for (int64_t i = 0; i < type.getDimSize(0); ++i) {
-      Value pair =
-          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{i});
-      // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 ones as i32.
-      if (half.isF16()) {
-        words.push_back(pair);
-        continue;
-      }
-      Value word =
-          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
-      words.push_back(
-          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
-    }
-    return words;
-  };
-  SmallVector<Value> accumulator;
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t e = 0; e < 2; ++e)
-      accumulator.push_back(
-          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, e}));
-  Type f32Type = b.getF32Type();
-  NVVM::MMATypes type =
-      half.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
-  SmallVector<Value> aWords = pairs(a), bWords = pairs(bOp);
-  Value d = NVVM::MmaOp::create(
-      b, loc, Type(resultType), ValueRange(aWords), ValueRange(bWords),
-      ValueRange(accumulator), ArrayRef<int64_t>{16, 8, 16},
-      std::optional<NVVM::MMAB1Op>(), std::optional<NVVM::MMAIntOverflow>(),
-      std::array<NVVM::MMATypes, 2>{type, type},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  auto cType = VectorType::get({2, 2}, f32Type);
-  Value result = arith::ConstantOp::create(
-      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t e = 0; e < 2; ++e)
-      result = vector::InsertOp::create(
-          b, loc, LLVM::ExtractValueOp::create(b, loc, d, 2 * i + e), result,
-          ArrayRef<int64_t>{i, e});
-  return result;
+  return emitPackedMmaSync(b, loc, a, bOp, acc);
 }
 
 Value KernelBuilder::mmaSync(Value a, Value bOp, Value acc) {

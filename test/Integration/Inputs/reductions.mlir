@@ -1,13 +1,14 @@
 // Reductions in front-end form (linalg on tensors): an RMSNorm's mean of
 // squares over a bf16 vector of 1000 (a 0-d result), a softmax decomposed
-// into max / exp / sum / div over rows of 300, short rows (20) and an
-// argmax.
+// into max / exp / sum / div over rows of 300, short rows (20), an
+// argmax, and an argmax per row over values rounded down to a few levels
+// (many ties: the first index of the maximum must win).
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #red = affine_map<(d0, d1) -> (d0)>
 func.func @reductions(%v: tensor<1000xbf16>, %s: tensor<7x300xf32>,
                       %short: tensor<9x20xf32>)
     -> (tensor<f32>, tensor<7x300xf32>, tensor<9xf32>, tensor<f32>,
-        tensor<i32>) {
+        tensor<i32>, tensor<7xf32>, tensor<7xi32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
   %e0 = tensor.empty() : tensor<f32>
@@ -91,6 +92,25 @@ func.func @reductions(%v: tensor<1000xbf16>, %s: tensor<7x300xf32>,
     %ni = arith.select %gt, %ji, %bi : i32
     linalg.yield %nv, %ni : f32, i32
   } -> (tensor<f32>, tensor<i32>)
-  return %ss, %probs, %rows, %best#0, %best#1
-      : tensor<f32>, tensor<7x300xf32>, tensor<9xf32>, tensor<f32>, tensor<i32>
+  %e7 = tensor.empty() : tensor<7xf32>
+  %b7 = linalg.fill ins(%ninf : f32) outs(%e7 : tensor<7xf32>) -> tensor<7xf32>
+  %ei7 = tensor.empty() : tensor<7xi32>
+  %i7 = linalg.fill ins(%c0 : i32) outs(%ei7 : tensor<7xi32>) -> tensor<7xi32>
+  %ties:2 = linalg.generic {indexing_maps = [#row, #red, #red],
+                            iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<7x300xf32>) outs(%b7, %i7 : tensor<7xf32>, tensor<7xi32>) {
+  ^bb0(%in: f32, %bv: f32, %bi: i32):
+    %three = arith.constant 3.0 : f32
+    %scaled = arith.mulf %in, %three : f32
+    %level = math.floor %scaled : f32
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %gt = arith.cmpf ogt, %level, %bv : f32
+    %nv = arith.select %gt, %level, %bv : f32
+    %ni = arith.select %gt, %ji, %bi : i32
+    linalg.yield %nv, %ni : f32, i32
+  } -> (tensor<7xf32>, tensor<7xi32>)
+  return %ss, %probs, %rows, %best#0, %best#1, %ties#0, %ties#1
+      : tensor<f32>, tensor<7x300xf32>, tensor<9xf32>, tensor<f32>, tensor<i32>,
+        tensor<7xf32>, tensor<7xi32>
 }

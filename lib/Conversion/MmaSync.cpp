@@ -1,0 +1,290 @@
+//===- MmaSync.cpp - m16n8k16 mma.sync pieces and the GEMM kernel ---------===//
+//
+// The GEMM is the classic Ampere design (the one CUTLASS's sm80 kernels and
+// every "how to write a fast GEMM" walk-through describe): a workgroup tile
+// of x rows times weight rows, steps of 32 columns double-buffered in
+// workgroup memory by cp.async, ldmatrix operands, warp tiles of 64 x 32 on
+// m16n8k16 mma.sync. Both operands are K-contiguous (x [M][K], the weight
+// [N][K] as a torch linear layer stores it), which is what ldmatrix without
+// transposition gives the A (row) and B (col) fragments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+Value cachet::emitPackedMmaSync(OpBuilder &b, Location loc, Value a, Value bOp,
+                                Value acc) {
+  Type half = cast<VectorType>(a.getType()).getElementType();
+  Type i32 = b.getI32Type();
+  auto pairs = [&](Value fragment) {
+    SmallVector<Value> words;
+    auto type = cast<VectorType>(fragment.getType());
+    for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+      Value pair =
+          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{i});
+      // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 ones as i32.
+      if (half.isF16()) {
+        words.push_back(pair);
+        continue;
+      }
+      Value word =
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
+      words.push_back(
+          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+    }
+    return words;
+  };
+  SmallVector<Value> accumulator;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < 2; ++e)
+      accumulator.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, e}));
+  Type f32Type = b.getF32Type();
+  NVVM::MMATypes type =
+      half.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  SmallVector<Value> aWords = pairs(a), bWords = pairs(bOp);
+  Value d = NVVM::MmaOp::create(
+      b, loc, Type(resultType), ValueRange(aWords), ValueRange(bWords),
+      ValueRange(accumulator), ArrayRef<int64_t>{16, 8, 16},
+      std::optional<NVVM::MMAB1Op>(), std::optional<NVVM::MMAIntOverflow>(),
+      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  auto cType = VectorType::get({2, 2}, f32Type);
+  Value result = arith::ConstantOp::create(
+      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < 2; ++e)
+      result = vector::InsertOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, d, 2 * i + e), result,
+          ArrayRef<int64_t>{i, e});
+  return result;
+}
+
+namespace {
+
+/// Emits one GEMM kernel (see buildGemmMmaSync).
+struct GemmBuilder {
+  OpBuilder &b;
+  Location loc;
+  const cachet::GemmTiles &t;
+  Type half;
+  int64_t rowsM, rowsN, columns, threads;
+  /// Elements per buffered row (the step's columns and the padding).
+  int64_t pitch;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, index(y)); }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, index(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, index(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, index(y));
+  }
+
+  /// Starts the copies of step `step`'s columns of the `rows` rows of
+  /// `source` from `first` (clamped to its `count` rows) into buffer
+  /// `stage` of `tile`: 16-byte pieces, piece p of the workgroup's
+  /// threads' p, p + threads, ...
+  void copyTile(Value source, int64_t count, Value first, int64_t rows,
+                Value tile, Value stage, Value step, Value tid,
+                SmallVector<Value> &tokens) {
+    int64_t perRow = t.k / 8;
+    int64_t pieces = rows * perRow;
+    for (int64_t p = 0; p < pieces; p += threads) {
+      Value piece = add(tid, p);
+      Value row = div(piece, perRow);
+      Value col = mul(rem(piece, perRow), 8);
+      Value at = add(first, row);
+      if (count % rows != 0)
+        at = arith::MinUIOp::create(b, loc, at, index(count - 1));
+      Value srcCol = add(mul(step, t.k), col);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tile, ValueRange{stage, row, col}, source,
+          ValueRange{at, srcCol}, b.getIndexAttr(8), /*srcElements=*/Value(),
+          b.getUnitAttr()));
+    }
+  }
+
+  Value ldMatrix(Value tile, Value stage, Value row, Value col) {
+    return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, half),
+                                     tile, ValueRange{stage, row, col},
+                                     /*transpose=*/false, /*numTiles=*/4)
+        .getResult();
+  }
+
+  void build(Value x, Value w, Value y, bool zeroInit);
+};
+
+void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto aTileType =
+      MemRefType::get({t.stages, t.m, pitch}, half, nullptr, workgroup);
+  auto bTileType =
+      MemRefType::get({t.stages, t.n, pitch}, half, nullptr, workgroup);
+  Value one = index(1);
+  int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(gridM), index(gridN), one, index(threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, TypeRange{aTileType, bTileType});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value aTile = launch.getWorkgroupAttributions()[0];
+  Value bTile = launch.getWorkgroupAttributions()[1];
+  Value tid = launch.getThreadIds().x;
+  Value firstM = mul(launch.getBlockIds().x, t.m);
+  Value firstN = mul(launch.getBlockIds().y, t.n);
+  Value lane = rem(tid, 32), warp = div(tid, 32);
+  // Subgroup (wm, wn) computes rows [64 wm, 64 wm + 64) of the x tile and
+  // [32 wn, 32 wn + 32) of the weight tile: 4 x 4 m16n8 accumulators.
+  int64_t warpsN = t.n / 32;
+  Value warpM = mul(div(warp, warpsN), 64);
+  Value warpN = mul(rem(warp, warpsN), 32);
+
+  auto copyStep = [&](Value step, Value stage) {
+    SmallVector<Value> tokens;
+    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens);
+    copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
+  };
+  int64_t steps = columns / t.k;
+  Value first = copyStep(index(0), index(0));
+
+  auto cType = VectorType::get({2, 2}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
+  SmallVector<Value> init(16, zero);
+  init.push_back(first);
+  // ldmatrix addresses: A (x rows, the m16k16 fragment): lane l gives row
+  // l % 16 at column 8 (l / 16); B (weight rows, two n8k16 fragments):
+  // row (l % 8) + 8 (l / 16) at column 8 ((l / 8) % 2).
+  Value aRow = add(warpM, rem(lane, 16));
+  Value aCol = mul(div(lane, 16), 8);
+  Value bRow = add(add(warpN, rem(lane, 8)), mul(div(lane, 16), 8));
+  Value bCol = mul(rem(div(lane, 8), 2), 8);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(steps), one, init,
+      [&](OpBuilder &lb, Location l, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value stage = t.stages == 2 ? rem(step, 2) : index(0);
+        Value token;
+        if (t.stages == 2) {
+          // The next step's copies (the last step copies itself again into
+          // the other buffer, which nothing reads), then wait for this
+          // step's.
+          Value next =
+              arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
+          token = copyStep(next, rem(add(step, 1), 2));
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                           b.getI32IntegerAttr(1));
+        } else {
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                           b.getI32IntegerAttr(0));
+          token = carried.back();
+        }
+        gpu::BarrierOp::create(b, loc);
+        SmallVector<Value> acc(carried.begin(), carried.begin() + 16);
+        for (int64_t kk = 0; kk < t.k; kk += 16) {
+          SmallVector<Value> aFrag, bFrag;
+          for (int64_t i = 0; i < 4; ++i)
+            aFrag.push_back(
+                ldMatrix(aTile, stage, add(aRow, 16 * i), add(aCol, kk)));
+          for (int64_t j = 0; j < 2; ++j) {
+            Value four =
+                ldMatrix(bTile, stage, add(bRow, 16 * j), add(bCol, kk));
+            for (int64_t h = 0; h < 2; ++h)
+              bFrag.push_back(vector::ShuffleOp::create(
+                  b, loc, four, four, ArrayRef<int64_t>{2 * h, 2 * h + 1}));
+          }
+          for (int64_t i = 0; i < 4; ++i)
+            for (int64_t j = 0; j < 4; ++j)
+              acc[4 * i + j] = cachet::emitPackedMmaSync(
+                  b, loc, aFrag[i], bFrag[j], acc[4 * i + j]);
+        }
+        if (t.stages == 1) {
+          // The next step's copies after every subgroup has read this one.
+          gpu::BarrierOp::create(b, loc);
+          Value next =
+              arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
+          token = copyStep(next, index(0));
+        } else {
+          // Nothing copies into this buffer before every subgroup is done.
+          gpu::BarrierOp::create(b, loc);
+        }
+        acc.push_back(token);
+        scf::YieldOp::create(b, loc, acc);
+      });
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                   b.getI32IntegerAttr(0));
+
+  // The lane's accumulator (i, j) holds rows g and g + 8 of the m16 block,
+  // columns 2q and 2q + 1 of the n8 block (g = lane / 4, q = lane % 4).
+  Value g = div(lane, 4), q = mul(rem(lane, 4), 2);
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = add(add(firstM, warpM), add(g, 16 * i + 8 * h));
+        Value col = add(add(firstN, warpN), add(q, 8 * j));
+        Value inside = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                  index(rowsM)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                  index(rowsN)));
+        Value sum = vector::ExtractOp::create(b, loc, loop.getResult(4 * i + j),
+                                              ArrayRef<int64_t>{h});
+        auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(&store.getThenRegion().front());
+        if (!zeroInit) {
+          auto old =
+              vector::LoadOp::create(b, loc, f32x2, y, ValueRange{row, col});
+          old.setAlignment(8);
+          sum = arith::AddFOp::create(b, loc, old, sum);
+        }
+        auto st = vector::StoreOp::create(b, loc, sum, y, ValueRange{row, col});
+        st.setAlignment(8);
+      }
+  gpu::TerminatorOp::create(b, loc);
+}
+
+} // namespace
+
+void cachet::buildGemmMmaSync(OpBuilder &b, Location loc, Value x, Value w,
+                              Value y, bool zeroInit, const GemmTiles &t) {
+  auto xType = cast<MemRefType>(x.getType());
+  auto wType = cast<MemRefType>(w.getType());
+  GemmBuilder g{b,
+                loc,
+                t,
+                xType.getElementType(),
+                xType.getDimSize(0),
+                wType.getDimSize(0),
+                xType.getDimSize(1),
+                32 * t.subgroups(),
+                t.k + t.padBytes / 2};
+  g.build(x, w, y, zeroInit);
+}

@@ -1,0 +1,54 @@
+//===- MmaSync.h - m16n8k16 mma.sync pieces and the GEMM kernel -*- C++ -*-===//
+//
+// Private to lib/Conversion: the m16n8k16 multiply-accumulate that the
+// attention kernels and the GEMM share, and the mma-sync GEMM of
+// cachet-lower-matvec (GemmMmaSync.cpp), NVVM only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CACHET_LIB_CONVERSION_MMASYNC_H
+#define CACHET_LIB_CONVERSION_MMASYNC_H
+
+#include "mlir/IR/Builders.h"
+
+namespace cachet {
+
+/// The m16n8k16 multiply-accumulate `acc + a b` of f16 or bf16 fragments
+/// (A vector<4x2xT>, B vector<2x2xT>, C and the result vector<2x2xf32>) as
+/// nvvm.mma.sync on their pairs (bf16 pairs packed into i32): nvgpu.mma.sync
+/// of LLVM 22 deduces no PTX type for bf16.
+mlir::Value emitPackedMmaSync(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value a, mlir::Value bOp, mlir::Value acc);
+
+/// The tiles of the mma-sync GEMM (the config's `tile`, `stages` and
+/// `pad_bytes`).
+struct GemmTiles {
+  /// Rows of x (tokens) and weight rows per workgroup: a multiple of 64 and
+  /// of 32. Each subgroup computes 64 x 32 of them.
+  int64_t m = 128, n = 128;
+  /// Columns per step, buffers of steps in workgroup memory (1 or 2: the
+  /// next step's asynchronous copies in flight while one computes), and
+  /// bytes each buffered row is padded by (16 keeps nvgpu.ldmatrix free of
+  /// bank conflicts at 32 columns).
+  int64_t k = 32, stages = 2, padBytes = 16;
+  int64_t subgroups() const { return (m / 64) * (n / 32); }
+};
+
+/// Emits, at `b`'s insertion point, the gpu.launch of
+/// `y[i][j] = (zeroInit ? 0 : y[i][j]) + sum_c x[i][c] w[j][c]`: x [M][K]
+/// and w [N][K] of one 16-bit float type (strided memrefs, unit inner
+/// stride, rows 16-byte aligned), y [M][N] f32; K a multiple of `t.k`,
+/// N even. Workgroup (bx, by) computes the `t.m x t.n` tile at rows
+/// `bx t.m` of x and `by t.n` of w (the x tiles of one weight tile run
+/// side by side, so each weight byte is read from memory about once); its
+/// steps of `t.k` columns are copied by nvgpu.device_async_copy into
+/// workgroup memory, read by nvgpu.ldmatrix and multiplied on m16n8k16
+/// mma.sync with f32 accumulators in registers, over the columns in order.
+/// Rows past M or N are read clamped and never stored.
+void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value w, mlir::Value y, bool zeroInit,
+                      const GemmTiles &t);
+
+} // namespace cachet
+
+#endif // CACHET_LIB_CONVERSION_MMASYNC_H

@@ -1,0 +1,102 @@
+// A prefill's linear layer (a linalg.matmul reading its weight transposed,
+// more rows of x than small-batch) as the mma-sync GEMM (NVVM,
+// allow-mma-sync): workgroup tiles of x rows by weight rows, steps of 32
+// columns copied asynchronously into two buffers of workgroup memory,
+// ldmatrix operands, m16n8k16 mma.sync with f32 accumulators.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
+// gemm=false, or no allow-mma-sync (SPIR-V, ROCDL): the generic kernel.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+// The whole NVVM pipeline down to PTX.
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// OFF-NOT: mma-sync GEMM
+// OFF: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8)
+// PTX: cp.async.cg.shared.global
+// PTX: cp.async.wait_group {{[^;]*}}1;
+// PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: bar.sync
+
+// bf16 x [256][128] times a bf16 weight [384][128] read transposed, into a
+// zero-filled f32 result: 2 x 3 workgroups of 8 subgroups.
+// CHECK-LABEL: func.func @bf16
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}}) workgroup(%[[A:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[A]]{{.*}}, 8 {bypassL1}
+// CHECK: nvgpu.device_async_copy %arg1{{.*}}, %[[B]]{{.*}}, 8 {bypassL1}
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, {{.*}} !nvgpu.device.async.token)
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK: gpu.barrier
+// CHECK-COUNT-6: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: scf.if
+// CHECK: vector.store {{.*}} {alignment = 8 : i64} : memref<256x384xf32>, vector<2xf32>
+// CHECK-NOT: linalg.matmul
+func.func @bf16(%x: memref<256x128xbf16>, %w: memref<384x128xbf16>) -> memref<256x384xf32> {
+  %cst = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<256x384xf32>
+  linalg.fill ins(%cst : f32) outs(%y : memref<256x384xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 8 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into two buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on bf16 with f32 accumulators}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 2 x 3 workgroups of 8 subgroups, each a 128 x 128 tile over 128 columns in steps of 32 (double-buffered); the zero fill of the result is done in the kernel}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xbf16>, memref<384x128xbf16>) outs(%y : memref<256x384xf32>)
+  return %y : memref<256x384xf32>
+}
+
+// -----
+
+// f16, 20 rows of x (a short prefill): 64-row tiles of 4 subgroups, rows
+// past 20 read clamped and never stored; the result accumulates (no zero
+// fill), so the kernel adds to it; a q8_0 weight is dequantized by a kernel
+// of its own first.
+// CHECK-LABEL: func.func @f16_short
+// CHECK: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{[_0-9]*}}, {{.*}} = %c1{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{[_0-9]*}}, {{.*}}) workgroup(%{{.*}} : memref<2x64x40xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x128x40xf16, #gpu.address_space<workgroup>>)
+// CHECK: arith.minui %{{.*}}, %c19
+// CHECK: nvvm.mma.sync {{.*}}f16
+// CHECK: vector.load %{{.*}} : memref<20x128xf32>, vector<2xf32>
+// CHECK: arith.addf
+// CHECK: vector.store
+func.func @f16_short(%q: memref<128x272xi8>, %x: memref<20x256xf16>, %y: memref<20x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<128x256xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<128x256xf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: f16):
+    %i = linalg.index 0 : index
+    %b = memref.load %q[%i, %c0] : memref<128x272xi8>
+    %f = arith.sitofp %b : i8 to f16
+    linalg.yield %f : f16
+  }
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 20 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 4 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into two buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; the q8_0 weight dequantized by a kernel of its own first}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 1 x 1 workgroups of 4 subgroups, each a 64 x 128 tile over 256 columns in steps of 32 (double-buffered)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %a : memref<20x256xf16>, memref<128x256xf16>) outs(%y : memref<20x128xf32>)
+  memref.dealloc %a : memref<128x256xf16>
+  return
+}
+
+// -----
+
+// Not the GEMM, each with the reason: columns not a multiple of 32, f32
+// operands, an odd number of weight rows, a dynamic shape.
+func.func @not_gemm(%x: memref<256x48xbf16>, %w: memref<128x48xbf16>, %y: memref<256x128xf32>,
+                    %xf: memref<256x64xf32>, %wf: memref<128x64xf32>, %yf: memref<256x128xf32>,
+                    %xo: memref<256x64xf16>, %wo: memref<127x64xf16>, %yo: memref<256x127xf32>,
+                    %xd: memref<?x64xf16>, %wd: memref<128x64xf16>, %yd: memref<?x128xf32>) {
+  // expected-remark @+1 {{generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the mma-sync GEMM: 48 columns are not a multiple of 32 (a step)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x48xbf16>, memref<128x48xbf16>) outs(%y : memref<256x128xf32>)
+  // expected-remark @+1 {{not the mma-sync GEMM: x and the weight are not both f16 or both bf16}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%xf, %wf : memref<256x64xf32>, memref<128x64xf32>) outs(%yf : memref<256x128xf32>)
+  // expected-remark @+1 {{not the mma-sync GEMM: 127 weight rows are odd (pairs of results are stored together)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%xo, %wo : memref<256x64xf16>, memref<127x64xf16>) outs(%yo : memref<256x127xf32>)
+  // expected-remark @+1 {{generic kernel: a mat-mul with a dynamic number of rows of x}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%xd, %wd : memref<?x64xf16>, memref<128x64xf16>) outs(%yd : memref<?x128xf32>)
+  return
+}
