@@ -78,16 +78,16 @@ std::string matchArgmax(linalg::GenericOp op, Reduction &r) {
   auto selV = yield.getOperand(vPos).getDefiningOp<arith::SelectOp>();
   auto selI = yield.getOperand(iPos).getDefiningOp<arith::SelectOp>();
   if (!selV || !selI || selV->getBlock() != body || selI->getBlock() != body ||
-      selV.getCondition() != selI.getCondition() ||
-      selV.getFalseValue() != v || selI.getFalseValue() != i)
+      selV.getCondition() != selI.getCondition() || selV.getFalseValue() != v ||
+      selI.getFalseValue() != i)
     return shape;
   auto cmp = selV.getCondition().getDefiningOp<arith::CmpFOp>();
   Value t = selV.getTrueValue();
   if (!cmp || cmp->getBlock() != body ||
-      !((cmp.getPredicate() == arith::CmpFPredicate::OGT &&
-         cmp.getLhs() == t && cmp.getRhs() == v) ||
-        (cmp.getPredicate() == arith::CmpFPredicate::OLT &&
-         cmp.getLhs() == v && cmp.getRhs() == t)))
+      !((cmp.getPredicate() == arith::CmpFPredicate::OGT && cmp.getLhs() == t &&
+         cmp.getRhs() == v) ||
+        (cmp.getPredicate() == arith::CmpFPredicate::OLT && cmp.getLhs() == v &&
+         cmp.getRhs() == t)))
     return shape;
   // The running value and index feed the compare and the selects only.
   for (Operation *user : v.getUsers())
@@ -230,8 +230,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
       identities.push_back(FloatAttr::get(
           f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/true)));
     else if (element.isIndex())
-      identities.push_back(
-          b.getIndexAttr(std::numeric_limits<int64_t>::max()));
+      identities.push_back(b.getIndexAttr(std::numeric_limits<int64_t>::max()));
     else
       identities.push_back(IntegerAttr::get(
           element, APInt::getSignedMaxValue(element.getIntOrFloatBitWidth())));
@@ -331,8 +330,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
   Value ran = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, tid,
                                     index(kb, length));
   for (auto [k, partial] : llvm::enumerate(partials)) {
-    Value value = arith::SelectOp::create(kb, loc, ran, loop.getResult(k),
-                                          identity[k]);
+    Value value =
+        arith::SelectOp::create(kb, loc, ran, loop.getResult(k), identity[k]);
     memref::StoreOp::create(kb, loc, value, partial, tid);
   }
 
@@ -353,8 +352,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
     }
     SmallVector<Value> combined;
     if (r.isArgmax()) {
-      Value greater = arith::CmpFOp::create(
-          ib, loc, arith::CmpFPredicate::OGT, other[0], mine[0]);
+      Value greater = arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OGT,
+                                            other[0], mine[0]);
       Value equal = arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ,
                                           other[0], mine[0]);
       Value lower = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt,
@@ -393,11 +392,13 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
           memref::LoadOp::create(ib, loc, init->get(), outIndices.back()));
     }
     IRMapping map;
-    map.map(r.term, memref::LoadOp::create(ib, loc, partials[0],
-                                           index(ib, 0)).getResult());
+    map.map(
+        r.term,
+        memref::LoadOp::create(ib, loc, partials[0], index(ib, 0)).getResult());
     if (r.isArgmax())
-      map.map(r.index, memref::LoadOp::create(ib, loc, partials[1],
-                                              index(ib, 0)).getResult());
+      map.map(r.index,
+              memref::LoadOp::create(ib, loc, partials[1], index(ib, 0))
+                  .getResult());
     for (auto [k, value] : llvm::enumerate(step(ib, map, initial)))
       memref::StoreOp::create(ib, loc, value, inits[k]->get(), outIndices[k]);
   }

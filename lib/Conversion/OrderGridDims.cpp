@@ -1,8 +1,10 @@
-//===- OrderGridDims.cpp - the longest grid dimension on x ---------------===//
+//===- OrderGridDims.cpp - the order of a generic kernel's dimensions ----===//
 //
-// Swaps a dimension of an outermost scf.parallel that would be mapped to
-// grid y or z and is longer than those allow with the first dimension (grid
-// x). See Passes.td.
+// cachet-innermost-dim-first: before tiling, an outermost scf.parallel's
+// innermost dimension becomes its first, which the tiling splits over the
+// threads of a workgroup. cachet-order-grid-dims: after tiling, a dimension
+// that would be mapped to grid y or z and is longer than those allow is
+// swapped with the first (grid x). See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include <optional>
 
 namespace cachet {
+#define GEN_PASS_DEF_INNERMOSTDIMFIRST
 #define GEN_PASS_DEF_ORDERGRIDDIMS
 #include "cachet/Conversion/Passes.h.inc"
 } // namespace cachet
@@ -54,6 +57,66 @@ std::optional<int64_t> tripCount(scf::ParallelOp op, unsigned i) {
   return *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
 }
 
+/// Rebuilds `op` with its dimensions in `order` (new dimension i is old
+/// dimension order[i]); the body moves over unchanged. Returns the new loop.
+scf::ParallelOp permuteDims(scf::ParallelOp op, ArrayRef<unsigned> order) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (unsigned i : order) {
+    lbs.push_back(op.getLowerBound()[i]);
+    ubs.push_back(op.getUpperBound()[i]);
+    steps.push_back(op.getStep()[i]);
+  }
+  OpBuilder b(op);
+  auto permuted = scf::ParallelOp::create(b, op.getLoc(), lbs, ubs, steps);
+  permuted->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  Block *from = op.getBody(), *to = permuted.getBody();
+  // The new body's own terminator goes; the old body (with its
+  // terminator) moves over, its induction variables renamed.
+  to->getTerminator()->erase();
+  for (unsigned i = 0, e = order.size(); i < e; ++i)
+    from->getArgument(order[i]).replaceAllUsesWith(to->getArgument(i));
+  to->getOperations().splice(to->end(), from->getOperations());
+  op.erase();
+  return permuted;
+}
+
+/// The outermost scf.parallel loops of `root` (those the tiling and
+/// gpu-map-parallel-loops make kernels of).
+SmallVector<scf::ParallelOp> outermostLoops(Operation *root) {
+  SmallVector<scf::ParallelOp> loops;
+  root->walk([&](scf::ParallelOp op) {
+    if (!op->getParentOfType<scf::ParallelOp>())
+      loops.push_back(op);
+  });
+  return loops;
+}
+
+struct InnermostDimFirstPass final
+    : public cachet::impl::InnermostDimFirstBase<InnermostDimFirstPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    int64_t moved = 0;
+    for (scf::ParallelOp op : outermostLoops(getOperation())) {
+      unsigned n = op.getNumLoops();
+      if (n < 2 || !op.getInitVals().empty())
+        continue;
+      // The innermost dimension first, the others after it in their order.
+      SmallVector<unsigned> order{n - 1};
+      for (unsigned i = 0; i + 1 < n; ++i)
+        order.push_back(i);
+      permuteDims(op, order);
+      ++moved;
+    }
+    if (moved > 0)
+      getOperation().emitRemark()
+          << "cachet-innermost-dim-first: " << moved << " parallel loop"
+          << (moved == 1 ? "" : "s")
+          << " with the innermost dimension first, so that the threads of "
+             "a workgroup take consecutive elements";
+  }
+};
+
 struct OrderGridDimsPass final
     : public cachet::impl::OrderGridDimsBase<OrderGridDimsPass> {
   using Base::Base;
@@ -65,12 +128,7 @@ struct OrderGridDimsPass final
           << int64_t(maxGridYZ);
       return signalPassFailure();
     }
-    SmallVector<scf::ParallelOp> loops;
-    getOperation().walk([&](scf::ParallelOp op) {
-      if (!op->getParentOfType<scf::ParallelOp>())
-        loops.push_back(op);
-    });
-    for (scf::ParallelOp op : loops)
+    for (scf::ParallelOp op : outermostLoops(getOperation()))
       reorder(op);
   }
 
@@ -103,23 +161,7 @@ struct OrderGridDimsPass final
     for (unsigned i = 0; i < n; ++i)
       order[i] = i;
     std::swap(order[0], order[k]);
-    SmallVector<Value> lbs, ubs, steps;
-    for (unsigned i : order) {
-      lbs.push_back(op.getLowerBound()[i]);
-      ubs.push_back(op.getUpperBound()[i]);
-      steps.push_back(op.getStep()[i]);
-    }
-    OpBuilder b(op);
-    auto swapped = scf::ParallelOp::create(b, op.getLoc(), lbs, ubs, steps);
-    swapped->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    Block *from = op.getBody(), *to = swapped.getBody();
-    // The new body's own terminator goes; the old body (with its
-    // terminator) moves over, its induction variables renamed.
-    to->getTerminator()->erase();
-    for (unsigned i = 0; i < n; ++i)
-      from->getArgument(order[i]).replaceAllUsesWith(to->getArgument(i));
-    to->getOperations().splice(to->end(), from->getOperations());
-    op.erase();
+    scf::ParallelOp swapped = permuteDims(op, order);
     swapped.emitRemark() << "cachet-order-grid-dims: dimension " << k << " ("
                          << longTrips << " workgroups) swapped with dimension "
                          << "0 (" << *firstTrips

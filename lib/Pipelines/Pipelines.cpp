@@ -344,11 +344,12 @@ LogicalResult cachet::buildCachetCompilePipeline(
   dequantTranspose.scalarStores = spirv;
   builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose));
 
-  // Generic kernels: every linalg op becomes parallel loops, tiled so the
-  // inner loop maps to the threads of a workgroup.
+  // Generic kernels: every linalg op becomes parallel loops, their
+  // innermost dimension first, tiled so that it maps to the threads of a
+  // workgroup.
   builder.add("func.func(cachet-reductions-inner,cachet-lower-reductions,"
               "convert-linalg-to-parallel-loops,"
-              "cachet-host-compute-to-parallel)");
+              "cachet-host-compute-to-parallel,cachet-innermost-dim-first)");
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
   // A dimension longer than grid y / z allow goes to x.

@@ -1,14 +1,18 @@
 // The generic mat-mul of 512 rows by a 128256-entry vocabulary through
-// cachet-compile (the mma-sync GEMM off): the vocabulary dimension of its
-// fill and of its mat-mul goes to grid x (grid y allows 65535; the H200 run
-// failed at launch). With the GEMM (the default on NVVM) its 1002 tiles of
-// 128 weight rows are on grid y.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa matvec-options={gemm=false}" 2>&1 >/dev/null | FileCheck %s
+// cachet-compile (the mma-sync GEMM off): its fill and its mat-mul must not
+// put the vocabulary dimension on grid y (65535 at most; the H200 run
+// failed at launch). cachet-innermost-dim-first puts it first (on the
+// threads and grid x: 2004 workgroups of 64), so cachet-order-grid-dims
+// (test/Conversion/order-grid-dims.mlir) has nothing left to swap. With the
+// GEMM (the default on NVVM) its 1002 tiles of 128 weight rows are on grid y.
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-options={gemm=false}" 2>&1 >/dev/null | FileCheck %s
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=GEMM
+// CHECK-NOT: cachet-order-grid-dims
+// CHECK: remark: cachet-innermost-dim-first: 2 parallel loops with the innermost dimension first
+// CHECK: gpu.launch_func @logits_kernel::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
+// CHECK: gpu.launch_func @logits_kernel_0::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
 // GEMM-NOT: cachet-order-grid-dims: dimension
 // GEMM: remark: cachet-lower-matvec: mma-sync GEMM: 4 x 1002 workgroups of 8 subgroups
-// CHECK: remark: cachet-order-grid-dims: dimension 1 (128256 workgroups) swapped with dimension 0 (8): it maps to grid x, as grid y allows at most 65535
-// CHECK: remark: cachet-order-grid-dims: dimension 1 (128256 workgroups) swapped with dimension 0 (8): it maps to grid x, as grid y allows at most 65535
 func.func @logits(%x: tensor<512x256xf16>, %w: tensor<128256x256xf16>) -> tensor<512x128256xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<512x128256xf32>
