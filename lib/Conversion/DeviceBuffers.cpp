@@ -112,6 +112,37 @@ bool escapesBlock(Value buffer) {
   return false;
 }
 
+/// The last op of `block` that uses `root` (a buffer allocated in it) or a
+/// view of it: the launches, copies and fills of the stream that are the
+/// only uses of a device temporary, or the host loop holding them; null
+/// when a use may keep the buffer past the work queued in `block` (a
+/// return, a yield, a call, an op this pass does not know, a free).
+Operation *getLastUse(Value root, Block &block) {
+  Operation *last = root.getDefiningOp();
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == value) {
+        for (Value result : user->getResults())
+          if (isa<MemRefType>(result.getType()))
+            worklist.push_back(result);
+      } else if (!isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::MemsetOp,
+                      memref::DimOp, memref::ExtractStridedMetadataOp>(user)) {
+        return nullptr;
+      }
+      Operation *ancestor = block.findAncestorOpInBlock(*user);
+      if (!ancestor)
+        return nullptr;
+      if (last->isBeforeInBlock(ancestor))
+        last = ancestor;
+    }
+  }
+  return last;
+}
+
 /// Returns true if the runtime can copy `buffer` as one run of bytes.
 bool isPlainBuffer(Value buffer) {
   return cachet::isPlainBuffer(cast<MemRefType>(buffer.getType()));
@@ -497,6 +528,27 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     b.setInsertionPoint(device.getParentBlock()->getTerminator());
     gpu::DeallocOp::create(b, device.getLoc(), Type(), ValueRange(), device);
   }
+  // Temporaries of the function's block: freed right after the last work
+  // that uses them (the stream runs it in order, and the runtime hands the
+  // memory to later work only), not at the return, so that a prefill does
+  // not hold every layer's temporaries (each weight's dequantized copy)
+  // at once.
+  int64_t early = 0;
+  for (Value device : deviceBuffers) {
+    if (uploadedFrom.count(device) || !device.getDefiningOp<gpu::AllocOp>())
+      continue;
+    Operation *last = getLastUse(device, entry);
+    if (!last || last == entry.getTerminator())
+      continue;
+    b.setInsertionPointAfter(last);
+    gpu::DeallocOp::create(b, device.getLoc(), Type(), ValueRange(), device);
+    ++early;
+  }
+  if (early > 0)
+    func.emitRemark("cachet-device-buffers: ")
+        << early << " device temporar" << (early == 1 ? "y" : "ies")
+        << " freed after the last work that uses "
+        << (early == 1 ? "it" : "them");
   DenseSet<Value> onDevice(deviceBuffers.begin(), deviceBuffers.end());
   onDevice.insert(passedBuffers.begin(), passedBuffers.end());
   onDevice.insert(residentBuffers.begin(), residentBuffers.end());

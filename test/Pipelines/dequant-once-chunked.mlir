@@ -40,8 +40,15 @@
 // STREAM: gpu.launch_func async
 // STREAM-NOT: gpu.wait
 // STREAM: }
-// STREAM-NEXT: gpu.alloc async [%[[S]]]
+// The scratch and the state the loop carried are freed right after it (on
+// the stream: cachet-device-buffers frees temporaries after their last
+// use), then the normalization and its inputs.
+// STREAM-NEXT: gpu.dealloc async [%[[S]]]
+// STREAM-NEXT: gpu.dealloc async
+// STREAM-NEXT: gpu.alloc async
 // STREAM-NEXT: gpu.launch_func async
+// STREAM-NEXT: gpu.dealloc async
+// STREAM-NEXT: gpu.dealloc async
 // STREAM-NEXT: gpu.wait
 // The reference lowering of the chunks (linalg on tensors): its
 // temporaries are allocated in the loop and freed there.

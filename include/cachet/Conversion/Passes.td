@@ -690,7 +690,14 @@ def DeviceBuffers : Pass<"cachet-device-buffers", "mlir::ModuleOp"> {
     * a returned device buffer is copied into a new host buffer before the
       return, except the device copy of an argument, for which the argument
       itself is returned (the result aliases it, as in the reference);
-      device buffers are freed at every return;
+      device buffers are freed at every return, except a temporary of the
+      function's block (a `memref.alloc` there) whose uses, through views,
+      are all launches, copies, fills or host loops holding them: it is
+      freed right after the last of them (the stream runs the work in
+      order and the runtime hands freed memory to later work only), with
+      one remark per function counting them, so that a prefill does not
+      hold every layer's temporaries (each weight's dequantized copy) at
+      once;
     * a `memref.copy` marked `cachet.pitched_upload` (from
       `cachet-pitched-weights`) becomes a call to the runtime's zero-filled
       strided 2D upload, `cachetMgpuMemcpy2D`.
