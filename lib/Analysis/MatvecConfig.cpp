@@ -405,11 +405,11 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                             .str();
       if (!o.mmaSync || !o.gemm)
         return generic(why);
-      if (std::string gemmWhy = whyNotGemm(op); !gemmWhy.empty())
-        return generic(why + "; not the mma-sync GEMM: " + gemmWhy);
       // A workgroup tile of 128 (64 for at most 64) rows of x by 128
       // weight rows, 8 (4) subgroups of 64 x 32.
       int64_t tileM = operands->columns <= 64 ? 64 : 128, tileN = 128;
+      if (std::string gemmWhy = whyNotGemm(op, tileN); !gemmWhy.empty())
+        return generic(why + "; not the mma-sync GEMM: " + gemmWhy);
       int64_t warps = (tileM / 64) * (tileN / 32);
       d.config = KernelConfigAttr::get(
           ctx, KernelVariant::GemmMmaSync, {tileM, tileN}, 32 * warps, 32, 1, 1,
@@ -618,7 +618,7 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   return d;
 }
 
-std::string cachet::whyNotGemm(Operation *op) {
+std::string cachet::whyNotGemm(Operation *op, int64_t tileN) {
   std::optional<MatvecOperands> operands = getMatvecOperands(op);
   if (!operands || !operands->batched)
     return "not a linalg.matmul reading its weight transposed";
@@ -638,10 +638,10 @@ std::string cachet::whyNotGemm(Operation *op) {
                          "stored together)",
                          rows)
         .str();
-  if (llvm::divideCeil(rows, 128) > 65535)
+  if (tileN <= 0 || llvm::divideCeil(rows, tileN) > 65535)
     return llvm::formatv("{0} weight rows need more than 65535 workgroups "
-                         "of 128 (grid y)",
-                         rows)
+                         "of {1} (grid y)",
+                         rows, tileN)
         .str();
   // 16-byte asynchronous copies of x's and the weight's rows, 8-byte
   // stores of y's pairs.
@@ -671,7 +671,7 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
     return "not a linalg.matvec or a linalg.matmul reading its weight "
            "transposed";
   if (config.getVariant() == KernelVariant::GemmMmaSync)
-    return whyNotGemm(op);
+    return whyNotGemm(op, config.getTile()[1]);
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {
     if (config.getTile().size() != 2 || config.getTile()[1] != 16)
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";

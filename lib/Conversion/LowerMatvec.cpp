@@ -302,7 +302,6 @@ struct LowerMatvecPass final
     cachet::GemmTiles tiles;
     tiles.m = config.getTile()[0];
     tiles.n = config.getTile()[1];
-    tiles.stages = config.getStages();
     tiles.padBytes = config.getPadBytes();
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
@@ -312,8 +311,7 @@ struct LowerMatvecPass final
          << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
          << tiles.subgroups() << " subgroups, each a " << tiles.m << " x "
          << tiles.n << " tile over " << x.getDimSize(1)
-         << " columns in steps of " << tiles.k << " ("
-         << (tiles.stages == 2 ? "double-buffered" : "one buffer") << ")";
+         << " columns in steps of " << tiles.k << " (double-buffered)";
     if (fill)
       diag << "; the zero fill of the result is done in the kernel";
     diag.report();

@@ -137,10 +137,8 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto aTileType =
-      MemRefType::get({t.stages, t.m, pitch}, half, nullptr, workgroup);
-  auto bTileType =
-      MemRefType::get({t.stages, t.n, pitch}, half, nullptr, workgroup);
+  auto aTileType = MemRefType::get({2, t.m, pitch}, half, nullptr, workgroup);
+  auto bTileType = MemRefType::get({2, t.n, pitch}, half, nullptr, workgroup);
   Value one = index(1);
   int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
   auto launch = gpu::LaunchOp::create(
@@ -185,25 +183,17 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   Value bCol = mul(rem(div(lane, 8), 2), 8);
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(steps), one, init,
-      [&](OpBuilder &lb, Location l, Value step, ValueRange carried) {
+      [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        Value stage = t.stages == 2 ? rem(step, 2) : index(0);
-        Value token;
-        if (t.stages == 2) {
-          // The next step's copies (the last step copies itself again into
-          // the other buffer, which nothing reads), then wait for this
-          // step's.
-          Value next =
-              arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
-          token = copyStep(next, rem(add(step, 1), 2));
-          nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
-                                           b.getI32IntegerAttr(1));
-        } else {
-          nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
-                                           b.getI32IntegerAttr(0));
-          token = carried.back();
-        }
+        Value stage = rem(step, 2);
+        // The next step's copies (the last step copies itself again into
+        // the other buffer, which nothing reads), then wait for this
+        // step's.
+        Value next =
+            arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
+        Value token = copyStep(next, rem(add(step, 1), 2));
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(1));
         gpu::BarrierOp::create(b, loc);
         SmallVector<Value> acc(carried.begin(), carried.begin() + 16);
         for (int64_t kk = 0; kk < t.k; kk += 16) {
@@ -223,16 +213,8 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
               acc[4 * i + j] = cachet::emitPackedMmaSync(
                   b, loc, aFrag[i], bFrag[j], acc[4 * i + j]);
         }
-        if (t.stages == 1) {
-          // The next step's copies after every subgroup has read this one.
-          gpu::BarrierOp::create(b, loc);
-          Value next =
-              arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
-          token = copyStep(next, index(0));
-        } else {
-          // Nothing copies into this buffer before every subgroup is done.
-          gpu::BarrierOp::create(b, loc);
-        }
+        // Nothing copies into this buffer before every subgroup is done.
+        gpu::BarrierOp::create(b, loc);
         acc.push_back(token);
         scf::YieldOp::create(b, loc, acc);
       });

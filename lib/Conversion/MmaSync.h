@@ -20,17 +20,17 @@ namespace cachet {
 mlir::Value emitPackedMmaSync(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value a, mlir::Value bOp, mlir::Value acc);
 
-/// The tiles of the mma-sync GEMM (the config's `tile`, `stages` and
+/// The tiles of the mma-sync GEMM (the config's `tile` and
 /// `pad_bytes`).
 struct GemmTiles {
   /// Rows of x (tokens) and weight rows per workgroup: a multiple of 64 and
   /// of 32. Each subgroup computes 64 x 32 of them.
   int64_t m = 128, n = 128;
-  /// Columns per step, buffers of steps in workgroup memory (1 or 2: the
-  /// next step's asynchronous copies in flight while one computes), and
-  /// bytes each buffered row is padded by (16 keeps nvgpu.ldmatrix free of
-  /// bank conflicts at 32 columns).
-  int64_t k = 32, stages = 2, padBytes = 16;
+  /// Columns per step (two steps buffered in workgroup memory: the next
+  /// step's asynchronous copies in flight while one computes), and bytes
+  /// each buffered row is padded by (16 keeps nvgpu.ldmatrix free of bank
+  /// conflicts at 32 columns).
+  int64_t k = 32, padBytes = 16;
   int64_t subgroups() const { return (m / 64) * (n / 32); }
 };
 

@@ -205,8 +205,10 @@ LogicalResult KernelConfigAttr::verify(
                        "x 32 of the tile ("
                     << 32 * (tile[0] / 64) * (tile[1] / 32)
                     << "), 'subgroup' 32";
-    if (stages != 1 && stages != 2)
-      return fail() << "'stages' must be 1 or 2, got " << stages;
+    if (stages != 2)
+      return fail() << "'stages' must be 2 (the GEMM double-buffers its "
+                       "steps), got "
+                    << stages;
     if (padBytes < 0 || padBytes % 16 != 0)
       return fail() << "'pad_bytes' must be a non-negative multiple of 16, "
                        "got "

@@ -145,8 +145,9 @@ MatvecDecision selectMatvecConfig(mlir::Operation *op,
 /// linalg.matmul reading its weight transposed, or "": static shapes, x and
 /// the weight both f16 or both bf16, an f32 result, columns a multiple of
 /// 32, an even number of weight rows, contiguous rows aligned for 16-byte
-/// copies (8-byte stores of the result).
-std::string whyNotGemm(mlir::Operation *op);
+/// copies (8-byte stores of the result), and at most 65535 workgroups of
+/// `tileN` weight rows (grid y).
+std::string whyNotGemm(mlir::Operation *op, int64_t tileN);
 
 /// Returns why the subgroup kernel of `config` cannot be built for `op`, or
 /// "" (also for matvec_generic, which leaves `op` alone).

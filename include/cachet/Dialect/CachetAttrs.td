@@ -202,7 +202,7 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `gemm_mma_sync` (NVVM: a mat-mul of more rows of x, a prefill's
       linear layer, as a tiled GEMM on m16n8k16 mma.sync; `tile = [rows
       of x, weight rows]` per workgroup, multiples of 64 and 32, one
-      subgroup per 64 x 32 of them; `stages` buffers of 32 columns in
+      subgroup per 64 x 32 of them; `stages = 2` buffers of 32 columns in
       workgroup memory, each row padded by `pad_bytes`)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
