@@ -2,6 +2,7 @@
 
 #include "cachet/Analysis/Buffers.h"
 
+#include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,6 +36,21 @@ Value cachet::getRootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
+}
+
+bool cachet::mayAlias(AliasAnalysis &aliases, Value a, Value b) {
+  if (aliases.alias(a, b).isNo())
+    return false;
+  Value rootA = getRootBuffer(a), rootB = getRootBuffer(b);
+  auto globalA = rootA.getDefiningOp<memref::GetGlobalOp>();
+  auto globalB = rootB.getDefiningOp<memref::GetGlobalOp>();
+  auto allocated = [](Value root) {
+    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+        root.getDefiningOp());
+  };
+  if (globalA && globalB)
+    return globalA.getName() == globalB.getName();
+  return !((globalA && allocated(rootB)) || (globalB && allocated(rootA)));
 }
 
 bool cachet::mayWriteBuffer(Value buffer) {

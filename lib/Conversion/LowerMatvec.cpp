@@ -31,25 +31,9 @@ namespace cachet {
 
 using namespace mlir;
 
-namespace {
+using cachet::mayAlias;
 
-/// Returns true unless `aliases` proves `a` and `b` disjoint.
-bool mayAlias(AliasAnalysis &aliases, Value a, Value b) {
-  if (aliases.alias(a, b).isNo())
-    return false;
-  // Views of two different globals (constant weights), or of a global and a
-  // buffer the function allocates, never share bytes.
-  Value rootA = cachet::getRootBuffer(a), rootB = cachet::getRootBuffer(b);
-  auto globalA = rootA.getDefiningOp<memref::GetGlobalOp>();
-  auto globalB = rootB.getDefiningOp<memref::GetGlobalOp>();
-  auto allocated = [](Value root) {
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-        root.getDefiningOp());
-  };
-  if (globalA && globalB)
-    return globalA.getName() == globalB.getName();
-  return !((globalA && allocated(rootB)) || (globalB && allocated(rootA)));
-}
+namespace {
 
 /// Returns the `linalg.fill` of +0.0 that writes the result buffer of `op`
 /// (a mat-vec or small-batch mat-mul) right before it (nothing in between),
@@ -152,9 +136,10 @@ std::string getConflict(Operation *op, Value x, ArrayRef<Member> members,
 }
 
 /// Returns the class of `group` whose results `generic` reads element-wise
-/// (every input the result of one of the class's mat-vecs, identity maps),
-/// if it may be done in the kernel's epilogue: pure scalar body, result
-/// written to a buffer no mat-vec of the group uses. Else null, with
+/// (identity maps; other inputs buffers of the same rows that the kernel
+/// does not write, such as a residual), if it may be done in the kernel's
+/// epilogue: pure scalar body, result written to a buffer no mat-vec of the
+/// group uses. Else null, with
 /// `reason` set where it reads a result of the group.
 RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
                         AliasAnalysis &aliases, std::string &reason) {
@@ -169,10 +154,15 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
   if (!generic.hasPureBufferSemantics() ||
       llvm::none_of(generic.getDpsInputs(), ownerOf))
     return nullptr;
-  RowClass *found = ownerOf(generic.getDpsInputs().front());
-  if (llvm::any_of(generic.getDpsInputs(),
-                   [&](Value input) { return ownerOf(input) != found; })) {
-    reason = "it reads a value the group does not compute row by row";
+  RowClass *found = nullptr;
+  for (Value input : generic.getDpsInputs())
+    if (RowClass *c = ownerOf(input); c && !found)
+      found = c;
+  if (llvm::any_of(generic.getDpsInputs(), [&](Value input) {
+        RowClass *c = ownerOf(input);
+        return c && c != found;
+      })) {
+    reason = "it reads the results of mat-vecs with another row count";
     return nullptr;
   }
   // One parallel loop per dimension of the results (two for a mat-mul's).
@@ -208,6 +198,23 @@ RowClass *matchEpilogue(linalg::GenericOp generic, Group &group,
           return nullptr;
         }
     }
+  // Another input (a residual) is read at the row by the lane that stores
+  // it: nothing the kernel writes may be it, except the epilogue's own
+  // result read in place.
+  for (Value input : generic.getDpsInputs()) {
+    if (ownerOf(input) || !isa<MemRefType>(input.getType()))
+      continue;
+    if (input != out && mayAlias(aliases, out, input)) {
+      reason = "its result may alias a buffer it reads";
+      return nullptr;
+    }
+    for (const RowClass &c : group.classes)
+      for (const Member &m : c.members)
+        if (mayAlias(aliases, m.getOutput(), input)) {
+          reason = "it reads a buffer that a mat-vec of the kernel may write";
+          return nullptr;
+        }
+  }
   for (Operation &op : generic.getBody()->without_terminator())
     if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
         isa<linalg::IndexOp>(op)) {
@@ -1530,15 +1537,21 @@ struct LowerMatvecPass final
 
   /// Emits the body of the element-wise `generic` at `at` (the row; a
   /// mat-mul's row of x and row), its inputs the values `results` maps their
-  /// buffers to, and stores its result.
+  /// buffers to (other buffers loaded at `at`), and stores its result.
   static void emitEpilogue(OpBuilder &b, Location loc,
                            linalg::GenericOp generic, const IRMapping &results,
                            ValueRange at) {
     Block *body = generic.getBody();
     IRMapping mapping;
-    for (OpOperand *input : generic.getDpsInputOperands())
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      // A result of the kernel, else a buffer read at the row (a residual),
+      // else a scalar.
+      Value value = results.lookupOrNull(input->get());
+      if (!value && isa<MemRefType>(input->get().getType()))
+        value = memref::LoadOp::create(b, loc, input->get(), at);
       mapping.map(generic.getMatchingBlockArgument(input),
-                  results.lookup(input->get()));
+                  value ? value : input->get());
+    }
     OpOperand *init = generic.getDpsInitOperand(0);
     BlockArgument outArg = generic.getMatchingBlockArgument(init);
     if (!outArg.use_empty())

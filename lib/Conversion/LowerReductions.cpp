@@ -1,11 +1,14 @@
 //===- LowerReductions.cpp - a workgroup per reduced row
 //-------------------===//
 
+#include "cachet/Analysis/Buffers.h"
 #include "cachet/Conversion/Passes.h"
 
+#include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
@@ -17,6 +20,7 @@ namespace cachet {
 } // namespace cachet
 
 using namespace mlir;
+using cachet::mayAlias;
 
 namespace {
 
@@ -164,6 +168,216 @@ std::string match(linalg::GenericOp op, int64_t minSize, Reduction &r) {
   return "";
 }
 
+/// What the reduction's kernel takes from around it: per output, the
+/// `linalg.fill` that writes it right before (its value becomes the initial
+/// one, and the fill goes); after it, an element-wise op over the outputs
+/// (`perOutput`, e.g. an RMSNorm's rsqrt(sum / n + eps)) and an op over the
+/// rows that reads the result broadcast along its innermost dimension
+/// (`row`, e.g. the RMSNorm's x * r * w).
+struct Neighbours {
+  SmallVector<linalg::FillOp> fills;
+  linalg::GenericOp perOutput, row;
+  /// Whether the reduction's output and perOutput's are read after the
+  /// kernel (else they are not stored).
+  bool storeOutput = true, storePerOutput = true;
+};
+
+/// Returns true if `op` reads and writes no memory (it may allocate).
+bool touchesNoMemory(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface || op->getNumRegions() != 0)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  return llvm::all_of(effects, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect());
+  });
+}
+
+/// Returns true if the reduction `op` writes every element of `init`'s
+/// buffer: a static shape whose dimensions are the parallel extents its
+/// map picks, one each.
+bool writesWholeBuffer(linalg::GenericOp op, OpOperand *init) {
+  auto type = dyn_cast<MemRefType>(init->get().getType());
+  AffineMap map = op.getMatchingIndexingMap(init);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!type || !type.hasStaticShape() ||
+      map.getNumResults() != ranges.size() - 1)
+    return false;
+  for (auto [k, expr] : llvm::enumerate(map.getResults()))
+    if (type.getDimSize(k) != ranges[cast<AffineDimExpr>(expr).getPosition()])
+      return false;
+  return true;
+}
+
+/// Returns true if `op`'s body is pure scalar ops (linalg.index included).
+bool hasScalarBody(linalg::GenericOp op) {
+  return llvm::all_of(op.getBody()->without_terminator(), [](Operation &o) {
+    return o.getNumRegions() == 0 && isMemoryEffectFree(&o);
+  });
+}
+
+/// Returns true if `op` is a parallel generic on buffers with one output
+/// and a scalar body whose first `parallel` loops have `extents`, with
+/// `extra` loops after them.
+bool isParallelOver(linalg::GenericOp op, ArrayRef<int64_t> extents,
+                    unsigned extra) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != extents.size() + extra ||
+      op.getNumParallelLoops() != op.getNumLoops() || !hasScalarBody(op))
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  return llvm::none_of(ranges, ShapedType::isDynamic) &&
+         ArrayRef<int64_t>(ranges).take_front(extents.size()) == extents;
+}
+
+/// Finds what the kernel of `op` (a reduction matched with `r`, outputs
+/// `inits`) may take from around it: the fills of its outputs right before
+/// it (only ops that touch no memory between), and for a single-output
+/// reduction whose output is indexed by its parallel dimensions in order,
+/// the element-wise op right after it that reads the output and the row op
+/// after that (or right after the reduction) that reads either broadcast
+/// along its innermost dimension, if no buffer the kernel writes may be one
+/// another part of it reads (other than the broadcast values, which stay in
+/// registers, and the row op's output read in place).
+Neighbours findNeighbours(linalg::GenericOp op, const Reduction &r,
+                          ArrayRef<OpOperand *> inits, AliasAnalysis &aliases) {
+  Neighbours n;
+  n.fills.resize(inits.size());
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (touchesNoMemory(prev))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (!fill || !fill.hasPureBufferSemantics())
+      break;
+    auto it = llvm::find_if(inits, [&](OpOperand *init) {
+      return init->get() == fill.getDpsInits()[0];
+    });
+    if (it == inits.end())
+      break;
+    size_t k = it - inits.begin();
+    if (n.fills[k] ||
+        fill.getInputs()[0].getType() !=
+            getElementTypeOrSelf((*it)->get().getType()) ||
+        !writesWholeBuffer(op, *it))
+      break;
+    n.fills[k] = fill;
+  }
+  if (r.isArgmax())
+    return n;
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).drop_back();
+  unsigned k = outer.size();
+  Value out = inits.front()->get();
+  if (op.getMatchingIndexingMap(inits.front()) !=
+      AffineMap::getMultiDimIdentityMap(k + 1, op.getContext())
+          .getMajorSubMap(k))
+    return n;
+  auto nextTouching = [](Operation *from) -> Operation * {
+    for (Operation *next = from->getNextNode(); next;
+         next = next->getNextNode())
+      if (!touchesNoMemory(next))
+        return next;
+    return nullptr;
+  };
+  // The element-wise op over the outputs: identity maps, reads `out`.
+  Operation *next = nextTouching(op);
+  if (auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+      e && isParallelOver(e, outer, 0) &&
+      llvm::all_of(e.getIndexingMapsArray(),
+                   [](AffineMap m) { return m.isIdentity(); }) &&
+      llvm::is_contained(e.getDpsInputs(), out) &&
+      e.getMatchingBlockArgument(e.getDpsInitOperand(0)).use_empty()) {
+    n.perOutput = e;
+    next = nextTouching(e);
+  }
+  Value perOut = n.perOutput ? n.perOutput.getDpsInits()[0] : Value();
+  // The row op: the outer loops, then one more; reads `out` or `perOut`
+  // at the outer indices.
+  AffineMap broadcast =
+      AffineMap::getMultiDimIdentityMap(k + 1, op.getContext())
+          .getMajorSubMap(k);
+  if (auto e = dyn_cast_or_null<linalg::GenericOp>(next);
+      e && isParallelOver(e, outer, 1) &&
+      e.getMatchingIndexingMap(e.getDpsInitOperand(0)).isPermutation() &&
+      llvm::all_of(e.getIndexingMapsArray(),
+                   [](AffineMap m) { return m.isProjectedPermutation(); })) {
+    bool reads = false, bad = false;
+    for (OpOperand *input : e.getDpsInputOperands()) {
+      if (input->get() == out || (perOut && input->get() == perOut)) {
+        reads = true;
+        bad |= e.getMatchingIndexingMap(input) != broadcast;
+      }
+    }
+    if (reads && !bad)
+      n.row = e;
+  }
+
+  // What each part reads from memory (the broadcast values excepted) and
+  // writes.
+  auto readsOf = [&](linalg::GenericOp g) {
+    SmallVector<Value> reads;
+    for (Value input : g.getDpsInputs())
+      if (input != out && input != perOut)
+        reads.push_back(input);
+    return reads;
+  };
+  auto conflicts = [&](Value written, ArrayRef<Value> read) {
+    return llvm::any_of(read,
+                        [&](Value v) { return mayAlias(aliases, written, v); });
+  };
+  SmallVector<Value> reductionReads = op.getDpsInputs();
+  if (n.perOutput) {
+    SmallVector<Value> read = readsOf(n.perOutput);
+    bool bad = mayAlias(aliases, out, perOut) ||
+               conflicts(perOut, reductionReads) || conflicts(out, read) ||
+               conflicts(perOut, read);
+    if (bad) {
+      n.perOutput = nullptr;
+      n.row = nullptr;
+      perOut = Value();
+    }
+  }
+  if (n.row) {
+    Value w = n.row.getDpsInits()[0];
+    AffineMap wMap = n.row.getMatchingIndexingMap(n.row.getDpsInitOperand(0));
+    SmallVector<Value> earlier = reductionReads;
+    earlier.push_back(out);
+    if (n.perOutput) {
+      llvm::append_range(earlier, readsOf(n.perOutput));
+      earlier.push_back(perOut);
+    }
+    bool bad = conflicts(w, earlier);
+    for (OpOperand *input : n.row.getDpsInputOperands()) {
+      Value v = input->get();
+      if (v == out || v == perOut)
+        continue;
+      // Read in place: each element by the thread that writes it.
+      if (v == w && n.row.getMatchingIndexingMap(input) == wMap)
+        continue;
+      bad |= mayAlias(aliases, w, v) || mayAlias(aliases, out, v) ||
+             (perOut && mayAlias(aliases, perOut, v));
+    }
+    if (bad)
+      n.row = nullptr;
+  }
+  if (!n.perOutput && !n.row)
+    return n;
+  // The outputs are stored only if something else uses them.
+  auto usedElsewhere = [&](Value buffer) {
+    return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+      return user != op && user != n.perOutput && user != n.row &&
+             !isa<linalg::FillOp, memref::DeallocOp>(user);
+    });
+  };
+  n.storeOutput = usedElsewhere(out);
+  n.storePerOutput = perOut && usedElsewhere(perOut);
+  return n;
+}
+
 struct LowerReductionsPass final
     : public cachet::impl::LowerReductionsBase<LowerReductionsPass> {
   using Base::Base;
@@ -174,13 +388,18 @@ struct LowerReductionsPass final
           << workgroupSize.getValue() << " is not a power of two";
       return signalPassFailure();
     }
+    AliasAnalysis aliases(getOperation());
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) {
       // Only host code: a generic inside a kernel is already placed.
       if (!op->getParentOfType<gpu::LaunchOp>())
         generics.push_back(op);
     });
+    llvm::DenseSet<Operation *> erased;
     for (linalg::GenericOp op : generics) {
+      // Taken into the kernel of a reduction before it.
+      if (erased.contains(op))
+        continue;
       Reduction r;
       SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
       // Only reductions are worth a remark when they are left alone.
@@ -192,16 +411,18 @@ struct LowerReductionsPass final
             << why;
         continue;
       }
-      lower(op, r);
+      lower(op, r, aliases, erased);
     }
   }
 
-  void lower(linalg::GenericOp op, const Reduction &r);
+  void lower(linalg::GenericOp op, const Reduction &r, AliasAnalysis &aliases,
+             llvm::DenseSet<Operation *> &erased);
 };
 
-void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
+void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
+                                AliasAnalysis &aliases,
+                                llvm::DenseSet<Operation *> &erased) {
   Location loc = op.getLoc();
-  OpBuilder b(op);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t length = ranges.back();
   int64_t outputs = 1;
@@ -218,6 +439,13 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
     inits = {r.valueInit, r.indexInit};
   else
     inits = {op.getDpsInitOperand(0)};
+  Neighbours n;
+  n.fills.resize(inits.size());
+  if (fuseNeighbours)
+    n = findNeighbours(op, r, inits, aliases);
+  // The kernel runs where the last op it takes was (only ops that touch no
+  // memory lie between them): the buffers they write are defined there.
+  OpBuilder b(n.row ? n.row : n.perOutput ? n.perOutput : op);
   // Identities: the combine's; an argmax's is (-inf, the index type's
   // largest value), which no position beats on a tie and which no term
   // replaces unless it is above -inf, as in the sequential loop.
@@ -373,24 +601,26 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
     gpu::BarrierOp::create(kb, loc);
   }
 
-  // Thread 0: the outputs' initial values stepped with the total (as the
-  // payload's term): after the row, in the payload's operand order.
-  Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, tid,
-                                      index(kb, 0));
-  auto last = scf::IfOp::create(kb, loc, first, /*withElse=*/false);
-  {
-    OpBuilder ib = OpBuilder::atBlockBegin(last.thenBlock());
-    // The outputs' maps do not use the reduction dimension: 0 for it.
-    SmallVector<Value> loops(parallel);
-    loops.push_back(index(ib, 0));
-    SmallVector<SmallVector<Value>> outIndices;
+  // The outputs' initial values: the values of the fills before the
+  // reduction, else what the outputs hold. The outputs' maps do not use the
+  // reduction dimension: 0 for it.
+  SmallVector<Value> outLoops(parallel);
+  outLoops.push_back(index(kb, 0));
+  SmallVector<SmallVector<Value>> outIndices;
+  for (OpOperand *init : inits)
+    outIndices.push_back(
+        indicesOf(kb, op.getMatchingIndexingMap(init), outLoops));
+  auto initialValues = [&](OpBuilder &ib) {
     SmallVector<Value> initial;
-    for (OpOperand *init : inits) {
-      outIndices.push_back(
-          indicesOf(ib, op.getMatchingIndexingMap(init), loops));
-      initial.push_back(
-          memref::LoadOp::create(ib, loc, init->get(), outIndices.back()));
-    }
+    for (auto [k, init] : llvm::enumerate(inits))
+      initial.push_back(n.fills[k] ? n.fills[k].getInputs()[0]
+                                   : memref::LoadOp::create(
+                                         ib, loc, init->get(), outIndices[k])
+                                         .getResult());
+    return initial;
+  };
+  // The total (and an argmax's index), as the payload's term.
+  auto totals = [&](OpBuilder &ib) {
     IRMapping map;
     map.map(
         r.term,
@@ -399,8 +629,104 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
       map.map(r.index,
               memref::LoadOp::create(ib, loc, partials[1], index(ib, 0))
                   .getResult());
+    return map;
+  };
+  Value first = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq, tid,
+                                      index(kb, 0));
+  if (!n.perOutput && !n.row) {
+    // Thread 0: the outputs' initial values stepped with the total (as the
+    // payload's term): after the row, in the payload's operand order.
+    auto last = scf::IfOp::create(kb, loc, first, /*withElse=*/false);
+    OpBuilder ib = OpBuilder::atBlockBegin(last.thenBlock());
+    SmallVector<Value> initial = initialValues(ib);
+    IRMapping map = totals(ib);
     for (auto [k, value] : llvm::enumerate(step(ib, map, initial)))
       memref::StoreOp::create(ib, loc, value, inits[k]->get(), outIndices[k]);
+  } else {
+    // Every thread: the output's value, then the element-wise op over it
+    // (at this workgroup's output) and this workgroup's row of the row op,
+    // each thread taking every threads-th element; thread 0 stores the
+    // output and the element-wise op's value where they are read later.
+    Value out = inits.front()->get();
+    SmallVector<Value> initial = initialValues(kb);
+    IRMapping totalMap = totals(kb);
+    Value value = step(kb, totalMap, initial).front();
+    Value perValue;
+    auto mapIndexOps = [&](IRMapping &map, linalg::GenericOp g,
+                           ArrayRef<Value> loops) {
+      g.getBody()->walk([&](linalg::IndexOp idx) {
+        map.map(idx.getResult(), loops[idx.getDim()]);
+      });
+    };
+    auto cloneBody = [&](OpBuilder &ib, linalg::GenericOp g, IRMapping &map) {
+      for (Operation &payload : g.getBody()->without_terminator())
+        if (!isa<linalg::IndexOp>(payload))
+          ib.clone(payload, map);
+      return map.lookupOrDefault(g.getBody()->getTerminator()->getOperand(0));
+    };
+    if (n.perOutput) {
+      IRMapping map;
+      for (OpOperand *input : n.perOutput.getDpsInputOperands()) {
+        BlockArgument arg = n.perOutput.getMatchingBlockArgument(input);
+        if (input->get() == out)
+          map.map(arg, value);
+        else if (!isa<MemRefType>(input->get().getType()))
+          map.map(arg, input->get());
+        else
+          map.map(arg, memref::LoadOp::create(kb, loc, input->get(), parallel)
+                           .getResult());
+      }
+      mapIndexOps(map, n.perOutput, parallel);
+      perValue = cloneBody(kb, n.perOutput, map);
+    }
+    if (n.row) {
+      Value perOut = n.perOutput ? n.perOutput.getDpsInits()[0] : Value();
+      int64_t extent = n.row.getStaticLoopRanges().back();
+      auto rowLoop = scf::ForOp::create(kb, loc, tid, index(kb, extent),
+                                        index(kb, threads));
+      OpBuilder lb = OpBuilder::atBlockBegin(rowLoop.getBody());
+      SmallVector<Value> loops(parallel);
+      loops.push_back(rowLoop.getInductionVar());
+      IRMapping map;
+      for (OpOperand *input : n.row.getDpsInputOperands()) {
+        BlockArgument arg = n.row.getMatchingBlockArgument(input);
+        if (input->get() == out)
+          map.map(arg, value);
+        else if (perOut && input->get() == perOut)
+          map.map(arg, perValue);
+        else if (!isa<MemRefType>(input->get().getType()))
+          map.map(arg, input->get());
+        else
+          map.map(arg, memref::LoadOp::create(
+                           lb, loc, input->get(),
+                           indicesOf(lb, n.row.getMatchingIndexingMap(input),
+                                     loops)));
+      }
+      OpOperand *rowInit = n.row.getDpsInitOperand(0);
+      SmallVector<Value> at =
+          indicesOf(lb, n.row.getMatchingIndexingMap(rowInit), loops);
+      BlockArgument outArg = n.row.getMatchingBlockArgument(rowInit);
+      if (!outArg.use_empty())
+        map.map(
+            outArg,
+            memref::LoadOp::create(lb, loc, rowInit->get(), at).getResult());
+      mapIndexOps(map, n.row, loops);
+      Value result = cloneBody(lb, n.row, map);
+      memref::StoreOp::create(lb, loc, result, rowInit->get(), at);
+    }
+    if (n.storeOutput || n.storePerOutput) {
+      // Every thread has read the output's initial value before thread 0
+      // overwrites it.
+      if (!n.fills.front() && n.storeOutput)
+        gpu::BarrierOp::create(kb, loc);
+      auto last = scf::IfOp::create(kb, loc, first, /*withElse=*/false);
+      OpBuilder ib = OpBuilder::atBlockBegin(last.thenBlock());
+      if (n.storeOutput)
+        memref::StoreOp::create(ib, loc, value, out, outIndices.front());
+      if (n.storePerOutput)
+        memref::StoreOp::create(ib, loc, perValue, n.perOutput.getDpsInits()[0],
+                                parallel);
+    }
   }
   kb.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(kb, loc);
@@ -416,8 +742,42 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r) {
   diag << "), partials combined by a tree in workgroup memory";
   if (r.isArgmax())
     diag << " (a tie to the lower index)";
+  int fills = llvm::count_if(n.fills, [](linalg::FillOp f) { return f; });
+  if (fills)
+    diag << "; the " << (fills == 1 ? "fill" : "fills") << " of its output"
+         << (inits.size() == 1 ? "" : "s") << " before it in the kernel";
+  if (n.perOutput)
+    diag << "; the element-wise op over its output after it in the kernel";
+  if (n.row)
+    diag << "; the op over rows that reads it broadcast in the kernel, "
+         << (n.row.getStaticLoopRanges().back() + threads - 1) / threads
+         << " elements per thread";
   diag.report();
+  SmallVector<Value> buffers;
+  for (OpOperand *init : inits)
+    buffers.push_back(init->get());
+  if (n.perOutput)
+    buffers.push_back(n.perOutput.getDpsInits()[0]);
+  for (linalg::FillOp fill : n.fills)
+    if (fill)
+      fill.erase();
+  for (linalg::GenericOp g : {n.perOutput, n.row})
+    if (g) {
+      erased.insert(g);
+      g.erase();
+    }
   op.erase();
+  // A buffer nothing reads any more goes with its deallocations.
+  for (Value buffer : buffers) {
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || llvm::any_of(buffer.getUsers(), [](Operation *user) {
+          return !isa<memref::DeallocOp>(user);
+        }))
+      continue;
+    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+      user->erase();
+    alloc.erase();
+  }
 }
 
 } // namespace

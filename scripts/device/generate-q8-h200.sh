@@ -40,3 +40,18 @@ timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
 echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
+# NCU=1: Nsight Compute over a one-token prompt and two decode steps, as
+# profile-decode-h200.sh does (bench/ncu-steps.py sums the last step).
+if [ "${NCU:-0}" = 1 ] && [ $SECONDS -lt 520 ]; then
+  NCUBIN=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  timeout $((590 - SECONDS)) ${NCUBIN:-ncu} --clock-control none \
+    --metrics gpu__time_duration.sum --csv $B/cachet-generate-runner --model=$M \
+    --kv=q8_0-packed --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill \
+    --decode=$D/gen-q8/decode --ctx=33280 --prompt-length=1 --n-predict=2 \
+    > $W/ncu.csv 2> $W/ncu.err
+  echo "rc $? after ${SECONDS}s" >> $W/ncu.err
+  python3 bench/ncu-steps.py $W/ncu.csv > $W/ncu-summary.txt 2>&1
+  s
+fi
+[ -f $W/ncu-summary.txt ] && { tail -2 $W/ncu.err; cat $W/ncu-summary.txt; }
+grep -a "check\|rewrites\|rc" $W/small.log 2>/dev/null | tail -5; tail -3 $W/gguf.log; cat $W/bench-cuda.log; tail -3 $W/bench-cuda.err

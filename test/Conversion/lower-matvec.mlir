@@ -294,7 +294,7 @@ func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memr
   // expected-remark @+1 {{subgroup kernel}}
   linalg.matvec ins(%wk, %x : memref<16x256xf16>, memref<256xf16>) outs(%k : memref<16xf32>)
   %a = memref.alloc() : memref<64xf32>
-  // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: it reads a value the group does not compute row by row}}
+  // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: it reads the results of mat-vecs with another row count}}
   linalg.generic {indexing_maps = [#id2, #mod, #id2], iterator_types = ["parallel"]}
       ins(%q, %k : memref<64xf32>, memref<16xf32>) outs(%a : memref<64xf32>) {
   ^bb0(%qv: f32, %kv: f32, %d: f32):
@@ -313,6 +313,66 @@ func.func @not_epilogues(%x: memref<256xf16>, %wq: memref<64x256xf16>, %wk: memr
     linalg.yield %n : f32
   }
   return %a, %o : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+// A residual add (h = res + o, another buffer read at the row) is the
+// epilogue of O's kernel: the lane that stores row r loads res[r].
+// CHECK-LABEL: func.func @residual_epilogue
+// CHECK: gpu.launch
+// CHECK: %[[SUM:.*]] = arith.addf %cst{{.*}}, %{{.*}} : f32
+// CHECK: memref.store %[[SUM]], %{{.*}} : memref<64xf32>
+// CHECK: %[[RES:.*]] = memref.load %{{.*}} : memref<64xf16>
+// CHECK: %[[RF:.*]] = arith.extf %[[RES]]
+// CHECK: arith.addf %[[RF]], %[[SUM]]
+// CHECK: memref.store {{.*}} : memref<64xf16>
+// CHECK-NOT: linalg.generic
+#id3 = affine_map<(i) -> (i)>
+func.func @residual_epilogue(%x: memref<256xf16>, %wo: memref<64x256xf16>, %res: memref<64xf16>) -> memref<64xf16> {
+  %o = memref.alloc() : memref<64xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%o : memref<64xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wo, %x : memref<64x256xf16>, memref<256xf16>) outs(%o : memref<64xf32>)
+  %h = memref.alloc() : memref<64xf16>
+  // expected-remark @+1 {{cachet-lower-matvec: done by the mat-vec kernel before it, in the lane that stores each row}}
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel"]}
+      ins(%res, %o : memref<64xf16>, memref<64xf32>) outs(%h : memref<64xf16>) {
+  ^bb0(%r: f16, %ov: f32, %d: f16):
+    %rf = arith.extf %r : f16 to f32
+    %s = arith.addf %rf, %ov : f32
+    %t = arith.truncf %s : f32 to f16
+    linalg.yield %t : f16
+  }
+  return %h : memref<64xf16>
+}
+
+// -----
+
+// Not an epilogue: it reads, through a cast, the result of a mat-vec of the
+// kernel (another lane's row may not be stored yet).
+// CHECK-LABEL: func.func @reads_result_view
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+#id4 = affine_map<(i) -> (i)>
+func.func @reads_result_view(%x: memref<256xf16>, %wq: memref<64x256xf16>) -> memref<64xf32> {
+  %q = memref.alloc() : memref<64xf32>
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel}}
+  // expected-remark @+1 {{subgroup kernel}}
+  linalg.matvec ins(%wq, %x : memref<64x256xf16>, memref<256xf16>) outs(%q : memref<64xf32>)
+  %view = memref.cast %q : memref<64xf32> to memref<?xf32>
+  %view64 = memref.cast %view : memref<?xf32> to memref<64xf32>
+  %a = memref.alloc() : memref<64xf32>
+  // expected-remark @+1 {{cachet-lower-matvec: not in the epilogue of the mat-vec kernel before it: it reads a buffer that a mat-vec of the kernel may write}}
+  linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel"]}
+      ins(%q, %view64 : memref<64xf32>, memref<64xf32>) outs(%a : memref<64xf32>) {
+  ^bb0(%qv: f32, %v: f32, %d: f32):
+    %s = arith.addf %qv, %v : f32
+    linalg.yield %s : f32
+  }
+  return %a : memref<64xf32>
 }
 
 // -----

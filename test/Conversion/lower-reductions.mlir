@@ -3,6 +3,7 @@
 // RUN: cachet-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 min-reduction-size=128}))' | FileCheck %s
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: error: cachet-lower-reductions: workgroup-size 48 is not a power of two
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 fuse-neighbours=false}))' 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
 
 // A sum of squares to a 0-d buffer (an RMSNorm over a vector): one
 // workgroup, every thread folding every 64th value from 0.0.
@@ -205,6 +206,242 @@ func.func @not_a_fold(%x: memref<256xf32>, %y: memref<f32>) {
     %t = arith.mulf %out, %in : f32
     %sum = arith.addf %out, %t : f32
     linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// An RMSNorm as front ends write it (after bufferization): the fill of the
+// sum, the sum of squares, rsqrt(sum / n + eps) per row and x * r * w. One
+// kernel: the fill's 0.0 is the initial value, every thread computes r
+// from the total and normalizes every 64th value of its row; the sum and
+// r are read by nothing else, so neither is stored (their buffers go).
+// (Function arguments may alias one another: %y, which the kernel
+// writes, is a buffer of the function's own.)
+// CHECK-LABEL: func.func @rms_norm
+// CHECK-NOT: linalg.
+// CHECK: memref.alloc() : memref<2x4096xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads
+// CHECK: scf.for {{.*}} to %c4096{{.*}} step %c64{{.*}} -> (f32)
+// CHECK-COUNT-7: gpu.barrier
+// CHECK: %[[TOTAL:.*]] = memref.load %{{.*}}[%c0{{.*}}] : memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SUM:.*]] = arith.addf %cst{{.*}}, %[[TOTAL]]
+// CHECK: %[[MEAN:.*]] = arith.divf %[[SUM]]
+// CHECK: %[[VAR:.*]] = arith.addf %[[MEAN]]
+// CHECK: %[[R:.*]] = math.rsqrt %[[VAR]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4096{{.*}} step %c64
+// CHECK: %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<2x4096xbf16>
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<4096xbf16>
+// CHECK: %[[XF:.*]] = arith.extf %[[X]]
+// CHECK: arith.mulf %[[XF]], %[[R]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<2x4096xbf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+// With fuse-neighbours=false the fill and the two generics stay.
+// NOFUSE-LABEL: func.func @rms_norm
+// NOFUSE: linalg.fill
+// NOFUSE: gpu.launch
+// NOFUSE: linalg.generic
+// NOFUSE: linalg.generic
+func.func @rms_norm(%x: memref<2x4096xbf16>, %w: memref<4096xbf16>)
+    -> memref<2x4096xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<2x4096xbf16>
+  %ss = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%ss : memref<2xf32>)
+  // expected-remark @below {{cachet-lower-reductions: 2 workgroups of 64 threads, one per output, each folding a row of 4096 values (arith.addf), partials combined by a tree in workgroup memory; the fill of its output before it in the kernel; the element-wise op over its output after it in the kernel; the op over rows that reads it broadcast in the kernel, 64 elements per thread}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x4096xbf16>) outs(%ss : memref<2xf32>) {
+  ^bb0(%in: bf16, %acc: f32):
+    %f = arith.extf %in : bf16 to f32
+    %m = arith.mulf %f, %f : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  %rms = memref.alloc() : memref<2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%ss : memref<2xf32>) outs(%rms : memref<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.constant 4096.0 : f32
+    %eps = arith.constant 1.0e-5 : f32
+    %mean = arith.divf %in, %n : f32
+    %var = arith.addf %mean, %eps : f32
+    %r = math.rsqrt %var : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %rms, %w : memref<2x4096xbf16>, memref<2xf32>, memref<4096xbf16>)
+      outs(%y : memref<2x4096xbf16>) {
+  ^bb0(%in: bf16, %r: f32, %wv: bf16, %out: bf16):
+    %f = arith.extf %in : bf16 to f32
+    %m = arith.mulf %f, %r : f32
+    %wf = arith.extf %wv : bf16 to f32
+    %p = arith.mulf %m, %wf : f32
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return %y : memref<2x4096xbf16>
+}
+
+// -----
+
+// The sum is read after the kernel and has no fill before it: every
+// thread reads its initial value, a barrier, then thread 0 stores it. The
+// row op (x - max, a softmax's first step) follows the reduction directly.
+// CHECK-LABEL: func.func @stored_output
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}} : memref<3xf32>
+// CHECK: arith.maximumf
+// CHECK: scf.for
+// CHECK: arith.subf
+// CHECK: memref.store {{.*}} : memref<3x512xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store {{.*}} : memref<3xf32>
+// CHECK: gpu.terminator
+// CHECK: memref.load {{.*}} : memref<3xf32>
+func.func @stored_output(%x: memref<3x512xf32>)
+    -> (f32, memref<3x512xf32>) {
+  %m = memref.alloc() : memref<3xf32>
+  %y = memref.alloc() : memref<3x512xf32>
+  // expected-remark @below {{the op over rows that reads it broadcast in the kernel, 8 elements per thread}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x512xf32>) outs(%m : memref<3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %mx = arith.maximumf %in, %acc : f32
+    linalg.yield %mx : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<3x512xf32>, memref<3xf32>)
+      outs(%y : memref<3x512xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    linalg.yield %d : f32
+  }
+  %c0 = arith.constant 0 : index
+  %v = memref.load %m[%c0] : memref<3xf32>
+  return %v, %y : f32, memref<3x512xf32>
+}
+
+// -----
+
+// Negative: the row op writes the reduction's input in place (x /= sum):
+// other workgroups may still read it, so it stays a kernel of its own; the
+// fill stays too, with an op that writes memory between it and the
+// reduction.
+// CHECK-LABEL: func.func @in_place_input
+// CHECK: linalg.fill
+// CHECK: memref.store
+// CHECK: gpu.launch
+// CHECK-NOT: arith.divf
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @in_place_input(%x: memref<2x256xf32>, %s: memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%zero : f32) outs(%s : memref<2xf32>)
+  memref.store %zero, %x[%c0, %c0] : memref<2x256xf32>
+  // expected-remark @below {{partials combined by a tree in workgroup memory}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x256xf32>) outs(%s : memref<2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<2x256xf32>, memref<2xf32>)
+      outs(%x : memref<2x256xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %d = arith.divf %in, %sum : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// Negative: the row op reads the sums along its rows, not broadcast (each
+// row element a different row's sum): not taken.
+// CHECK-LABEL: func.func @not_broadcast
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+func.func @not_broadcast(%x: memref<256x256xf32>)
+    -> memref<256x256xf32> {
+  %s = memref.alloc() : memref<256xf32>
+  %y = memref.alloc() : memref<256x256xf32>
+  // expected-remark @below {{partials combined by a tree in workgroup memory}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x256xf32>) outs(%s : memref<256xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<256x256xf32>, memref<256xf32>)
+      outs(%y : memref<256x256xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %d = arith.divf %in, %sum : f32
+    linalg.yield %d : f32
+  }
+  return %y : memref<256x256xf32>
+}
+
+// -----
+
+// A greedy decoder's argmax: the fills of both outputs (-inf, 0) before it
+// are its initial values.
+// CHECK-LABEL: func.func @argmax_fills
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: arith.cmpf ogt, %{{.*}}, %cst
+// CHECK: arith.select %{{.*}}, %{{.*}}, %c0_i32
+func.func @argmax_fills(%logits: memref<1x1000xf32>, %v: memref<1xf32>,
+                        %i: memref<1xi32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0 : i32
+  linalg.fill ins(%zero : i32) outs(%i : memref<1xi32>)
+  linalg.fill ins(%ninf : f32) outs(%v : memref<1xf32>)
+  // expected-remark @below {{(a tie to the lower index); the fills of its outputs before it in the kernel}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%logits : memref<1x1000xf32>) outs(%v, %i : memref<1xf32>, memref<1xi32>) {
+  ^bb0(%in: f32, %best: f32, %at: i32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %gt = arith.cmpf ogt, %in, %best : f32
+    %nb = arith.select %gt, %in, %best : f32
+    %ni = arith.select %gt, %ji, %at : i32
+    linalg.yield %nb, %ni : f32, i32
   }
   return
 }

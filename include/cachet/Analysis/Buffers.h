@@ -13,11 +13,20 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
+namespace mlir {
+class AliasAnalysis;
+} // namespace mlir
+
 namespace cachet {
 
 /// Returns the buffer `value` is a view of (through subviews, reshapes and
 /// casts), or `value` itself.
 mlir::Value getRootBuffer(mlir::Value value);
+
+/// Returns true unless `aliases` proves `a` and `b` disjoint, or they are
+/// views of two different globals (constant weights), or of a global and a
+/// buffer the function allocates, which never share bytes.
+bool mayAlias(mlir::AliasAnalysis &aliases, mlir::Value a, mlir::Value b);
 
 /// Returns true if an op may write the memref `buffer` or a view of it. Ops
 /// that do not describe their memory effects count as writers; `memref.dim`

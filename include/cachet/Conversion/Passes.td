@@ -560,7 +560,25 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
     values with the total as the payload does, so the result is the first
     index of the maximum, bit for bit the sequential loop's (on the H200
     the one-thread argmax over Llama-3's 128256 logits took 7.6 ms of a
-    16 ms decode step). Contractions (mat-mul and
+    16 ms decode step).
+
+    The kernel also takes what a front end writes around a reduction, so
+    that a whole RMSNorm (or a softmax's max and x - max) is one kernel:
+    the `linalg.fill` of each output right before it (its value is the
+    initial one); then, for a single output indexed by the parallel
+    dimensions in order, the element-wise generic right after it that reads
+    the output (an RMSNorm's rsqrt(sum / n + eps), computed by every thread
+    of the workgroup), and the generic over the same rows plus one
+    innermost dimension that reads the output (or that element-wise
+    result) broadcast along it (the RMSNorm's x * r * w: each thread takes
+    every `workgroup-size`-th element of its row). Only ops that touch no
+    memory may lie between them; none is taken where a buffer the kernel
+    writes may be one that another part of it reads (a row op writing the
+    reduction's input, say), except a row op's own element read in place.
+    The output and the element-wise result are stored (by thread 0, after
+    the others have read the initial value) only if something else reads
+    them; otherwise their buffers go. In a Llama decode step this takes an
+    RMSNorm from four kernels to one. Contractions (mat-mul and
     mat-vec, which have their own kernels), reductions shorter than
     `min-reduction-size` and anything else are left to the generic
     lowering. The partials are summed in another order than the sequential
@@ -585,6 +603,26 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
       // %partials; thread 0 adds the total to %acc[]
     }
     ```
+
+    ```mlir
+    // Before: an RMSNorm over the rows of x [T][4096]
+    linalg.fill ins(%zero : f32) outs(%ss : memref<Txf32>)
+    linalg.generic {... iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<Tx4096xbf16>) outs(%ss : memref<Txf32>) // += x * x
+    linalg.generic {... iterator_types = ["parallel"]}
+        ins(%ss : memref<Txf32>) outs(%r : memref<Txf32>)   // rsqrt(s/n+eps)
+    linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0),
+                                     (d0, d1) -> (d1), (d0, d1) -> (d0, d1)],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%x, %r, %w : ...) outs(%y : memref<Tx4096xbf16>) // x * r * w
+    // After: one kernel, T workgroups
+    gpu.launch blocks(...) in (%gx = %cT, ...) threads(%tx, ...) in
+        (%bx = %c256, ...) workgroup(%partials : memref<256xf32, 3>) {
+      // the sum as above, from 0.0; every thread: r = rsqrt(total / n +
+      // eps), then y[row][j] = x[row][j] * r * w[j] for j = %tx, %tx + 256,
+      // ...; %ss and %r are never stored
+    }
+    ```
   }];
   let options = [
     Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"256",
@@ -592,6 +630,9 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
     Option<"minReductionSize", "min-reduction-size", "int64_t",
            /*default=*/"128",
            "Rows shorter than this keep one thread per output">,
+    Option<"fuseNeighbours", "fuse-neighbours", "bool", /*default=*/"true",
+           "Take the outputs' fills before the reduction, and the "
+           "element-wise and row ops after it, into its kernel">,
   ];
   let dependentDialects = ["mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect",
@@ -1242,12 +1283,15 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
       the kernel: no op between reads a result of an earlier mat-vec or
       writes what it reads (memory effects and local alias analysis).
     - An element-wise `linalg.generic` right after them (ops in between as
-      above) whose inputs are all results of mat-vecs with one row count,
-      read through identity maps, and whose body is pure scalar code (a
-      conversion to bf16, `silu(gate) * up`) is computed by the lane that
-      stores the row: with the same ops on the same values, so the same
-      bits. The mat-vecs' results are still stored. Its result must not
-      alias the mat-vecs' buffers.
+      above) that reads results of mat-vecs with one row count, and
+      otherwise only buffers of the same rows that the kernel does not
+      write (a residual: `h = x + o`), all through identity maps, and
+      whose body is pure scalar code (a conversion to bf16, `silu(gate) *
+      up`, the residual add) is computed by the lane that stores the row:
+      with the same ops on the same values, so the same bits. The
+      mat-vecs' results are still stored. Its result must not alias the
+      mat-vecs' buffers, nor a buffer it reads other than its own
+      element read in place.
 
     A small-batch `linalg.matmul` (`y[m][n] += x[m][k] W[n][k]`, the
     transpose-b maps, M static rows of x; configured by
