@@ -59,105 +59,118 @@
 using namespace llvm;
 using namespace cachet;
 
-static cl::opt<std::string> modelFile("model", cl::desc("A GGUF llama model"),
+/// The tool's own options: --help lists these alone (the LLVM and MLIR
+/// options linked in still parse).
+static cl::OptionCategory generateCategory("cachet-generate options");
+
+static cl::opt<std::string> modelFile("model", cl::cat(generateCategory),
+                                      cl::desc("A GGUF llama model"),
                                       cl::init(""));
 static cl::opt<std::string>
-    randomSpec("random",
+    randomSpec("random", cl::cat(generateCategory),
                cl::desc("Seeded random weights: tiny, small, llama3-8b, with "
                         "key=value overrides (tiny,layers=1)"),
                cl::init(""));
 static cl::opt<std::string>
-    weightType("type", cl::desc("--random: the projection weights' type"),
+    weightType("type", cl::cat(generateCategory),
+               cl::desc("--random: the projection weights' type"),
                cl::init("f16"));
 static cl::opt<std::string> weightForm(
-    "weights",
+    "weights", cl::cat(generateCategory),
     cl::desc("packed: the projections stay in the file's block format (q8_0, "
              "q4_K, ...), decoded by the kernels; dense: every weight "
              "converted to --dtype at load"),
     cl::init("packed"));
-static cl::opt<unsigned> seed("seed", cl::desc("--random: the seed"),
-                              cl::init(1));
+static cl::opt<unsigned> seed("seed", cl::cat(generateCategory),
+                              cl::desc("--random: the seed"), cl::init(1));
 static cl::opt<std::string>
-    prompt("prompt", cl::desc("The prompt's token ids, comma-separated"),
-           cl::init(""));
+    prompt("prompt", cl::cat(generateCategory),
+           cl::desc("The prompt's token ids, comma-separated"), cl::init(""));
 static cl::opt<int> promptLength(
-    "prompt-length",
+    "prompt-length", cl::cat(generateCategory),
     cl::desc("A prompt of this many seeded token ids (without --prompt)"),
     cl::init(8));
-static cl::opt<int> nPredict("n-predict", cl::desc("Tokens to generate"),
-                             cl::init(8));
-static cl::opt<int> ctx("ctx", cl::desc("Positions of the KV cache"),
-                        cl::init(64));
-static cl::opt<int> ubatch("ubatch", cl::desc("Tokens per prefill call"),
-                           cl::init(8));
-static cl::opt<std::string> kvFormat("kv", cl::desc("KV cache format"),
+static cl::opt<int> nPredict("n-predict", cl::cat(generateCategory),
+                             cl::desc("Tokens to generate"), cl::init(8));
+static cl::opt<int> ctx("ctx", cl::cat(generateCategory),
+                        cl::desc("Positions of the KV cache"), cl::init(64));
+static cl::opt<int> ubatch("ubatch", cl::cat(generateCategory),
+                           cl::desc("Tokens per prefill call"), cl::init(8));
+static cl::opt<std::string> kvFormat("kv", cl::cat(generateCategory),
+                                     cl::desc("KV cache format"),
                                      cl::init("f16"));
 static cl::opt<std::string>
-    dtype("dtype", cl::desc("Activations and weights: f16, bf16"),
-          cl::init("f16"));
-static cl::opt<std::string> target("target", cl::desc("spirv, nvvm or rocdl"),
+    dtype("dtype", cl::cat(generateCategory),
+          cl::desc("Activations and weights: f16, bf16"), cl::init("f16"));
+static cl::opt<std::string> target("target", cl::cat(generateCategory),
+                                   cl::desc("spirv, nvvm or rocdl"),
                                    cl::init("spirv"));
-static cl::opt<std::string> chip("chip", cl::desc("Target chip"), cl::init(""));
+static cl::opt<std::string> chip("chip", cl::cat(generateCategory),
+                                 cl::desc("Target chip"), cl::init(""));
 static cl::opt<uint64_t> maxScratchBytes(
-    "max-scratch-bytes",
+    "max-scratch-bytes", cl::cat(generateCategory),
     cl::desc("Cap on the dequant-once K/V scratch in bytes (cachet-compile's "
              "max-scratch-bytes: larger layers in KV chunks; 0: no cap)"),
     cl::init(0));
-static cl::opt<std::string> profile("profile", cl::desc("Device profile"),
+static cl::opt<std::string> profile("profile", cl::cat(generateCategory),
+                                    cl::desc("Device profile"),
                                     cl::init("lavapipe"));
 static cl::opt<std::string>
-    cacheDir("cache-dir", cl::desc("Where compiled artifacts are kept"),
-             cl::init(""));
-static cl::opt<bool> check("check",
+    cacheDir("cache-dir", cl::cat(generateCategory),
+             cl::desc("Where compiled artifacts are kept"), cl::init(""));
+static cl::opt<bool> check("check", cl::cat(generateCategory),
                            cl::desc("Compare every step's logits with the CPU "
                                     "reference"));
 static cl::opt<bool>
-    compareRewrites("compare-rewrites",
+    compareRewrites("compare-rewrites", cl::cat(generateCategory),
                     cl::desc("Run with the rewrites off too: same tokens, "
                              "byte-identical logits"));
 static cl::opt<double> tolerance(
-    "tolerance",
+    "tolerance", cl::cat(generateCategory),
     cl::desc("--check: |gpu - ref| <= tolerance * (1 + max |ref|) per step"),
     cl::init(0.02));
 static cl::opt<bool> compileOnly(
-    "compile-only",
+    "compile-only", cl::cat(generateCategory),
     cl::desc("Compile (or find) the two artifacts, print their folders and "
              "stop (cachet-generate-runner runs them on a GPU server)"));
 static cl::opt<std::string> dumpLogits(
-    "dump-logits",
+    "dump-logits", cl::cat(generateCategory),
     cl::desc("Write every step's logits (float32 rows of the vocabulary, "
              "rewrites on) to this file"),
     cl::init(""));
 static cl::opt<bool> benchMode(
-    "bench", cl::desc("Print llama-bench rows (pp / tg at each depth, rewrites "
-                      "on and off interleaved) instead of generating"));
+    "bench", cl::cat(generateCategory),
+    cl::desc("Print llama-bench rows (pp / tg at each depth, rewrites "
+             "on and off interleaved) instead of generating"));
 static cl::opt<std::string>
-    benchDepths("bench-depths",
+    benchDepths("bench-depths", cl::cat(generateCategory),
                 cl::desc("--bench: comma-separated depths (cache positions "
                          "filled before each test)"),
                 cl::init("0"));
-static cl::opt<int64_t> benchPrompt("bench-prompt",
+static cl::opt<int64_t> benchPrompt("bench-prompt", cl::cat(generateCategory),
                                     cl::desc("--bench: tokens of the pp rows "
                                              "(0: none)"),
                                     cl::init(512));
-static cl::opt<int64_t> benchGen("bench-gen",
+static cl::opt<int64_t> benchGen("bench-gen", cl::cat(generateCategory),
                                  cl::desc("--bench: tokens of the tg rows "
                                           "(0: none)"),
                                  cl::init(128));
-static cl::opt<int> benchReps("bench-reps",
+static cl::opt<int> benchReps("bench-reps", cl::cat(generateCategory),
                               cl::desc("--bench: timed repetitions per row"),
                               cl::init(5));
 static cl::opt<bool>
-    benchOnOnly("bench-on-only",
+    benchOnOnly("bench-on-only", cl::cat(generateCategory),
                 cl::desc("--bench: time the rewrites-on build alone"));
-static cl::opt<bool> json("json", cl::desc("--bench: print JSON"));
+static cl::opt<bool> json("json", cl::cat(generateCategory),
+                          cl::desc("--bench: print JSON"));
 static cl::opt<std::string>
-    remarksFile("remarks",
+    remarksFile("remarks", cl::cat(generateCategory),
                 cl::desc("Write the compilers' remarks (what each rewrite "
                          "did) to this file"),
                 cl::init(""));
 static cl::opt<std::string>
-    linker("linker", cl::desc("Linker for the artifact's shared objects"),
+    linker("linker", cl::cat(generateCategory),
+           cl::desc("Linker for the artifact's shared objects"),
            cl::init(CACHET_DEFAULT_LINKER));
 
 namespace {
@@ -279,6 +292,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   registerCachetPasses();
   registerCachetConversionPasses();
+  cl::HideUnrelatedOptions(generateCategory);
   cl::ParseCommandLineOptions(argc, argv, "cachet-generate\n");
 
   if (modelFile.empty() == randomSpec.empty())
