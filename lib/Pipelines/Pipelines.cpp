@@ -322,6 +322,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
 
   // Reference implementations of the cachet ops, ggml bytes for block types.
   builder.add(createLowerToLinalg());
+  // Decode's heads-first transposes (T = 1) as views, not copies.
+  builder.add("func.func(cachet-unit-transposes-to-reshapes)");
 
   // Tensors to buffers; function boundaries keep plain (identity) memrefs so
   // the host ABI is the same with every rewrite on or off.

@@ -1520,6 +1520,41 @@ def InnermostDimFirst
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def UnitTransposesToReshapes
+    : Pass<"cachet-unit-transposes-to-reshapes", "mlir::func::FuncOp"> {
+  let summary = "Make a transpose that only moves unit dimensions a reshape, "
+                "so that it copies nothing";
+  let description = [{
+    Front ends write the heads-first transposes of attention for any number
+    of tokens: `[T][H][D]` to `[H][T][D]` for the queries, and back for the
+    output. In decode (T = 1) such a `linalg.transpose` keeps every
+    element where it is in memory (it moves a dimension of extent 1 only),
+    yet the generic lowering makes it a kernel that copies the tensor, two
+    per layer in a Llama decode step. This pass (on tensors) replaces a
+    `linalg.transpose` with static shapes whose permutation keeps the
+    dimensions of extent other than 1 in order by a
+    `tensor.collapse_shape` of its input to one dimension and a
+    `tensor.expand_shape` to its result's shape: bufferization makes them
+    views of the input's buffer (a copy only where that buffer is not
+    contiguous). The same elements in the same places: values are the same
+    bits. One remark per transpose replaced; a transpose that moves
+    dimensions of other extents is left alone, silently (most are).
+
+    ```mlir
+    // Before
+    %q = linalg.transpose ins(%rope : tensor<1x32x128xbf16>)
+                          outs(%e : tensor<32x1x128xbf16>)
+                          permutation = [1, 0, 2]
+    // After
+    %flat = tensor.collapse_shape %rope [[0, 1, 2]]
+        : tensor<1x32x128xbf16> into tensor<4096xbf16>
+    %q = tensor.expand_shape %flat [[0, 1, 2]] output_shape [32, 1, 128]
+        : tensor<4096xbf16> into tensor<32x1x128xbf16>
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
   let summary = "Map the largest dimension of a generic kernel's grid to x";
   let description = [{
