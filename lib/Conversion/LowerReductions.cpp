@@ -388,6 +388,11 @@ struct LowerReductionsPass final
           << workgroupSize.getValue() << " is not a power of two";
       return signalPassFailure();
     }
+    if (maxWorkgroupSize < 1 || !llvm::isPowerOf2_64(maxWorkgroupSize)) {
+      getOperation().emitError("cachet-lower-reductions: max-workgroup-size ")
+          << maxWorkgroupSize.getValue() << " is not a power of two";
+      return signalPassFailure();
+    }
     AliasAnalysis aliases(getOperation());
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -428,7 +433,12 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   int64_t outputs = 1;
   for (int64_t extent : ArrayRef<int64_t>(ranges).drop_back())
     outputs *= extent;
+  // Few outputs (a decode step's one row) fill few workgroups: more
+  // threads each, so that each thread's serial loop over the row is short.
   int64_t threads = workgroupSize;
+  while (threads * 2 <= maxWorkgroupSize && length > 4 * threads &&
+         outputs * threads * 2 <= 65536)
+    threads *= 2;
   auto index = [&](OpBuilder &ib, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(ib, loc, value);
   };

@@ -349,8 +349,12 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // Generic kernels: every linalg op becomes parallel loops, their
   // innermost dimension first, tiled so that it maps to the threads of a
   // workgroup.
-  builder.add("func.func(cachet-reductions-inner,cachet-lower-reductions,"
-              "convert-linalg-to-parallel-loops,"
+  // A reduction with few outputs takes up to 1024 threads each on CUDA and
+  // HIP; Vulkan devices promise fewer (256 is the generic kernels' size).
+  builder.add(std::string("func.func(cachet-reductions-inner,"
+                          "cachet-lower-reductions{max-workgroup-size=") +
+              (spirv ? "256" : "1024") +
+              "},convert-linalg-to-parallel-loops,"
               "cachet-host-compute-to-parallel,cachet-innermost-dim-first)");
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));

@@ -33,7 +33,7 @@ if [ "${TORCH:-0}" = 1 ]; then
 fi
 
 M=/tmp/llama3-8b-$TYPE.gguf
-{ time $B/cachet-gguf random llama3-8b --type=$TYPE --seed=1 -o $M; } > $W/gguf.log 2>&1
+[ -f $M ] || { time $B/cachet-gguf random llama3-8b --type=$TYPE --seed=1 -o $M; } > $W/gguf.log 2>&1
 s
 NCU=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 NCU=${NCU:-ncu}

@@ -1,12 +1,21 @@
 // cachet-lower-reductions: one workgroup per output of a row or full
 // reduction, the row split over its threads and combined by a tree.
-// RUN: cachet-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 min-reduction-size=128}))' | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 min-reduction-size=128}))' | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 min-reduction-size=128}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=GROW
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{max-workgroup-size=96}))' 2>&1 | FileCheck %s --check-prefix=INVALID-MAX
+// INVALID-MAX: error: cachet-lower-reductions: max-workgroup-size 96 is not a power of two
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: error: cachet-lower-reductions: workgroup-size 48 is not a power of two
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 fuse-neighbours=false}))' 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 fuse-neighbours=false}))' 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
 
 // A sum of squares to a 0-d buffer (an RMSNorm over a vector): one
 // workgroup, every thread folding every 64th value from 0.0.
+// Up to max-workgroup-size threads where outputs are few, while each
+// thread still folds more than 4 values: 1024 threads for one row of 4096,
+// 256 for two rows of 1000 (argmax), 64 for 15 rows of 256.
+// GROW: 1 workgroup of 1024 threads, one per output, each folding a row of 4096 values
+// GROW: 2 workgroups of 256 threads, one per output, each folding a row of 1000 values
+// GROW: 15 workgroups of 64 threads
 // CHECK-LABEL: func.func @sum_of_squares
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) workgroup(%[[P:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)

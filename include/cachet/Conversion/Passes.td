@@ -630,6 +630,12 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
     Option<"minReductionSize", "min-reduction-size", "int64_t",
            /*default=*/"128",
            "Rows shorter than this keep one thread per output">,
+    Option<"maxWorkgroupSize", "max-workgroup-size", "int64_t",
+           /*default=*/"1024",
+           "With few outputs, threads per output up to this (a power of "
+           "two): doubled from workgroup-size while each thread still "
+           "folds more than 4 values and outputs x threads stays under "
+           "65536">,
     Option<"fuseNeighbours", "fuse-neighbours", "bool", /*default=*/"true",
            "Take the outputs' fills before the reduction, and the "
            "element-wise and row ops after it, into its kernel">,
