@@ -168,9 +168,10 @@ def matvec_mlir(rows, cols, batch=0, element="bf16"):
         "}"])
 
 
-def block_matvec_mlir(fmt, rows, cols, batch=0):
+def block_matvec_mlir(fmt, rows, cols, batch=0, element="f16"):
     """A mat-vec over packed ggml blocks as a front end writes it: the
-    weight dequantized to f16 by cachet.dequantize, f16 activations. For
+    weight dequantized to `element` (f16, or bf16 as a bf16 model's
+    decoder has it) by cachet.dequantize, activations of that type. For
     "q8_0-split", i8 values and f16 scales dequantized by a generic; for
     "q4_0-split", i4 values (two per byte) less 8 and f16 scales. With
     `batch`, the mat-mul of `batch` tokens (see product)."""
@@ -201,8 +202,8 @@ def block_matvec_mlir(fmt, rows, cols, batch=0):
         w = f"tensor<{rows}x{cols // BLOCKS[fmt][1]}x!cachet.{fmt}>"
         params = f"%w: {w} {{cachet.weight}}"
         dequantize = [f"  %d = cachet.dequantize %w : {w} -> "
-                      f"tensor<{rows}x{cols}xf16>"]
-    lines, xt, yt = product("%d", "%x", rows, cols, "f16", batch)
+                      f"tensor<{rows}x{cols}x{element}>"]
+    lines, xt, yt = product("%d", "%x", rows, cols, element, batch)
     return "\n".join([
         f"func.func @matvec({params}, %x: {xt}) -> {yt} {{",
         "  %z = arith.constant 0.0 : f32"] + dequantize + lines + [
@@ -342,6 +343,16 @@ def main():
             # Bytes: the packed weight (what the targets count), x and y.
             add("kernel", f"matvec {fmt}", f"{rows}x{cols}", "matvec",
                 block_matvec_mlir(fmt, rows, cols),
+                bytes=rows * cols // per_block * block_bytes + 2 * cols
+                + 4 * rows)
+
+    # The packed formats a bf16 model's decoder reads: each value rounded
+    # to bf16 (the dequantize's element type), bf16 x.
+    for fmt in ["q8_0", "q4_0", "q4_K", "q6_K"]:
+        block_bytes, per_block = BLOCKS[fmt]
+        for rows, cols in preset["matvec"]:
+            add("kernel", f"matvec {fmt} bf16", f"{rows}x{cols}", "matvec",
+                block_matvec_mlir(fmt, rows, cols, element="bf16"),
                 bytes=rows * cols // per_block * block_bytes + 2 * cols
                 + 4 * rows)
 

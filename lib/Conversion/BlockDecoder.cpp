@@ -196,6 +196,19 @@ Value byteField(OpBuilder &b, Location loc, ArrayRef<Value> words, int64_t k,
                                i32Const(b, loc, (1 << width) - 1));
 }
 
+/// `float(u - bias)` for an i32 `u` in [0, 2^23) and a small `bias`
+/// (at most 128): `u` made the low bits of the f32 2^23 + u (an or), less
+/// 2^23 + bias, exact. Integer and add only: NVIDIA GPUs run int-to-float
+/// conversions at a quarter of the add rate or less, and a decoded weight
+/// in a mat-vec took one per value.
+Value biasedToF32(OpBuilder &b, Location loc, Value u, int32_t bias) {
+  Value bits = arith::OrIOp::create(b, loc, u, i32Const(b, loc, 0x4B000000));
+  return arith::SubFOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, b.getF32Type(), bits),
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                     llvm::APFloat(8388608.0f + bias)));
+}
+
 /// `words` each shifted right by the i32 `shift`: the nibbles at `shift` (0
 /// or 4) of each byte brought to its low bits, once per word rather than
 /// once per value.
@@ -258,19 +271,13 @@ std::pair<Value, Value> getQ2KFactors(OpBuilder &b, Location loc, Value d,
 /// that q - 4 is ggml's `q2 - (high ? 0 : 4)`; the ternary formats' 1).
 Value getCenteredValue(OpBuilder &b, Location loc, Value factor, Value q,
                        int32_t bias) {
-  Value centered = arith::SubIOp::create(b, loc, q, i32Const(b, loc, bias));
-  return arith::MulFOp::create(
-      b, loc, factor,
-      arith::SIToFPOp::create(b, loc, b.getF32Type(), centered));
+  return arith::MulFOp::create(b, loc, factor, biasedToF32(b, loc, q, bias));
 }
 
 /// A q4_K value from its factors and its nibble q (i32): `d1 * q - m1`.
 Value getQ4KValue(OpBuilder &b, Location loc, Value d1, Value m1, Value q) {
   return arith::SubFOp::create(
-      b, loc,
-      arith::MulFOp::create(b, loc, d1,
-                            arith::UIToFPOp::create(b, loc, b.getF32Type(), q)),
-      m1);
+      b, loc, arith::MulFOp::create(b, loc, d1, biasedToF32(b, loc, q, 0)), m1);
 }
 
 /// A q6_K value from its factor `d * scale` and the i32 bytes holding its
@@ -428,14 +435,12 @@ Value BlockDecoder::decode(Value blockOffset, Value lane) {
   }
   if (layout.minOffset >= 0) {
     Value m = readF16(layout.minOffset);
-    Value scaled = arith::MulFOp::create(
-        b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
+    Value scaled =
+        arith::MulFOp::create(b, loc, d, biasedToF32(b, loc, quant, 0));
     return arith::AddFOp::create(b, loc, scaled, m);
   }
-  Value centered =
-      arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
   return arith::MulFOp::create(b, loc, d,
-                               arith::SIToFPOp::create(b, loc, f32, centered));
+                               biasedToF32(b, loc, quant, layout.bias));
 }
 
 Value BlockDecoder::decodeValue(Value valueIndex) {
@@ -730,11 +735,9 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
                            int32_t width) {
     Value negM1 = arith::NegFOp::create(b, loc, m1);
     for (int64_t k = 0; k < n; ++k)
-      values.push_back(
-          createFma(b, loc, d1,
-                    arith::UIToFPOp::create(b, loc, f32,
-                                            byteField(b, loc, words, k, width)),
-                    negM1));
+      values.push_back(createFma(
+          b, loc, d1,
+          biasedToF32(b, loc, byteField(b, loc, words, k, width), 0), negM1));
     return values;
   };
   if (layout.kind == QuantKind::T2) {
@@ -932,22 +935,14 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
       Value high = arith::AndIOp::create(
           b, loc, arith::ShRUIOp::create(b, loc, highWord, highShift),
           i32Const(b, loc, 0x03030303));
-      quants.push_back(arith::XOrIOp::create(
-          b, loc,
-          arith::OrIOp::create(
-              b, loc, low,
-              arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4))),
-          i32Const(b, loc, 0x20202020)));
+      quants.push_back(arith::OrIOp::create(
+          b, loc, low,
+          arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 4))));
     }
-    for (int64_t k = 0; k < n; ++k) {
-      // Bits 8 (k % 4) .. + 5 sign-extended: shifted to the top, back down.
-      Value word = arith::ShLIOp::create(b, loc, quants[k / 4],
-                                         i32Const(b, loc, 26 - 8 * (k % 4)));
-      Value centered =
-          arith::ShRSIOp::create(b, loc, word, i32Const(b, loc, 26));
+    for (int64_t k = 0; k < n; ++k)
       values.push_back(arith::MulFOp::create(
-          b, loc, d1, arith::SIToFPOp::create(b, loc, f32, centered)));
-    }
+          b, loc, d1,
+          biasedToF32(b, loc, byteField(b, loc, quants, k, 6), 32)));
     return values;
   }
   Value d = readHalf(0);
@@ -990,15 +985,13 @@ SmallVector<Value> BlockDecoder::decodeSlice(const WordReader &readWord,
           b, loc, quant, arith::ShLIOp::create(b, loc, h, i32Const(b, loc, 4)));
     }
     if (m) {
-      Value scaled = arith::MulFOp::create(
-          b, loc, d, arith::UIToFPOp::create(b, loc, f32, quant));
+      Value scaled =
+          arith::MulFOp::create(b, loc, d, biasedToF32(b, loc, quant, 0));
       values.push_back(arith::AddFOp::create(b, loc, scaled, m));
       continue;
     }
-    Value centered =
-        arith::SubIOp::create(b, loc, quant, i32Const(b, loc, layout.bias));
     values.push_back(arith::MulFOp::create(
-        b, loc, d, arith::SIToFPOp::create(b, loc, f32, centered)));
+        b, loc, d, biasedToF32(b, loc, quant, layout.bias)));
   }
   return values;
 }
@@ -1096,10 +1089,8 @@ SmallVector<Value> BlockDecoder::decodeQ4Words(OpBuilder &b, Location loc,
                                                Value d) {
   SmallVector<Value> values;
   for (int64_t k = 0; k < n; ++k) {
-    Value quant = byteField(b, loc, words, k, 4);
-    Value centered = arith::SubIOp::create(b, loc, quant, i32Const(b, loc, 8));
     values.push_back(arith::MulFOp::create(
-        b, loc, d, arith::SIToFPOp::create(b, loc, b.getF32Type(), centered)));
+        b, loc, d, biasedToF32(b, loc, byteField(b, loc, words, k, 4), 8)));
   }
   return values;
 }
@@ -1136,14 +1127,40 @@ SmallVector<Value> BlockDecoder::unpackNibbleWords(OpBuilder &b, Location loc,
 SmallVector<Value> BlockDecoder::decodeQ8Words(OpBuilder &b, Location loc,
                                                ArrayRef<Value> words, int64_t n,
                                                Value d) {
+  // q + 128 per byte (an xor per word), each byte made the low byte of
+  // the f32 2^23 + q + 128 by a byte permutation (PTX prmt), less 2^23 +
+  // 128: exact, no int-to-float conversion.
+  Type i8 = b.getI8Type(), f32 = b.getF32Type();
+  auto bytesType = VectorType::get({4}, i8);
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  Value magic = arith::ConstantOp::create(
+      b, loc, bytesType,
+      DenseElementsAttr::get(bytesType,
+                             ArrayRef<APInt>{APInt(8, 0), APInt(8, 0),
+                                             APInt(8, 0), APInt(8, 0x4B)}));
+  Value bias = arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                              llvm::APFloat(8388736.0f));
   SmallVector<Value> values;
+  Value u;
   for (int64_t k = 0; k < n; ++k) {
-    Value word = words[k / 4];
-    if (k % 4 != 0)
-      word =
-          arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, 8 * (k % 4)));
-    Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), word);
-    Value q = arith::SIToFPOp::create(b, loc, b.getF32Type(), byte);
+    if (k % 4 == 0)
+      u = vector::BitCastOp::create(
+          b, loc, bytesType,
+          vector::FromElementsOp::create(
+              b, loc, wordType,
+              ValueRange{arith::XOrIOp::create(
+                  b, loc, words[k / 4],
+                  i32Const(b, loc, static_cast<int32_t>(0x80808080u)))}));
+    Value bits = vector::BitCastOp::create(
+        b, loc, wordType,
+        vector::ShuffleOp::create(b, loc, u, magic,
+                                  ArrayRef<int64_t>{k % 4, 4, 5, 7}));
+    Value q = arith::SubFOp::create(
+        b, loc,
+        arith::BitcastOp::create(
+            b, loc, f32,
+            vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0})),
+        bias);
     values.push_back(arith::MulFOp::create(b, loc, q, d));
   }
   return values;

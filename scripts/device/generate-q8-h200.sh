@@ -13,6 +13,9 @@
 # There: the 8.5 GB q8_0 GGUF written by cachet-gguf, then --bench at d4096
 # and d32768 (tg128 and pp512, 3 repetitions, rewrites on and off
 # interleaved, their tokens and logits compared). Logs: $OUT/generate-q8.tgz.
+# Options (variables): OLD=DIR (tg128 of an earlier build's artifacts, the
+# A/B), KSUITE=DIR (a bench/make-suite.py folder timed and checked), NCU=1
+# (a decode step under Nsight Compute), BENCH_S (the bench's time limit).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/gen-q8; mkdir -p $W; D=.device; B=$D/bin; dir=$D
@@ -31,7 +34,8 @@ if [ -d $D/small/decode ]; then
   s
 fi
 M=/tmp/llama3-8b-q8_0.gguf
-{ time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
+# (Kept from an earlier call on the same warm machine.)
+[ -s $M ] || { time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
 s
 timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
   --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
@@ -40,6 +44,24 @@ timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
 echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
+# OLD=DIR: the decode of artifacts built at an earlier commit (DIR/decode,
+# DIR/prefill), tg128 only, rewrites on, in the same lease: the A/B of a
+# kernel change.
+if [ -n "${OLD:-}" ]; then
+  timeout ${OLD_S:-200} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+    --dtype=bf16 --ubatch=512 --prefill=$OLD/prefill --decode=$OLD/decode \
+    --ctx=33280 --bench-on-only --bench-prompt=0 --bench-depths=4096,32768 \
+    --bench-reps=3 > $W/bench-old.log 2> $W/bench-old.err
+  echo "rc $? after ${SECONDS}s" >> $W/bench-old.log
+  s
+fi
+# KSUITE=DIR: a cachet-bench suite (bench/make-suite.py) timed and checked
+# against the CPU reference, off / on.
+if [ -n "${KSUITE:-}" ]; then
+  timeout 120 $B/cachet-bench $KSUITE --repeat=10 --json=$W/ksuite.json > $W/ksuite.log 2>&1
+  check $KSUITE/*/ > $W/ksuite-check.log 2>&1
+  s
+fi
 # NCU=1: Nsight Compute over a one-token prompt and two decode steps, as
 # profile-decode-h200.sh does (bench/ncu-steps.py sums the last step).
 if [ "${NCU:-0}" = 1 ] && [ $SECONDS -lt 520 ]; then
@@ -55,3 +77,5 @@ if [ "${NCU:-0}" = 1 ] && [ $SECONDS -lt 520 ]; then
 fi
 [ -f $W/ncu-summary.txt ] && { tail -2 $W/ncu.err; cat $W/ncu-summary.txt; }
 grep -a "check\|rewrites\|rc" $W/small.log 2>/dev/null | tail -5; tail -3 $W/gguf.log; cat $W/bench-cuda.log; tail -3 $W/bench-cuda.err
+[ -f $W/bench-old.log ] && { echo "== OLD ($OLD)"; cat $W/bench-old.log; tail -3 $W/bench-old.err; }
+[ -f $W/ksuite.log ] && { grep -a "^| " $W/ksuite.log; echo "checks PASS: $(grep -ac PASS $W/ksuite-check.log)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/ksuite-check.log | head; }

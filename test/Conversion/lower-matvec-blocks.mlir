@@ -51,6 +51,43 @@ func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
 
 // -----
 
+// q8_0 to bf16 (a bf16 model's decoder): each value decoded in f32 without
+// int-to-float conversions, rounded to bf16 two at a time (a vector<2>
+// truncf read back as one i32, so that it is not folded into scalar
+// conversions: PTX cvt.rn.bf16x2.f32) and widened by a shift and a mask.
+// CHECK-LABEL: func.func @q8_0_bf16
+// CHECK: gpu.launch
+// CHECK: vector.shuffle {{.*}} [0, 4, 5, 7] : vector<4xi8>, vector<4xi8>
+// CHECK-NOT: arith.sitofp
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK-DAG: arith.shli {{.*}}, %c16_i32{{[_0-9]*}} : i32
+// CHECK-DAG: arith.andi {{.*}}, %c-65536_i32{{[_0-9]*}} : i32
+// CHECK-NOT: arith.extf {{.*}} : bf16 to f32
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+func.func @q8_0_bf16(%w: memref<4x136xi8>, %x: memref<128xbf16>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<4xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<4x128xbf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<4x128xbf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%out: bf16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<4x136xi8>
+    %f = arith.sitofp %b : i8 to bf16
+    linalg.yield %f : bf16
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<4xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: subgroup kernel on q8_0 blocks}}
+  // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
+  linalg.matvec ins(%a, %x : memref<4x128xbf16>, memref<128xbf16>) outs(%y : memref<4xf32>)
+  memref.dealloc %a : memref<4x128xbf16>
+  return %y : memref<4xf32>
+}
+
+// -----
+
 // Split q8_0 (a raised front-end dequantization: i8 values and f16 scales
 // in two buffers), to f32: the kernel loads the values' aligned words and
 // each slice's scale, both marked as streaming weight loads; the products
@@ -60,7 +97,12 @@ func.func @q8_0(%w: memref<4x136xi8>, %x: memref<128xf16>) -> memref<4xf32> {
 // CHECK: gpu.launch
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<4x64xi8>, vector<8xi8>
 // CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<4x2xf16>, vector<1xf16>
-// CHECK: arith.sitofp {{.*}} : i8 to f32
+// Each quant made the low byte of the f32 2^23 + q + 128 (no sitofp):
+// CHECK-DAG: %[[MAGIC:.*]] = arith.constant 0x4B000080 : f32
+// CHECK-DAG: arith.xori {{.*}}, %c-2139062144_i32{{[_0-9]*}} : i32
+// CHECK: vector.shuffle {{.*}} [0, 4, 5, 7] : vector<4xi8>, vector<4xi8>
+// CHECK: arith.subf {{.*}}, %[[MAGIC]] : f32
+// CHECK-NOT: arith.sitofp
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.matvec
 func.func @split_q8_0(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %x: memref<64xf32>) -> memref<4xf32> {
@@ -119,7 +161,9 @@ func.func @split_scales_written(%q: memref<4x64xi8>, %s: memref<4x2xf16>, %s2: m
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch
 // CHECK-COUNT-2: vector.load %arg{{[01]}}[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<{{8|4}}x80xi8>, vector<4xi8>
-// CHECK: arith.uitofp
+// The nibble made the low bits of the f32 2^23 + q, less 2^23 (no uitofp):
+// CHECK: arith.ori {{.*}}, %c1258291200_i32{{[_0-9]*}} : i32
+// CHECK: arith.subf {{.*}} : f32
 // CHECK: vector.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.matvec
 func.func @q4_1_siblings(%wq: memref<8x80xi8>, %wk: memref<4x80xi8>, %x: memref<128xf32>)
@@ -233,8 +277,8 @@ func.func @q5_K(%w: memref<2x528xi8>, %x: memref<768xf32>) -> memref<2xf32> {
 
 // q6_K (210-byte super-blocks, only 2-aligned: the slice's bytes are
 // shifted out of aligned words): low nibbles, high bit pairs and one int8
-// scale per 16 values, four 6-bit quants per word (q ^ 32 read as a signed
-// 6-bit field is q - 32). A slice of 32 would take two scales: with
+// scale per 16 values, four 6-bit quants per word (each q made the low bits
+// of the f32 2^23 + q, less 2^23 + 32). A slice of 32 would take two scales: with
 // super-block-slice=0 block-slice=32 the weight is dequantized by a kernel
 // of its own.
 // CHECK-LABEL: func.func @q6_K
@@ -243,9 +287,10 @@ func.func @q5_K(%w: memref<2x528xi8>, %x: memref<768xf32>) -> memref<2xf32> {
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<2x420xi8>, vector<4xi8>
 // CHECK: arith.trunci {{.*}} : i32 to i8
 // CHECK: arith.sitofp {{.*}} : i8 to f32
-// CHECK: arith.xori {{.*}}, %c538976288_i32{{[_0-9]*}} : i32
-// CHECK: arith.shrsi {{.*}}, %c26_i32{{[_0-9]*}} : i32
-// CHECK: arith.sitofp {{.*}} : i32 to f32
+// CHECK: arith.andi {{.*}}, %c63_i32{{[_0-9]*}} : i32
+// CHECK: arith.ori {{.*}}, %c1258291200_i32{{[_0-9]*}} : i32
+// CHECK: arith.constant 8.388640e+06 : f32
+// CHECK-NOT: arith.sitofp {{.*}} : i32 to f32
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // SLICE16: subgroup kernel on q6_K blocks decoded in registers (never materialized): 32 lanes per row, 4 subgroups per block, 4 (paired: 2) slices of 16 values per lane in flight
 // SLICE32: generic kernel: q6_K blocks are not decoded in slices of 32 values; the q6_K weight is dequantized by a kernel of its own

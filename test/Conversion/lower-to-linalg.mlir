@@ -26,23 +26,24 @@ func.func @q8_0(%kq: tensor<16x2x4x!cachet.q8_0>) -> tensor<16x2x128xf16> {
 // CHECK-SAME: tensor<4x22xi8> {cachet.block_format = "q5_0"}
 // CHECK-SAME: tensor<4x24xi8> {cachet.block_format = "q5_1"}
 // CHECK-SAME: tensor<4x18xi8> {cachet.block_format = "iq4_nl"}
-// q4_0: nibble - 8.
+// q4_0: nibble - 8, as the f32 2^23 + nibble (an or) less 2^23 + 8.
 // CHECK: arith.constant 18 : index
 // CHECK: arith.constant 15 : i32
-// CHECK: arith.constant 8 : i32
-// CHECK: arith.subi
+// CHECK: arith.ori {{.*}}, %c1258291200_i32 : i32
+// CHECK: arith.constant 0x4B000008 : f32
+// CHECK: arith.subf
 // q4_1: d * nibble + m (m at byte 2).
 // CHECK: arith.constant 20 : index
-// CHECK: arith.uitofp
+// CHECK: arith.constant 0x4B000000 : f32
 // CHECK: arith.addf
 // q5_0: fifth bit from the 32-bit qh at bytes 2-5, minus 16.
 // CHECK: arith.constant 22 : index
 // CHECK: arith.constant 24 : i32
-// CHECK: arith.constant 16 : i32
-// CHECK: arith.subi
+// CHECK: arith.constant 0x4B000010 : f32
+// CHECK: arith.subf
 // q5_1
 // CHECK: arith.constant 24 : index
-// CHECK: arith.uitofp
+// CHECK: arith.constant 0x4B000000 : f32
 // iq4_nl: the code book, four entries per i32 word (-127 -104 -83 -65 ..
 // 53 69 89 113), a byte picked by the quant's bits.
 // CHECK: arith.constant -1079142271 : i32
