@@ -15,7 +15,8 @@
 # interleaved, their tokens and logits compared). Logs: $OUT/generate-q8.tgz.
 # Options (variables): OLD=DIR (tg128 of an earlier build's artifacts, the
 # A/B), KSUITE=DIR (a bench/make-suite.py folder timed and checked), NCU=1
-# (a decode step under Nsight Compute), BENCH_S (the bench's time limit).
+# (a decode step under Nsight Compute), BENCH_S (the bench's time limit),
+# BENCH=0 (no bench).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=/tmp/gen-q8; mkdir -p $W; D=.device; B=$D/bin; dir=$D
@@ -37,11 +38,11 @@ M=/tmp/llama3-8b-q8_0.gguf
 # (Kept from an earlier call on the same warm machine.)
 [ -s $M ] || { time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
 s
-timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+[ "${BENCH:-1}" = 1 ] && timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
   --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
   --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
   > $W/bench-cuda.log 2> $W/bench-cuda.err
-echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
+[ "${BENCH:-1}" = 1 ] && echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
 # OLD=DIR: the decode of artifacts built at an earlier commit (DIR/decode,
@@ -55,11 +56,16 @@ if [ -n "${OLD:-}" ]; then
   echo "rc $? after ${SECONDS}s" >> $W/bench-old.log
   s
 fi
-# KSUITE=DIR: a cachet-bench suite (bench/make-suite.py) timed and checked
-# against the CPU reference, off / on.
+# KSUITE="DIR..": cachet-bench suites (bench/make-suite.py) timed in
+# turns, two rounds, and checked against the CPU reference, off / on.
 if [ -n "${KSUITE:-}" ]; then
-  timeout 120 $B/cachet-bench $KSUITE --repeat=10 --json=$W/ksuite.json > $W/ksuite.log 2>&1
-  check $KSUITE/*/ > $W/ksuite-check.log 2>&1
+  for round in 1 2; do
+    for k in $KSUITE; do
+      echo "== $k round $round" >> $W/ksuite.log
+      timeout 60 $B/cachet-bench $k --repeat=10 --json=$W/ksuite-$(basename $k)-$round.json >> $W/ksuite.log 2>&1
+    done
+  done
+  for k in $KSUITE; do check $k/*/; done > $W/ksuite-check.log 2>&1
   s
 fi
 # NCU=1: Nsight Compute over a one-token prompt and two decode steps, as
@@ -78,4 +84,4 @@ fi
 [ -f $W/ncu-summary.txt ] && { tail -2 $W/ncu.err; cat $W/ncu-summary.txt; }
 grep -a "check\|rewrites\|rc" $W/small.log 2>/dev/null | tail -5; tail -3 $W/gguf.log; cat $W/bench-cuda.log; tail -3 $W/bench-cuda.err
 [ -f $W/bench-old.log ] && { echo "== OLD ($OLD)"; cat $W/bench-old.log; tail -3 $W/bench-old.err; }
-[ -f $W/ksuite.log ] && { grep -a "^| " $W/ksuite.log; echo "checks PASS: $(grep -ac PASS $W/ksuite-check.log)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/ksuite-check.log | head; }
+[ -f $W/ksuite.log ] && { grep -a "^| \|^==" $W/ksuite.log | grep -v -- "---\|^| case"; echo "checks PASS: $(grep -ac PASS $W/ksuite-check.log)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/ksuite-check.log | head; }
