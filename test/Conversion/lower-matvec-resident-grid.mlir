@@ -11,12 +11,13 @@
 // of the grid at once.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 matvec-kernel=subgroup matvec-options={blocks-per-cu=1} format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
 
-// Q (64 rows, a subgroup each: 16 blocks) and K/V (16 rows each, computed
-// by the same 16 subgroups: 4 blocks): 20 blocks, looped over by a grid of 2.
+// K/V (16 rows each, computed by the same 16 subgroups: 4 blocks, first)
+// and Q (64 rows, a subgroup each: 16 blocks): 20 blocks, looped over by a
+// grid of 2.
 // CHECK-LABEL: func.func @qkv
 // CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c1{{[_0-9]*}}, {{.*}} = %c1{{[_0-9]*}})
 // CHECK: scf.for %[[VB:.*]] = %[[BX]] to %c20{{(_[0-9]+)?}} step %c2{{(_[0-9]+)?}} {
-// CHECK: arith.cmpi ult, %[[VB]], %c16
+// CHECK: arith.cmpi ult, %[[VB]], %c4
 // CHECK: vector.load {{.*}}cachet.streaming_weight
 // CHECK: } {cachet.min_workgroups_per_sm = 1 : i64}
 // CHECK: gpu.terminator

@@ -134,16 +134,17 @@ func.func @one_fill(%w: memref<8x64xf32>, %x: memref<64xf32>, %y: memref<8xf32>)
 // -----
 
 // Q, K and V over one x: one kernel. K and V (16 rows each) are computed by
-// the same subgroups, one accumulator per weight; Q's 64 rows take blocks
-// 0-15, K/V's blocks 16-19.
+// the same subgroups, one accumulator per weight; their blocks run longest,
+// so they take the grid's first: K/V's blocks 0-3, Q's 64 rows 4-19.
 // CHECK-LABEL: func.func @qkv
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c20{{[_0-9]*}}, {{.*}}
-// CHECK: arith.cmpi ult, %{{.*}}, %c16
-// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c4
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
 // CHECK: memref.store {{.*}} : memref<16xf32>
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: memref.store {{.*}} : memref<16xf32>
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: memref.store {{.*}} : memref<64xf32>
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: linalg.
 // CHECK: return

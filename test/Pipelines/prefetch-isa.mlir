@@ -69,8 +69,9 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=NOPREFETCH
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG
 // (cachet-lower-matvec puts Q/K/V, and gate/up, in one kernel each: four
-// steps, two of several weights.)
-// AUTOSG: step 1 of 4, weights memref<1024x1024xbf16> and memref<256x1024xbf16> and memref<256x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; on the H200 no prefetch paid for it (bulk 0.95x, l2 0.99x, pdl with its prologue prefetch 0.94x of pdl without it; docs/BENCHMARKS.md), pdl with the trigger first and the weight loads before the wait did (1.06x of none, run 44), so pdl without prefetches; pdl: wait after the first loads of the weights (before the first access to other memory), launch_dependents first
+// steps, two of several weights; K and V, computed by the same subgroups,
+// take the kernel's first blocks.)
+// AUTOSG: step 1 of 4, weights memref<256x1024xbf16> and memref<256x1024xbf16> and memref<1024x1024xbf16>; auto: cachet's subgroup mat-vec kernel streams at full occupancy; on the H200 no prefetch paid for it (bulk 0.95x, l2 0.99x, pdl with its prologue prefetch 0.94x of pdl without it; docs/BENCHMARKS.md), pdl with the trigger first and the weight loads before the wait did (1.06x of none, run 44), so pdl without prefetches; pdl: wait after the first loads of the weights (before the first access to other memory), launch_dependents first
 // On a profile without pdl (rtx4070 on sm_89), auto leaves them alone.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_89 profile=rtx4070 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=AUTOSG89
 // AUTOSG89: step 1 of 4, {{.*}}; auto: cachet's subgroup mat-vec kernel streams at full occupancy; on the H200 no prefetch paid for it (bulk 0.95x, l2 0.99x, pdl with its prologue prefetch 0.94x of pdl without it; docs/BENCHMARKS.md), so none (an explicit mode forces one); not rewritten

@@ -184,9 +184,11 @@ private:
   llvm::SmallVector<mlir::Value> decodeValueSlice(mlir::Value value,
                                                   RowIndices at,
                                                   mlir::Value lane, int64_t n);
-  /// The decode kernel's second launch: each output row from the splits'
-  /// partial states in `parts`.
-  void buildDecodeMerge(mlir::Value parts, mlir::Value out);
+  /// The decode kernel's second launch: each output row from the partial
+  /// states in `parts` of the first `usedSplits` splits (an index; the
+  /// others hold no positions).
+  void buildDecodeMerge(mlir::Value parts, mlir::Value out,
+                        mlir::Value usedSplits);
   /// The workgroup memory, ids and positions of the decode kernel's first
   /// launch.
   struct DecodeFrame;

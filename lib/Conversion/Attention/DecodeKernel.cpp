@@ -347,7 +347,25 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     gpu::TerminatorOp::create(b, loc);
   }
   markOccupancy(launch);
-  buildDecodeMerge(parts, out);
+  // The splits that hold positions (on the host: the first launch's split
+  // size again). The others' states are neutral (max -inf, sum and
+  // accumulator 0): the merge skips them. At a depth of 4096 that is 16 of
+  // 64 splits.
+  Value usedSplits = index(std::max<int64_t>(
+      1, std::min<int64_t>(c.split, llvm::divideCeil(visible, perSplit))));
+  if (causal.position) {
+    Value visibleEnd = arith::MinUIOp::create(
+        b, loc, causalBound(causal, s.queries), index(visible));
+    Value positions = arith::MaxUIOp::create(b, loc, visibleEnd, one);
+    Value splitSize = arith::MulIOp::create(
+        b, loc,
+        arith::CeilDivUIOp::create(b, loc, positions, index(c.split * threads)),
+        index(threads));
+    usedSplits = arith::MinUIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, positions, splitSize),
+        index(c.split));
+  }
+  buildDecodeMerge(parts, out, usedSplits);
   memref::DeallocOp::create(b, loc, parts);
 }
 
@@ -756,7 +774,7 @@ void KernelBuilder::mergeDecodeSubgroups(const DecodeFrame &f,
       });
 }
 
-void KernelBuilder::buildDecodeMerge(Value parts, Value out) {
+void KernelBuilder::buildDecodeMerge(Value parts, Value out, Value usedSplits) {
   const int64_t rows = s.group * s.queries, valueDim = s.valueDim;
   int64_t threads = std::min<int64_t>(valueDim, 256);
   Value one = index(1);
@@ -773,7 +791,7 @@ void KernelBuilder::buildDecodeMerge(Value parts, Value out) {
   Value row = arith::RemUIOp::create(b, loc, r, index(s.queries));
   Value zero = index(0), f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
-  Value split = index(c.split);
+  Value split = usedSplits;
   auto at = [&](Value chunk, int64_t d) -> SmallVector<Value> {
     return {kvHead, chunk, r, index(d)};
   };
