@@ -281,8 +281,17 @@ struct LowerMatvecPass final
     });
     if (failedConfig)
       return signalPassFailure();
-    for (Operation *op : gemms)
+    for (Operation *op : gemms) {
+      std::string reason;
+      if (std::optional<cachet::BlockWeight> w =
+              cachet::getBlockWeight(op, reason))
+        lowerGemmWeightDequantize(*w, op);
+      else if (!reason.empty())
+        op->emitRemark("cachet-lower-matvec: the GEMM's weight keeps its "
+                       "generic dequantization: ")
+            << reason;
       lowerGemm(op, op->getAttrOfType<cachet::KernelConfigAttr>(name));
+    }
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
     llvm::DenseSet<Operation *> grouped;
@@ -328,6 +337,65 @@ struct LowerMatvecPass final
     op->erase();
     if (fill)
       fill.erase();
+  }
+
+  /// Replaces the dequantization of the GEMM `gemm`'s block weight `w` (a
+  /// generic writing the whole copy the GEMM reads, one thread per value
+  /// with byte loads) by a kernel of one thread per slice of 8 values of a
+  /// row: decoded from the blocks' aligned 32-bit words as the mat-vec
+  /// kernel decodes them (the same values), stored with one vector store.
+  /// The copy is still written: the GEMM reads it (issue 23 would decode
+  /// in the GEMM's producers).
+  static void lowerGemmWeightDequantize(cachet::BlockWeight w,
+                                        Operation *gemm) {
+    constexpr int64_t slice = 8, threads = 256;
+    auto out = cast<MemRefType>(w.buffer.getType());
+    Type element = out.getElementType();
+    int64_t rows = out.getDimSize(0), cols = out.getDimSize(1);
+    int64_t perRow = cols / slice, items = rows * perRow;
+    gemm->emitRemark("cachet-lower-matvec: the ")
+        << w.block.getFormatName() << (w.scales ? " (split)" : "")
+        << " weight's copy for the GEMM is dequantized by "
+        << llvm::divideCeil(items, threads) << " workgroups of " << threads
+        << " threads, each thread decoding " << slice
+        << " values of a row from aligned 32-bit words and storing them "
+           "at once";
+    Location loc = w.dequantize.getLoc();
+    OpBuilder b(w.dequantize);
+    auto index = [&](OpBuilder &ib, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ib, loc, v);
+    };
+    Value one = index(b, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, index(b, llvm::divideCeil(items, threads)), one, one,
+        index(b, threads), one, one);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value item = arith::AddIOp::create(
+        kb, loc,
+        arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
+                              index(kb, threads)),
+        launch.getThreadIds().x);
+    auto inRange = scf::IfOp::create(
+        kb, loc,
+        arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, item,
+                              index(kb, items)),
+        /*withElse=*/false);
+    {
+      OpBuilder ib = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+      Value row = arith::DivUIOp::create(ib, loc, item, index(ib, perRow));
+      Value k = arith::MulIOp::create(
+          ib, loc, arith::RemUIOp::create(ib, loc, item, index(ib, perRow)),
+          index(ib, slice));
+      Value values = decodeSlice(ib, loc, w, row, k, slice, element);
+      if (!element.isF32())
+        values = arith::TruncFOp::create(
+            ib, loc, VectorType::get({slice}, element), values);
+      auto store = vector::StoreOp::create(ib, loc, values, w.buffer,
+                                           ValueRange{row, k});
+      store.setAlignment(slice * element.getIntOrFloatBitWidth() / 8);
+    }
+    gpu::TerminatorOp::create(kb, loc);
+    w.dequantize->erase();
   }
 
   /// Takes the kernel parameters of `group` from the config of its first

@@ -13,8 +13,8 @@
 # There: the 8.5 GB q8_0 GGUF written by cachet-gguf, then --bench at d4096
 # and d32768 (tg128 and pp512, 3 repetitions, rewrites on and off
 # interleaved, their tokens and logits compared). Logs: $OUT/generate-q8.tgz.
-# Options (variables): OLD=DIR (tg128 of an earlier build's artifacts, the
-# A/B), KSUITE=DIR (a bench/make-suite.py folder timed and checked), NCU=1
+# Options (variables): OLD=DIR (tg128 and pp512 of an earlier build's
+# artifacts, the A/B), KSUITE=DIR (a bench/make-suite.py folder timed and checked), NCU=1
 # (a decode step under Nsight Compute), BENCH_S (the bench's time limit),
 # BENCH=0 (no bench).
 set -u
@@ -45,13 +45,13 @@ s
 [ "${BENCH:-1}" = 1 ] && echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
-# OLD=DIR: the decode of artifacts built at an earlier commit (DIR/decode,
-# DIR/prefill), tg128 only, rewrites on, in the same lease: the A/B of a
-# kernel change.
+# OLD=DIR: artifacts built at an earlier commit (DIR/decode, DIR/prefill),
+# tg128 and pp512, rewrites on, in the same lease: the A/B of a kernel
+# change.
 if [ -n "${OLD:-}" ]; then
   timeout ${OLD_S:-200} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
     --dtype=bf16 --ubatch=512 --prefill=$OLD/prefill --decode=$OLD/decode \
-    --ctx=33280 --bench-on-only --bench-prompt=0 --bench-depths=4096,32768 \
+    --ctx=33280 --bench-on-only --bench-depths=4096,32768 \
     --bench-reps=3 > $W/bench-old.log 2> $W/bench-old.err
   echo "rc $? after ${SECONDS}s" >> $W/bench-old.log
   s
