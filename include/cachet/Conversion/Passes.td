@@ -1343,7 +1343,14 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     M or N are read clamped and never stored. A `linalg.fill` of +0.0 right
     before is done by the kernel; else it adds y's value once at the end.
     A block weight's dequantized copy is still written by its own kernel
-    first.
+    first: where the GEMM's weight is the buffer a block dequantize
+    (`cachet.block_dequantize`, packed or split) writes and nothing else
+    reads, that generic becomes a kernel of 256-thread workgroups, each
+    thread decoding 8 values of a row from the blocks' aligned 32-bit
+    words (as the mat-vec kernel decodes them: the same values) and
+    storing them with one vector store (q8_0 prefill 1.65-1.98x on an
+    H100, docs/BENCHMARKS.md run 114); else the generic stays, with a
+    remark naming why.
 
     Each decision is a remark: the kernel of each mat-vec, which mat-vecs
     share a kernel, which generic is an epilogue, and why a mat-vec or
