@@ -75,10 +75,13 @@ PRESETS = {
 
 def decode_mlir(kv, hq, hkv, d, sq, depth):
     """Decode attention over a token-major cache (as llama.cpp and front ends
-    with an appended KV cache keep it): f16 / bf16 values or packed blocks."""
+    with an appended KV cache keep it): f16 / bf16 values or packed blocks
+    (dequantized to f16, or to bf16 with bf16 queries for "q8_0-bf16" /
+    "q4_0-bf16", as a bf16 model has them)."""
     s = depth + sq
     scale = 1.0 / math.sqrt(d)
-    elt = "bf16" if kv == "bf16" else "f16"
+    elt = "bf16" if kv.endswith("bf16") else "f16"
+    kv = kv.removesuffix("-bf16") if kv != "bf16" else kv
     q = f"tensor<{hq}x{sq}x{d}x{elt}>"
     cache = f"tensor<{s}x{hkv}x{d}x{elt}>"
     attend = (f"  %o = cachet.attention %q, %k, %v layout <token_major> scale"
@@ -288,11 +291,13 @@ def main():
 
     for depth in a["decode_depths"]:
         for sq in (1, 4):
-            for kv in ["f16", "bf16", "q8_0", "q4_0"]:
+            for kv in ["f16", "bf16", "q8_0", "q4_0", "q8_0-bf16",
+                       "q4_0-bf16"]:
                 add("decode", kv, f"tg{sq} @ d{depth}", "attention",
                     decode_mlir(kv, a["hq"], a["hkv"], a["d"], sq, depth),
                     tokens=sq,
-                    bytes=kv_bytes(kv, a["hkv"], a["d"], depth + sq))
+                    bytes=kv_bytes(kv.removesuffix("-bf16") if kv != "bf16"
+                                   else kv, a["hkv"], a["d"], depth + sq))
 
     if args.grid:
         # Issue 20's dequant-once grid: rewrites off (blocks decoded in the

@@ -1000,7 +1000,7 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"decodeMmaSync", "decode-mma-sync", "int64_t", /*default=*/"0",
            "The decode kernel with Q K^T and P V on m16n8k16 mma.sync "
            "(NVVM, with allow-mma-sync; f16/bf16 K and V, or q8_0/q4_0 "
-           "blocks decoded to f16 in registers; up to 16 rows per "
+           "blocks decoded to f16 or bf16 in registers; up to 16 rows per "
            "workgroup): 1 wherever it serves the attention, -1 never, 0 "
            "auto (the same but for blocks at up to 4 rows below 16384 "
            "positions)">,

@@ -399,8 +399,7 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
 
 /// "; K decoded from q8_0 blocks `where`" (and V), for the K/V of `s` the
 /// kernel decodes from blocks.
-static std::string describeDecodedKV(const AttentionShape &s,
-                                     StringRef where) {
+static std::string describeDecodedKV(const AttentionShape &s, StringRef where) {
   std::string decoded;
   for (auto [what, block] :
        {std::pair<StringRef, BlockQuantizedType>{"K", s.keyBlock},
@@ -627,12 +626,8 @@ static std::string whyNotDecodeMma(const AttentionShape &s, int64_t rows,
   for (BlockQuantizedType block : {keyFrom, valueFrom}) {
     if (block && !isa<Q8_0Type, Q4_0Type>(block))
       return llvm::formatv("{0} blocks (it decodes q8_0 and q4_0 into f16 "
-                           "pairs in registers)",
+                           "or bf16 pairs in registers)",
                            block.getFormatName());
-    if (block && !q.isF16())
-      return llvm::formatv("{0} blocks dequantized to {1} (it decodes blocks "
-                           "to f16)",
-                           block.getFormatName(), q);
   }
   // Lane l holds head-dim / 4 consecutive values of a K row (whole blocks,
   // or 16-byte loads) and value-dim / 8 of a V row (16 or 32 values of one
@@ -765,7 +760,10 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
                             "(decode-load-bytes)"
                           : "; blocks read 8 bytes at a time (whole blocks "
                             "with their scales)";
-  d.remark += describeDecodedKV(s, "into f16 pairs in registers");
+  d.remark += describeDecodedKV(
+      s, s.queryElement.isBF16()
+             ? "in f32 and rounded into bf16 pairs in registers"
+             : "into f16 pairs in registers");
   return d;
 }
 
@@ -1155,8 +1153,7 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
                              !doubleBuffered || copiesEvenly(t), t);
     };
     auto eight = outcome(8), four = outcome(4);
-    useQueryTile((std::get<0>(eight) && eight >= four ? 8 : 4) *
-                 subgroupRows);
+    useQueryTile((std::get<0>(eight) && eight >= four ? 8 : 4) * subgroupRows);
   }
   int64_t keyTile = chooseKeyTile();
   if (doubleBuffered && !copiesEvenly(keyTile)) {

@@ -1127,9 +1127,25 @@ SmallVector<Value> BlockDecoder::unpackNibbleWords(OpBuilder &b, Location loc,
 SmallVector<Value> BlockDecoder::decodeQ8Words(OpBuilder &b, Location loc,
                                                ArrayRef<Value> words, int64_t n,
                                                Value d) {
-  // q + 128 per byte (an xor per word), each byte made the low byte of
-  // the f32 2^23 + q + 128 by a byte permutation (PTX prmt), less 2^23 +
-  // 128: exact, no int-to-float conversion.
+  // q + 128 per byte (an xor per word), less 128 as f32.
+  SmallVector<Value> values;
+  for (int64_t k = 0; k < n; k += 4) {
+    SmallVector<Value> q = biasedBytesToF32(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, words[k / 4],
+            i32Const(b, loc, static_cast<int32_t>(0x80808080u))),
+        128);
+    for (int64_t j = 0; j < 4 && k + j < n; ++j)
+      values.push_back(arith::MulFOp::create(b, loc, q[j], d));
+  }
+  return values;
+}
+
+SmallVector<Value> BlockDecoder::biasedBytesToF32(OpBuilder &b, Location loc,
+                                                  Value word, int64_t bias) {
+  // Each byte made the low byte of the f32 2^23 + u by a byte permutation
+  // (PTX prmt), less 2^23 + bias: exact, no int-to-float conversion.
   Type i8 = b.getI8Type(), f32 = b.getF32Type();
   auto bytesType = VectorType::get({4}, i8);
   auto wordType = VectorType::get({1}, b.getI32Type());
@@ -1138,30 +1154,24 @@ SmallVector<Value> BlockDecoder::decodeQ8Words(OpBuilder &b, Location loc,
       DenseElementsAttr::get(bytesType,
                              ArrayRef<APInt>{APInt(8, 0), APInt(8, 0),
                                              APInt(8, 0), APInt(8, 0x4B)}));
-  Value bias = arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
-                                              llvm::APFloat(8388736.0f));
+  Value offset = arith::ConstantFloatOp::create(
+      b, loc, cast<FloatType>(f32),
+      llvm::APFloat(static_cast<float>(8388608 + bias)));
+  Value u = vector::BitCastOp::create(
+      b, loc, bytesType,
+      vector::FromElementsOp::create(b, loc, wordType, ValueRange{word}));
   SmallVector<Value> values;
-  Value u;
-  for (int64_t k = 0; k < n; ++k) {
-    if (k % 4 == 0)
-      u = vector::BitCastOp::create(
-          b, loc, bytesType,
-          vector::FromElementsOp::create(
-              b, loc, wordType,
-              ValueRange{arith::XOrIOp::create(
-                  b, loc, words[k / 4],
-                  i32Const(b, loc, static_cast<int32_t>(0x80808080u)))}));
+  for (int64_t k = 0; k < 4; ++k) {
     Value bits = vector::BitCastOp::create(
         b, loc, wordType,
         vector::ShuffleOp::create(b, loc, u, magic,
-                                  ArrayRef<int64_t>{k % 4, 4, 5, 7}));
-    Value q = arith::SubFOp::create(
+                                  ArrayRef<int64_t>{k, 4, 5, 7}));
+    values.push_back(arith::SubFOp::create(
         b, loc,
         arith::BitcastOp::create(
             b, loc, f32,
             vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0})),
-        bias);
-    values.push_back(arith::MulFOp::create(b, loc, q, d));
+        offset));
   }
   return values;
 }

@@ -1,6 +1,6 @@
 // The decode kernel on mma.sync (attention_decode_mma_sync, NVVM): S = Q K^T
 // and O^T = V^T P^T as m16n8k16 mma.sync, Q in registers, q8_0 / q4_0
-// blocks decoded to f16 pairs in registers. cachet-compile allows it on
+// blocks decoded to f16 (bf16) pairs in registers. cachet-compile allows it on
 // NVVM (allow-mma-sync); auto takes it wherever it serves but for blocks at
 // up to 4 rows and fewer than 16384 positions.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=CONFIG
@@ -146,6 +146,35 @@ func.func @tg1_q8_0(%q: tensor<32x1x128xf16>, %kq: tensor<32768x8x4x!cachet.q8_0
 
 // -----
 
+// q8_0 blocks dequantized to bf16 (a bf16 model's cache) at d32768: each
+// quant decoded in f32 without conversions (a byte permutation and a
+// subtraction), times the f32 scale, rounded to bf16 in pairs (the dequantize's
+// value, one packed conversion a pair), bf16 mma.sync.
+
+func.func @tg1_q8_0_bf16(%q: tensor<32x1x128xbf16>, %kq: tensor<32768x8x4x!cachet.q8_0>,
+                    %vq: tensor<32768x8x4x!cachet.q8_0>) -> tensor<32x1x128xbf16> {
+  %k = cachet.dequantize %kq : tensor<32768x8x4x!cachet.q8_0> -> tensor<32768x8x128xbf16>
+  %v = cachet.dequantize %vq : tensor<32768x8x4x!cachet.q8_0> -> tensor<32768x8x128xbf16>
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 32767
+      : tensor<32x1x128xbf16>, tensor<32768x8x128xbf16>, tensor<32768x8x128xbf16> -> tensor<32x1x128xbf16>
+  return %o : tensor<32x1x128xbf16>
+}
+// CONFIG-LABEL: func.func @tg1_q8_0_bf16
+// CONFIG: #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64]
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel on mma.sync ({{.*}}bf16 mma.sync{{.*}}; K decoded from q8_0 blocks in f32 and rounded into bf16 pairs in registers; V decoded from q8_0 blocks in f32 and rounded into bf16 pairs in registers
+// KERNEL-LABEL: func.func @tg1_q8_0_bf16
+// KERNEL: scf.for
+// KERNEL: arith.xori
+// KERNEL: vector.shuffle {{.*}} [0, 4, 5, 7] : vector<4xi8>, vector<4xi8>
+// KERNEL: arith.mulf {{.*}} : f32
+// KERNEL: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// KERNEL-NOT: arith.mulf {{.*}} : vector<2xf16>
+// KERNEL: nvvm.mma.sync {{.*}}bf16
+// NOSYNC-LABEL: func.func @tg1_q8_0_bf16
+// NOSYNC: #cachet.kernel_config<variant = attention_decode,
+
+// -----
+
 // tg4 over q4_0 at d4096: 16 rows (GQA 4 x 4 queries) fill the m16 block;
 // V's q4_0 half blocks hold their bytes' low nibbles, then the high ones.
 
@@ -211,7 +240,7 @@ func.func @tg1_q5_0(%q: tensor<32x1x128xf16>, %kq: tensor<32768x8x4x!cachet.q5_0
 }
 // CONFIG-LABEL: func.func @tg1_q5_0
 // CONFIG: #cachet.kernel_config<variant = attention_decode,
-// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV{{.*}}; not on mma.sync: q5_0 blocks (it decodes q8_0 and q4_0 into f16 pairs in registers)
+// REMARK: remark: cachet-select-kernel-configs: decode flash-attention kernel (split-KV{{.*}}; not on mma.sync: q5_0 blocks (it decodes q8_0 and q4_0 into f16 or bf16 pairs in registers)
 // FORCED-LABEL: func.func @tg1_q5_0
 // FORCED: variant = attention_decode,
 

@@ -132,7 +132,7 @@ func.func @decode_mma_run(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet
 func.func @decode_mma_q4_1(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cachet.q4_1>, %vq: tensor<4096x8x4x!cachet.q4_1>) -> tensor<32x1x128xf16> {
   %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q4_1> -> tensor<4096x8x128xf16>
   %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q4_1> -> tensor<4096x8x128xf16>
-  // expected-error @+1 {{q4_1 blocks (it decodes q8_0 and q4_0 into f16 pairs in registers)}}
+  // expected-error @+1 {{q4_1 blocks (it decodes q8_0 and q4_0 into f16 or bf16 pairs in registers)}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_decode_mma_sync, tile = [4, 64], workgroup = 128, vector_width = 32>}
       : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>

@@ -190,7 +190,12 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
                                                  int64_t n,
                                                  BlockQuantizedType block,
                                                  bool natural, bool wide) {
-  auto pairType = VectorType::get({2}, block ? b.getF16Type() : half);
+  // Blocks dequantized to bf16 are decoded in f32 and rounded in pairs
+  // (PTX cvt.rn.bf16x2.f32: the bf16 operand pair itself); to f16, in f16
+  // pairs.
+  bool bf16Blocks = block && half.isBF16();
+  auto pairType =
+      VectorType::get({2}, block && !bf16Blocks ? b.getF16Type() : half);
   SmallVector<Value> pairs;
   if (!block) {
     for (Value load : loads)
@@ -207,14 +212,33 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
   // The f16 pairs (1024 + byte 0, 1024 + byte 1) and (.. 2, .. 3) of `x`,
   // less `bias`, times the block's scale.
   auto asPairs = [&](Value x, Value bias, Value scale) {
+    if (bf16Blocks) {
+      // bf16(f32(u - bias) * f32(d)), as the dequantize to bf16 rounds the
+      // exact f32 product.
+      Value d = arith::ExtFOp::create(
+          b, loc, b.getF32Type(),
+          vector::ExtractOp::create(b, loc, scale, ArrayRef<int64_t>{0})
+              .getResult());
+      SmallVector<Value> v =
+          BlockDecoder::biasedBytesToF32(b, loc, x, q8 ? 128 : 8);
+      for (int64_t e = 0; e < 4; e += 2)
+        pairs.push_back(arith::TruncFOp::create(
+            b, loc, pairType,
+            vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, b.getF32Type()),
+                ValueRange{arith::MulFOp::create(b, loc, v[e], d),
+                           arith::MulFOp::create(b, loc, v[e + 1], d)})));
+      return;
+    }
     auto [low, high] = BlockDecoder::getMagicF16Pairs(b, loc, x);
     for (Value h : {low, high})
       pairs.push_back(arith::MulFOp::create(
           b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
   };
+  auto f16Pair = VectorType::get({2}, f16);
   auto bias = arith::ConstantOp::create(
-      b, loc, pairType,
-      DenseElementsAttr::get(pairType, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
+      b, loc, f16Pair,
+      DenseElementsAttr::get(f16Pair, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
   int64_t per = std::min<int64_t>(n, 32);
   size_t next = 0;
   for (int64_t j = 0; j < n; j += per) {
@@ -283,7 +307,7 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
       pickWords(loads.slice(next + 1, p.count + 1), p.wordOffset, 0);
       next += p.count + 2;
     }
-    Value scales = vector::BroadcastOp::create(b, loc, pairType, scale);
+    Value scales = vector::BroadcastOp::create(b, loc, f16Pair, scale);
     if (q8) {
       for (Value w : words)
         asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), bias,
@@ -456,144 +480,140 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
     }
     return loads;
   };
-  auto step =
-      [&](Value base, ValueRange carried, ValueRange loads) {
-        Value warpBase = arith::AddIOp::create(
-            b, loc, base,
-            arith::MulIOp::create(b, loc, f.warp, index(16 * unroll)));
-        SmallVector<Value> first(unroll);
-        SmallVector<SmallVector<SmallVector<Value>>> kB(unroll);
-        SmallVector<SmallVector<SmallVector<Value>>> vPairs(unroll);
-        // The pairs of the next row's runs in `loads`.
-        size_t cursor = 0, row = 0;
-        auto rowPairs = [&](int64_t count, int64_t run,
-                            function_ref<Value(int64_t)> runStart,
-                            BlockQuantizedType block, int64_t dim) {
-          ValueRange rowLoads = loads.slice(cursor, sizes[row]);
-          cursor += sizes[row++];
-          SmallVector<Value> pairs;
-          size_t perRun = rowLoads.size() / (count / run);
-          for (int64_t m = 0; m < count / run; ++m)
-            pairs.append(pairsFromLoads(
-                rowLoads.slice(m * perRun, perRun), runStart(m), run, block,
-                /*natural=*/false, wideRows(block, dim)));
-          return pairs;
-        };
-        for (int64_t u = 0; u < unroll; ++u) {
-          first[u] = addIndex(warpBase, 16 * u);
-          for (int64_t j = 0; j < 2; ++j) {
-            SmallVector<Value> pairs =
-                rowPairs(kSlice, kRun, kRunStart, s.keyBlock, s.headDim);
-            SmallVector<Value> operands;
-            for (int64_t st = 0; st < kSteps; ++st)
-              operands.push_back(
-                  rowsOf(bType, {pairs[2 * st], pairs[2 * st + 1]}));
-            kB[u].push_back(operands);
+  auto step = [&](Value base, ValueRange carried, ValueRange loads) {
+    Value warpBase = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, f.warp, index(16 * unroll)));
+    SmallVector<Value> first(unroll);
+    SmallVector<SmallVector<SmallVector<Value>>> kB(unroll);
+    SmallVector<SmallVector<SmallVector<Value>>> vPairs(unroll);
+    // The pairs of the next row's runs in `loads`.
+    size_t cursor = 0, row = 0;
+    auto rowPairs = [&](int64_t count, int64_t run,
+                        function_ref<Value(int64_t)> runStart,
+                        BlockQuantizedType block, int64_t dim) {
+      ValueRange rowLoads = loads.slice(cursor, sizes[row]);
+      cursor += sizes[row++];
+      SmallVector<Value> pairs;
+      size_t perRun = rowLoads.size() / (count / run);
+      for (int64_t m = 0; m < count / run; ++m)
+        pairs.append(pairsFromLoads(rowLoads.slice(m * perRun, perRun),
+                                    runStart(m), run, block,
+                                    /*natural=*/false, wideRows(block, dim)));
+      return pairs;
+    };
+    for (int64_t u = 0; u < unroll; ++u) {
+      first[u] = addIndex(warpBase, 16 * u);
+      for (int64_t j = 0; j < 2; ++j) {
+        SmallVector<Value> pairs =
+            rowPairs(kSlice, kRun, kRunStart, s.keyBlock, s.headDim);
+        SmallVector<Value> operands;
+        for (int64_t st = 0; st < kSteps; ++st)
+          operands.push_back(rowsOf(bType, {pairs[2 * st], pairs[2 * st + 1]}));
+        kB[u].push_back(operands);
+      }
+      for (int64_t k = 0; k < 4; ++k)
+        vPairs[u].push_back(
+            rowPairs(vSlice, vRun, vRunStart, s.valueBlock, s.valueDim));
+    }
+    // S = Q K^T, scaled, masked, base 2; -inf past the split. Score
+    // [u][j][i][e]: row g + 8 i, position first[u] + 8 j + 2q + e.
+    Value log2e = f32(kLog2E);
+    SmallVector<Value> scores;
+    auto scoreAt = [&](int64_t u, int64_t j, int64_t i, int64_t e) -> Value & {
+      return scores[((u * 2 + j) * 2 + i) * 2 + e];
+    };
+    scores.resize(unroll * 8);
+    for (int64_t u = 0; u < unroll; ++u)
+      for (int64_t j = 0; j < 2; ++j) {
+        Value sFrag = zeroC;
+        for (int64_t st = 0; st < kSteps; ++st)
+          sFrag = packedMmaSync(qA[st], kB[u][j][st], sFrag);
+        for (int64_t i = 0; i < rowTiles; ++i)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value pos = addIndex(addIndex(first[u], quad2), 8 * j + e);
+            Value score =
+                maskedScore(fragmentElement(sFrag, i, e), f.scale, f.mask,
+                            heads[i], queries[i], queries[i], pos, f.causal);
+            Value inRange = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, pos, f.end);
+            scoreAt(u, j, i, e) = arith::SelectOp::create(
+                b, loc, inRange, arith::MulFOp::create(b, loc, score, log2e),
+                minusInf);
           }
-          for (int64_t k = 0; k < 4; ++k)
-            vPairs[u].push_back(
-                rowPairs(vSlice, vRun, vRunStart, s.valueBlock, s.valueDim));
-        }
-        // S = Q K^T, scaled, masked, base 2; -inf past the split. Score
-        // [u][j][i][e]: row g + 8 i, position first[u] + 8 j + 2q + e.
-        Value log2e = f32(kLog2E);
-        SmallVector<Value> scores;
-        auto scoreAt = [&](int64_t u, int64_t j, int64_t i,
-                           int64_t e) -> Value & {
-          return scores[((u * 2 + j) * 2 + i) * 2 + e];
-        };
-        scores.resize(unroll * 8);
-        for (int64_t u = 0; u < unroll; ++u)
-          for (int64_t j = 0; j < 2; ++j) {
-            Value sFrag = zeroC;
-            for (int64_t st = 0; st < kSteps; ++st)
-              sFrag = packedMmaSync(qA[st], kB[u][j][st], sFrag);
-            for (int64_t i = 0; i < rowTiles; ++i)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value pos = addIndex(addIndex(first[u], quad2), 8 * j + e);
-                Value score = maskedScore(fragmentElement(sFrag, i, e), f.scale,
-                                          f.mask, heads[i], queries[i],
-                                          queries[i], pos, f.causal);
-                Value inRange = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::ult, pos, f.end);
-                scoreAt(u, j, i, e) = arith::SelectOp::create(
-                    b, loc, inRange,
-                    arith::MulFOp::create(b, loc, score, log2e), minusInf);
-              }
-          }
-        // The online softmax of the lane's rows over the step's positions.
-        SmallVector<Value> next(carried.begin(), carried.end());
-        SmallVector<Value> probs(unroll * 8, Value());
-        SmallVector<Value> alpha(rowTiles);
-        for (int64_t i = 0; i < rowTiles; ++i) {
-          Value laneMax = minusInf;
-          for (int64_t u = 0; u < unroll; ++u)
-            for (int64_t j = 0; j < 2; ++j)
-              for (int64_t e = 0; e < 2; ++e)
-                laneMax = arith::MaximumFOp::create(b, loc, laneMax,
-                                                    scoreAt(u, j, i, e));
-          SoftmaxRescale step = foldRowMax(carried[i], laneMax, /*lanes=*/4,
-                                           /*width=*/32, minusInf);
-          Value tileSum = zero;
-          for (int64_t u = 0; u < unroll; ++u)
-            for (int64_t j = 0; j < 2; ++j)
-              for (int64_t e = 0; e < 2; ++e)
-                probs[((u * 2 + j) * 2 + i) * 2 + e] =
-                    roundedWeight(step.none, zero,
-                                  arith::SubFOp::create(
-                                      b, loc, scoreAt(u, j, i, e), step.newMax),
-                                  half, tileSum);
-          next[i] = step.newMax;
-          next[rowTiles + i] =
-              rescaledSum(carried[rowTiles + i], step.alpha, tileSum);
-          alpha[i] = step.alpha;
-        }
-        // O^T's columns are rows 8 nt + 2q + e: their factors from lane
-        // 8q + 4e, which holds row 2q + e (+ 8 nt).
-        Value width = arith::ConstantIntOp::create(b, loc, i32, 32);
-        SmallVector<Value> laneOf(2);
-        for (int64_t e = 0; e < 2; ++e)
-          laneOf[e] = arith::IndexCastOp::create(
-              b, loc, i32,
-              addIndex(arith::MulIOp::create(b, loc, quad, index(8)), 4 * e));
-        for (int64_t nt = 0; nt < rowTiles; ++nt) {
-          SmallVector<Value> factor(2);
+      }
+    // The online softmax of the lane's rows over the step's positions.
+    SmallVector<Value> next(carried.begin(), carried.end());
+    SmallVector<Value> probs(unroll * 8, Value());
+    SmallVector<Value> alpha(rowTiles);
+    for (int64_t i = 0; i < rowTiles; ++i) {
+      Value laneMax = minusInf;
+      for (int64_t u = 0; u < unroll; ++u)
+        for (int64_t j = 0; j < 2; ++j)
           for (int64_t e = 0; e < 2; ++e)
-            factor[e] = gpu::ShuffleOp::create(b, loc, alpha[nt], laneOf[e],
-                                               width, gpu::ShuffleMode::IDX)
-                            .getShuffleResult();
-          Value scale =
-              fragmentOf(cType, {factor[0], factor[1], factor[0], factor[1]});
-          for (int64_t t = 0; t < mTiles; ++t) {
-            Value &o = next[2 * rowTiles + t * rowTiles + nt];
-            o = arith::MulFOp::create(b, loc, o, scale);
-          }
+            laneMax =
+                arith::MaximumFOp::create(b, loc, laneMax, scoreAt(u, j, i, e));
+      SoftmaxRescale step = foldRowMax(carried[i], laneMax, /*lanes=*/4,
+                                       /*width=*/32, minusInf);
+      Value tileSum = zero;
+      for (int64_t u = 0; u < unroll; ++u)
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t e = 0; e < 2; ++e)
+            probs[((u * 2 + j) * 2 + i) * 2 + e] = roundedWeight(
+                step.none, zero,
+                arith::SubFOp::create(b, loc, scoreAt(u, j, i, e), step.newMax),
+                half, tileSum);
+      next[i] = step.newMax;
+      next[rowTiles + i] =
+          rescaledSum(carried[rowTiles + i], step.alpha, tileSum);
+      alpha[i] = step.alpha;
+    }
+    // O^T's columns are rows 8 nt + 2q + e: their factors from lane
+    // 8q + 4e, which holds row 2q + e (+ 8 nt).
+    Value width = arith::ConstantIntOp::create(b, loc, i32, 32);
+    SmallVector<Value> laneOf(2);
+    for (int64_t e = 0; e < 2; ++e)
+      laneOf[e] = arith::IndexCastOp::create(
+          b, loc, i32,
+          addIndex(arith::MulIOp::create(b, loc, quad, index(8)), 4 * e));
+    for (int64_t nt = 0; nt < rowTiles; ++nt) {
+      SmallVector<Value> factor(2);
+      for (int64_t e = 0; e < 2; ++e)
+        factor[e] = gpu::ShuffleOp::create(b, loc, alpha[nt], laneOf[e], width,
+                                           gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+      Value scale =
+          fragmentOf(cType, {factor[0], factor[1], factor[0], factor[1]});
+      for (int64_t t = 0; t < mTiles; ++t) {
+        Value &o = next[2 * rowTiles + t * rowTiles + nt];
+        o = arith::MulFOp::create(b, loc, o, scale);
+      }
+    }
+    // O^T += V^T P^T: P's B operand is the scores' C layout; V's A operand
+    // pairs the V values of positions 2q and 2q+1 (and 2q+8, 2q+9).
+    for (int64_t u = 0; u < unroll; ++u)
+      for (int64_t nt = 0; nt < rowTiles; ++nt) {
+        auto pPair = [&](int64_t j) -> Value {
+          return vector::FromElementsOp::create(
+              b, loc, pairType,
+              ValueRange{probs[((u * 2 + j) * 2 + nt) * 2],
+                         probs[((u * 2 + j) * 2 + nt) * 2 + 1]});
+        };
+        Value pB = rowsOf(bType, {pPair(0), pPair(1)});
+        for (int64_t t = 0; t < mTiles; ++t) {
+          auto across = [&](int64_t k, int64_t e) -> Value {
+            return vector::ShuffleOp::create(b, loc, vPairs[u][k][t],
+                                             vPairs[u][k + 1][t],
+                                             ArrayRef<int64_t>{e, e + 2});
+          };
+          Value vA = rowsOf(
+              aType, {across(0, 0), across(0, 1), across(2, 0), across(2, 1)});
+          Value &o = next[2 * rowTiles + t * rowTiles + nt];
+          o = packedMmaSync(vA, pB, o);
         }
-        // O^T += V^T P^T: P's B operand is the scores' C layout; V's A operand
-        // pairs the V values of positions 2q and 2q+1 (and 2q+8, 2q+9).
-        for (int64_t u = 0; u < unroll; ++u)
-          for (int64_t nt = 0; nt < rowTiles; ++nt) {
-            auto pPair = [&](int64_t j) -> Value {
-              return vector::FromElementsOp::create(
-                  b, loc, pairType,
-                  ValueRange{probs[((u * 2 + j) * 2 + nt) * 2],
-                             probs[((u * 2 + j) * 2 + nt) * 2 + 1]});
-            };
-            Value pB = rowsOf(bType, {pPair(0), pPair(1)});
-            for (int64_t t = 0; t < mTiles; ++t) {
-              auto across = [&](int64_t k, int64_t e) -> Value {
-                return vector::ShuffleOp::create(b, loc, vPairs[u][k][t],
-                                                 vPairs[u][k + 1][t],
-                                                 ArrayRef<int64_t>{e, e + 2});
-              };
-              Value vA = rowsOf(aType, {across(0, 0), across(0, 1),
-                                        across(2, 0), across(2, 1)});
-              Value &o = next[2 * rowTiles + t * rowTiles + nt];
-              o = packedMmaSync(vA, pB, o);
-            }
-          }
-        return next;
-      };
+      }
+    return next;
+  };
   // Pipelined (config stages = 2), each step's loads are issued before the
   // previous step's products, and held in registers across the iteration.
   SmallVector<Value> state;
