@@ -1525,8 +1525,10 @@ struct LowerMatvecPass final
   /// vector<n x f16>, as the dequantize to f16 rounds them: q8_0 / q4_0 /
   /// tq2_0 (packed or split) decoded as f16 pairs (integer and f16
   /// arithmetic), the other formats decoded in f32 and rounded as one
-  /// vector (packed conversions where the target has them:
-  /// cvt.rn.f16x2.f32 on NVVM).
+  /// vector. (In the mat-vec, whose f16 values are widened again, NVVM
+  /// emits a scalar cvt.rn.f16.f32 per value, not the packed
+  /// cvt.rn.f16x2.f32: roundThrough's i32 read would force the packed
+  /// one; not measured yet.)
   static Value decodeSliceF16(OpBuilder &b, Location loc,
                               const cachet::BlockWeight &w, Value row, Value k,
                               int64_t n) {
