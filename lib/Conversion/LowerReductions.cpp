@@ -175,6 +175,9 @@ std::string match(linalg::GenericOp op, int64_t minSize, Reduction &r) {
 /// rows that reads the result broadcast along its innermost dimension
 /// (`row`, e.g. the RMSNorm's x * r * w).
 struct Neighbours {
+  /// None yet, for a reduction of `outputs` outputs.
+  explicit Neighbours(size_t outputs) : fills(outputs) {}
+  /// Each output's fill, or null.
   SmallVector<linalg::FillOp> fills;
   linalg::GenericOp perOutput, row;
   /// Whether the reduction's output and perOutput's are read after the
@@ -244,8 +247,7 @@ bool isParallelOver(linalg::GenericOp op, ArrayRef<int64_t> extents,
 /// registers, and the row op's output read in place).
 Neighbours findNeighbours(linalg::GenericOp op, const Reduction &r,
                           ArrayRef<OpOperand *> inits, AliasAnalysis &aliases) {
-  Neighbours n;
-  n.fills.resize(inits.size());
+  Neighbours n(inits.size());
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (touchesNoMemory(prev))
       continue;
@@ -449,10 +451,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     inits = {r.valueInit, r.indexInit};
   else
     inits = {op.getDpsInitOperand(0)};
-  Neighbours n;
-  n.fills.resize(inits.size());
-  if (fuseNeighbours)
-    n = findNeighbours(op, r, inits, aliases);
+  Neighbours n = fuseNeighbours ? findNeighbours(op, r, inits, aliases)
+                                : Neighbours(inits.size());
   // The kernel runs where the last op it takes was (only ops that touch no
   // memory lie between them): the buffers they write are defined there.
   OpBuilder b(n.row ? n.row : n.perOutput ? n.perOutput : op);

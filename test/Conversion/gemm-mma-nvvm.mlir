@@ -85,6 +85,40 @@ func.func @f16_short(%q: memref<128x272xi8>, %x: memref<20x256xf16>, %y: memref<
 
 // -----
 
+// Split q8_0 (i8 values and f16 scales, as a front end writes it) to bf16:
+// each thread loads its 8 values' aligned words and its block's scale,
+// decodes in f32 and rounds pairs to bf16, one 16-byte store.
+// CHECK-LABEL: func.func @split_bf16
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c16{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}})
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<128x256xi8>, vector<8xi8>
+// CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<128x8xf16>, vector<1xf16>
+// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<128x256xbf16>, vector<8xbf16>
+// CHECK: gpu.launch
+// CHECK: nvvm.mma.sync {{.*}}bf16
+func.func @split_bf16(%q: memref<128x256xi8>, %sc: memref<128x8xf16>, %x: memref<20x256xbf16>, %y: memref<20x128xf32>) {
+  %a = memref.alloc() : memref<128x256xbf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j floordiv 32)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %sc : memref<128x256xi8>, memref<128x8xf16>) outs(%a : memref<128x256xbf16>) attrs = {cachet.block_dequantize = !cachet.q8_0} {
+  ^bb0(%qv: i8, %sv: f16, %out: bf16):
+    %f = arith.sitofp %qv : i8 to f32
+    %s = arith.extf %sv : f16 to f32
+    %m = arith.mulf %f, %s : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  // expected-remark @+3 {{cachet-select-kernel-configs: mma-sync GEMM}}
+  // expected-remark @+2 {{cachet-lower-matvec: the q8_0 (split) weight's copy for the GEMM is dequantized by 16 workgroups of 256 threads, each thread decoding 8 values of a row from aligned 32-bit words and storing them at once}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %a : memref<20x256xbf16>, memref<128x256xbf16>) outs(%y : memref<20x128xf32>)
+  memref.dealloc %a : memref<128x256xbf16>
+  return
+}
+
+// -----
+
 // The dequantized copy is also read by a memref.copy: its generic stays
 // (the kernel would do the same, but the copy's other reader is not this
 // pass's to reason about), with the reason.

@@ -214,11 +214,8 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
   auto asPairs = [&](Value x, Value bias, Value scale) {
     if (bf16Blocks) {
       // bf16(f32(u - bias) * f32(d)), as the dequantize to bf16 rounds the
-      // exact f32 product.
-      Value d = arith::ExtFOp::create(
-          b, loc, b.getF32Type(),
-          vector::ExtractOp::create(b, loc, scale, ArrayRef<int64_t>{0})
-              .getResult());
+      // exact f32 product (`scale` is the block's f16 scale).
+      Value d = arith::ExtFOp::create(b, loc, b.getF32Type(), scale);
       SmallVector<Value> v =
           BlockDecoder::biasedBytesToF32(b, loc, x, q8 ? 128 : 8);
       for (int64_t e = 0; e < 4; e += 2)
@@ -307,7 +304,10 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
       pickWords(loads.slice(next + 1, p.count + 1), p.wordOffset, 0);
       next += p.count + 2;
     }
-    Value scales = vector::BroadcastOp::create(b, loc, f16Pair, scale);
+    Value scales =
+        bf16Blocks
+            ? scale
+            : vector::BroadcastOp::create(b, loc, f16Pair, scale).getResult();
     if (q8) {
       for (Value w : words)
         asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), bias,
