@@ -19,12 +19,18 @@ the k-quants q2_K, q3_K, q4_K, q5_K and q6_K and the ternary tq2_0 and
 tq1_0 (super-blocks of 256 values: 256 x 1..20 columns; odd q3_K / q6_K /
 tq2_0 / tq1_0 counts are rows that are not whole words) as seven more.
 
+--gemm gives every random case a batch of 9..64 tokens (block_matvec.py
+--batch: x W^T as a linalg.matmul, more rows of x than small-batch) and
+an f16 or bf16 element: on NVVM the mma-sync GEMM, whose weight copy is
+written by cachet-lower-matvec's dequantization kernel (one thread per 8
+values of a row); odd row counts and f32 keep the generic kernels.
+
 --case="ARGS[;COMPILE-OPTIONS]" (repeatable) emits the given
 block_matvec.py ARGS (e.g. "q4_0 f16 275,275 4160 --epilogue") instead of
 random cases, compiled with cachet-run's --compile-options when given.
 
 Usage: bench/make-block-matvec-fuzz.py -o DIR [--seed=N] [--count=N]
-           [--target=nvvm] [--chip=sm_90] [--profile=h200] [--cachet-run=PATH]
+           [--gemm] [--target=nvvm] [--chip=sm_90] [--profile=h200] [--cachet-run=PATH]
            [--case=SPEC ...]
 DIR gets art/<case>/ and mlir/<case>.mlir.
 """
@@ -52,6 +58,8 @@ def main():
     p.add_argument("--cachet-run",
                    default=os.path.join(ROOT, "build", "bin", "cachet-run"))
     p.add_argument("--case", action="append", default=[])
+    p.add_argument("--gemm", action="store_true",
+                   help="random cases of 9..64 tokens (prefill GEMMs)")
     a = p.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(os.path.join(a.out, "mlir"), exist_ok=True)
@@ -83,10 +91,18 @@ def main():
             fmt = fmt.removesuffix("-split")
             extra.append("--split=" + rng.choice(["flat", "f32", "blocks"]))
             element = rng.choice(["f16", "bf16", "f32"])
+        if a.gemm:
+            # Mostly even row counts (the GEMM stores pairs of results).
+            rows = [r + r % 2 if rng.random() < 0.85 else r for r in rows]
+            if extra and extra[0] == "--epilogue":
+                rows[1] = rows[0]
+            element = rng.choice(["f16", "bf16"])
+            extra.append(f"--batch={rng.randrange(9, 65)}")
         name = (f"c{a.seed}-{i}-{fmt}-{element}-{'_'.join(map(str, rows))}"
                 f"x{per_block * blocks}" + "".join(
-                    e.replace("--split=", "-split_") for e in extra
-                    if e.startswith("--split")))
+                    e.replace("--split=", "-split_").replace("--batch=", "-m")
+                    for e in extra
+                    if e.startswith("--split") or e.startswith("--batch")))
         cases.append((name, [fmt, element, ",".join(map(str, rows)),
                              str(per_block * blocks)] + extra, ""))
     for name, args, options in cases:
