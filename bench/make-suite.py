@@ -81,7 +81,7 @@ def decode_mlir(kv, hq, hkv, d, sq, depth):
     s = depth + sq
     scale = 1.0 / math.sqrt(d)
     elt = "bf16" if kv.endswith("bf16") else "f16"
-    kv = kv.removesuffix("-bf16") if kv != "bf16" else kv
+    kv = kv.removesuffix("-bf16")
     q = f"tensor<{hq}x{sq}x{d}x{elt}>"
     cache = f"tensor<{s}x{hkv}x{d}x{elt}>"
     attend = (f"  %o = cachet.attention %q, %k, %v layout <token_major> scale"
@@ -296,8 +296,8 @@ def main():
                 add("decode", kv, f"tg{sq} @ d{depth}", "attention",
                     decode_mlir(kv, a["hq"], a["hkv"], a["d"], sq, depth),
                     tokens=sq,
-                    bytes=kv_bytes(kv.removesuffix("-bf16") if kv != "bf16"
-                                   else kv, a["hkv"], a["d"], depth + sq))
+                    bytes=kv_bytes(kv.removesuffix("-bf16"), a["hkv"],
+                                   a["d"], depth + sq))
 
     if args.grid:
         # Issue 20's dequant-once grid: rewrites off (blocks decoded in the

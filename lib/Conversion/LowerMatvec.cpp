@@ -386,10 +386,7 @@ struct LowerMatvecPass final
       Value k = arith::MulIOp::create(
           ib, loc, arith::RemUIOp::create(ib, loc, item, index(ib, perRow)),
           index(ib, slice));
-      Value values = decodeSlice(ib, loc, w, row, k, slice, element);
-      if (!element.isF32())
-        values = arith::TruncFOp::create(
-            ib, loc, VectorType::get({slice}, element), values);
+      Value values = decodeSliceAs(ib, loc, w, row, k, slice, element);
       auto store = vector::StoreOp::create(ib, loc, values, w.buffer,
                                            ValueRange{row, k});
       store.setAlignment(slice * element.getIntOrFloatBitWidth() / 8);
@@ -532,7 +529,7 @@ struct LowerMatvecPass final
     // the grid's first blocks: theirs run longest, so they start in the
     // first wave instead of trailing the kernel. (Q/K/V over q8_0 weights
     // ran at 1.32 TB/s with Q's 512 blocks first and K/V's 128 after, run
-    // 112.)
+    // 112; 20.2 -> 19.2 us with K/V first, run 113: not its main bound.)
     llvm::stable_sort(group.classes, [](const RowClass &a, const RowClass &c) {
       return a.members.size() > c.members.size();
     });
@@ -1583,30 +1580,48 @@ struct LowerMatvecPass final
   static Value decodeSlice(OpBuilder &b, Location loc,
                            const cachet::BlockWeight &w, Value row, Value k,
                            int64_t n, Type element) {
-    auto f32Vec = VectorType::get({n}, b.getF32Type());
     if (element.isF16())
-      return arith::ExtFOp::create(b, loc, f32Vec,
+      return arith::ExtFOp::create(b, loc, VectorType::get({n}, b.getF32Type()),
                                    decodeSliceF16(b, loc, w, row, k, n));
-    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
+    return roundThrough(b, loc, decodeSliceF32(b, loc, w, row, k, n), element);
+  }
+
+  /// Returns the same values as a vector<n x `element`> (what the
+  /// dequantize stores): f16 as decodeSliceF16 decodes it, others rounded
+  /// from f32 as one vector.
+  static Value decodeSliceAs(OpBuilder &b, Location loc,
+                             const cachet::BlockWeight &w, Value row, Value k,
+                             int64_t n, Type element) {
+    if (element.isF16())
+      return decodeSliceF16(b, loc, w, row, k, n);
+    Value values = vector::FromElementsOp::create(
+        b, loc, VectorType::get({n}, b.getF32Type()),
+        decodeSliceF32(b, loc, w, row, k, n));
+    if (element.isF32())
+      return values;
+    return arith::TruncFOp::create(b, loc, VectorType::get({n}, element),
+                                   values);
+  }
+
+  /// The f32 values (not rounded to an element type) of decodeSlice for
+  /// element types other than f16.
+  static SmallVector<Value> decodeSliceF32(OpBuilder &b, Location loc,
+                                           const cachet::BlockWeight &w,
+                                           Value row, Value k, int64_t n) {
     if (w.scales) {
       // Split q8_0 / q4_0: the values' aligned words, the block's f16
       // scale.
-      bool nibbles = isa<cachet::Q4_0Type>(w.block);
       SmallVector<Value> words = loadSplitQuants(b, loc, w, row, k, n);
-      Value d = loadSplitScale(b, loc, w, row, k);
-      Value d32 = arith::ExtFOp::create(b, loc, b.getF32Type(), d);
-      return roundThrough(
-          b, loc,
-          nibbles ? cachet::BlockDecoder::decodeQ4Words(b, loc, words, n, d32)
-                  : cachet::BlockDecoder::decodeQ8Words(b, loc, words, n, d32),
-          element);
+      Value d32 = arith::ExtFOp::create(b, loc, b.getF32Type(),
+                                        loadSplitScale(b, loc, w, row, k));
+      return isa<cachet::Q4_0Type>(w.block)
+                 ? cachet::BlockDecoder::decodeQ4Words(b, loc, words, n, d32)
+                 : cachet::BlockDecoder::decodeQ8Words(b, loc, words, n, d32);
     }
     auto [blockOffset, first] = getBlockAt(b, loc, w, k);
     cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
-    return roundThrough(
-        b, loc,
-        decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes),
-        element);
+    return decoder.decodeSlice(getWordReader(w, row), blockOffset, first, n,
+                               w.rowBytes);
   }
 
   /// Returns the f32 `values` each rounded to `element` and widened back,

@@ -38,11 +38,13 @@ M=/tmp/llama3-8b-q8_0.gguf
 # (Kept from an earlier call on the same warm machine.)
 [ -s $M ] || { time $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o $M; } > $W/gguf.log 2>&1
 s
-[ "${BENCH:-1}" = 1 ] && timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
-  --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
-  --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
-  > $W/bench-cuda.log 2> $W/bench-cuda.err
-[ "${BENCH:-1}" = 1 ] && echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
+if [ "${BENCH:-1}" = 1 ]; then
+  timeout ${BENCH_S:-420} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+    --dtype=bf16 --ubatch=512 --prefill=$D/gen-q8/prefill --decode=$D/gen-q8/decode \
+    --ctx=33280 --bench --bench-depths=4096,32768 --bench-reps=3 \
+    > $W/bench-cuda.log 2> $W/bench-cuda.err
+  echo "rc $? after ${SECONDS}s" >> $W/bench-cuda.log
+fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $W/device.log 2>&1
 s
 # OLD=DIR: artifacts built at an earlier commit (DIR/decode, DIR/prefill),
@@ -82,6 +84,7 @@ if [ "${NCU:-0}" = 1 ] && [ $SECONDS -lt 520 ]; then
   s
 fi
 [ -f $W/ncu-summary.txt ] && { tail -2 $W/ncu.err; cat $W/ncu-summary.txt; }
-grep -a "check\|rewrites\|rc" $W/small.log 2>/dev/null | tail -5; tail -3 $W/gguf.log; cat $W/bench-cuda.log; tail -3 $W/bench-cuda.err
+grep -a "check\|rewrites\|rc" $W/small.log 2>/dev/null | tail -5; tail -3 $W/gguf.log 2>/dev/null
+[ -f $W/bench-cuda.log ] && { cat $W/bench-cuda.log; tail -3 $W/bench-cuda.err; }
 [ -f $W/bench-old.log ] && { echo "== OLD ($OLD)"; cat $W/bench-old.log; tail -3 $W/bench-old.err; }
 [ -f $W/ksuite.log ] && { grep -a "^| \|^==" $W/ksuite.log | grep -v -- "---\|^| case"; echo "checks PASS: $(grep -ac PASS $W/ksuite-check.log)"; grep -a "FAIL\|DIFFERENT\|rror:" $W/ksuite-check.log | head; }

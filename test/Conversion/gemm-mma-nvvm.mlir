@@ -87,14 +87,16 @@ func.func @f16_short(%q: memref<128x272xi8>, %x: memref<20x256xf16>, %y: memref<
 
 // Split q8_0 (i8 values and f16 scales, as a front end writes it) to bf16:
 // each thread loads its 8 values' aligned words and its block's scale,
-// decodes in f32 and rounds pairs to bf16, one 16-byte store.
+// decodes in f32 and rounds the 8 values to bf16 once (one vector truncf:
+// packed conversions, as stored), one 16-byte store.
 // CHECK-LABEL: func.func @split_bf16
 // CHECK-NOT: linalg.generic
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c16{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}})
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64, cachet.streaming_weight} : memref<128x256xi8>, vector<8xi8>
 // CHECK: vector.load %arg1[{{.*}}] {cachet.streaming_weight} : memref<128x8xf16>, vector<1xf16>
-// CHECK: arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
-// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<128x256xbf16>, vector<8xbf16>
+// CHECK-NOT: vector<2xbf16>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK-NEXT: vector.store {{.*}} {alignment = 16 : i64} : memref<128x256xbf16>, vector<8xbf16>
 // CHECK: gpu.launch
 // CHECK: nvvm.mma.sync {{.*}}bf16
 func.func @split_bf16(%q: memref<128x256xi8>, %sc: memref<128x8xf16>, %x: memref<20x256xbf16>, %y: memref<20x128xf32>) {

@@ -218,6 +218,22 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
   if (causal.offset)
     visible = std::clamp<int64_t>(*causal.offset + s.queries, 0, s.positions);
   int64_t perSplit = getDecodePositionsPerSplit(visible, c.split, threads);
+  // The end of the visible positions and the positions per split, at the
+  // builder's insertion point (the kernel's, and the host's for the merge):
+  // with a run-time causal bound, min(N + queries, positions) in whole
+  // steps over the splits.
+  auto splitBounds = [&]() -> std::pair<Value, Value> {
+    Value visibleEnd = index(visible), splitSize = index(perSplit);
+    if (causal.position) {
+      visibleEnd = arith::MinUIOp::create(
+          b, loc, causalBound(causal, s.queries), visibleEnd);
+      Value perSplitSteps = arith::CeilDivUIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, visibleEnd, index(1)),
+          index(c.split * threads));
+      splitSize = arith::MulIOp::create(b, loc, perSplitSteps, index(threads));
+    }
+    return {visibleEnd, splitSize};
+  };
 
   // The splits' partial states: [kv head][split][row][acc..., max, sum].
   Value parts = memref::AllocOp::create(
@@ -300,16 +316,7 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     f.scale = scale;
     f.causal = causal;
 
-    Value visibleEnd = index(visible), splitSize = index(perSplit);
-    if (causal.position) {
-      // min(N + queries, positions), in whole steps over the splits.
-      visibleEnd = arith::MinUIOp::create(
-          b, loc, causalBound(causal, s.queries), visibleEnd);
-      Value perSplitSteps = arith::CeilDivUIOp::create(
-          b, loc, arith::MaxUIOp::create(b, loc, visibleEnd, one),
-          index(c.split * threads));
-      splitSize = arith::MulIOp::create(b, loc, perSplitSteps, index(threads));
-    }
+    auto [visibleEnd, splitSize] = splitBounds();
     f.start = arith::MulIOp::create(b, loc, f.chunk, splitSize);
     f.end = arith::MinUIOp::create(b, loc, addIndex(f.start, splitSize),
                                    visibleEnd);
@@ -347,24 +354,15 @@ void KernelBuilder::buildDecode(Value query, Value key, Value value, Value mask,
     gpu::TerminatorOp::create(b, loc);
   }
   markOccupancy(launch);
-  // The splits that hold positions (on the host: the first launch's split
-  // size again). The others' states are neutral (max -inf, sum and
-  // accumulator 0): the merge skips them. At a depth of 4096 that is 16 of
-  // 64 splits.
-  Value usedSplits = index(std::max<int64_t>(
-      1, std::min<int64_t>(c.split, llvm::divideCeil(visible, perSplit))));
-  if (causal.position) {
-    Value visibleEnd = arith::MinUIOp::create(
-        b, loc, causalBound(causal, s.queries), index(visible));
-    Value positions = arith::MaxUIOp::create(b, loc, visibleEnd, one);
-    Value splitSize = arith::MulIOp::create(
-        b, loc,
-        arith::CeilDivUIOp::create(b, loc, positions, index(c.split * threads)),
-        index(threads));
-    usedSplits = arith::MinUIOp::create(
-        b, loc, arith::CeilDivUIOp::create(b, loc, positions, splitSize),
-        index(c.split));
-  }
+  // The splits that hold positions (on the host, from the same bounds):
+  // the others' states are neutral (max -inf, sum and accumulator 0), so
+  // the merge skips them. At a depth of 4096 that is 16 of 64 splits.
+  auto [visibleEnd, splitSize] = splitBounds();
+  Value usedSplits = arith::MinUIOp::create(
+      b, loc,
+      arith::CeilDivUIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, visibleEnd, one), splitSize),
+      index(c.split));
   buildDecodeMerge(parts, out, usedSplits);
   memref::DeallocOp::create(b, loc, parts);
 }

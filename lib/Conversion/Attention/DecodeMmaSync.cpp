@@ -209,9 +209,18 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
+  auto f16Pair = VectorType::get({2}, f16);
+  Value bias = bf16Blocks
+                   ? Value()
+                   : arith::ConstantOp::create(
+                         b, loc, f16Pair,
+                         DenseElementsAttr::get(
+                             f16Pair, b.getFloatAttr(f16, q8 ? 1152 : 1032)))
+                         .getResult();
   // The f16 pairs (1024 + byte 0, 1024 + byte 1) and (.. 2, .. 3) of `x`,
-  // less `bias`, times the block's scale.
-  auto asPairs = [&](Value x, Value bias, Value scale) {
+  // less `bias` (1024 + 128 for q8_0's q + 128, 1024 + 8 for q4_0), times
+  // the block's scale (a pair; bf16: the f16 scale).
+  auto asPairs = [&](Value x, Value scale) {
     if (bf16Blocks) {
       // bf16(f32(u - bias) * f32(d)), as the dequantize to bf16 rounds the
       // exact f32 product (`scale` is the block's f16 scale).
@@ -232,10 +241,6 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
       pairs.push_back(arith::MulFOp::create(
           b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
   };
-  auto f16Pair = VectorType::get({2}, f16);
-  auto bias = arith::ConstantOp::create(
-      b, loc, f16Pair,
-      DenseElementsAttr::get(f16Pair, b.getFloatAttr(f16, q8 ? 1152 : 1032)));
   int64_t per = std::min<int64_t>(n, 32);
   size_t next = 0;
   for (int64_t j = 0; j < n; j += per) {
@@ -310,8 +315,7 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
             : vector::BroadcastOp::create(b, loc, f16Pair, scale).getResult();
     if (q8) {
       for (Value w : words)
-        asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), bias,
-                scales);
+        asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), scales);
       continue;
     }
     if (p.inOrder) {
@@ -324,18 +328,17 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
         asPairs(arith::AndIOp::create(b, loc,
                                       arith::ShRUIOp::create(b, loc, w, shift),
                                       constant(0x0F0F0F0F)),
-                bias, scales);
+                scales);
       continue;
     }
     // q4_0: the low nibbles (values in byte order), then the high ones.
     for (Value w : words)
-      asPairs(arith::AndIOp::create(b, loc, w, constant(0x0F0F0F0F)), bias,
-              scales);
+      asPairs(arith::AndIOp::create(b, loc, w, constant(0x0F0F0F0F)), scales);
     for (Value w : words)
       asPairs(arith::AndIOp::create(
                   b, loc, arith::ShRUIOp::create(b, loc, w, constant(4)),
                   constant(0x0F0F0F0F)),
-              bias, scales);
+              scales);
   }
   return pairs;
 }
