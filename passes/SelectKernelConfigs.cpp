@@ -86,6 +86,7 @@ struct SelectKernelConfigsPass final
     o.smallBatchMma = smallBatchMma;
     o.smallBatchMmaRows = smallBatchMmaRows;
     o.smallBatchMmaSteps = smallBatchMmaSteps;
+    o.bf16BlockMma = bf16BlockMma;
     o.gemm = gemm;
     return o;
   }

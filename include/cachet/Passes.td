@@ -1141,6 +1141,13 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "The fewest rows of x from which a small-batch mat-mul of any "
            "weight format takes the mma-sync kernel; with fewer only q4_0 "
            "and q4_K blocks do (where it paid on the H200, run 101)">,
+    Option<"bf16BlockMma", "bf16-block-mma", "bool", /*default=*/"false",
+           "With allow-mma-sync (NVVM): a mat-vec or small-batch mat-mul "
+           "over blocks dequantized to bf16 (a bf16 model's quantized "
+           "weight) takes the mma-sync kernel at any number of rows of x: "
+           "the decoded bf16 pairs multiplied on m16n8k16 mma.sync (a "
+           "mat-vec's x in column 0 of B) instead of each value and its x "
+           "widened to f32 for a fused multiply-add">,
     Option<"prefetch", "prefetch", "::cachet::PrefetchMode",
            /*default=*/"::cachet::PrefetchMode::Auto",
            "Mechanisms of a mat-vec chain launch (#cachet.prefetch_plan)",

@@ -314,15 +314,15 @@ static std::string whyNotBlockMatvec(Operation *op, const BlockWeight &w,
 /// `op` over `w`'s blocks (or its float weight where `w` is null), or "".
 static std::string whyNotMmaMatvec(Operation *op, const BlockWeight *w) {
   MatvecOperands operands = *getMatvecOperands(op);
-  if (!operands.batched)
-    return "a mat-vec, not a small-batch mat-mul";
   if (std::string why = whyNotOperands(op, /*bf16Vectors=*/true); !why.empty())
     return why;
   auto a = cast<MemRefType>(operands.weight.getType());
   auto x = cast<MemRefType>(operands.x.getType());
   auto y = cast<MemRefType>(operands.y.getType());
-  if (!a.getElementType().isF16())
-    return "x and the weight are not f16";
+  if (!a.getElementType().isF16() && !a.getElementType().isBF16())
+    return "x and the weight are not f16 or bf16";
+  if (x.getElementType() != a.getElementType())
+    return "x and the weight have different element types";
   if (!x.getLayout().isIdentity() || !y.getLayout().isIdentity())
     return "x or y is not contiguous";
   if (operands.columns > 8)
@@ -371,6 +371,58 @@ static std::string whyNotInt8Dot(Operation *op, const BlockWeight &w,
                          bytes)
         .str();
   return "";
+}
+
+/// The mma-sync kernel's decision for `op` (whyNotMmaMatvec passed): a
+/// small-batch mat-mul of M rows of x, or a mat-vec (x in column 0 of the
+/// mma's B fragment).
+static MatvecDecision getMmaDecision(Operation *op,
+                                     const MatvecOperands &operands,
+                                     const BlockWeight *w,
+                                     const MatvecConfigOptions &o) {
+  MatvecDecision d;
+  MLIRContext *ctx = op->getContext();
+  auto weightType = cast<MemRefType>(operands.weight.getType());
+  std::string half = weightType.getElementType().isBF16() ? "bf16" : "f16";
+  // Steps in flight: only where they divide among the subgroups.
+  int64_t steps = o.smallBatchMmaSteps;
+  int64_t columnSteps = weightType.getDimSize(1) / 128;
+  if (columnSteps % (o.rowsPerBlock * steps) != 0)
+    steps = 1;
+  d.config = KernelConfigAttr::get(
+      ctx, KernelVariant::MatvecMmaSync, {o.rowsPerBlock, 16},
+      32 * o.rowsPerBlock, 32, 8, 1, 1, 1, 0, {steps, steps}, 0, {0, 0}, false,
+      false, false, false, o.fuseSiblings, o.fuseEpilogues,
+      /*loadBytes=*/0);
+  d.remark =
+      llvm::formatv(
+          "mma-sync kernel for {0}: {1} subgroups per block share 16 weight "
+          "rows, each taking every {1}th step of 128 columns; the {2} weight "
+          "{3} {5} pairs in registers, x read as {5}, m16n8k16 mma.sync with "
+          "f32 accumulators, the subgroups' sums added in workgroup "
+          "memory{4}",
+          operands.batched
+              ? llvm::formatv("a small-batch mat-mul of {0} rows of x",
+                              operands.columns)
+                    .str()
+              : std::string("a mat-vec (x in column 0 of the mma's B)"),
+          o.rowsPerBlock,
+          w ? (w->scales ? "split " : "") + w->block.getFormatName().str()
+            : half,
+          w ? "decoded to" : "read as",
+          steps > 1 ? llvm::formatv("; {0} steps per subgroup loaded before "
+                                    "their mma.syncs",
+                                    steps)
+                          .str()
+          : o.smallBatchMmaSteps > 1
+              ? llvm::formatv("; one step at a time: {0} steps do not divide "
+                              "among {1} subgroups {2} at a time",
+                              columnSteps, o.rowsPerBlock, o.smallBatchMmaSteps)
+                    .str()
+              : std::string(),
+          half)
+          .str();
+  return d;
 }
 
 MatvecDecision cachet::selectMatvecConfig(Operation *op,
@@ -450,52 +502,43 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       // Where it pays on the H200 (run 101): above 4 rows of x for every
       // format (1.11-2.13x the FMA kernel), at 4 or fewer for q4_0 and
       // q4_K blocks (1.02-1.57x; q8_0 and q6_K 0.83-0.90x there).
+      // bf16 blocks: bf16-block-mma decides at any number of rows.
+      bool bf16 = cast<MemRefType>(operands->weight.getType())
+                      .getElementType()
+                      .isBF16();
+      if (why.empty() && w && bf16 && !o.bf16BlockMma &&
+          operands->columns < o.smallBatchMmaRows)
+        why = llvm::formatv("at {0} rows of x (fewer than "
+                            "small-batch-mma-rows, {1}) bf16 blocks take it "
+                            "with bf16-block-mma only",
+                            operands->columns, o.smallBatchMmaRows)
+                  .str();
       if (why.empty() && operands->columns < o.smallBatchMmaRows &&
-          !(w && isa<Q4_0Type, Q4_KType>(w->block)))
+          !(w && (bf16 || isa<Q4_0Type, Q4_KType>(w->block))))
         why = llvm::formatv("at {0} rows of x (fewer than "
                             "small-batch-mma-rows, {1}) it pays for q4_0 and "
                             "q4_K blocks only (run 101)",
                             operands->columns, o.smallBatchMmaRows)
                   .str();
       if (why.empty()) {
-        // Steps in flight: only where they divide among the subgroups.
-        int64_t steps = o.smallBatchMmaSteps;
-        int64_t columnSteps =
-            cast<MemRefType>(operands->weight.getType()).getDimSize(1) / 128;
-        if (columnSteps % (o.rowsPerBlock * steps) != 0)
-          steps = 1;
-        d.config = KernelConfigAttr::get(
-            ctx, KernelVariant::MatvecMmaSync, {o.rowsPerBlock, 16},
-            32 * o.rowsPerBlock, 32, 8, 1, 1, 1, 0, {steps, steps}, 0, {0, 0},
-            false, false, false, false, o.fuseSiblings, o.fuseEpilogues,
-            /*loadBytes=*/0);
-        d.remark =
-            llvm::formatv(
-                "mma-sync kernel for a small-batch mat-mul of {0} rows of "
-                "x: {1} subgroups per block share 16 weight rows, each "
-                "taking every {1}th step of 128 columns; the {2} weight "
-                "{3} f16 pairs in registers, x read as f16, m16n8k16 "
-                "mma.sync with f32 accumulators, the subgroups' sums added "
-                "in workgroup memory{4}",
-                operands->columns, o.rowsPerBlock,
-                w ? (w->scales ? "split " : "") + w->block.getFormatName().str()
-                  : std::string("f16"),
-                w ? "decoded to" : "read as",
-                steps > 1 ? llvm::formatv("; {0} steps per subgroup loaded "
-                                          "before their mma.syncs",
-                                          steps)
-                                .str()
-                : o.smallBatchMmaSteps > 1
-                    ? llvm::formatv("; one step at a time: {0} steps do not "
-                                    "divide among {1} subgroups {2} at a time",
-                                    columnSteps, o.rowsPerBlock,
-                                    o.smallBatchMmaSteps)
-                          .str()
-                    : std::string())
-                .str();
+        d = getMmaDecision(op, *operands, w ? &*w : nullptr, o);
         return d;
       }
       batch += "; not on mma.sync: " + why;
+    }
+  }
+  // A mat-vec over bf16 blocks on mma.sync (NVVM): the FMA kernel
+  // widens each decoded value and its x to f32 (two more instructions per
+  // value); mma.sync takes the bf16 pairs as they are rounded.
+  std::string mmaNote;
+  if (!operands->batched && o.mmaSync && o.bf16BlockMma &&
+      cast<MemRefType>(operands->weight.getType()).getElementType().isBF16()) {
+    std::string unused;
+    if (std::optional<BlockWeight> w = getBlockWeight(op, unused)) {
+      std::string why = whyNotMmaMatvec(op, &*w);
+      if (why.empty())
+        return getMmaDecision(op, *operands, &*w, o);
+      mmaNote = "; not on mma.sync: " + why;
     }
   }
   // The subgroup size: the option, else the profile's, else 32.
@@ -562,7 +605,7 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                              lanes, o.rowsPerBlock, loads, paired, slice,
                              o.blockRowsPerSubgroup)
                    .str() +
-               batch;
+               batch + mmaNote;
     if (int8)
       d.remark += "; x quantized once per block to 8-bit blocks in workgroup "
                   "memory, 4-way integer dot products (stage-x)";

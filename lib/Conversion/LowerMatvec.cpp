@@ -701,12 +701,13 @@ struct LowerMatvecPass final
   }
 
   /// Emits the mma-sync kernel of the small-batch mat-muls of `group`
-  /// (f16 x [M][K], f16 weights or blocks dequantized to f16, M <= 8, rows
-  /// a multiple of 16, K of 128) where its anchor is. Each row class takes
+  /// (f16 or bf16 x [M][K], weights of that type or blocks dequantized to
+  /// it, M <= 8, rows a multiple of 16, K of 128), or of its mat-vecs (x
+  /// [K]: M = 1, y[row] stored), where its anchor is. Each row class takes
   /// a block per 16 weight rows; a block is `warps` subgroups of 32 lanes,
   /// subgroup w taking steps w, w + warps, ... of 128 columns. In a step,
   /// lane l (g = l / 4, q = l % 4) decodes values 32 q .. 32 q + 31 of the
-  /// step of rows g and g + 8 into f16 pairs and reads the same columns of
+  /// step of rows g and g + 8 into 16-bit pairs and reads the same columns of
   /// row g of x (row M - 1 for g >= M: columns past M are never stored);
   /// each 8 values are two m16n8k16 mma.sync k-steps, their 4 + 4 values
   /// the lane's k-slots (2q, 2q + 1) and (2q + 8, 2q + 9) in the A (weight
@@ -733,16 +734,23 @@ struct LowerMatvecPass final
       for (const Member &m : c.members) {
         InFlightDiagnostic diag =
             m.op->emitRemark("cachet-lower-matvec: mma-sync kernel: ");
-        diag << warps << " subgroups per block share 16 weight rows, "
-             << m.operands.columns << " rows of x; the ";
+        StringRef half =
+            cast<MemRefType>(m.getMatrix().getType()).getElementType().isBF16()
+                ? "bf16"
+                : "f16";
+        diag << warps << " subgroups per block share 16 weight rows, ";
+        if (m.operands.batched)
+          diag << m.operands.columns << " rows of x; the ";
+        else
+          diag << "a mat-vec (x in column 0 of the mma's B); the ";
         if (m.blocks)
           diag << (m.blocks->scales ? "split " : "")
-               << m.blocks->block.getFormatName()
-               << " blocks decoded to f16 pairs in registers, the dequantized "
-                  "copy never written";
+               << m.blocks->block.getFormatName() << " blocks decoded to "
+               << half << " pairs in registers, the dequantized copy never "
+               << "written";
         else
-          diag << "f16 weight read in 16-byte loads";
-        diag << "; m16n8k16 mma.sync, f32 accumulators";
+          diag << half << " weight read in 16-byte loads";
+        diag << "; m16n8k16 mma.sync on " << half << ", f32 accumulators";
         if (steps > 1)
           diag << "; " << steps
                << " steps of 128 columns per subgroup loaded before their "
@@ -788,12 +796,14 @@ struct LowerMatvecPass final
     };
     const cachet::MatvecOperands &shape = rowClass.members.front().operands;
     int64_t columns = shape.columns;
+    bool batched = shape.batched;
     auto type =
         cast<MemRefType>(rowClass.members.front().getMatrix().getType());
     int64_t cols = type.getDimSize(1);
-    Type f16 = kb.getF16Type(), f32 = kb.getF32Type();
-    auto aType = VectorType::get({4, 2}, f16);
-    auto bType = VectorType::get({2, 2}, f16);
+    // f16 or bf16: the weight's (dequantized) element type, x's too.
+    Type half = type.getElementType(), f32 = kb.getF32Type();
+    auto aType = VectorType::get({4, 2}, half);
+    auto bType = VectorType::get({2, 2}, half);
     auto cType = VectorType::get({2, 2}, f32);
     Value lane = arith::RemUIOp::create(kb, loc, tid, index(kb, 32));
     Value warp = arith::DivUIOp::create(kb, loc, tid, index(kb, 32));
@@ -815,7 +825,7 @@ struct LowerMatvecPass final
     auto fragment = [&](OpBuilder &lb, Location l, VectorType t,
                         ArrayRef<Value> pairs) {
       Value f = arith::ConstantOp::create(
-          lb, l, t, DenseElementsAttr::get(t, lb.getF16FloatAttr(0)));
+          lb, l, t, DenseElementsAttr::get(t, lb.getFloatAttr(half, 0)));
       for (auto [i, pair] : llvm::enumerate(pairs))
         f = vector::InsertOp::create(lb, l, pair, f,
                                      ArrayRef<int64_t>{int64_t(i)});
@@ -839,11 +849,12 @@ struct LowerMatvecPass final
                   arith::AddIOp::create(lb, l, base, index(lb, 8 * j)));
           }
           // The weight loads first (PDL may issue them before its wait):
-          // weights[m][r][j], values k_j .. k_j + 7 of row r as f16.
+          // weights[m][r][j], values k_j .. k_j + 7 of row r as f16 or
+          // bf16 (blocks: as the dequantize rounds them).
           auto slice = [&](const Member &m, Value row, Value k) -> Value {
             if (m.blocks)
-              return decodeSliceF16(lb, l, *m.blocks, row, k, 8);
-            auto v = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
+              return decodeSliceAs(lb, l, *m.blocks, row, k, 8, half);
+            auto v = vector::LoadOp::create(lb, l, VectorType::get({8}, half),
                                             m.getMatrix(), ValueRange{row, k});
             v.setAlignment(16);
             v->setAttr(cachet::CachetDialect::getStreamingWeightAttrName(),
@@ -858,6 +869,19 @@ struct LowerMatvecPass final
               weights[u].emplace_back();
               for (Value row : {row0, row1}) {
                 weights[u].back().emplace_back();
+                // A lane's 32 values of a q8_0 row are one block: decoded
+                // at once, the words its slices share are loaded once.
+                if (m.blocks && isa<cachet::Q8_0Type>(m.blocks->block)) {
+                  Value block =
+                      decodeSliceAs(lb, l, *m.blocks, row, ks[u][0], 32, half);
+                  for (int64_t j = 0; j < 4; ++j)
+                    weights[u].back().back().push_back(
+                        vector::ShuffleOp::create(
+                            lb, l, block, block,
+                            llvm::to_vector(
+                                llvm::seq<int64_t>(8 * j, 8 * j + 8))));
+                  continue;
+                }
                 for (Value k : ks[u])
                   weights[u].back().back().push_back(slice(m, row, k));
               }
@@ -865,8 +889,9 @@ struct LowerMatvecPass final
           SmallVector<Value> result(accs.begin(), accs.end());
           for (int64_t u = 0; u < steps; ++u)
             for (auto [j, k] : llvm::enumerate(ks[u])) {
-              auto xv = vector::LoadOp::create(lb, l, VectorType::get({8}, f16),
-                                               x, ValueRange{xRow, k});
+              auto xv = vector::LoadOp::create(
+                  lb, l, VectorType::get({8}, half), x,
+                  batched ? ValueRange{xRow, k} : ValueRange{k});
               xv.setAlignment(16);
               SmallVector<Value> xp = pairsOf(lb, l, xv);
               for (size_t m = 0; m < rowClass.members.size(); ++m) {
@@ -877,8 +902,13 @@ struct LowerMatvecPass final
                       lb, l, aType,
                       {p0[2 * s], p1[2 * s], p0[2 * s + 1], p1[2 * s + 1]});
                   Value bv = fragment(lb, l, bType, {xp[2 * s], xp[2 * s + 1]});
-                  result[m] = nvgpu::MmaSyncOp::create(
-                      lb, l, a, bv, result[m], ArrayRef<int64_t>{16, 8, 16});
+                  result[m] =
+                      half.isF16()
+                          ? nvgpu::MmaSyncOp::create(
+                                lb, l, a, bv, result[m],
+                                ArrayRef<int64_t>{16, 8, 16})
+                                .getResult()
+                          : cachet::emitPackedMmaSync(lb, l, a, bv, result[m]);
                 }
               }
             }
@@ -922,6 +952,10 @@ struct LowerMatvecPass final
       }
     Value zero = arith::ConstantOp::create(sb, loc, sb.getF32FloatAttr(0));
     for (int64_t e = 0; e < 4; ++e) {
+      // A mat-vec's one column (of x, of y) is column 0 of the lanes
+      // with q = 0.
+      if (!batched && e % 2 != 0)
+        continue;
       Value row = e < 2 ? row0 : row1;
       Value n = arith::AddIOp::create(
           sb, loc, arith::MulIOp::create(sb, loc, q, index(sb, 2)),
@@ -933,7 +967,9 @@ struct LowerMatvecPass final
       SmallVector<Value> memberSums;
       for (const SmallVector<Value> &memberSum : sums)
         memberSums.push_back(memberSum[e]);
-      emitStores(yb, loc, rowClass, ValueRange{n, row}, memberSums, zero);
+      emitStores(yb, loc, rowClass,
+                 batched ? ValueRange{n, row} : ValueRange{row}, memberSums,
+                 zero);
     }
   }
 

@@ -10,7 +10,8 @@
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-rows=4},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=ROWS4
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-mma-rows=0})' 2>&1 | FileCheck %s --check-prefix=BADROWS
 // ROWS4-NOT: remark: {{.*}}pays for q4_0 and q4_K blocks only
-// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+81]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the f16 weight read in 16-byte loads
+// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+75]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the bf16 weight read in 16-byte loads
+// ROWS4: matvec-batch-mma-nvvm.mlir:[[@LINE+82]]:3: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync on f16
 // BADROWS: bad small-batch-mma-rows 0: 1 or more
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-steps=2},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=STEPS
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true small-batch-mma-steps=2},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=STEPS-IR
@@ -46,7 +47,7 @@ func.func @q4_0(%w: memref<16x72xi8>, %x: memref<4x128xf16>) -> memref<4x16xf32>
   }
   linalg.fill ins(%cst : f32) outs(%y : memref<4x16xf32>)
   // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 4 rows of x: 4 subgroups per block share 16 weight rows, each taking every 4th step of 128 columns; the q4_0 weight decoded to f16 pairs in registers, x read as f16, m16n8k16 mma.sync with f32 accumulators, the subgroups' sums added in workgroup memory}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the q4_0 blocks decoded to f16 pairs in registers, the dequantized copy never written; m16n8k16 mma.sync, f32 accumulators; the zero fill of the result is done in the kernel}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 4 rows of x; the q4_0 blocks decoded to f16 pairs in registers, the dequantized copy never written; m16n8k16 mma.sync on f16, f32 accumulators; the zero fill of the result is done in the kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %a : memref<4x128xf16>, memref<16x128xf16>) outs(%y : memref<4x16xf32>)
   memref.dealloc %a : memref<16x128xf16>
@@ -62,7 +63,7 @@ func.func @q4_0(%w: memref<16x72xi8>, %x: memref<4x128xf16>) -> memref<4x16xf32>
 // CHECK: nvgpu.mma.sync
 func.func @f16(%w: memref<32x256xf16>, %x: memref<8x256xf16>, %y: memref<8x32xf32>) {
   // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 8 rows of x}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync, f32 accumulators}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync on f16, f32 accumulators}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<8x256xf16>, memref<32x256xf16>) outs(%y : memref<8x32xf32>)
   return
@@ -70,9 +71,10 @@ func.func @f16(%w: memref<32x256xf16>, %x: memref<8x256xf16>, %y: memref<8x32xf3
 
 // -----
 
-// Not on mma.sync, each with the reason: rows not a multiple of 16, bf16,
-// columns not a multiple of 128, and 4 rows of x over an f16 weight (at
-// M <= 4 the mma kernel paid on the H200 for q4_0 and q4_K blocks only).
+// Not on mma.sync, each with the reason: rows not a multiple of 16,
+// columns not a multiple of 128, and 4 rows of x over an f16 or a bf16
+// weight (at M <= 4 the mma kernel paid on the H200 for q4_0 and q4_K
+// blocks only).
 func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<4x32xf32>,
                    %w: memref<24x256xf16>, %x: memref<4x256xf16>, %y: memref<4x24xf32>,
                    %wb: memref<32x256xbf16>, %xb: memref<4x256xbf16>, %yb: memref<4x32xf32>,
@@ -81,7 +83,7 @@ func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<4x256xf16>, memref<24x256xf16>) outs(%y : memref<4x24xf32>)
-  // expected-remark @+2 {{not on mma.sync: x and the weight are not f16}}
+  // expected-remark @+2 {{not on mma.sync: at 4 rows of x (fewer than small-batch-mma-rows, 5) it pays for q4_0 and q4_K blocks only (run 101)}}
   // expected-remark @+1 {{cachet-lower-matvec: subgroup kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%xb, %wb : memref<4x256xbf16>, memref<32x256xbf16>) outs(%yb : memref<4x32xf32>)
@@ -104,7 +106,7 @@ func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<
 // in the same order as one step at a time. The other cases' 1 or 2 steps do
 // not divide among 4 subgroups 2 at a time: one step, said in the remark.
 // STEPS: remark: cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 4 rows of x: {{.*}}; one step at a time: 1 steps do not divide among 4 subgroups 2 at a time
-// STEPS: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync, f32 accumulators; 2 steps of 128 columns per subgroup loaded before their mma.syncs
+// STEPS: remark: cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync on f16, f32 accumulators; 2 steps of 128 columns per subgroup loaded before their mma.syncs
 // STEPS-IR-LABEL: func.func @steps
 // STEPS-IR: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}} step %c8{{[_0-9]*}}
 // STEPS-IR-COUNT-16: vector.load %arg1[{{.*}}] {{.*}} : memref<16x1024xf16>, vector<8xf16>
@@ -113,7 +115,7 @@ func.func @not_mma(%wd: memref<32x256xf16>, %xd: memref<4x256xf16>, %yd: memref<
 // BADSTEPS: bad small-batch-mma-steps 0: 1 or more
 func.func @steps(%x: memref<8x1024xf16>, %w: memref<16x1024xf16>, %y: memref<8x16xf32>) {
   // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync kernel for a small-batch mat-mul of 8 rows of x}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync, f32 accumulators}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel: 4 subgroups per block share 16 weight rows, 8 rows of x; the f16 weight read in 16-byte loads; m16n8k16 mma.sync on f16, f32 accumulators}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<8x1024xf16>, memref<16x1024xf16>) outs(%y : memref<8x16xf32>)
   return

@@ -67,6 +67,11 @@ struct MatvecConfigOptions {
   /// 128-column steps a subgroup of the mma-sync kernel loads before its
   /// mma.syncs (the config's loads).
   int64_t smallBatchMmaSteps = 1;
+  /// With mmaSync: a mat-vec or small-batch mat-mul over blocks
+  /// dequantized to bf16 takes the mma-sync kernel at any number of rows
+  /// of x (bf16 pairs multiplied on mma.sync; a mat-vec's x in column 0 of
+  /// B) where it serves it.
+  bool bf16BlockMma = false;
   /// With mmaSync: a mat-mul of more rows of x than smallBatch takes the
   /// mma-sync GEMM where it serves it.
   bool gemm = true;
