@@ -147,6 +147,19 @@ template <typename T> T makeStruct(VkStructureType type) {
   return value;
 }
 
+/// Returns the extension properties structure of type `type` of `device`
+/// (through vkGetPhysicalDeviceProperties2).
+template <typename T>
+T queryProperties(VkPhysicalDevice device, VkStructureType type) {
+  T value = makeStruct<T>(type);
+  auto properties2 = makeStruct<VkPhysicalDeviceProperties2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  properties2.pNext = &value;
+  vkGetPhysicalDeviceProperties2(device, &properties2);
+  value.pNext = nullptr;
+  return value;
+}
+
 /// Returns the device-profile name of a component type of
 /// VK_KHR_cooperative_matrix itself, or null (types of later extensions, such
 /// as bf16 and fp8, which the runtime does not enable).
@@ -274,6 +287,9 @@ public:
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t pushRangeBytes = 0;
+  /// The set layout is a push-descriptor layout: launches push the
+  /// bindings into the command buffer (no set allocated or updated).
+  bool pushDescriptors = false;
 };
 
 class VulkanEvent final : public Event {
@@ -398,6 +414,12 @@ private:
   uint32_t apiVersion = VK_API_VERSION_1_0;
   bool forceStaging = false;
   bool bufferDeviceAddressEnabled = false;
+  /// VK_KHR_push_descriptor: vkCmdPushDescriptorSetKHR where the device
+  /// has it (and CACHET_RUNTIME_NO_PUSH_DESCRIPTORS is not set), null
+  /// otherwise; kernels of more bindings than maxPushDescriptors take sets.
+  PFN_vkCmdPushDescriptorSetKHR pushDescriptorSet = nullptr;
+  uint32_t maxPushDescriptors = 0;
+  bool pushDescriptorsAllowed = true;
   SpirvLayoutRules layoutRules;
   uint32_t timestampValidBits = 0;
   VkInstance instance = VK_NULL_HANDLE;
@@ -449,6 +471,7 @@ VulkanBackend::~VulkanBackend() {
 
 Status VulkanBackend::init(uint32_t flags) {
   forceStaging = flags & CACHET_RUNTIME_FORCE_STAGING;
+  pushDescriptorsAllowed = !(flags & CACHET_RUNTIME_NO_PUSH_DESCRIPTORS);
   // The loader's version up to 1.3, so that a Vulkan 1.3 device accepts
   // SPIR-V 1.6 (KHR cooperative matrices). A 1.0 loader has no
   // vkEnumerateInstanceVersion.
@@ -597,12 +620,15 @@ Status VulkanBackend::createDevice() {
                                                        &extensionCount,
                                                        extensions.data()));
   extensions.resize(extensionCount);
-  bool coopMatrixExposed = std::any_of(
-      extensions.begin(), extensions.end(),
-      [](const VkExtensionProperties &extension) {
-        return std::strcmp(extension.extensionName,
-                           VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
-      });
+  auto exposed = [&](const char *name) {
+    return std::any_of(extensions.begin(), extensions.end(),
+                       [&](const VkExtensionProperties &extension) {
+                         return std::strcmp(extension.extensionName, name) == 0;
+                       });
+  };
+  bool coopMatrixExposed = exposed(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  bool pushDescriptorsExposed =
+      pushDescriptorsAllowed && exposed(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
   // Enable every supported feature (f16, int8, 8/16-bit storage, buffer
   // device address, cooperative matrices, ...) except robustness, which
@@ -644,6 +670,15 @@ Status VulkanBackend::createDevice() {
     enabledExtensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   else
     *coopLink = nullptr;
+  if (pushDescriptorsExposed) {
+    maxPushDescriptors =
+        queryProperties<VkPhysicalDevicePushDescriptorPropertiesKHR>(
+            physicalDevice,
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR)
+            .maxPushDescriptors;
+    if (maxPushDescriptors)
+      enabledExtensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  }
   bufferDeviceAddressEnabled = vulkan12 && features12.bufferDeviceAddress;
   layoutRules.scalarBlockLayout = vulkan12 && features12.scalarBlockLayout;
   layoutRules.uniformBufferStandardLayout =
@@ -669,6 +704,11 @@ Status VulkanBackend::createDevice() {
   CACHET_VK_CHECK("vkCreateDevice", vkCreateDevice(physicalDevice, &deviceInfo,
                                                    nullptr, &device));
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
+  if (maxPushDescriptors)
+    pushDescriptorSet = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+        vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"));
+  if (!pushDescriptorSet)
+    maxPushDescriptors = 0;
 
   auto poolInfo = makeStruct<VkCommandPoolCreateInfo>(
       VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
@@ -753,12 +793,9 @@ void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
     return;
   }
   auto coopProperties =
-      makeStruct<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      queryProperties<VkPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+          physicalDevice,
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR);
-  auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
-  props2.pNext = &coopProperties;
-  vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
   if (!(coopProperties.cooperativeMatrixSupportedStages &
         VK_SHADER_STAGE_COMPUTE_BIT)) {
     noCoopMatrix = "its cooperative matrices are not supported in compute "
@@ -1340,6 +1377,10 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
       VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   setInfo.bindingCount = kernelInfo.numBindings;
   setInfo.pBindings = bindings.data();
+  kernel->pushDescriptors =
+      kernelInfo.numBindings && kernelInfo.numBindings <= maxPushDescriptors;
+  if (kernel->pushDescriptors)
+    setInfo.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   CACHET_VK_CHECK("vkCreateDescriptorSetLayout",
                   vkCreateDescriptorSetLayout(device, &setInfo, nullptr,
                                               &kernel->setLayout));
@@ -1451,21 +1492,29 @@ Status VulkanBackend::launch(Kernel &kernel, const LaunchConfig &config) {
   vkCmdBindPipeline(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
                     vkKernel.pipeline);
   if (numBindings) {
-    VkDescriptorSet set;
-    CACHET_RETURN_IF_ERROR(allocateDescriptorSet(vkKernel.setLayout, set));
     std::vector<VkWriteDescriptorSet> writes(numBindings);
     for (uint32_t i = 0; i < numBindings; ++i) {
       writes[i] = makeStruct<VkWriteDescriptorSet>(
           VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
-      writes[i].dstSet = set;
       writes[i].dstBinding = i;
       writes[i].descriptorCount = 1;
       writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       writes[i].pBufferInfo = &bufferInfos[i];
     }
-    vkUpdateDescriptorSets(device, numBindings, writes.data(), 0, nullptr);
-    vkCmdBindDescriptorSets(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
-                            vkKernel.layout, 0, 1, &set, 0, nullptr);
+    if (vkKernel.pushDescriptors) {
+      // The bindings go into the command buffer: nothing is allocated or
+      // updated per launch.
+      pushDescriptorSet(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                        vkKernel.layout, 0, numBindings, writes.data());
+    } else {
+      VkDescriptorSet set;
+      CACHET_RETURN_IF_ERROR(allocateDescriptorSet(vkKernel.setLayout, set));
+      for (VkWriteDescriptorSet &write : writes)
+        write.dstSet = set;
+      vkUpdateDescriptorSets(device, numBindings, writes.data(), 0, nullptr);
+      vkCmdBindDescriptorSets(commandBuffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                              vkKernel.layout, 0, 1, &set, 0, nullptr);
+    }
   }
   if (vkKernel.pushRangeBytes) {
     std::vector<char> push(vkKernel.pushRangeBytes, 0);

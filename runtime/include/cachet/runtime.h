@@ -68,6 +68,11 @@ enum {
    *  visible (unified memory, as on lavapipe): exercises the discrete-GPU
    *  path. */
   CACHET_RUNTIME_FORCE_STAGING = 1u << 0,
+  /** Vulkan: bind each launch's buffers through a descriptor set allocated
+   *  and updated per launch even where the device has VK_KHR_push_descriptor
+   *  (which pushes them into the command buffer): exercises the path of
+   *  devices without it. */
+  CACHET_RUNTIME_NO_PUSH_DESCRIPTORS = 1u << 1,
 };
 
 /** Flags of cachetBufferAllocEx. */
