@@ -21,7 +21,7 @@
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{[_0-9]*}}, {{.*}})
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>)
 // CHECK: cachet.streaming_weight
-// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK: arith.truncf {{.*}} : vector<32xf32> to vector<32xbf16>
 // CHECK: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<256xbf16>, vector<8xbf16>
 // CHECK-COUNT-2: nvvm.mma.sync
 // CHECK: gpu.barrier
