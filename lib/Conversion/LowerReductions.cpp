@@ -24,6 +24,11 @@ using cachet::mayAlias;
 
 namespace {
 
+/// The most rounds (a row's length over the workgroup's threads) that a
+/// thread's loads are emitted together for, instead of a loop of one load
+/// per iteration (a row of 4096 at 1024 threads: 4).
+constexpr int64_t kUnrolledRounds = 8;
+
 /// A reduction the kernel takes: the combining op and its other operand;
 /// or an argmax, whose state is a value and an index.
 struct Reduction {
@@ -531,13 +536,10 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   SmallVector<Value> identity;
   for (TypedAttr attr : identities)
     identity.push_back(arith::ConstantOp::create(kb, loc, attr));
-  auto loop = scf::ForOp::create(kb, loc, tid, index(kb, length),
-                                 index(kb, threads), identity);
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  // The loads of term `term` (the row's index) into `map`.
+  auto loadTerm = [&](OpBuilder &lb, Value term, IRMapping &map) {
     SmallVector<Value> loops(parallel);
-    loops.push_back(loop.getInductionVar());
-    IRMapping map;
+    loops.push_back(term);
     for (OpOperand *input : op.getDpsInputOperands()) {
       BlockArgument arg = op.getMatchingBlockArgument(input);
       if (!isa<MemRefType>(input->get().getType())) {
@@ -548,29 +550,60 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
                        lb, loc, input->get(),
                        indicesOf(lb, op.getMatchingIndexingMap(input), loops)));
     }
+  };
+  // The payload of term `term` (its loads in `map`) stepped from `from`.
+  auto foldTerm = [&](OpBuilder &lb, Value term, IRMapping &map,
+                      ValueRange from) {
     for (Operation &payload : op.getBody()->without_terminator()) {
       if (&payload == r.combine || &payload == r.compare ||
           &payload == r.selectValue || &payload == r.selectIndex)
         continue;
       if (auto idx = dyn_cast<linalg::IndexOp>(payload)) {
-        map.map(idx.getResult(), loops[idx.getDim()]);
+        map.map(idx.getResult(),
+                idx.getDim() < parallel.size() ? parallel[idx.getDim()] : term);
         continue;
       }
       lb.clone(payload, map);
     }
-    scf::YieldOp::create(lb, loc, step(lb, map, loop.getRegionIterArgs()));
-  }
-
-  // A thread past the row's end runs no iteration: its partial is the
-  // identity, selected rather than taken from the loop, whose results
-  // convert-scf-to-spirv (LLVM 22) returns through Function variables
-  // stored only inside the loop body (uninitialized after no iteration).
-  Value ran = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, tid,
-                                    index(kb, length));
-  for (auto [k, partial] : llvm::enumerate(partials)) {
-    Value value =
-        arith::SelectOp::create(kb, loc, ran, loop.getResult(k), identity[k]);
-    memref::StoreOp::create(kb, loc, value, partial, tid);
+    return step(lb, map, from);
+  };
+  SmallVector<Value> folded;
+  int64_t rounds = length / threads;
+  if (length % threads == 0 && rounds <= kUnrolledRounds) {
+    // Whole rounds: each of the thread's terms loaded first, then folded in
+    // order (the loads in flight together instead of one per iteration).
+    SmallVector<IRMapping> maps(rounds);
+    SmallVector<Value> terms;
+    for (int64_t k = 0; k < rounds; ++k) {
+      terms.push_back(
+          arith::AddIOp::create(kb, loc, tid, index(kb, k * threads)));
+      loadTerm(kb, terms[k], maps[k]);
+    }
+    folded = identity;
+    for (int64_t k = 0; k < rounds; ++k)
+      folded = foldTerm(kb, terms[k], maps[k], folded);
+    for (auto [k, partial] : llvm::enumerate(partials))
+      memref::StoreOp::create(kb, loc, folded[k], partial, tid);
+  } else {
+    auto loop = scf::ForOp::create(kb, loc, tid, index(kb, length),
+                                   index(kb, threads), identity);
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    IRMapping map;
+    loadTerm(lb, loop.getInductionVar(), map);
+    scf::YieldOp::create(
+        lb, loc,
+        foldTerm(lb, loop.getInductionVar(), map, loop.getRegionIterArgs()));
+    // A thread past the row's end runs no iteration: its partial is the
+    // identity, selected rather than taken from the loop, whose results
+    // convert-scf-to-spirv (LLVM 22) returns through Function variables
+    // stored only inside the loop body (uninitialized after no iteration).
+    Value ran = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, tid,
+                                      index(kb, length));
+    for (auto [k, partial] : llvm::enumerate(partials)) {
+      Value value =
+          arith::SelectOp::create(kb, loc, ran, loop.getResult(k), identity[k]);
+      memref::StoreOp::create(kb, loc, value, partial, tid);
+    }
   }
 
   // The partials, combined by a tree in workgroup memory: by the combine;
@@ -692,37 +725,62 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     if (n.row) {
       Value perOut = n.perOutput ? n.perOutput.getDpsInits()[0] : Value();
       int64_t extent = n.row.getStaticLoopRanges().back();
-      auto rowLoop = scf::ForOp::create(kb, loc, tid, index(kb, extent),
-                                        index(kb, threads));
-      OpBuilder lb = OpBuilder::atBlockBegin(rowLoop.getBody());
-      SmallVector<Value> loops(parallel);
-      loops.push_back(rowLoop.getInductionVar());
-      IRMapping map;
-      for (OpOperand *input : n.row.getDpsInputOperands()) {
-        BlockArgument arg = n.row.getMatchingBlockArgument(input);
-        if (input->get() == out)
-          map.map(arg, value);
-        else if (perOut && input->get() == perOut)
-          map.map(arg, perValue);
-        else if (!isa<MemRefType>(input->get().getType()))
-          map.map(arg, input->get());
-        else
-          map.map(arg, memref::LoadOp::create(
-                           lb, loc, input->get(),
-                           indicesOf(lb, n.row.getMatchingIndexingMap(input),
-                                     loops)));
-      }
       OpOperand *rowInit = n.row.getDpsInitOperand(0);
-      SmallVector<Value> at =
-          indicesOf(lb, n.row.getMatchingIndexingMap(rowInit), loops);
       BlockArgument outArg = n.row.getMatchingBlockArgument(rowInit);
-      if (!outArg.use_empty())
-        map.map(
-            outArg,
-            memref::LoadOp::create(lb, loc, rowInit->get(), at).getResult());
-      mapIndexOps(map, n.row, loops);
-      Value result = cloneBody(lb, n.row, map);
-      memref::StoreOp::create(lb, loc, result, rowInit->get(), at);
+      // The loads of element `col` of the row into `map`; returns where it
+      // is stored.
+      auto loadElement = [&](OpBuilder &lb, Value col, IRMapping &map) {
+        SmallVector<Value> loops(parallel);
+        loops.push_back(col);
+        for (OpOperand *input : n.row.getDpsInputOperands()) {
+          BlockArgument arg = n.row.getMatchingBlockArgument(input);
+          if (input->get() == out)
+            map.map(arg, value);
+          else if (perOut && input->get() == perOut)
+            map.map(arg, perValue);
+          else if (!isa<MemRefType>(input->get().getType()))
+            map.map(arg, input->get());
+          else
+            map.map(arg, memref::LoadOp::create(
+                             lb, loc, input->get(),
+                             indicesOf(lb, n.row.getMatchingIndexingMap(input),
+                                       loops)));
+        }
+        SmallVector<Value> at =
+            indicesOf(lb, n.row.getMatchingIndexingMap(rowInit), loops);
+        if (!outArg.use_empty())
+          map.map(
+              outArg,
+              memref::LoadOp::create(lb, loc, rowInit->get(), at).getResult());
+        mapIndexOps(map, n.row, loops);
+        return at;
+      };
+      auto storeElement = [&](OpBuilder &lb, IRMapping &map,
+                              ArrayRef<Value> at) {
+        Value result = cloneBody(lb, n.row, map);
+        memref::StoreOp::create(lb, loc, result, rowInit->get(), at);
+      };
+      int64_t rowRounds = extent / threads;
+      if (extent % threads == 0 && rowRounds <= kUnrolledRounds) {
+        // Whole rounds: every load of the thread's elements first (the row
+        // op's inputs do not alias its output but element by element in
+        // place: checked above), then their values and stores.
+        SmallVector<IRMapping> maps(rowRounds);
+        SmallVector<SmallVector<Value>> ats;
+        for (int64_t k = 0; k < rowRounds; ++k)
+          ats.push_back(loadElement(
+              kb, arith::AddIOp::create(kb, loc, tid, index(kb, k * threads)),
+              maps[k]));
+        for (int64_t k = 0; k < rowRounds; ++k)
+          storeElement(kb, maps[k], ats[k]);
+      } else {
+        auto rowLoop = scf::ForOp::create(kb, loc, tid, index(kb, extent),
+                                          index(kb, threads));
+        OpBuilder lb = OpBuilder::atBlockBegin(rowLoop.getBody());
+        IRMapping map;
+        SmallVector<Value> at = loadElement(lb, rowLoop.getInductionVar(), map);
+        storeElement(lb, map, at);
+      }
     }
     if (n.storeOutput || n.storePerOutput) {
       // Every thread has read the output's initial value before thread 0
@@ -749,7 +807,11 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     diag << "the first index of the maximum";
   else
     diag << r.combine->getName();
-  diag << "), partials combined by a tree in workgroup memory";
+  diag << ")";
+  if (length % threads == 0 && length / threads <= kUnrolledRounds)
+    diag << ", its " << length / threads
+         << " terms per thread loaded together (whole rounds)";
+  diag << ", partials combined by a tree in workgroup memory";
   if (r.isArgmax())
     diag << " (a tie to the lower index)";
   int fills = llvm::count_if(n.fills, [](linalg::FillOp f) { return f; });
@@ -758,10 +820,13 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
          << (inits.size() == 1 ? "" : "s") << " before it in the kernel";
   if (n.perOutput)
     diag << "; the element-wise op over its output after it in the kernel";
-  if (n.row)
+  if (n.row) {
+    int64_t extent = n.row.getStaticLoopRanges().back();
     diag << "; the op over rows that reads it broadcast in the kernel, "
-         << (n.row.getStaticLoopRanges().back() + threads - 1) / threads
-         << " elements per thread";
+         << (extent + threads - 1) / threads << " elements per thread";
+    if (extent % threads == 0 && extent / threads <= kUnrolledRounds)
+      diag << ", loaded together";
+  }
   diag.report();
   SmallVector<Value> buffers;
   for (OpOperand *init : inits)

@@ -101,11 +101,16 @@ func.func @argmax(%logits: memref<2x1000xf32>, %v: memref<2xf32>, %i: memref<2xi
 // Row maxima of a [3][5][256] tensor into [5][3] (a transposed output):
 // 15 workgroups, the block id delinearized into the two parallel indices;
 // the max's identity is -inf and the term comes first, as in the payload.
+// A row of 256 is 4 whole rounds of 64 threads: each thread's 4 terms are
+// loaded first, then folded in order (no loop).
 // CHECK-LABEL: func.func @row_max
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c15{{.*}},
 // CHECK: %cst{{.*}} = arith.constant 0xFF800000 : f32
-// CHECK: scf.for
-// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<3x5x256xf32>
+// CHECK-NOT: scf.for
+// CHECK: arith.maximumf %{{.*}}, %cst{{.*}} : f32
+// CHECK-COUNT-3: arith.maximumf %{{.*}}, %{{.*}} : f32
 // CHECK: scf.if
 // CHECK: arith.maximumf
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<5x3xf32>
@@ -124,9 +129,10 @@ func.func @row_max(%s: memref<3x5x256xf32>, %m: memref<5x3xf32>) {
 
 // -----
 
-// The row's index in the payload (linalg.index) maps to the loop's.
+// The row's index in the payload (linalg.index) maps to the term's: the
+// thread id plus 64 times the round (8 whole rounds of 512).
 // CHECK-LABEL: func.func @indexed
-// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: %[[I:[a-z0-9]+]] = arith.addi %{{.*}}, %c448{{[_0-9]*}} : index
 // CHECK: arith.index_cast %[[I]]
 func.func @indexed(%x: memref<2x512xf32>, %y: memref<2xf32>) {
   // expected-remark @below {{2 workgroups of 64 threads}}
@@ -311,7 +317,7 @@ func.func @rms_norm(%x: memref<2x4096xbf16>, %w: memref<4096xbf16>)
 // CHECK: gpu.launch
 // CHECK: memref.load %{{.*}} : memref<3xf32>
 // CHECK: arith.maximumf
-// CHECK: scf.for
+// CHECK-COUNT-8: memref.load %{{.*}} : memref<3x512xf32>
 // CHECK: arith.subf
 // CHECK: memref.store {{.*}} : memref<3x512xf32>
 // CHECK: gpu.barrier
