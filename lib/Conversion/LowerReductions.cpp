@@ -610,7 +610,16 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   // an argmax's by the larger value, on a tie the lower index (the first
   // of the row, as the sequential loop keeps).
   gpu::BarrierOp::create(kb, loc);
-  for (int64_t stride = threads / 2; stride > 0; stride /= 2) {
+  // With a fixed subgroup size: the steps within the first subgroup by
+  // shuffles (a sum's 32-bit partials; the pairs and their order as the
+  // tree's), after the steps across subgroups in workgroup memory.
+  int64_t lanes = subgroupSize;
+  bool shuffles =
+      lanes > 1 && llvm::isPowerOf2_64(lanes) && threads >= lanes &&
+      !r.isArgmax() &&
+      getElementTypeOrSelf(inits.front()->get()).getIntOrFloatBitWidth() == 32;
+  for (int64_t stride = threads / 2; stride >= (shuffles ? lanes : 1);
+       stride /= 2) {
     Value active = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
                                          tid, index(kb, stride));
     auto ifOp = scf::IfOp::create(kb, loc, active, /*withElse=*/false);
@@ -641,6 +650,33 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     }
     for (auto [value, partial] : llvm::zip(combined, partials))
       memref::StoreOp::create(ib, loc, value, partial, tid);
+    gpu::BarrierOp::create(kb, loc);
+  }
+  if (shuffles) {
+    // The first subgroup: lane t takes the partial of t + stride down to
+    // stride 1; lane 0's total goes to partials[0] for the threads to read.
+    Value firstLanes = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                             tid, index(kb, lanes));
+    auto ifOp = scf::IfOp::create(kb, loc, firstLanes, /*withElse=*/false);
+    OpBuilder ib = OpBuilder::atBlockBegin(ifOp.thenBlock());
+    Value partial = partials.front();
+    Value v = memref::LoadOp::create(ib, loc, partial, tid);
+    Value width = arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), lanes);
+    for (int64_t stride = lanes / 2; stride > 0; stride /= 2) {
+      Value offset =
+          arith::ConstantIntOp::create(ib, loc, ib.getI32Type(), stride);
+      Value other = gpu::ShuffleOp::create(ib, loc, v, offset, width,
+                                           gpu::ShuffleMode::DOWN)
+                        .getShuffleResult();
+      Operation *c = ib.clone(*r.combine);
+      c->setOperands(ValueRange{v, other});
+      v = c->getResult(0);
+    }
+    Value lane0 = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid,
+                                        index(ib, 0));
+    auto store = scf::IfOp::create(ib, loc, lane0, /*withElse=*/false);
+    OpBuilder sb = OpBuilder::atBlockBegin(store.thenBlock());
+    memref::StoreOp::create(sb, loc, v, partial, index(sb, 0));
     gpu::BarrierOp::create(kb, loc);
   }
 
@@ -812,6 +848,9 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     diag << ", its " << length / threads
          << " terms per thread loaded together (whole rounds)";
   diag << ", partials combined by a tree in workgroup memory";
+  if (subgroupSize > 1 && threads >= subgroupSize && !r.isArgmax() &&
+      getElementTypeOrSelf(inits.front()->get()).getIntOrFloatBitWidth() == 32)
+    diag << " down to one subgroup, then by shuffles";
   if (r.isArgmax())
     diag << " (a tie to the lower index)";
   int fills = llvm::count_if(n.fills, [](linalg::FillOp f) { return f; });

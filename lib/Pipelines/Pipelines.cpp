@@ -351,11 +351,14 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // workgroup.
   // A reduction with few outputs takes up to 1024 threads each on CUDA and
   // HIP; Vulkan devices promise fewer (256 is the generic kernels' size).
-  builder.add(std::string("func.func(cachet-reductions-inner,"
-                          "cachet-lower-reductions{max-workgroup-size=") +
-              (spirv ? "256" : "1024") +
-              "},convert-linalg-to-parallel-loops,"
-              "cachet-host-compute-to-parallel,cachet-innermost-dim-first)");
+  // NVVM's subgroups are 32 lanes: the tree's last steps by shuffles.
+  builder.add(
+      std::string("func.func(cachet-reductions-inner,"
+                  "cachet-lower-reductions{max-workgroup-size=") +
+      (spirv ? "256" : "1024") +
+      (options.target == cachet::Target::NVVM ? " subgroup-size=32" : "") +
+      "},convert-linalg-to-parallel-loops,"
+      "cachet-host-compute-to-parallel,cachet-innermost-dim-first)");
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
   // A dimension longer than grid y / z allow goes to x.

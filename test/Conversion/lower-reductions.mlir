@@ -7,6 +7,29 @@
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: error: cachet-lower-reductions: workgroup-size 48 is not a power of two
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 fuse-neighbours=false}))' 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
+// subgroup-size=32 (NVVM): the tree's step of stride 32 in workgroup
+// memory, then the first subgroup's five steps by shuffles (the same
+// pairs), lane 0's total stored for the threads to read; an argmax keeps
+// the whole tree.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 subgroup-size=32}))' 2>/dev/null | FileCheck %s --check-prefix=SHFL
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 subgroup-size=32}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SHFL-REMARK
+// SHFL-REMARK: remark: cachet-lower-reductions: 1 workgroup of 64 threads, {{.*}}partials combined by a tree in workgroup memory down to one subgroup, then by shuffles
+// SHFL-REMARK: remark: cachet-lower-reductions: 2 workgroups of 64 threads, {{.*}}(the first index of the maximum), partials combined by a tree in workgroup memory (a tie to the lower index)
+// SHFL-LABEL: func.func @sum_of_squares
+// SHFL: gpu.barrier
+// SHFL: arith.cmpi ult, %{{.*}}, %c32
+// SHFL: gpu.barrier
+// SHFL: scf.if
+// SHFL: %[[V:.*]] = memref.load %{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>
+// SHFL: %[[S:.*]], %{{.*}} = gpu.shuffle  down %[[V]], %c16_i32, %c32_i32 : f32
+// SHFL: arith.addf %[[V]], %[[S]] : f32
+// SHFL-COUNT-4: gpu.shuffle  down
+// SHFL: memref.store %{{.*}}[%c0{{[_0-9]*}}] : memref<64xf32, #gpu.address_space<workgroup>>
+// SHFL: gpu.barrier
+// SHFL-LABEL: func.func @argmax
+// SHFL-NOT: gpu.shuffle
+// SHFL-LABEL: func.func @row_max
+// SHFL: gpu.shuffle  down
 
 // A sum of squares to a 0-d buffer (an RMSNorm over a vector): one
 // workgroup, every thread folding every 64th value from 0.0.

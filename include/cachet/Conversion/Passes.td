@@ -639,6 +639,14 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
     Option<"fuseNeighbours", "fuse-neighbours", "bool", /*default=*/"true",
            "Take the outputs' fills before the reduction, and the "
            "element-wise and row ops after it, into its kernel">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"0",
+           "Where not 0, the fixed subgroup size of the target (32 on "
+           "NVVM): the tree's last steps, within the first subgroup, "
+           "combine 32-bit partials by gpu.shuffle down instead of through "
+           "workgroup memory with a barrier each (the same pairs in the "
+           "same order: the same bytes); 0 keeps the whole tree in "
+           "workgroup memory (SPIR-V, whose subgroup size the device "
+           "picks)">,
   ];
   let dependentDialects = ["mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect",
