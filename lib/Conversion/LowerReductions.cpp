@@ -29,6 +29,12 @@ namespace {
 /// per iteration (a row of 4096 at 1024 threads: 4).
 constexpr int64_t kUnrolledRounds = 8;
 
+/// Whether `threads` threads take a row of `extent` in whole rounds of at
+/// most kUnrolledRounds, each thread's loads emitted together.
+bool takesWholeRounds(int64_t extent, int64_t threads) {
+  return extent % threads == 0 && extent / threads <= kUnrolledRounds;
+}
+
 /// A reduction the kernel takes: the combining op and its other operand;
 /// or an argmax, whose state is a value and an index.
 struct Reduction {
@@ -400,6 +406,12 @@ struct LowerReductionsPass final
           << maxWorkgroupSize.getValue() << " is not a power of two";
       return signalPassFailure();
     }
+    if (subgroupSize < 0 || subgroupSize == 1 ||
+        (subgroupSize && !llvm::isPowerOf2_64(subgroupSize))) {
+      getOperation().emitError("cachet-lower-reductions: subgroup-size ")
+          << subgroupSize.getValue() << " is not 0 or a power of two above 1";
+      return signalPassFailure();
+    }
     AliasAnalysis aliases(getOperation());
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -429,6 +441,15 @@ struct LowerReductionsPass final
 
   void lower(linalg::GenericOp op, const Reduction &r, AliasAnalysis &aliases,
              llvm::DenseSet<Operation *> &erased);
+  /// Whether the tree's steps within the first subgroup go by shuffles: a
+  /// fixed subgroup size no larger than the workgroup, and a sum's (not an
+  /// argmax's) 32-bit partials.
+  bool takesShuffles(const Reduction &r, ArrayRef<OpOperand *> inits,
+                     int64_t threads) const {
+    return subgroupSize > 1 && threads >= subgroupSize && !r.isArgmax() &&
+           getElementTypeOrSelf(inits.front()->get()).getIntOrFloatBitWidth() ==
+               32;
+  }
 };
 
 void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
@@ -567,9 +588,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     }
     return step(lb, map, from);
   };
-  SmallVector<Value> folded;
-  int64_t rounds = length / threads;
-  if (length % threads == 0 && rounds <= kUnrolledRounds) {
+  if (takesWholeRounds(length, threads)) {
+    int64_t rounds = length / threads;
     // Whole rounds: each of the thread's terms loaded first, then folded in
     // order (the loads in flight together instead of one per iteration).
     SmallVector<IRMapping> maps(rounds);
@@ -579,7 +599,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
           arith::AddIOp::create(kb, loc, tid, index(kb, k * threads)));
       loadTerm(kb, terms[k], maps[k]);
     }
-    folded = identity;
+    SmallVector<Value> folded = identity;
     for (int64_t k = 0; k < rounds; ++k)
       folded = foldTerm(kb, terms[k], maps[k], folded);
     for (auto [k, partial] : llvm::enumerate(partials))
@@ -614,10 +634,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   // shuffles (a sum's 32-bit partials; the pairs and their order as the
   // tree's), after the steps across subgroups in workgroup memory.
   int64_t lanes = subgroupSize;
-  bool shuffles =
-      lanes > 1 && llvm::isPowerOf2_64(lanes) && threads >= lanes &&
-      !r.isArgmax() &&
-      getElementTypeOrSelf(inits.front()->get()).getIntOrFloatBitWidth() == 32;
+  bool shuffles = takesShuffles(r, inits, threads);
   for (int64_t stride = threads / 2; stride >= (shuffles ? lanes : 1);
        stride /= 2) {
     Value active = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
@@ -796,8 +813,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
         Value result = cloneBody(lb, n.row, map);
         memref::StoreOp::create(lb, loc, result, rowInit->get(), at);
       };
-      int64_t rowRounds = extent / threads;
-      if (extent % threads == 0 && rowRounds <= kUnrolledRounds) {
+      if (takesWholeRounds(extent, threads)) {
+        int64_t rowRounds = extent / threads;
         // Whole rounds: every load of the thread's elements first (the row
         // op's inputs do not alias its output but element by element in
         // place: checked above), then their values and stores.
@@ -844,12 +861,11 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   else
     diag << r.combine->getName();
   diag << ")";
-  if (length % threads == 0 && length / threads <= kUnrolledRounds)
+  if (takesWholeRounds(length, threads))
     diag << ", its " << length / threads
          << " terms per thread loaded together (whole rounds)";
   diag << ", partials combined by a tree in workgroup memory";
-  if (subgroupSize > 1 && threads >= subgroupSize && !r.isArgmax() &&
-      getElementTypeOrSelf(inits.front()->get()).getIntOrFloatBitWidth() == 32)
+  if (takesShuffles(r, inits, threads))
     diag << " down to one subgroup, then by shuffles";
   if (r.isArgmax())
     diag << " (a tie to the lower index)";
@@ -863,7 +879,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     int64_t extent = n.row.getStaticLoopRanges().back();
     diag << "; the op over rows that reads it broadcast in the kernel, "
          << (extent + threads - 1) / threads << " elements per thread";
-    if (extent % threads == 0 && extent / threads <= kUnrolledRounds)
+    if (takesWholeRounds(extent, threads))
       diag << ", loaded together";
   }
   diag.report();

@@ -6,6 +6,8 @@
 // INVALID-MAX: error: cachet-lower-reductions: max-workgroup-size 96 is not a power of two
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: error: cachet-lower-reductions: workgroup-size 48 is not a power of two
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{subgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID-SUBGROUP
+// INVALID-SUBGROUP: error: cachet-lower-reductions: subgroup-size 48 is not 0 or a power of two above 1
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 fuse-neighbours=false}))' 2>/dev/null | FileCheck %s --check-prefix=NOFUSE
 // subgroup-size=32 (NVVM): the tree's step of stride 32 in workgroup
 // memory, then the first subgroup's five steps by shuffles (the same
