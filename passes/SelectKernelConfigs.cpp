@@ -88,6 +88,11 @@ struct SelectKernelConfigsPass final
     o.smallBatchMmaSteps = smallBatchMmaSteps;
     o.bf16BlockMma = bf16BlockMma;
     o.gemm = gemm;
+    o.gemmTileM = gemmTileM;
+    o.gemmTileN = gemmTileN;
+    o.gemmStep = gemmStep;
+    o.gemmSubgroups = gemmSubgroups;
+    o.gemmStages = gemmStages;
     return o;
   }
 

@@ -1136,6 +1136,24 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "linear layer) takes the mma-sync GEMM (gemm_mma_sync) where it "
            "serves it: f16 or bf16 x and weight, f32 result, columns a "
            "multiple of 32; else the generic kernel">,
+    Option<"gemmTileM", "gemm-tile-m", "int64_t", /*default=*/"0",
+           "Rows of x per workgroup tile of the mma-sync GEMM (a multiple "
+           "of 64; 0: 128, or 64 for a mat-mul of at most 64 rows)">,
+    Option<"gemmTileN", "gemm-tile-n", "int64_t", /*default=*/"128",
+           "Weight rows per workgroup tile of the mma-sync GEMM (a multiple "
+           "of 32)">,
+    Option<"gemmStep", "gemm-step", "int64_t", /*default=*/"32",
+           "Columns per step of the mma-sync GEMM (a multiple of 16 that "
+           "divides the columns)">,
+    Option<"gemmSubgroups", "gemm-subgroups", "int64_t", /*default=*/"0",
+           "Subgroups per workgroup of the mma-sync GEMM, each computing 64 "
+           "rows of x by a multiple of 16 weight rows of the tile (0: one "
+           "per 64 x 32)">,
+    Option<"gemmStages", "gemm-stages", "int64_t", /*default=*/"2",
+           "Steps of the mma-sync GEMM buffered in workgroup memory (2 to "
+           "8; the copies of the next stages - 1 steps in flight while one "
+           "computes; above 48 KiB in dynamic workgroup memory, at most the "
+           "profile's shared_memory_bytes)">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

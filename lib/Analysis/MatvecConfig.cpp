@@ -53,6 +53,19 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("small-batch", o.smallBatch, "0 (none) or more");
   if (o.smallBatchLoads < 0)
     return bad("small-batch-loads", o.smallBatchLoads, "0 (no cap) or more");
+  if (o.gemmTileM < 0 || o.gemmTileM % 64 != 0)
+    return bad("gemm-tile-m", o.gemmTileM,
+               "0 (by the rows of x) or a "
+               "multiple of 64");
+  if (o.gemmTileN <= 0 || o.gemmTileN % 32 != 0)
+    return bad("gemm-tile-n", o.gemmTileN, "a multiple of 32");
+  if (o.gemmStep <= 0 || o.gemmStep % 16 != 0)
+    return bad("gemm-step", o.gemmStep, "a multiple of 16");
+  if (o.gemmSubgroups < 0)
+    return bad("gemm-subgroups", o.gemmSubgroups,
+               "0 (one per 64 x 32 of the tile) or more");
+  if (o.gemmStages < 2 || o.gemmStages > 8)
+    return bad("gemm-stages", o.gemmStages, "2 to 8");
   if (o.smallBatchMmaRows < 1)
     return bad("small-batch-mma-rows", o.smallBatchMmaRows, "1 or more");
   if (o.smallBatchMmaSteps < 1)
@@ -458,14 +471,39 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       if (!o.mmaSync || !o.gemm)
         return generic(why);
       // A workgroup tile of 128 (64 for at most 64) rows of x by 128
-      // weight rows, 8 (4) subgroups of 64 x 32.
-      int64_t tileM = operands->columns <= 64 ? 64 : 128, tileN = 128;
-      if (std::string gemmWhy = whyNotGemm(op, tileN); !gemmWhy.empty())
+      // weight rows, 8 (4) subgroups of 64 x 32, by default.
+      int64_t tileM = o.gemmTileM > 0           ? o.gemmTileM
+                      : operands->columns <= 64 ? 64
+                                                : 128;
+      int64_t tileN = o.gemmTileN, step = o.gemmStep;
+      int64_t warps =
+          o.gemmSubgroups > 0 ? o.gemmSubgroups : (tileM / 64) * (tileN / 32);
+      if (std::string gemmWhy = whyNotGemm(op, tileN, step); !gemmWhy.empty())
         return generic(why + "; not the mma-sync GEMM: " + gemmWhy);
-      int64_t warps = (tileM / 64) * (tileN / 32);
+      int64_t padBytes = 16;
+      int64_t bytes = o.gemmStages * (tileM + tileN) * (2 * step + padBytes);
+      int64_t sharedBytes =
+          profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
+      if (sharedBytes > 0 && bytes > sharedBytes)
+        return generic(why + llvm::formatv("; not the mma-sync GEMM: its "
+                                           "buffers take {0} bytes of "
+                                           "workgroup memory, more than the "
+                                           "profile's {1}",
+                                           bytes, sharedBytes)
+                                 .str());
+      bool dynamicShared = bytes > 48 * 1024;
+      SmallVector<int64_t> tile{tileM, tileN};
+      if (step != 32)
+        tile.push_back(step);
+      // Options that make no kernel (a subgroup count the tile does not
+      // divide among) leave the generic one, with the reason.
+      if (std::string bad = whyNotGemmTiles(tile, 32 * warps, 32, o.gemmStages,
+                                            padBytes, dynamicShared);
+          !bad.empty())
+        return generic(why + "; not the mma-sync GEMM: " + bad);
       d.config = KernelConfigAttr::get(
-          ctx, KernelVariant::GemmMmaSync, {tileM, tileN}, 32 * warps, 32, 1, 1,
-          /*stages=*/2, 1, /*padBytes=*/16, {}, 0, {}, false, false, false,
+          ctx, KernelVariant::GemmMmaSync, tile, 32 * warps, 32, 1, 1,
+          o.gemmStages, 1, padBytes, {}, 0, {}, dynamicShared, false, false,
           false, false, false, /*loadBytes=*/0);
       std::string unused;
       std::optional<BlockWeight> w = getBlockWeight(op, unused);
@@ -474,15 +512,19 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       d.remark =
           llvm::formatv(
               "mma-sync GEMM for a mat-mul of {0} rows of x: workgroup tiles "
-              "of {1} rows of x by {2} weight rows, {3} subgroups of 64 x 32 "
-              "each, steps of 32 columns copied asynchronously into two "
-              "buffers of workgroup memory, ldmatrix operands, m16n8k16 "
+              "of {1} rows of x by {2} weight rows, {3} subgroups of 64 x {6} "
+              "each, steps of {7} columns copied asynchronously into {8} "
+              "buffers of workgroup memory{9}, ldmatrix operands, m16n8k16 "
               "mma.sync on {4} with f32 accumulators{5}",
               operands->columns, tileM, tileN, warps,
               elementType.isBF16() ? "bf16" : "f16",
               w ? "; the " + w->block.getFormatName().str() +
                       " weight dequantized by a kernel of its own first"
-                : std::string())
+                : std::string(),
+              tileM * tileN / (64 * warps), step, o.gemmStages,
+              dynamicShared
+                  ? llvm::formatv(" ({0} bytes, dynamic)", bytes).str()
+                  : std::string())
               .str();
       return d;
     }
@@ -660,7 +702,7 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
   return d;
 }
 
-std::string cachet::whyNotGemm(Operation *op, int64_t tileN) {
+std::string cachet::whyNotGemm(Operation *op, int64_t tileN, int64_t step) {
   std::optional<MatvecOperands> operands = getMatvecOperands(op);
   if (!operands || !operands->batched)
     return "not a linalg.matmul reading its weight transposed";
@@ -672,8 +714,9 @@ std::string cachet::whyNotGemm(Operation *op, int64_t tileN) {
   if (x.getElementType().isF32())
     return "x and the weight are not both f16 or both bf16";
   int64_t rows = w.getDimSize(0), cols = w.getDimSize(1);
-  if (cols % 32 != 0)
-    return llvm::formatv("{0} columns are not a multiple of 32 (a step)", cols)
+  if (step <= 0 || cols % step != 0)
+    return llvm::formatv("{0} columns are not a multiple of {1} (a step)", cols,
+                         step)
         .str();
   if (rows % 2 != 0)
     return llvm::formatv("{0} weight rows are odd (pairs of results are "
@@ -713,7 +756,8 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
     return "not a linalg.matvec or a linalg.matmul reading its weight "
            "transposed";
   if (config.getVariant() == KernelVariant::GemmMmaSync)
-    return whyNotGemm(op, config.getTile()[1]);
+    return whyNotGemm(op, config.getTile()[1],
+                      config.getTile().size() > 2 ? config.getTile()[2] : 32);
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {
     if (config.getTile().size() != 2 || config.getTile()[1] != 16)
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";

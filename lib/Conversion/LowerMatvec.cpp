@@ -318,16 +318,25 @@ struct LowerMatvecPass final
     cachet::GemmTiles tiles;
     tiles.m = config.getTile()[0];
     tiles.n = config.getTile()[1];
+    if (config.getTile().size() > 2)
+      tiles.k = config.getTile()[2];
+    tiles.stages = config.getStages();
+    tiles.subgroups = config.getWorkgroup() / 32;
     tiles.padBytes = config.getPadBytes();
+    tiles.dynamicShared = config.getDynamicShared();
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
     InFlightDiagnostic diag =
         op->emitRemark("cachet-lower-matvec: mma-sync GEMM: ");
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
          << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
-         << tiles.subgroups() << " subgroups, each a " << tiles.m << " x "
+         << tiles.subgroups << " subgroups, each a " << tiles.m << " x "
          << tiles.n << " tile over " << x.getDimSize(1)
-         << " columns in steps of " << tiles.k << " (double-buffered)";
+         << " columns in steps of " << tiles.k << " (" << tiles.stages
+         << " buffers";
+    if (tiles.dynamicShared)
+      diag << ", " << tiles.bytes() << " bytes of dynamic workgroup memory";
+    diag << ")";
     if (fill)
       diag << "; the zero fill of the result is done in the kernel";
     diag.report();

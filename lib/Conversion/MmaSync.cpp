@@ -137,27 +137,50 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto aTileType = MemRefType::get({2, t.m, pitch}, half, nullptr, workgroup);
-  auto bTileType = MemRefType::get({2, t.n, pitch}, half, nullptr, workgroup);
+  auto aTileType =
+      MemRefType::get({t.stages, t.m, pitch}, half, nullptr, workgroup);
+  auto bTileType =
+      MemRefType::get({t.stages, t.n, pitch}, half, nullptr, workgroup);
   Value one = index(1);
   int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
+  int64_t aBytes = t.stages * t.m * pitch * 2;
   auto launch = gpu::LaunchOp::create(
       b, loc, index(gridM), index(gridN), one, index(threads), one, one,
-      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, TypeRange{aTileType, bTileType});
+      /*dynamicSharedMemorySize=*/
+      t.dynamicShared
+          ? arith::ConstantIntOp::create(b, loc, b.getI32Type(), t.bytes())
+                .getResult()
+          : Value(),
+      /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{},
+      t.dynamicShared ? TypeRange{} : TypeRange{aTileType, bTileType});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Value aTile = launch.getWorkgroupAttributions()[0];
-  Value bTile = launch.getWorkgroupAttributions()[1];
+  Value aTile, bTile;
+  if (t.dynamicShared) {
+    Value base = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                        workgroup));
+    aTile =
+        memref::ViewOp::create(b, loc, aTileType, base, index(0), ValueRange{});
+    bTile = memref::ViewOp::create(b, loc, bTileType, base, index(aBytes),
+                                   ValueRange{});
+  } else {
+    aTile = launch.getWorkgroupAttributions()[0];
+    bTile = launch.getWorkgroupAttributions()[1];
+  }
   Value tid = launch.getThreadIds().x;
   Value firstM = mul(launch.getBlockIds().x, t.m);
   Value firstN = mul(launch.getBlockIds().y, t.n);
   Value lane = rem(tid, 32), warp = div(tid, 32);
   // Subgroup (wm, wn) computes rows [64 wm, 64 wm + 64) of the x tile and
-  // [32 wn, 32 wn + 32) of the weight tile: 4 x 4 m16n8 accumulators.
-  int64_t warpsN = t.n / 32;
+  // [cols wn, cols wn + cols) of the weight tile: 4 x (cols / 8) m16n8
+  // accumulators.
+  int64_t cols = t.subgroupColumns(), blocksN = cols / 8;
+  int64_t warpsN = t.n / cols;
   Value warpM = mul(div(warp, warpsN), 64);
-  Value warpN = mul(rem(warp, warpsN), 32);
+  Value warpN = mul(rem(warp, warpsN), cols);
 
   auto copyStep = [&](Value step, Value stage) {
     SmallVector<Value> tokens;
@@ -167,13 +190,18 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
   int64_t steps = columns / t.k;
-  Value first = copyStep(index(0), index(0));
+  // The first stages - 1 steps in flight before the loop (the last step
+  // again where there are fewer: its buffer is then never read).
+  Value last;
+  for (int64_t s = 0; s + 1 < t.stages; ++s)
+    last = copyStep(index(std::min(s, steps - 1)), index(s));
 
   auto cType = VectorType::get({2, 2}, b.getF32Type());
   Value zero = arith::ConstantOp::create(
       b, loc, cType, DenseElementsAttr::get(cType, b.getF32FloatAttr(0)));
-  SmallVector<Value> init(16, zero);
-  init.push_back(first);
+  int64_t accumulators = 4 * blocksN;
+  SmallVector<Value> init(accumulators, zero);
+  init.push_back(last);
   // ldmatrix addresses: A (x rows, the m16k16 fragment): lane l gives row
   // l % 16 at column 8 (l / 16); B (weight rows, two n8k16 fragments):
   // row (l % 8) + 8 (l / 16) at column 8 ((l / 8) % 2).
@@ -186,22 +214,25 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
       [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        Value stage = rem(step, 2);
-        // The next step's copies (the last step copies itself again into
-        // the other buffer, which nothing reads), then wait for this
-        // step's.
-        Value next =
-            arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
-        Value token = copyStep(next, rem(add(step, 1), 2));
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(1));
+        Value stage = rem(step, t.stages);
+        // This step's copies done (at most stages - 2 later groups still
+        // in flight), and every subgroup past the previous step: its
+        // buffer takes the copies of step + stages - 1 (clamped to the
+        // last step, into a buffer nothing reads).
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                         b.getI32IntegerAttr(t.stages - 2));
         gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> acc(carried.begin(), carried.begin() + 16);
+        Value ahead = add(step, t.stages - 1);
+        Value token =
+            copyStep(arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
+                     rem(ahead, t.stages));
+        SmallVector<Value> acc(carried.begin(), carried.begin() + accumulators);
         for (int64_t kk = 0; kk < t.k; kk += 16) {
           SmallVector<Value> aFrag, bFrag;
           for (int64_t i = 0; i < 4; ++i)
             aFrag.push_back(
                 ldMatrix(aTile, stage, add(aRow, 16 * i), add(aCol, kk)));
-          for (int64_t j = 0; j < 2; ++j) {
+          for (int64_t j = 0; j < blocksN / 2; ++j) {
             Value four =
                 ldMatrix(bTile, stage, add(bRow, 16 * j), add(bCol, kk));
             for (int64_t h = 0; h < 2; ++h)
@@ -209,12 +240,10 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
                   b, loc, four, four, ArrayRef<int64_t>{2 * h, 2 * h + 1}));
           }
           for (int64_t i = 0; i < 4; ++i)
-            for (int64_t j = 0; j < 4; ++j)
-              acc[4 * i + j] = cachet::emitPackedMmaSync(
-                  b, loc, aFrag[i], bFrag[j], acc[4 * i + j]);
+            for (int64_t j = 0; j < blocksN; ++j)
+              acc[blocksN * i + j] = cachet::emitPackedMmaSync(
+                  b, loc, aFrag[i], bFrag[j], acc[blocksN * i + j]);
         }
-        // Nothing copies into this buffer before every subgroup is done.
-        gpu::BarrierOp::create(b, loc);
         acc.push_back(token);
         scf::YieldOp::create(b, loc, acc);
       });
@@ -226,7 +255,7 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   Value g = div(lane, 4), q = mul(rem(lane, 4), 2);
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < 4; ++i)
-    for (int64_t j = 0; j < 4; ++j)
+    for (int64_t j = 0; j < blocksN; ++j)
       for (int64_t h = 0; h < 2; ++h) {
         Value row = add(add(firstM, warpM), add(g, 16 * i + 8 * h));
         Value col = add(add(firstN, warpN), add(q, 8 * j));
@@ -236,8 +265,8 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
                                   index(rowsM)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
                                   index(rowsN)));
-        Value sum = vector::ExtractOp::create(b, loc, loop.getResult(4 * i + j),
-                                              ArrayRef<int64_t>{h});
+        Value sum = vector::ExtractOp::create(
+            b, loc, loop.getResult(blocksN * i + j), ArrayRef<int64_t>{h});
         auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(&store.getThenRegion().front());
@@ -266,7 +295,7 @@ void cachet::buildGemmMmaSync(OpBuilder &b, Location loc, Value x, Value w,
                 xType.getDimSize(0),
                 wType.getDimSize(0),
                 xType.getDimSize(1),
-                32 * t.subgroups(),
+                32 * t.subgroups,
                 t.k + t.padBytes / 2};
   g.build(x, w, y, zeroInit);
 }

@@ -2,7 +2,7 @@
 //
 // Private to lib/Conversion: the m16n8k16 multiply-accumulate that the
 // attention kernels and the GEMM share, and the mma-sync GEMM of
-// cachet-lower-matvec (GemmMmaSync.cpp), NVVM only.
+// cachet-lower-matvec (MmaSync.cpp), NVVM only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,20 +20,26 @@ namespace cachet {
 mlir::Value emitPackedMmaSync(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value a, mlir::Value bOp, mlir::Value acc);
 
-/// The tiles of the mma-sync GEMM (the config's `tile` and
-/// `pad_bytes`).
+/// The tiles of the mma-sync GEMM (the config's `tile`, `workgroup`,
+/// `stages`, `pad_bytes` and `dynamic_shared`).
 struct GemmTiles {
   /// Rows of x (tokens) and weight rows per workgroup: a multiple of 64 and
-  /// of 32. Each subgroup computes 64 x 32 of them.
+  /// of 32.
   int64_t m = 128, n = 128;
-  /// Columns per step (two steps buffered in workgroup memory: the next
-  /// step's asynchronous copies in flight while one computes), and bytes
-  /// each buffered row is padded by (16 keeps nvgpu.ldmatrix free of bank
-  /// conflicts at 32 columns).
-  int64_t k = 32, padBytes = 16;
-  int64_t subgroups() const { return (m / 64) * (n / 32); }
+  /// Columns per step (a multiple of 16): `stages` steps are buffered in
+  /// workgroup memory, the next steps' asynchronous copies in flight while
+  /// one computes. Each buffered row is padded by `padBytes` (16 keeps
+  /// nvgpu.ldmatrix free of bank conflicts at 32 and 64 columns).
+  int64_t k = 32, stages = 2, padBytes = 16;
+  /// Subgroups per workgroup: each computes 64 rows of x by
+  /// `subgroupColumns()` weight rows of the tile.
+  int64_t subgroups = 8;
+  /// The buffers in dynamic workgroup memory (needed above 48 KiB).
+  bool dynamicShared = false;
+  int64_t subgroupColumns() const { return m * n / (64 * subgroups); }
+  /// Bytes of workgroup memory the buffers take.
+  int64_t bytes() const { return stages * (m + n) * (2 * k + padBytes); }
 };
-
 /// Emits, at `b`'s insertion point, the gpu.launch of
 /// `y[i][j] = (zeroInit ? 0 : y[i][j]) + sum_c x[i][c] w[j][c]`: x [M][K]
 /// and w [N][K] of one 16-bit float type (strided memrefs, unit inner
@@ -42,8 +48,10 @@ struct GemmTiles {
 /// `bx t.m` of x and `by t.n` of w (the x tiles of one weight tile run
 /// side by side, so each weight byte is read from memory about once); its
 /// steps of `t.k` columns are copied by nvgpu.device_async_copy into
-/// workgroup memory, read by nvgpu.ldmatrix and multiplied on m16n8k16
-/// mma.sync with f32 accumulators in registers, over the columns in order.
+/// `t.stages` buffers of workgroup memory (`t.stages - 1` steps ahead),
+/// read by nvgpu.ldmatrix and multiplied on m16n8k16 mma.sync with f32
+/// accumulators in registers, over the columns in order (so every tiling
+/// gives the same bytes).
 /// Rows past M or N are read clamped and never stored.
 void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value w, mlir::Value y, bool zeroInit,

@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace cachet;
@@ -145,6 +146,55 @@ LogicalResult CachetDialect::verifyRegionResultAttribute(Operation *op,
   return success();
 }
 
+std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
+                                    int64_t subgroup, int64_t stages,
+                                    int64_t padBytes, bool dynamicShared) {
+  if ((tile.size() != 2 && tile.size() != 3) || tile[0] <= 0 ||
+      tile[0] % 64 != 0 || tile[1] <= 0 || tile[1] % 32 != 0 ||
+      (tile.size() == 3 && (tile[2] <= 0 || tile[2] % 16 != 0)))
+    return "'tile' must be [rows of x, weight rows] or [rows of x, weight "
+           "rows, columns per step], multiples of 64, 32 and 16";
+  int64_t m = tile[0], n = tile[1], k = tile.size() == 3 ? tile[2] : 32;
+  // Each subgroup computes 64 rows of x by a multiple of 16 weight rows
+  // that divides the tile's.
+  int64_t subgroups = workgroup / 32;
+  int64_t cols = subgroups > 0 && (m * n) % (64 * subgroups) == 0
+                     ? m * n / (64 * subgroups)
+                     : 0;
+  if (subgroup != 32 || workgroup % 32 != 0 || cols <= 0 || cols % 16 != 0 ||
+      n % cols != 0)
+    return llvm::formatv("'workgroup' must be subgroups of 32 lanes "
+                         "('subgroup' 32), each computing 64 rows of x by a "
+                         "multiple of 16 weight rows that divides the tile's "
+                         "{0}",
+                         n)
+        .str();
+  // Every thread copies whole 16-byte pieces of each step.
+  if ((m * k / 8) % workgroup != 0 || (n * k / 8) % workgroup != 0)
+    return llvm::formatv("'workgroup' ({0}) must divide the 16-byte pieces "
+                         "of a step of x's and of the weight's rows ({1}, "
+                         "{2})",
+                         workgroup, m * k / 8, n * k / 8)
+        .str();
+  if (stages < 2 || stages > 8)
+    return llvm::formatv("'stages' must be 2 to 8 (steps buffered in "
+                         "workgroup memory), got {0}",
+                         stages)
+        .str();
+  if (padBytes < 0 || padBytes % 16 != 0)
+    return llvm::formatv("'pad_bytes' must be a non-negative multiple of "
+                         "16, got {0}",
+                         padBytes)
+        .str();
+  int64_t bytes = stages * (m + n) * (2 * k + padBytes);
+  if (!dynamicShared && bytes > 48 * 1024)
+    return llvm::formatv("the buffers take {0} bytes of workgroup memory: "
+                         "more than 48 KiB needs 'dynamic_shared'",
+                         bytes)
+        .str();
+  return "";
+}
+
 LogicalResult KernelConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, KernelVariant variant,
     ArrayRef<int64_t> tile, int64_t workgroup, int64_t subgroup,
@@ -196,29 +246,17 @@ LogicalResult KernelConfigAttr::verify(
     return success();
   }
   if (variant == KernelVariant::GemmMmaSync) {
-    if (tile.size() != 2 || tile[0] <= 0 || tile[0] % 64 != 0 || tile[1] <= 0 ||
-        tile[1] % 32 != 0)
-      return fail() << "'tile' must be [rows of x, weight rows], multiples "
-                       "of 64 and 32";
-    if (workgroup != 32 * (tile[0] / 64) * (tile[1] / 32) || subgroup != 32)
-      return fail() << "'workgroup' must be one subgroup of 32 lanes per 64 "
-                       "x 32 of the tile ("
-                    << 32 * (tile[0] / 64) * (tile[1] / 32)
-                    << "), 'subgroup' 32";
-    if (stages != 2)
-      return fail() << "'stages' must be 2 (the GEMM double-buffers its "
-                       "steps), got "
-                    << stages;
-    if (padBytes < 0 || padBytes % 16 != 0)
-      return fail() << "'pad_bytes' must be a non-negative multiple of 16, "
-                       "got "
-                    << padBytes;
+    if (std::string why = cachet::whyNotGemmTiles(
+            tile, workgroup, subgroup, stages, padBytes, dynamicShared);
+        !why.empty())
+      return fail() << why;
     if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||
-        minWorkgroupsPerSM != 0 || !resident.empty() || dynamicShared ||
-        warpSync || lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
+        minWorkgroupsPerSM != 0 || !resident.empty() || warpSync ||
+        lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
         loadBytes != 0)
       return fail() << "the GEMM takes only 'tile', 'workgroup', "
-                       "'subgroup', 'stages' and 'pad_bytes'";
+                       "'subgroup', 'stages', 'pad_bytes' and "
+                       "'dynamic_shared'";
     return success();
   }
   if (decode && loadBytes != 0 &&

@@ -1,18 +1,51 @@
 // A prefill's linear layer (a linalg.matmul reading its weight transposed,
 // more rows of x than small-batch) as the mma-sync GEMM (NVVM,
 // allow-mma-sync): workgroup tiles of x rows by weight rows, steps of 32
-// columns copied asynchronously into two buffers of workgroup memory,
-// ldmatrix operands, m16n8k16 mma.sync with f32 accumulators.
+// columns copied asynchronously into buffers of workgroup memory (2 by
+// default: the next step's copies in flight while one computes), ldmatrix
+// operands, m16n8k16 mma.sync with f32 accumulators.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
 // gemm=false, or no allow-mma-sync (SPIR-V, ROCDL): the generic kernel.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 // The whole NVVM pipeline down to PTX.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// Three buffers of 64 columns, 128 x 256 tiles of 8 subgroups of 64 x 64
+// (165888 bytes: dynamic workgroup memory), to PTX.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-tile-n=256 gemm-step=64 gemm-stages=3 gemm-subgroups=8},func.func(cachet-lower-matvec))' 2>&1 | FileCheck %s --check-prefix=STAGED
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa matvec-options={gemm-tile-n=256 gemm-step=64 gemm-stages=3 gemm-subgroups=8}" 2>/dev/null | FileCheck %s --check-prefix=STAGED-PTX
+// A tile the subgroups do not divide among (128 x 128 by 3): the generic
+// kernel, with the reason; a pass option out of range fails the pipeline.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-subgroups=3})' 2>&1 >/dev/null | FileCheck %s --check-prefix=UNEVEN
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-stages=1})' 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true gemm-tile-n=256 gemm-step=128 gemm-stages=4 gemm-subgroups=8})' 2>&1 >/dev/null | FileCheck %s --check-prefix=TOO-BIG
+// UNEVEN: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the mma-sync GEMM: 'workgroup' must be subgroups of 32 lanes ('subgroup' 32), each computing 64 rows of x by a multiple of 16 weight rows that divides the tile's 128
+// BAD-STAGES: cachet-select-kernel-configs: bad gemm-stages 1: 2 to 8
+// TOO-BIG: not the mma-sync GEMM: its buffers take 417792 bytes of workgroup memory, more than the profile's 232448
+// STAGED: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 256 weight rows, 8 subgroups of 64 x 64 each, steps of 64 columns copied asynchronously into 3 buffers of workgroup memory (165888 bytes, dynamic), ldmatrix operands
+// STAGED: cachet-lower-matvec: mma-sync GEMM: 2 x 2 workgroups of 8 subgroups, each a 128 x 256 tile over 128 columns in steps of 64 (3 buffers, 165888 bytes of dynamic workgroup memory)
+// STAGED-LABEL: func.func @bf16
+// STAGED: %[[SIZE:.*]] = arith.constant 165888 : i32
+// STAGED: gpu.launch {{.*}} dynamic_shared_memory_size %[[SIZE]]
+// STAGED: gpu.dynamic_shared_memory
+// STAGED: memref.view {{.*}} to memref<3x128x72xbf16, #gpu.address_space<workgroup>>
+// STAGED: memref.view {{.*}} to memref<3x256x72xbf16, #gpu.address_space<workgroup>>
+// Two steps in flight before the loop.
+// STAGED-COUNT-2: nvgpu.device_async_create_group
+// STAGED: scf.for
+// STAGED: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// STAGED-NEXT: gpu.barrier
+// STAGED: nvgpu.device_async_create_group
+// STAGED-COUNT-32: nvgpu.ldmatrix
+// STAGED-NOT: gpu.barrier
+// STAGED: scf.yield
+// STAGED-PTX: .extern .shared .align {{[0-9]+}} .b8
+// STAGED-PTX: cp.async.wait_group {{[^;]*}}1;
+// STAGED-PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // OFF-NOT: mma-sync GEMM
 // OFF: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8)
 // PTX: cp.async.cg.shared.global
-// PTX: cp.async.wait_group {{[^;]*}}1;
+// PTX: cp.async.wait_group {{[^;]*}}0;
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: bar.sync
@@ -25,11 +58,13 @@
 // CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[A]]{{.*}}, 8 {bypassL1}
 // CHECK: nvgpu.device_async_copy %arg1{{.*}}, %[[B]]{{.*}}, 8 {bypassL1}
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, {{.*}} !nvgpu.device.async.token)
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
-// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-6: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
 // CHECK: scf.if
 // CHECK: vector.store {{.*}} {alignment = 8 : i64} : memref<256x384xf32>, vector<2xf32>
@@ -38,8 +73,8 @@ func.func @bf16(%x: memref<256x128xbf16>, %w: memref<384x128xbf16>) -> memref<25
   %cst = arith.constant 0.0 : f32
   %y = memref.alloc() : memref<256x384xf32>
   linalg.fill ins(%cst : f32) outs(%y : memref<256x384xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 8 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into two buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on bf16 with f32 accumulators}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 2 x 3 workgroups of 8 subgroups, each a 128 x 128 tile over 128 columns in steps of 32 (double-buffered); the zero fill of the result is done in the kernel}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 8 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into 2 buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on bf16 with f32 accumulators}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 2 x 3 workgroups of 8 subgroups, each a 128 x 128 tile over 128 columns in steps of 32 (2 buffers); the zero fill of the result is done in the kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xbf16>, memref<384x128xbf16>) outs(%y : memref<256x384xf32>)
   return %y : memref<256x384xf32>
@@ -74,9 +109,9 @@ func.func @f16_short(%q: memref<128x272xi8>, %x: memref<20x256xf16>, %y: memref<
     %f = arith.sitofp %b : i8 to f16
     linalg.yield %f : f16
   }
-  // expected-remark @+3 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 20 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 4 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into two buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; the q8_0 weight dequantized by a kernel of its own first}}
+  // expected-remark @+3 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 20 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 4 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into 2 buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; the q8_0 weight dequantized by a kernel of its own first}}
   // expected-remark @+2 {{cachet-lower-matvec: the q8_0 weight's copy for the GEMM is dequantized by 16 workgroups of 256 threads, each thread decoding 8 values of a row from aligned 32-bit words and storing them at once}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 1 x 1 workgroups of 4 subgroups, each a 64 x 128 tile over 256 columns in steps of 32 (double-buffered)}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 1 x 1 workgroups of 4 subgroups, each a 64 x 128 tile over 256 columns in steps of 32 (2 buffers)}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %a : memref<20x256xf16>, memref<128x256xf16>) outs(%y : memref<20x128xf32>)
   memref.dealloc %a : memref<128x256xf16>

@@ -261,7 +261,7 @@ func.func @decode_mma_stages(%q: tensor<32x1x128xf16>, %k: tensor<4096x8x128xf16
 // -----
 
 func.func @gemm_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{#cachet.kernel_config<variant = gemm_mma_sync>: 'tile' must be [rows of x, weight rows], multiples of 64 and 32}}
+  // expected-error @+3 {{#cachet.kernel_config<variant = gemm_mma_sync>: 'tile' must be [rows of x, weight rows] or [rows of x, weight rows, columns per step], multiples of 64, 32 and 16}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [96, 128], workgroup = 256, subgroup = 32>}
@@ -271,17 +271,17 @@ func.func @gemm_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memre
 // -----
 
 func.func @gemm_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{'workgroup' must be one subgroup of 32 lanes per 64 x 32 of the tile (256), 'subgroup' 32}}
+  // expected-error @+3 {{'workgroup' must be subgroups of 32 lanes ('subgroup' 32), each computing 64 rows of x by a multiple of 16 weight rows that divides the tile's 128}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
-      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 128, subgroup = 32>}
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 96, subgroup = 32, stages = 2>}
   return
 }
 
 // -----
 
 func.func @gemm_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{the GEMM takes only 'tile', 'workgroup', 'subgroup', 'stages' and 'pad_bytes'}}
+  // expected-error @+3 {{the GEMM takes only 'tile', 'workgroup', 'subgroup', 'stages', 'pad_bytes' and 'dynamic_shared'}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 2, fuse_siblings = true>}
@@ -291,9 +291,29 @@ func.func @gemm_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memr
 // -----
 
 func.func @gemm_stages(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{'stages' must be 2 (the GEMM double-buffers its steps), got 1}}
+  // expected-error @+3 {{'stages' must be 2 to 8 (steps buffered in workgroup memory), got 1}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 1>}
+  return
+}
+
+// -----
+
+func.func @gemm_pieces(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' (512) must divide the 16-byte pieces of a step of x's and of the weight's rows (256, 512)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 256, 16], workgroup = 512, subgroup = 32, stages = 2>}
+  return
+}
+
+// -----
+
+func.func @gemm_dynamic_shared(%x: memref<256x128xf16>, %w: memref<256x128xf16>, %y: memref<256x256xf32>) {
+  // expected-error @+3 {{the buffers take 165888 bytes of workgroup memory: more than 48 KiB needs 'dynamic_shared'}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<256x128xf16>) outs(%y : memref<256x256xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 256, 64], workgroup = 256, subgroup = 32, stages = 3, pad_bytes = 16>}
   return
 }

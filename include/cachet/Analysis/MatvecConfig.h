@@ -75,6 +75,11 @@ struct MatvecConfigOptions {
   /// With mmaSync: a mat-mul of more rows of x than smallBatch takes the
   /// mma-sync GEMM where it serves it.
   bool gemm = true;
+  /// The GEMM's workgroup tile (rows of x, 0: 128, or 64 for at most 64
+  /// rows; weight rows), columns per step, subgroups (0: one per 64 x 32
+  /// of the tile) and buffered steps.
+  int64_t gemmTileM = 0, gemmTileN = 128, gemmStep = 32, gemmSubgroups = 0,
+          gemmStages = 2;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
@@ -149,10 +154,10 @@ MatvecDecision selectMatvecConfig(mlir::Operation *op,
 /// Returns why the mma-sync GEMM (gemm_mma_sync) cannot compute `op`, a
 /// linalg.matmul reading its weight transposed, or "": static shapes, x and
 /// the weight both f16 or both bf16, an f32 result, columns a multiple of
-/// 32, an even number of weight rows, contiguous rows aligned for 16-byte
+/// `step`, an even number of weight rows, contiguous rows aligned for 16-byte
 /// copies (8-byte stores of the result), and at most 65535 workgroups of
 /// `tileN` weight rows (grid y).
-std::string whyNotGemm(mlir::Operation *op, int64_t tileN);
+std::string whyNotGemm(mlir::Operation *op, int64_t tileN, int64_t step);
 
 /// Returns why the subgroup kernel of `config` cannot be built for `op`, or
 /// "" (also for matvec_generic, which leaves `op` alone).

@@ -1335,17 +1335,21 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
 
     `gemm_mma_sync` (NVVM; selected with allow-mma-sync for a mat-mul of
     more rows of x than `small-batch`, a prefill's linear layer: f16 or
-    bf16 x and weight, f32 y, K a multiple of 32, static shapes): a tiled
-    GEMM on m16n8k16 mma.sync. Workgroup (bx, by) computes the `tile[0] x
-    tile[1]` block of y at rows bx tile[0] of x and by tile[1] of the
-    weight (the x tiles of one weight tile are neighbours in the grid, so
-    each weight byte comes from memory about once); each subgroup owns 64 x
-    32 of it, 16 f32 accumulator fragments in registers. Steps of 32
-    columns of both tiles are copied by `nvgpu.device_async_copy` (16
-    bytes each, L1 bypassed) into two buffers of workgroup memory whose
-    rows are padded by `pad_bytes` (16: `nvgpu.ldmatrix` reads 8 rows
-    without bank conflicts), the next step's copies in flight while one
-    computes. Operands come by `nvgpu.ldmatrix` (x rows
+    bf16 x and weight, f32 y, K a multiple of the step, static shapes): a
+    tiled GEMM on m16n8k16 mma.sync. Workgroup (bx, by) computes the
+    `tile[0] x tile[1]` block of y at rows bx tile[0] of x and by tile[1]
+    of the weight (the x tiles of one weight tile are neighbours in the
+    grid, so each weight byte comes from memory about once); each of its
+    `workgroup / 32` subgroups owns 64 rows by an equal share of the weight
+    rows (32: 16 f32 accumulator fragments in registers, 64: 32). Steps of
+    `tile[2]` (default 32) columns of both tiles are copied by
+    `nvgpu.device_async_copy` (16 bytes each, L1 bypassed) into `stages`
+    buffers of workgroup memory (dynamic with `dynamic_shared`) whose rows
+    are padded by `pad_bytes` (16: `nvgpu.ldmatrix` reads 8 rows without
+    bank conflicts), the copies of the next `stages - 1` steps in flight
+    while one computes; one barrier per step (after the wait for its
+    copies, before the copies into the buffer the previous step read).
+    Operands come by `nvgpu.ldmatrix` (x rows
     are A, weight rows the column-major B: both K-contiguous, no
     transposition), products by `nvvm.mma.sync` in column order; rows past
     M or N are read clamped and never stored. A `linalg.fill` of +0.0 right

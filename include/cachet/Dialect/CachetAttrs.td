@@ -201,9 +201,12 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       mma.sync, `tile = [subgroups per workgroup, 16]`) and
       `gemm_mma_sync` (NVVM: a mat-mul of more rows of x, a prefill's
       linear layer, as a tiled GEMM on m16n8k16 mma.sync; `tile = [rows
-      of x, weight rows]` per workgroup, multiples of 64 and 32, one
-      subgroup per 64 x 32 of them; `stages = 2` buffers of 32 columns in
-      workgroup memory, each row padded by `pad_bytes`)
+      of x, weight rows]` or `[rows of x, weight rows, columns per step]`
+      per workgroup, multiples of 64, 32 and 16 (32 columns if left out);
+      `workgroup / 32` subgroups, each computing 64 rows of x by a
+      multiple of 16 weight rows; `stages` (2 to 8) steps buffered in
+      workgroup memory, each row padded by `pad_bytes`, in dynamic
+      workgroup memory with `dynamic_shared`, which above 48 KiB it needs)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked

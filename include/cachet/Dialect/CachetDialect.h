@@ -26,4 +26,15 @@
 #define GET_OP_CLASSES
 #include "cachet/Dialect/CachetOps.h.inc"
 
+namespace cachet {
+
+/// Returns why a gemm_mma_sync config's `tile`, `workgroup`, `subgroup`,
+/// `stages`, `pad_bytes` and `dynamic_shared` describe no GEMM kernel, or
+/// "" (the attribute's verifier and the decision that builds one share it).
+std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
+                            int64_t subgroup, int64_t stages, int64_t padBytes,
+                            bool dynamicShared);
+
+} // namespace cachet
+
 #endif // CACHET_DIALECT_CACHETDIALECT_H
