@@ -12,7 +12,8 @@ case is compiled once per --compile-options given, so one set of shapes
 checks every GEMM tiling.
 
 Usage: bench/make-gemm-check.py -o DIR [--seed=N] [--count=N]
-           [--compile-options=OPTS ...] [--profile=h200] [--cachet-run=PATH]
+           [--compile-options=OPTS ...] [--profile=h200] [--chip=CHIP]
+           [--cachet-run=PATH]
 DIR gets <variant>/<case>/ (variant v0, v1, ... in the order of the
 options; v0 alone without any) and variants.txt (each variant's options).
 """
@@ -42,6 +43,8 @@ def main():
     p.add_argument("--count", type=int, default=6)
     p.add_argument("--compile-options", action="append", default=[])
     p.add_argument("--profile", default="h200")
+    p.add_argument("--chip", default="",
+                   help="e.g. sm_90a (the wgmma GEMM)")
     p.add_argument("--cachet-run",
                    default=os.path.join(ROOT, "build", "bin", "cachet-run"))
     args = p.parse_args()
@@ -70,6 +73,8 @@ def main():
             command = [args.cachet_run, source, "--entry=matvec",
                        "--target=nvvm", f"--profile={args.profile}",
                        f"--emit={os.path.join(folder, name)}", "--no-run"]
+            if args.chip:
+                command.append(f"--chip={args.chip}")
             if options:
                 command.append(f"--compile-options={options}")
             print(" ".join(command), file=sys.stderr)

@@ -93,6 +93,8 @@ struct SelectKernelConfigsPass final
     o.gemmStep = gemmStep;
     o.gemmSubgroups = gemmSubgroups;
     o.gemmStages = gemmStages;
+    o.wgmma = allowWgmma;
+    o.gemmWgmma = gemmWgmma;
     return o;
   }
 

@@ -1149,11 +1149,20 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "Subgroups per workgroup of the mma-sync GEMM, each computing 64 "
            "rows of x by a multiple of 16 weight rows of the tile (0: one "
            "per 64 x 32)">,
-    Option<"gemmStages", "gemm-stages", "int64_t", /*default=*/"2",
-           "Steps of the mma-sync GEMM buffered in workgroup memory (2 to "
-           "8; the copies of the next stages - 1 steps in flight while one "
+    Option<"gemmStages", "gemm-stages", "int64_t", /*default=*/"0",
+           "Steps of the GEMM buffered in workgroup memory (2 to 8; the "
+           "copies of the next stages - 1 steps in flight while one "
            "computes; above 48 KiB in dynamic workgroup memory, at most the "
-           "profile's shared_memory_bytes)">,
+           "profile's shared_memory_bytes; 0: 2 for mma-sync, 4 for "
+           "wgmma)">,
+    Option<"allowWgmma", "allow-wgmma", "bool", /*default=*/"false",
+           "Whether the target has sm_90a's warpgroup MMA (NVVM with "
+           "chip=sm_90a; cachet-compile sets it)">,
+    Option<"gemmWgmma", "gemm-wgmma", "bool", /*default=*/"true",
+           "With allow-wgmma: the GEMM runs on warpgroup MMA (gemm_wgmma: "
+           "wgmma.mma_async reading cp.async-filled, 128-byte-swizzled "
+           "workgroup memory; K a multiple of 64, gemm-tile-n a multiple "
+           "of 8 up to 256) where it serves the mat-mul, else mma-sync">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

@@ -64,8 +64,9 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
   if (o.gemmSubgroups < 0)
     return bad("gemm-subgroups", o.gemmSubgroups,
                "0 (one per 64 x 32 of the tile) or more");
-  if (o.gemmStages < 2 || o.gemmStages > 8)
-    return bad("gemm-stages", o.gemmStages, "2 to 8");
+  if (o.gemmStages != 0 && (o.gemmStages < 2 || o.gemmStages > 8))
+    return bad("gemm-stages", o.gemmStages,
+               "0 (2 for mma-sync, 4 for wgmma) or 2 to 8");
   if (o.smallBatchMmaRows < 1)
     return bad("small-batch-mma-rows", o.smallBatchMmaRows, "1 or more");
   if (o.smallBatchMmaSteps < 1)
@@ -438,6 +439,57 @@ static MatvecDecision getMmaDecision(Operation *op,
   return d;
 }
 
+/// The wgmma GEMM (sm_90a) for the mat-mul `op` with `tileM` rows of x per
+/// workgroup, or no config and `why` not.
+static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
+                                  int64_t tileM, int64_t sharedBytes,
+                                  const MatvecConfigOptions &o,
+                                  std::string &why) {
+  MatvecDecision d;
+  int64_t tileN = o.gemmTileN, stages = o.gemmStages > 0 ? o.gemmStages : 4;
+  if (std::string bad = whyNotGemm(op, tileN, 64); !bad.empty()) {
+    why = bad;
+    return d;
+  }
+  SmallVector<int64_t> tile{tileM, tileN};
+  if (std::string bad = whyNotWgmmaTiles(tile, 2 * tileM, 32, stages, 0, true);
+      !bad.empty()) {
+    why = bad;
+    return d;
+  }
+  // The buffers and up to 1024 bytes of alignment.
+  int64_t bytes = stages * (tileM + tileN) * 128 + 1024;
+  if (sharedBytes > 0 && bytes > sharedBytes) {
+    why = llvm::formatv("its buffers take {0} bytes of workgroup memory, "
+                        "more than the profile's {1}",
+                        bytes, sharedBytes)
+              .str();
+    return d;
+  }
+  MLIRContext *ctx = op->getContext();
+  d.config = KernelConfigAttr::get(
+      ctx, KernelVariant::GemmWgmma, tile, 2 * tileM, 32, 1, 1, stages, 1, 0,
+      {}, 0, {}, /*dynamicShared=*/true, false, false, false, false, false,
+      /*loadBytes=*/0);
+  std::string unused;
+  std::optional<BlockWeight> w = getBlockWeight(op, unused);
+  auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
+  d.remark =
+      llvm::formatv(
+          "wgmma GEMM for a mat-mul of {0} rows of x: workgroup tiles of {1} "
+          "rows of x by {2} weight rows, {3} warpgroups, steps of 64 columns "
+          "copied asynchronously into {4} buffers of dynamic workgroup "
+          "memory ({5} bytes) in the 128-byte swizzle, wgmma.mma_async "
+          "m64n{2}k16 on {6} with f32 accumulators{7}",
+          operands.columns, tileM, tileN, tileM / 64, stages, bytes,
+          elementType.isBF16() ? "bf16" : "f16",
+          w ? "; the " + w->block.getFormatName().str() +
+                  " weight dequantized by a kernel of its own first"
+            : std::string())
+          .str();
+  return d;
+}
+
 MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                           DeviceProfileAttr profile,
                                           const MatvecConfigOptions &o) {
@@ -475,15 +527,23 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       int64_t tileM = o.gemmTileM > 0           ? o.gemmTileM
                       : operands->columns <= 64 ? 64
                                                 : 128;
+      int64_t sharedBytes =
+          profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
+      std::string notWgmma;
+      if (o.wgmma && o.gemmWgmma) {
+        MatvecDecision wd =
+            selectWgmma(op, *operands, tileM, sharedBytes, o, notWgmma);
+        if (wd.config)
+          return wd;
+      }
       int64_t tileN = o.gemmTileN, step = o.gemmStep;
       int64_t warps =
           o.gemmSubgroups > 0 ? o.gemmSubgroups : (tileM / 64) * (tileN / 32);
       if (std::string gemmWhy = whyNotGemm(op, tileN, step); !gemmWhy.empty())
         return generic(why + "; not the mma-sync GEMM: " + gemmWhy);
       int64_t padBytes = 16;
-      int64_t bytes = o.gemmStages * (tileM + tileN) * (2 * step + padBytes);
-      int64_t sharedBytes =
-          profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
+      int64_t stages = o.gemmStages > 0 ? o.gemmStages : 2;
+      int64_t bytes = stages * (tileM + tileN) * (2 * step + padBytes);
       if (sharedBytes > 0 && bytes > sharedBytes)
         return generic(why + llvm::formatv("; not the mma-sync GEMM: its "
                                            "buffers take {0} bytes of "
@@ -497,14 +557,14 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
         tile.push_back(step);
       // Options that make no kernel (a subgroup count the tile does not
       // divide among) leave the generic one, with the reason.
-      if (std::string bad = whyNotGemmTiles(tile, 32 * warps, 32, o.gemmStages,
+      if (std::string bad = whyNotGemmTiles(tile, 32 * warps, 32, stages,
                                             padBytes, dynamicShared);
           !bad.empty())
         return generic(why + "; not the mma-sync GEMM: " + bad);
       d.config = KernelConfigAttr::get(
-          ctx, KernelVariant::GemmMmaSync, tile, 32 * warps, 32, 1, 1,
-          o.gemmStages, 1, padBytes, {}, 0, {}, dynamicShared, false, false,
-          false, false, false, /*loadBytes=*/0);
+          ctx, KernelVariant::GemmMmaSync, tile, 32 * warps, 32, 1, 1, stages,
+          1, padBytes, {}, 0, {}, dynamicShared, false, false, false, false,
+          false, /*loadBytes=*/0);
       std::string unused;
       std::optional<BlockWeight> w = getBlockWeight(op, unused);
       auto elementType =
@@ -515,16 +575,18 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
               "of {1} rows of x by {2} weight rows, {3} subgroups of 64 x {6} "
               "each, steps of {7} columns copied asynchronously into {8} "
               "buffers of workgroup memory{9}, ldmatrix operands, m16n8k16 "
-              "mma.sync on {4} with f32 accumulators{5}",
+              "mma.sync on {4} with f32 accumulators{5}{10}",
               operands->columns, tileM, tileN, warps,
               elementType.isBF16() ? "bf16" : "f16",
               w ? "; the " + w->block.getFormatName().str() +
                       " weight dequantized by a kernel of its own first"
                 : std::string(),
-              tileM * tileN / (64 * warps), step, o.gemmStages,
+              tileM * tileN / (64 * warps), step, stages,
               dynamicShared
                   ? llvm::formatv(" ({0} bytes, dynamic)", bytes).str()
-                  : std::string())
+                  : std::string(),
+              notWgmma.empty() ? std::string()
+                               : "; not the wgmma GEMM: " + notWgmma)
               .str();
       return d;
     }
@@ -758,6 +820,8 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (config.getVariant() == KernelVariant::GemmMmaSync)
     return whyNotGemm(op, config.getTile()[1],
                       config.getTile().size() > 2 ? config.getTile()[2] : 32);
+  if (config.getVariant() == KernelVariant::GemmWgmma)
+    return whyNotGemm(op, config.getTile()[1], 64);
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {
     if (config.getTile().size() != 2 || config.getTile()[1] != 16)
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";

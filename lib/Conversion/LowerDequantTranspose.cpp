@@ -68,9 +68,9 @@ DecodedItem decodeItem(OpBuilder &b, Location loc, Value item, int64_t rows,
   d.first = arith::MulIOp::create(b, loc, c, index(plan.values));
   Value blockStart = arith::AddIOp::create(
       b, loc, rowStart,
-      arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, d.first, index(32)),
-          index(plan.block.getBlockBytes())));
+      arith::MulIOp::create(b, loc,
+                            arith::DivUIOp::create(b, loc, d.first, index(32)),
+                            index(plan.block.getBlockBytes())));
   Value lane0 = arith::RemUIOp::create(b, loc, d.first, index(32));
   BlockDecoder decoder(b, loc, plan.block, readByte);
   for (int64_t j = 0; j < plan.values; ++j)
@@ -91,10 +91,10 @@ void storeItem(OpBuilder &b, Location loc, Value out, Value head,
     for (auto [j, v] : llvm::enumerate(values))
       memref::StoreOp::create(
           b, loc, v, out,
-          ValueRange{head, position,
-                     arith::AddIOp::create(
-                         b, loc, first,
-                         arith::ConstantIndexOp::create(b, loc, j))});
+          ValueRange{
+              head, position,
+              arith::AddIOp::create(
+                  b, loc, first, arith::ConstantIndexOp::create(b, loc, j))});
     return;
   }
   Type element = values.front().getType();
@@ -184,11 +184,11 @@ struct DequantTransposeBuilder {
                                           item, index(kb, items));
     auto guard = scf::IfOp::create(kb, loc, inRange, /*withElseRegion=*/false);
     OpBuilder tb = OpBuilder::atBlockBegin(guard.thenBlock());
-    DecodedItem d = decodeItem(
-        tb, loc, item, plan.positions, plan, element,
-        [&](OpBuilder &rb, Location l, Value offset) -> Value {
-          return memref::LoadOp::create(rb, l, flat, offset);
-        });
+    DecodedItem d =
+        decodeItem(tb, loc, item, plan.positions, plan, element,
+                   [&](OpBuilder &rb, Location l, Value offset) -> Value {
+                     return memref::LoadOp::create(rb, l, flat, offset);
+                   });
     storeItem(tb, loc, out, d.head, d.position, d.first, d.values, scalarStores,
               plan.storeBytes);
     gpu::TerminatorOp::create(kb, loc);

@@ -262,7 +262,8 @@ struct LowerMatvecPass final
       if (!config ||
           (config.getVariant() != cachet::KernelVariant::MatvecSubgroup &&
            config.getVariant() != cachet::KernelVariant::MatvecMmaSync &&
-           config.getVariant() != cachet::KernelVariant::GemmMmaSync))
+           config.getVariant() != cachet::KernelVariant::GemmMmaSync &&
+           config.getVariant() != cachet::KernelVariant::GemmWgmma))
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
@@ -271,7 +272,8 @@ struct LowerMatvecPass final
         failedConfig = true;
         return;
       }
-      if (config.getVariant() == cachet::KernelVariant::GemmMmaSync) {
+      if (config.getVariant() == cachet::KernelVariant::GemmMmaSync ||
+          config.getVariant() == cachet::KernelVariant::GemmWgmma) {
         gemms.push_back(op);
         return;
       }
@@ -324,25 +326,34 @@ struct LowerMatvecPass final
     tiles.subgroups = config.getWorkgroup() / 32;
     tiles.padBytes = config.getPadBytes();
     tiles.dynamicShared = config.getDynamicShared();
+    bool wgmma = config.getVariant() == cachet::KernelVariant::GemmWgmma;
+    if (wgmma)
+      tiles.k = 64;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
-    InFlightDiagnostic diag =
-        op->emitRemark("cachet-lower-matvec: mma-sync GEMM: ");
+    InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
+                              << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
          << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
-         << tiles.subgroups << " subgroups, each a " << tiles.m << " x "
-         << tiles.n << " tile over " << x.getDimSize(1)
+         << (wgmma ? tiles.m / 64 : tiles.subgroups)
+         << (wgmma ? " warpgroups" : " subgroups") << ", each a " << tiles.m
+         << " x " << tiles.n << " tile over " << x.getDimSize(1)
          << " columns in steps of " << tiles.k << " (" << tiles.stages
          << " buffers";
     if (tiles.dynamicShared)
-      diag << ", " << tiles.bytes() << " bytes of dynamic workgroup memory";
+      diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
+           << " bytes of dynamic workgroup memory";
     diag << ")";
     if (fill)
       diag << "; the zero fill of the result is done in the kernel";
     diag.report();
     OpBuilder b(op);
-    cachet::buildGemmMmaSync(b, op->getLoc(), operands.x, operands.weight,
+    if (wgmma)
+      cachet::buildGemmWgmma(b, op->getLoc(), operands.x, operands.weight,
                              operands.y, static_cast<bool>(fill), tiles);
+    else
+      cachet::buildGemmMmaSync(b, op->getLoc(), operands.x, operands.weight,
+                               operands.y, static_cast<bool>(fill), tiles);
     op->erase();
     if (fill)
       fill.erase();

@@ -74,54 +74,77 @@ Value cachet::emitPackedMmaSync(OpBuilder &b, Location loc, Value a, Value bOp,
   return result;
 }
 
+void cachet::storeGemmPair(OpBuilder &b, Location loc, Value y, Value row,
+                           Value col, Value pair, bool zeroInit) {
+  auto yType = cast<MemRefType>(y.getType());
+  auto bound = [&](Value v, int64_t dim) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ult, v,
+        arith::ConstantIndexOp::create(b, loc, yType.getDimSize(dim)));
+  };
+  Value inside = arith::AndIOp::create(b, loc, bound(row, 0), bound(col, 1));
+  auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  if (!zeroInit) {
+    auto old =
+        vector::LoadOp::create(b, loc, pair.getType(), y, ValueRange{row, col});
+    old.setAlignment(8);
+    pair = arith::AddFOp::create(b, loc, old, pair);
+  }
+  auto st = vector::StoreOp::create(b, loc, pair, y, ValueRange{row, col});
+  st.setAlignment(8);
+}
+
+Value cachet::GemmEmitter::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value cachet::GemmEmitter::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value cachet::GemmEmitter::add(Value x, int64_t y) {
+  return y == 0 ? x : add(x, index(y));
+}
+Value cachet::GemmEmitter::mul(Value x, int64_t y) {
+  return arith::MulIOp::create(b, loc, x, index(y));
+}
+Value cachet::GemmEmitter::div(Value x, int64_t y) {
+  return arith::DivUIOp::create(b, loc, x, index(y));
+}
+Value cachet::GemmEmitter::rem(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, loc, x, index(y));
+}
+
+void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
+                                   int64_t rows, Value tile, Value stage,
+                                   Value step, Value tid,
+                                   SmallVector<Value> &tokens, bool swizzle) {
+  int64_t perRow = t.k / 8;
+  for (int64_t p = 0; p < rows * perRow; p += threads) {
+    Value piece = add(tid, p);
+    Value row = div(piece, perRow);
+    Value part = rem(piece, perRow);
+    Value col = mul(part, 8);
+    Value at = add(first, row);
+    if (count % rows != 0)
+      at = arith::MinUIOp::create(b, loc, at, index(count - 1));
+    Value srcCol = add(mul(step, t.k), col);
+    Value dstCol =
+        swizzle ? mul(arith::XOrIOp::create(b, loc, part, rem(row, 8)), 8)
+                : col;
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tile, ValueRange{stage, row, dstCol}, source,
+        ValueRange{at, srcCol}, b.getIndexAttr(8), /*srcElements=*/Value(),
+        b.getUnitAttr()));
+  }
+}
+
 namespace {
 
 /// Emits one GEMM kernel (see buildGemmMmaSync).
-struct GemmBuilder {
-  OpBuilder &b;
-  Location loc;
-  const cachet::GemmTiles &t;
-  Type half;
-  int64_t rowsM, rowsN, columns, threads;
+struct GemmBuilder : cachet::GemmEmitter {
   /// Elements per buffered row (the step's columns and the padding).
   int64_t pitch;
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, index(y)); }
-  Value mul(Value x, int64_t y) {
-    return arith::MulIOp::create(b, loc, x, index(y));
-  }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, loc, x, index(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, loc, x, index(y));
-  }
-
-  /// Starts the copies of step `step`'s columns of the `rows` rows of
-  /// `source` from `first` (clamped to its `count` rows) into buffer
-  /// `stage` of `tile`: 16-byte pieces, piece p of the workgroup's
-  /// threads' p, p + threads, ...
-  void copyTile(Value source, int64_t count, Value first, int64_t rows,
-                Value tile, Value stage, Value step, Value tid,
-                SmallVector<Value> &tokens) {
-    int64_t perRow = t.k / 8;
-    int64_t pieces = rows * perRow;
-    for (int64_t p = 0; p < pieces; p += threads) {
-      Value piece = add(tid, p);
-      Value row = div(piece, perRow);
-      Value col = mul(rem(piece, perRow), 8);
-      Value at = add(first, row);
-      if (count % rows != 0)
-        at = arith::MinUIOp::create(b, loc, at, index(count - 1));
-      Value srcCol = add(mul(step, t.k), col);
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tile, ValueRange{stage, row, col}, source,
-          ValueRange{at, srcCol}, b.getIndexAttr(8), /*srcElements=*/Value(),
-          b.getUnitAttr()));
-    }
-  }
 
   Value ldMatrix(Value tile, Value stage, Value row, Value col) {
     return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, half),
@@ -184,8 +207,8 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
 
   auto copyStep = [&](Value step, Value stage) {
     SmallVector<Value> tokens;
-    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens);
-    copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens);
+    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens, false);
+    copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens, false);
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
@@ -253,31 +276,14 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   // The lane's accumulator (i, j) holds rows g and g + 8 of the m16 block,
   // columns 2q and 2q + 1 of the n8 block (g = lane / 4, q = lane % 4).
   Value g = div(lane, 4), q = mul(rem(lane, 4), 2);
-  auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < blocksN; ++j)
       for (int64_t h = 0; h < 2; ++h) {
         Value row = add(add(firstM, warpM), add(g, 16 * i + 8 * h));
         Value col = add(add(firstN, warpN), add(q, 8 * j));
-        Value inside = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                  index(rowsM)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
-                                  index(rowsN)));
         Value sum = vector::ExtractOp::create(
             b, loc, loop.getResult(blocksN * i + j), ArrayRef<int64_t>{h});
-        auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(&store.getThenRegion().front());
-        if (!zeroInit) {
-          auto old =
-              vector::LoadOp::create(b, loc, f32x2, y, ValueRange{row, col});
-          old.setAlignment(8);
-          sum = arith::AddFOp::create(b, loc, old, sum);
-        }
-        auto st = vector::StoreOp::create(b, loc, sum, y, ValueRange{row, col});
-        st.setAlignment(8);
+        cachet::storeGemmPair(b, loc, y, row, col, sum, zeroInit);
       }
   gpu::TerminatorOp::create(b, loc);
 }
@@ -288,14 +294,8 @@ void cachet::buildGemmMmaSync(OpBuilder &b, Location loc, Value x, Value w,
                               Value y, bool zeroInit, const GemmTiles &t) {
   auto xType = cast<MemRefType>(x.getType());
   auto wType = cast<MemRefType>(w.getType());
-  GemmBuilder g{b,
-                loc,
-                t,
-                xType.getElementType(),
-                xType.getDimSize(0),
-                wType.getDimSize(0),
-                xType.getDimSize(1),
-                32 * t.subgroups,
+  GemmBuilder g{{b, loc, t, xType.getElementType(), xType.getDimSize(0),
+                 wType.getDimSize(0), xType.getDimSize(1), 32 * t.subgroups},
                 t.k + t.padBytes / 2};
   g.build(x, w, y, zeroInit);
 }

@@ -39,7 +39,45 @@ struct GemmTiles {
   int64_t subgroupColumns() const { return m * n / (64 * subgroups); }
   /// Bytes of workgroup memory the buffers take.
   int64_t bytes() const { return stages * (m + n) * (2 * k + padBytes); }
+  /// Bytes of dynamic workgroup memory the wgmma GEMM asks for: its
+  /// buffers of 64 columns, unpadded, and up to 1024 bytes to align them.
+  int64_t wgmmaBytes() const { return stages * (m + n) * 128 + 1024; }
 };
+/// What the GEMM kernels share: their sizes, index arithmetic and the
+/// asynchronous copies of a step's tiles.
+struct GemmEmitter {
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  const GemmTiles &t;
+  mlir::Type half;
+  int64_t rowsM, rowsN, columns, threads;
+
+  mlir::Value index(int64_t v);
+  mlir::Value add(mlir::Value x, mlir::Value y);
+  mlir::Value add(mlir::Value x, int64_t y);
+  mlir::Value mul(mlir::Value x, int64_t y);
+  mlir::Value div(mlir::Value x, int64_t y);
+  mlir::Value rem(mlir::Value x, int64_t y);
+
+  /// Starts the copies of step `step`'s `t.k` columns of the `rows` rows of
+  /// `source` from `first` (clamped to its `count` rows) into buffer
+  /// `stage` of `tile` ([stages][rows][pitch]): 16-byte pieces, piece p of
+  /// the workgroup's threads' p, p + threads, ...; with `swizzle` (64
+  /// columns) piece c of row r at piece c ^ (r % 8) of the row (wgmma's
+  /// 128-byte swizzle).
+  void copyTile(mlir::Value source, int64_t count, mlir::Value first,
+                int64_t rows, mlir::Value tile, mlir::Value stage,
+                mlir::Value step, mlir::Value tid,
+                llvm::SmallVector<mlir::Value> &tokens, bool swizzle);
+};
+
+/// Stores a GEMM's f32 `pair` (vector<2xf32>, columns `col` and `col + 1`
+/// of row `row`) into `y` where the row and column lie inside it, added to
+/// y's values unless `zeroInit`.
+void storeGemmPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value y,
+                   mlir::Value row, mlir::Value col, mlir::Value pair,
+                   bool zeroInit);
+
 /// Emits, at `b`'s insertion point, the gpu.launch of
 /// `y[i][j] = (zeroInit ? 0 : y[i][j]) + sum_c x[i][c] w[j][c]`: x [M][K]
 /// and w [N][K] of one 16-bit float type (strided memrefs, unit inner
@@ -56,6 +94,17 @@ struct GemmTiles {
 void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value w, mlir::Value y, bool zeroInit,
                       const GemmTiles &t);
+
+/// The same product on sm_90a warpgroup MMA (GemmWgmma.cpp): workgroup
+/// tiles of `t.m` rows of x (one warpgroup of 128 threads per 64) by `t.n`
+/// weight rows (a multiple of 8, at most 256), steps of 64 columns copied
+/// by cp.async into `t.stages` buffers of dynamic workgroup memory in
+/// wgmma's 128-byte swizzle, each warpgroup's m64 x n accumulator in
+/// registers, multiplied by wgmma.mma_async (m64nNk16, f32 accumulators)
+/// over the columns in order; K a multiple of 64, N even.
+void buildGemmWgmma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                    mlir::Value w, mlir::Value y, bool zeroInit,
+                    const GemmTiles &t);
 
 } // namespace cachet
 

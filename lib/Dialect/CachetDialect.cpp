@@ -146,6 +146,16 @@ LogicalResult CachetDialect::verifyRegionResultAttribute(Operation *op,
   return success();
 }
 
+/// The GEMMs' `stages` check.
+static std::string whyNotGemmStages(int64_t stages) {
+  if (stages >= 2 && stages <= 8)
+    return "";
+  return llvm::formatv("'stages' must be 2 to 8 (steps buffered in "
+                       "workgroup memory), got {0}",
+                       stages)
+      .str();
+}
+
 std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
                                     int64_t subgroup, int64_t stages,
                                     int64_t padBytes, bool dynamicShared) {
@@ -176,11 +186,8 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
                          "{2})",
                          workgroup, m * k / 8, n * k / 8)
         .str();
-  if (stages < 2 || stages > 8)
-    return llvm::formatv("'stages' must be 2 to 8 (steps buffered in "
-                         "workgroup memory), got {0}",
-                         stages)
-        .str();
+  if (std::string why = whyNotGemmStages(stages); !why.empty())
+    return why;
   if (padBytes < 0 || padBytes % 16 != 0)
     return llvm::formatv("'pad_bytes' must be a non-negative multiple of "
                          "16, got {0}",
@@ -192,6 +199,34 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
                          "more than 48 KiB needs 'dynamic_shared'",
                          bytes)
         .str();
+  return "";
+}
+
+std::string cachet::whyNotWgmmaTiles(ArrayRef<int64_t> tile, int64_t workgroup,
+                                     int64_t subgroup, int64_t stages,
+                                     int64_t padBytes, bool dynamicShared) {
+  if (tile.size() != 2 || tile[0] <= 0 || tile[0] % 64 != 0 || tile[0] > 256 ||
+      tile[1] <= 0 || tile[1] % 8 != 0 || tile[1] > 256)
+    return "'tile' must be [rows of x, weight rows]: a multiple of 64 up "
+           "to 256 (one warpgroup per 64) and a multiple of 8 up to 256 (a "
+           "wgmma's n)";
+  int64_t m = tile[0], n = tile[1];
+  if (workgroup != 2 * m || subgroup != 32)
+    return llvm::formatv("'workgroup' must be one warpgroup of 128 threads "
+                         "per 64 rows of x ({0}), 'subgroup' 32",
+                         2 * m)
+        .str();
+  // Every thread copies whole 16-byte pieces of each step (8 per row).
+  if ((8 * n) % workgroup != 0)
+    return llvm::formatv("'workgroup' ({0}) must divide the {1} 16-byte "
+                         "pieces of a step of the weight's rows",
+                         workgroup, 8 * n)
+        .str();
+  if (std::string why = whyNotGemmStages(stages); !why.empty())
+    return why;
+  if (padBytes != 0 || !dynamicShared)
+    return "the buffers are unpadded ('pad_bytes' 0) in dynamic workgroup "
+           "memory ('dynamic_shared')";
   return "";
 }
 
@@ -245,9 +280,14 @@ LogicalResult KernelConfigAttr::verify(
                        "'workgroup', 'vector_width' and 'load_bytes'";
     return success();
   }
-  if (variant == KernelVariant::GemmMmaSync) {
-    if (std::string why = cachet::whyNotGemmTiles(
-            tile, workgroup, subgroup, stages, padBytes, dynamicShared);
+  if (variant == KernelVariant::GemmMmaSync ||
+      variant == KernelVariant::GemmWgmma) {
+    if (std::string why =
+            variant == KernelVariant::GemmMmaSync
+                ? cachet::whyNotGemmTiles(tile, workgroup, subgroup, stages,
+                                          padBytes, dynamicShared)
+                : cachet::whyNotWgmmaTiles(tile, workgroup, subgroup, stages,
+                                           padBytes, dynamicShared);
         !why.empty())
       return fail() << why;
     if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||

@@ -191,6 +191,8 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
   case cachet::Target::NVVM:
     select.allowMma = true;
     select.allowMmaSync = true;
+    // Warpgroup MMA is in the architecture-specific sm_90a only.
+    select.allowWgmma = options.chip.getValue() == "sm_90a";
     select.dynamicShared = true;
     select.asyncCopy = true;
     select.warpSync = true;
@@ -411,9 +413,13 @@ LogicalResult cachet::buildCachetCompilePipeline(
     // Identical kernels merged before they are converted (a model's
     // layers repeat them): each distinct one is lowered once.
     builder.add("cachet-merge-identical-kernels");
-    builder.add("gpu.module(cachet-align-workgroup-memory,"
-                "cachet-kernel-occupancy,cachet-int8-dot-products,"
-                "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
+    // On sm_90a the wgmma ops (inline PTX: they have no intrinsics) are
+    // lowered by convert-nvvm-to-llvm.
+    builder.add(std::string("gpu.module(cachet-align-workgroup-memory,"
+                            "cachet-kernel-occupancy,cachet-int8-dot-products,"
+                            "convert-scf-to-cf,convert-nvgpu-to-nvvm,"
+                            "convert-gpu-to-nvvm,") +
+                (nvvm.chip == "sm_90a" ? "convert-nvvm-to-llvm," : "") +
                 "cachet-extern-dynamic-shared-memory),"
                 "reconcile-unrealized-casts");
     format = options.format;

@@ -20,7 +20,7 @@
 // RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-stages=1})' 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true gemm-tile-n=256 gemm-step=128 gemm-stages=4 gemm-subgroups=8})' 2>&1 >/dev/null | FileCheck %s --check-prefix=TOO-BIG
 // UNEVEN: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the mma-sync GEMM: 'workgroup' must be subgroups of 32 lanes ('subgroup' 32), each computing 64 rows of x by a multiple of 16 weight rows that divides the tile's 128
-// BAD-STAGES: cachet-select-kernel-configs: bad gemm-stages 1: 2 to 8
+// BAD-STAGES: cachet-select-kernel-configs: bad gemm-stages 1: 0 (2 for mma-sync, 4 for wgmma) or 2 to 8
 // TOO-BIG: not the mma-sync GEMM: its buffers take 417792 bytes of workgroup memory, more than the profile's 232448
 // STAGED: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 256 weight rows, 8 subgroups of 64 x 64 each, steps of 64 columns copied asynchronously into 3 buffers of workgroup memory (165888 bytes, dynamic), ldmatrix operands
 // STAGED: cachet-lower-matvec: mma-sync GEMM: 2 x 2 workgroups of 8 subgroups, each a 128 x 256 tile over 128 columns in steps of 64 (3 buffers, 165888 bytes of dynamic workgroup memory)

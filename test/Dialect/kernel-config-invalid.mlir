@@ -317,3 +317,33 @@ func.func @gemm_dynamic_shared(%x: memref<256x128xf16>, %w: memref<256x128xf16>,
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 256, 64], workgroup = 256, subgroup = 32, stages = 3, pad_bytes = 16>}
   return
 }
+
+// -----
+
+func.func @wgmma_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' must be one warpgroup of 128 threads per 64 rows of x (256), 'subgroup' 32}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 128, subgroup = 32, stages = 4, dynamic_shared = true>}
+  return
+}
+
+// -----
+
+func.func @wgmma_static(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{the buffers are unpadded ('pad_bytes' 0) in dynamic workgroup memory ('dynamic_shared')}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 4>}
+  return
+}
+
+// -----
+
+func.func @wgmma_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'tile' must be [rows of x, weight rows]: a multiple of 64 up to 256 (one warpgroup per 64) and a multiple of 8 up to 256 (a wgmma's n)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 264], workgroup = 256, subgroup = 32, stages = 4, dynamic_shared = true>}
+  return
+}

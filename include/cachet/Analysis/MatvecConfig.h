@@ -79,7 +79,10 @@ struct MatvecConfigOptions {
   /// rows; weight rows), columns per step, subgroups (0: one per 64 x 32
   /// of the tile) and buffered steps.
   int64_t gemmTileM = 0, gemmTileN = 128, gemmStep = 32, gemmSubgroups = 0,
-          gemmStages = 2;
+          gemmStages = 0;
+  /// The target has sm_90a's warpgroup MMA, and gemm-wgmma: the GEMM runs
+  /// on it where it serves the mat-mul.
+  bool wgmma = false, gemmWgmma = true;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec

@@ -139,13 +139,14 @@ def Cachet_AttentionDecodeMmaSync
 def Cachet_MatvecMmaSync
     : I32EnumAttrCase<"MatvecMmaSync", 9, "matvec_mma_sync">;
 def Cachet_GemmMmaSync : I32EnumAttrCase<"GemmMmaSync", 10, "gemm_mma_sync">;
+def Cachet_GemmWgmma : I32EnumAttrCase<"GemmWgmma", 11, "gemm_wgmma">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
-     Cachet_MatvecMmaSync, Cachet_GemmMmaSync]> {
+     Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -207,6 +208,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       multiple of 16 weight rows; `stages` (2 to 8) steps buffered in
       workgroup memory, each row padded by `pad_bytes`, in dynamic
       workgroup memory with `dynamic_shared`, which above 48 KiB it needs)
+      and `gemm_wgmma` (NVVM on sm_90a: the same product on warpgroup MMA;
+      `tile = [rows of x, weight rows]`, a multiple of 64 (one warpgroup
+      of 128 threads per 64 rows: `workgroup = 2 * tile[0]`) and a
+      multiple of 8 up to 256; `stages` (2 to 8) steps of 64 columns in
+      dynamic workgroup memory, `dynamic_shared` set)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked

@@ -35,6 +35,12 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                             int64_t subgroup, int64_t stages, int64_t padBytes,
                             bool dynamicShared);
 
+/// The same for a gemm_wgmma config (`tile`, `workgroup`, `subgroup`,
+/// `stages`, `pad_bytes`, `dynamic_shared`).
+std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
+                             int64_t subgroup, int64_t stages, int64_t padBytes,
+                             bool dynamicShared);
+
 } // namespace cachet
 
 #endif // CACHET_DIALECT_CACHETDIALECT_H

@@ -1,0 +1,216 @@
+//===- GemmWgmma.cpp - the prefill GEMM on sm_90a warpgroup MMA -----------===//
+//
+// The Hopper form of the GEMM in MmaSync.cpp: each warpgroup (4 subgroups,
+// 128 threads) of a workgroup computes 64 rows of x by the tile's weight
+// rows with wgmma.mma_async, whose operands the tensor cores read from
+// workgroup memory themselves (matrix descriptors; no ldmatrix, no operand
+// registers). Steps of 64 columns (one 128-byte row per x or weight row)
+// are copied by cp.async into `stages` buffers laid out as wgmma's 128-byte
+// swizzle expects: the 16-byte piece c of row r at piece c ^ (r % 8) of the
+// row, rows 128 bytes apart, 8-row atoms 1024 bytes apart and 1024-byte
+// aligned. The copies are made visible to the tensor cores (the async
+// proxy) by fence.proxy.async after they land. Without TMA and without
+// producer warps: every thread copies, then every warpgroup multiplies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Columns per step: one 128-byte swizzle row of 16-bit values.
+constexpr int64_t kStep = 64;
+/// Bytes of one buffered row, and of one 8-row swizzle atom.
+constexpr int64_t kRowBytes = 128, kAtomBytes = 1024;
+
+struct WgmmaBuilder : cachet::GemmEmitter {
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+
+  /// The wgmma matrix descriptor of K-major rows at workgroup-memory byte
+  /// address `address` (i64) in the 128-byte swizzle: the address / 16,
+  /// the stride between 8-row atoms (1024 bytes) / 16, swizzle mode 1; the
+  /// leading offset is unused for K-major swizzled operands (1).
+  Value descriptor(Value address) {
+    Value start = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, address, i64(4)), i64(0x3FFF));
+    int64_t fixed = (int64_t(1) << 16) | (int64_t(kAtomBytes / 16) << 32) |
+                    (int64_t(1) << 62);
+    return arith::OrIOp::create(b, loc, start, i64(fixed));
+  }
+
+  void build(Value x, Value w, Value y, bool zeroInit);
+};
+
+void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto aTileType =
+      MemRefType::get({t.stages, t.m, kStep}, half, nullptr, workgroup);
+  auto bTileType =
+      MemRefType::get({t.stages, t.n, kStep}, half, nullptr, workgroup);
+  int64_t aBytes = t.stages * t.m * kRowBytes;
+  Value one = index(1);
+  int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(gridM), index(gridN), one, index(threads), one, one,
+      /*dynamicSharedMemorySize=*/
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), t.wgmmaBytes()),
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, TypeRange{});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  // The buffers start at the first 1024-byte boundary of the dynamic
+  // workgroup memory (the swizzle's atoms are aligned to it).
+  Value base = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
+                      workgroup));
+  Value address = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base));
+  Value pad = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, i64(0), address),
+      i64(kAtomBytes - 1));
+  Value padIndex = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), pad);
+  Value aTile =
+      memref::ViewOp::create(b, loc, aTileType, base, padIndex, ValueRange{});
+  Value bTile = memref::ViewOp::create(b, loc, bTileType, base,
+                                       add(padIndex, aBytes), ValueRange{});
+  Value aAddress = arith::AddIOp::create(b, loc, address, pad);
+  Value bAddress = arith::AddIOp::create(b, loc, aAddress, i64(aBytes));
+
+  Value tid = launch.getThreadIds().x;
+  Value firstM = mul(launch.getBlockIds().x, t.m);
+  Value firstN = mul(launch.getBlockIds().y, t.n);
+  Value group = div(tid, 128);
+
+  auto copyStep = [&](Value step, Value stage) {
+    SmallVector<Value> tokens;
+    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens, true);
+    copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens, true);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
+  };
+  int64_t steps = columns / kStep;
+  Value last;
+  for (int64_t s = 0; s + 1 < t.stages; ++s)
+    last = copyStep(index(std::min(s, steps - 1)), index(s));
+
+  // The warpgroup's m64 x n f32 accumulator: n / 2 values per thread.
+  Type f32 = b.getF32Type();
+  int64_t values = t.n / 2;
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(values, f32));
+  Value zeroAcc = LLVM::ZeroOp::create(b, loc, accType);
+  NVVM::WGMMATypes type =
+      half.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  // This warpgroup's 64 rows of the x tile, as a byte offset.
+  Value groupOffset = arith::MulIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), group),
+      i64(64 * kRowBytes));
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(steps), one, ValueRange{zeroAcc, last},
+      [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value stage = rem(step, t.stages);
+        // This step's pieces landed (at most stages - 2 later groups in
+        // flight) and are visible to the tensor cores; every thread's.
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[1],
+                                         b.getI32IntegerAttr(t.stages - 2));
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        gpu::BarrierOp::create(b, loc);
+        Value stage64 =
+            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), stage);
+        Value aStage = arith::AddIOp::create(
+            b, loc, aAddress,
+            arith::MulIOp::create(b, loc, stage64, i64(t.m * kRowBytes)));
+        aStage = arith::AddIOp::create(b, loc, aStage, groupOffset);
+        Value bStage = arith::AddIOp::create(
+            b, loc, bAddress,
+            arith::MulIOp::create(b, loc, stage64, i64(t.n * kRowBytes)));
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        Value acc = carried[0];
+        // Four k16 products, 32 bytes further along the rows each.
+        for (int64_t kk = 0; kk < kStep / 16; ++kk) {
+          Value descA =
+              descriptor(arith::AddIOp::create(b, loc, aStage, i64(32 * kk)));
+          Value descB =
+              descriptor(arith::AddIOp::create(b, loc, bStage, i64(32 * kk)));
+          acc = NVVM::WgmmaMmaAsyncOp::create(
+              b, loc, accType, acc, descA, descB,
+              NVVM::MMAShapeAttr::get(ctx, 64, t.n, 16), type, type,
+              NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+              NVVM::MMALayout::row, NVVM::MMALayout::col,
+              /*satfinite=*/nullptr);
+        }
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        // The previous step's products done, in every warpgroup: its
+        // buffer takes the copies of step + stages - 1 (clamped to the
+        // last step, into a buffer nothing reads) while this step's
+        // products run.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+        gpu::BarrierOp::create(b, loc);
+        Value ahead = add(step, t.stages - 1);
+        Value token =
+            copyStep(arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
+                     rem(ahead, t.stages));
+        scf::YieldOp::create(b, loc, ValueRange{acc, token});
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(1),
+                                   b.getI32IntegerAttr(0));
+
+  // Thread l of subgroup s of the warpgroup holds, for each n8 block j,
+  // rows 16 s + l / 4 (values 4 j, 4 j + 1) and + 8 (4 j + 2, 4 j + 3),
+  // columns 8 j + 2 (l % 4) and the next.
+  Value inGroup = rem(tid, 128);
+  Value row0 = add(add(firstM, mul(group, 64)),
+                   add(mul(div(inGroup, 32), 16), div(rem(inGroup, 32), 4)));
+  Value col0 = add(firstN, mul(rem(inGroup, 4), 2));
+  auto f32x2 = VectorType::get({2}, f32);
+  Value acc = loop.getResult(0);
+  for (int64_t j = 0; j < t.n / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(row0, 8 * h);
+      Value col = add(col0, 8 * j);
+      Value pair = vector::BroadcastOp::create(
+          b, loc, f32x2,
+          LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h));
+      pair = vector::InsertOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + 1),
+          pair, ArrayRef<int64_t>{1});
+      cachet::storeGemmPair(b, loc, y, row, col, pair, zeroInit);
+    }
+  gpu::TerminatorOp::create(b, loc);
+}
+
+} // namespace
+
+void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
+                            Value y, bool zeroInit, const GemmTiles &t) {
+  auto xType = cast<MemRefType>(x.getType());
+  auto wType = cast<MemRefType>(w.getType());
+  // The steps are 64 columns (one 128-byte swizzle row).
+  cachet::GemmTiles tiles = t;
+  tiles.k = kStep;
+  WgmmaBuilder g{{b, loc, tiles, xType.getElementType(), xType.getDimSize(0),
+                  wType.getDimSize(0), xType.getDimSize(1), 128 * (t.m / 64)}};
+  g.build(x, w, y, zeroInit);
+}
