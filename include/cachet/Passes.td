@@ -1139,22 +1139,24 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"gemmTileM", "gemm-tile-m", "int64_t", /*default=*/"0",
            "Rows of x per workgroup tile of the mma-sync GEMM (a multiple "
            "of 64; 0: 128, or 64 for a mat-mul of at most 64 rows)">,
-    Option<"gemmTileN", "gemm-tile-n", "int64_t", /*default=*/"128",
-           "Weight rows per workgroup tile of the mma-sync GEMM (a multiple "
-           "of 32)">,
-    Option<"gemmStep", "gemm-step", "int64_t", /*default=*/"32",
+    Option<"gemmTileN", "gemm-tile-n", "int64_t", /*default=*/"0",
+           "Weight rows per workgroup tile of the GEMM (mma-sync: a "
+           "multiple of 32, 0: 128; wgmma: a multiple of 8 up to 256, 0: "
+           "256 where the grid still has a workgroup per compute unit, "
+           "else 128)">,
+    Option<"gemmStep", "gemm-step", "int64_t", /*default=*/"0",
            "Columns per step of the mma-sync GEMM (a multiple of 16 that "
-           "divides the columns)">,
+           "divides the columns; 0: 64 where it divides them, else 32)">,
     Option<"gemmSubgroups", "gemm-subgroups", "int64_t", /*default=*/"0",
            "Subgroups per workgroup of the mma-sync GEMM, each computing 64 "
            "rows of x by a multiple of 16 weight rows of the tile (0: one "
-           "per 64 x 32)">,
+           "per 64 x 64 of a 128-row tile, per 64 x 32 of a 64-row one)">,
     Option<"gemmStages", "gemm-stages", "int64_t", /*default=*/"0",
            "Steps of the GEMM buffered in workgroup memory (2 to 8; the "
            "copies of the next stages - 1 steps in flight while one "
            "computes; above 48 KiB in dynamic workgroup memory, at most the "
-           "profile's shared_memory_bytes; 0: 2 for mma-sync, 4 for "
-           "wgmma)">,
+           "profile's shared_memory_bytes; 0: 3 for mma-sync, or 2 where "
+           "the profile's workgroup memory holds no more, 4 for wgmma)">,
     Option<"allowWgmma", "allow-wgmma", "bool", /*default=*/"false",
            "Whether the target has sm_90a's warpgroup MMA (NVVM with "
            "chip=sm_90a; cachet-compile sets it)">,

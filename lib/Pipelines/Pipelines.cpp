@@ -171,6 +171,25 @@ checkCompileOptions(const cachet::CompileOptions &options,
   return success();
 }
 
+/// The NVVM chip `options` compile for: `chip`, else sm_90a for a profile
+/// whose arch is sm_90 (its code runs on sm_90 devices only, as the
+/// profile's kernels do; it has warpgroup MMA), else sm_90.
+static std::string getNvvmChip(const cachet::CompileOptions &options) {
+  if (!options.chip.empty())
+    return options.chip.getValue();
+  if (!options.profile.empty()) {
+    llvm::Expected<cachet::DeviceProfile> profile =
+        cachet::resolveProfile(options.profile);
+    if (!profile) {
+      llvm::consumeError(profile.takeError());
+      return "sm_90";
+    }
+    if (profile->arch == "sm_90")
+      return "sm_90a";
+  }
+  return "sm_90";
+}
+
 /// Adds cachet-select-kernel-configs with the target's settings and then
 /// the user's `attention-options` and `matvec-options`. It runs twice with
 /// the same options: on tensors before the attention kernels, and on
@@ -192,7 +211,7 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     select.allowMma = true;
     select.allowMmaSync = true;
     // Warpgroup MMA is in the architecture-specific sm_90a only.
-    select.allowWgmma = options.chip.getValue() == "sm_90a";
+    select.allowWgmma = getNvvmChip(options) == "sm_90a";
     select.dynamicShared = true;
     select.asyncCopy = true;
     select.warpSync = true;
@@ -405,7 +424,7 @@ LogicalResult cachet::buildCachetCompilePipeline(
     break;
   case Target::NVVM: {
     GpuNVVMAttachTargetOptions nvvm;
-    nvvm.chip = options.chip.empty() ? "sm_90" : options.chip.getValue();
+    nvvm.chip = getNvvmChip(options);
     nvvm.features = options.features;
     nvvm.optLevel = 3;
     builder.add(createGpuNVVMAttachTarget(nvvm));

@@ -1,9 +1,12 @@
 // A prefill's linear layer (a linalg.matmul reading its weight transposed,
 // more rows of x than small-batch) as the mma-sync GEMM (NVVM,
-// allow-mma-sync): workgroup tiles of x rows by weight rows, steps of 32
-// columns copied asynchronously into buffers of workgroup memory (2 by
-// default: the next step's copies in flight while one computes), ldmatrix
-// operands, m16n8k16 mma.sync with f32 accumulators.
+// allow-mma-sync): workgroup tiles of x rows by weight rows, steps of 64
+// columns (32 where 64 do not divide them) copied asynchronously into 3
+// buffers of workgroup memory by default (the next two steps' copies in
+// flight while one computes), ldmatrix operands, m16n8k16 mma.sync with
+// f32 accumulators.
+// The 32-column, 2-buffer tiling of 8 subgroups (static workgroup memory).
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-step=32 gemm-stages=2 gemm-subgroups=8},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
 // gemm=false, or no allow-mma-sync (SPIR-V, ROCDL): the generic kernel.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
@@ -20,7 +23,7 @@
 // RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-stages=1})' 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true gemm-tile-n=256 gemm-step=128 gemm-stages=4 gemm-subgroups=8})' 2>&1 >/dev/null | FileCheck %s --check-prefix=TOO-BIG
 // UNEVEN: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the mma-sync GEMM: 'workgroup' must be subgroups of 32 lanes ('subgroup' 32), each computing 64 rows of x by a multiple of 16 weight rows that divides the tile's 128
-// BAD-STAGES: cachet-select-kernel-configs: bad gemm-stages 1: 0 (2 for mma-sync, 4 for wgmma) or 2 to 8
+// BAD-STAGES: cachet-select-kernel-configs: bad gemm-stages 1: 0 (3 for mma-sync, 4 for wgmma) or 2 to 8
 // TOO-BIG: not the mma-sync GEMM: its buffers take 417792 bytes of workgroup memory, more than the profile's 232448
 // STAGED: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 256 weight rows, 8 subgroups of 64 x 64 each, steps of 64 columns copied asynchronously into 3 buffers of workgroup memory (165888 bytes, dynamic), ldmatrix operands
 // STAGED: cachet-lower-matvec: mma-sync GEMM: 2 x 2 workgroups of 8 subgroups, each a 128 x 256 tile over 128 columns in steps of 64 (3 buffers, 165888 bytes of dynamic workgroup memory)
@@ -45,27 +48,40 @@
 // OFF-NOT: mma-sync GEMM
 // OFF: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8)
 // PTX: cp.async.cg.shared.global
-// PTX: cp.async.wait_group {{[^;]*}}0;
+// PTX: cp.async.wait_group {{[^;]*}}1;
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: bar.sync
 
 // bf16 x [256][128] times a bf16 weight [384][128] read transposed, into a
-// zero-filled f32 result: 2 x 3 workgroups of 8 subgroups.
+// zero-filled f32 result: 2 x 3 workgroups of 4 subgroups of 64 x 64, 3
+// buffers of 64 columns in dynamic workgroup memory.
 // CHECK-LABEL: func.func @bf16
 // CHECK-NOT: linalg.fill
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}}) workgroup(%[[A:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>)
+// CHECK: %[[SIZE:.*]] = arith.constant 110592 : i32
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{[_0-9]*}}, {{.*}}) dynamic_shared_memory_size %[[SIZE]]
+// CHECK: %[[A:.*]] = memref.view {{.*}} to memref<3x128x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.*]] = memref.view {{.*}} to memref<3x128x72xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %arg0{{.*}}, %[[A]]{{.*}}, 8 {bypassL1}
 // CHECK: nvgpu.device_async_copy %arg1{{.*}}, %[[B]]{{.*}}, 8 {bypassL1}
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, {{.*}} !nvgpu.device.async.token)
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group
-// CHECK-COUNT-6: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
-// CHECK-COUNT-16: nvvm.mma.sync
+// Each 16 columns: 4 x-row and 4 weight-row ldmatrix, 4 x 8 mma.sync.
+// CHECK-COUNT-8: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<3x128x72xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK-COUNT-32: nvvm.mma.sync
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
+// TWO-LABEL: func.func @bf16
+// TWO: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}}) workgroup(%[[A:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x128x40xbf16, #gpu.address_space<workgroup>>)
+// TWO: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// TWO-NEXT: gpu.barrier
+// TWO-COUNT-6: nvgpu.ldmatrix %{{.*}} : memref<2x128x40xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// TWO-COUNT-16: nvvm.mma.sync
+// TWO-NOT: gpu.barrier
+// TWO: scf.yield
 // CHECK: scf.if
 // CHECK: vector.store {{.*}} {alignment = 8 : i64} : memref<256x384xf32>, vector<2xf32>
 // CHECK-NOT: linalg.matmul
@@ -73,8 +89,8 @@ func.func @bf16(%x: memref<256x128xbf16>, %w: memref<384x128xbf16>) -> memref<25
   %cst = arith.constant 0.0 : f32
   %y = memref.alloc() : memref<256x384xf32>
   linalg.fill ins(%cst : f32) outs(%y : memref<256x384xf32>)
-  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 8 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into 2 buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on bf16 with f32 accumulators}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 2 x 3 workgroups of 8 subgroups, each a 128 x 128 tile over 128 columns in steps of 32 (2 buffers); the zero fill of the result is done in the kernel}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 4 subgroups of 64 x 64 each, steps of 64 columns copied asynchronously into 3 buffers of workgroup memory (110592 bytes, dynamic), ldmatrix operands, m16n8k16 mma.sync on bf16 with f32 accumulators}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 2 x 3 workgroups of 4 subgroups, each a 128 x 128 tile over 128 columns in steps of 64 (3 buffers, 110592 bytes of dynamic workgroup memory); the zero fill of the result is done in the kernel}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xbf16>, memref<384x128xbf16>) outs(%y : memref<256x384xf32>)
   return %y : memref<256x384xf32>
@@ -92,7 +108,9 @@ func.func @bf16(%x: memref<256x128xbf16>, %w: memref<384x128xbf16>) -> memref<25
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c16{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{[_0-9]*}}, {{.*}})
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 4 : i64, cachet.streaming_weight} : memref<128x272xi8>, vector<4xi8>
 // CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<128x256xf16>, vector<8xf16>
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{[_0-9]*}}, {{.*}} = %c1{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{[_0-9]*}}, {{.*}}) workgroup(%{{.*}} : memref<2x64x40xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x128x40xf16, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{[_0-9]*}}, {{.*}} = %c1{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{[_0-9]*}}, {{.*}}) dynamic_shared_memory_size
+// CHECK: memref.view {{.*}} to memref<3x64x72xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<3x128x72xf16, #gpu.address_space<workgroup>>
 // CHECK: arith.minui %{{.*}}, %c19
 // CHECK: nvvm.mma.sync {{.*}}f16
 // CHECK: vector.load %{{.*}} : memref<20x128xf32>, vector<2xf32>
@@ -109,9 +127,9 @@ func.func @f16_short(%q: memref<128x272xi8>, %x: memref<20x256xf16>, %y: memref<
     %f = arith.sitofp %b : i8 to f16
     linalg.yield %f : f16
   }
-  // expected-remark @+3 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 20 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 4 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into 2 buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; the q8_0 weight dequantized by a kernel of its own first}}
+  // expected-remark @+3 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 20 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 4 subgroups of 64 x 32 each, steps of 64 columns copied asynchronously into 3 buffers of workgroup memory (82944 bytes, dynamic), ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; the q8_0 weight dequantized by a kernel of its own first}}
   // expected-remark @+2 {{cachet-lower-matvec: the q8_0 weight's copy for the GEMM is dequantized by 16 workgroups of 256 threads, each thread decoding 8 values of a row from aligned 32-bit words and storing them at once}}
-  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 1 x 1 workgroups of 4 subgroups, each a 64 x 128 tile over 256 columns in steps of 32 (2 buffers)}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM: 1 x 1 workgroups of 4 subgroups, each a 64 x 128 tile over 256 columns in steps of 64 (3 buffers, 82944 bytes of dynamic workgroup memory)}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %a : memref<20x256xf16>, memref<128x256xf16>) outs(%y : memref<20x128xf32>)
   memref.dealloc %a : memref<128x256xf16>

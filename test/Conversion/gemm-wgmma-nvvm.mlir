@@ -70,7 +70,7 @@ func.func @bf16(%x: memref<256x128xbf16>, %w: memref<384x128xbf16>) -> memref<25
 // CHECK-LABEL: func.func @columns
 // CHECK-NOT: nvvm.wgmma
 func.func @columns(%x: memref<256x96xf16>, %w: memref<128x96xf16>, %y: memref<256x128xf32>) {
-  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 8 subgroups of 64 x 32 each, steps of 32 columns copied asynchronously into 2 buffers of workgroup memory, ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; not the wgmma GEMM: 96 columns are not a multiple of 64 (a step)}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 4 subgroups of 64 x 64 each, steps of 32 columns copied asynchronously into 3 buffers of workgroup memory (61440 bytes, dynamic), ldmatrix operands, m16n8k16 mma.sync on f16 with f32 accumulators; not the wgmma GEMM: 96 columns are not a multiple of 64 (a step)}}
   // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x96xf16>, memref<128x96xf16>) outs(%y : memref<256x128xf32>)

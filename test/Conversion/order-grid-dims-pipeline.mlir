@@ -4,7 +4,9 @@
 // failed at launch). cachet-innermost-dim-first puts it first (on the
 // threads and grid x: 2004 workgroups of 64), so cachet-order-grid-dims
 // (test/Conversion/order-grid-dims.mlir) has nothing left to swap. With the
-// GEMM (the default on NVVM) its 1002 tiles of 128 weight rows are on grid y.
+// GEMM (the default on NVVM) its 1002 tiles of 128 weight rows are on grid
+// y; on the wgmma GEMM (sm_90a, the h200 profile's default chip) its 501
+// tiles of 256.
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-options={gemm=false}" 2>&1 >/dev/null | FileCheck %s
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=GEMM
 // CHECK-NOT: cachet-order-grid-dims
@@ -12,7 +14,10 @@
 // CHECK: gpu.launch_func @logits_kernel::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
 // CHECK: gpu.launch_func @logits_kernel_0::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
 // GEMM-NOT: cachet-order-grid-dims: dimension
-// GEMM: remark: cachet-lower-matvec: mma-sync GEMM: 4 x 1002 workgroups of 8 subgroups
+// GEMM: remark: cachet-lower-matvec: mma-sync GEMM: 4 x 1002 workgroups of 4 subgroups
+// RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=WGMMA
+// WGMMA-NOT: cachet-order-grid-dims: dimension
+// WGMMA: remark: cachet-lower-matvec: wgmma GEMM{{:}} 4 x 501 workgroups of 2 warpgroups, each a 128 x 256 tile
 func.func @logits(%x: tensor<512x256xf16>, %w: tensor<128256x256xf16>) -> tensor<512x128256xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<512x128256xf32>

@@ -78,7 +78,7 @@ struct MatvecConfigOptions {
   /// The GEMM's workgroup tile (rows of x, 0: 128, or 64 for at most 64
   /// rows; weight rows), columns per step, subgroups (0: one per 64 x 32
   /// of the tile) and buffered steps.
-  int64_t gemmTileM = 0, gemmTileN = 128, gemmStep = 32, gemmSubgroups = 0,
+  int64_t gemmTileM = 0, gemmTileN = 0, gemmStep = 0, gemmSubgroups = 0,
           gemmStages = 0;
   /// The target has sm_90a's warpgroup MMA, and gemm-wgmma: the GEMM runs
   /// on it where it serves the mat-mul.
