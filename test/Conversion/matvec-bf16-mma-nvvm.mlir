@@ -4,12 +4,17 @@
 // pairs as the dequantize rounds them, x read as bf16 (a mat-vec's x in
 // every column of B, column 0 stored), f32 accumulators.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true bf16-block-mma=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
-// bf16-block-mma=false: the FMA kernel, also for the one-token mat-mul.
+// bf16-block-mma=false: the FMA kernel, also for the one-token mat-mul
+// (not for a q4_0 mat-vec: below).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true bf16-block-mma=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa matvec-options={bf16-block-mma=true}" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// Without the option a mat-vec over q4_0 blocks takes mma.sync, q8_0's the
+// FMA kernel.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT: matvec-bf16-mma-nvvm.mlir:[[@LINE+38]]:3: remark: cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers
 // OFF: matvec-bf16-mma-nvvm.mlir:[[@LINE+37]]:3: remark: cachet-select-kernel-configs: subgroup kernel on q8_0 blocks decoded in registers
 // OFF: matvec-bf16-mma-nvvm.mlir:[[@LINE+66]]:3: remark: cachet-select-kernel-configs: subgroup kernel on q4_0 blocks decoded in registers {{.*}}; a mat-mul of one row of x (a mat-vec)
-// OFF-NOT: {{[0-9]+}}:3: remark: cachet-select-kernel-configs: mma-sync kernel
+// OFF-NOT: {{[0-9]+}}:3: remark: cachet-select-kernel-configs: mma-sync kernel for a small-batch
 // PTX: cvt.rn.bf16x2.f32
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
@@ -78,6 +83,34 @@ func.func @q4_0_one_token(%w: memref<16x72xi8>, %x: memref<1x128xbf16>) -> memre
       ins(%x, %a : memref<1x128xbf16>, memref<16x128xbf16>) outs(%y : memref<1x16xf32>)
   memref.dealloc %a : memref<16x128xbf16>
   return %y : memref<1x16xf32>
+}
+
+// -----
+
+// A mat-vec over q4_0 blocks to bf16: on mma.sync without the option too
+// (q4_0 paid on an H100, run 122; q8_0 did not).
+// CHECK-LABEL: func.func @q4_0_matvec
+// CHECK: nvvm.mma.sync
+// DEFAULT: matvec-bf16-mma-nvvm.mlir:[[@LINE+17]]:3: remark: cachet-select-kernel-configs: mma-sync kernel for a mat-vec
+func.func @q4_0_matvec(%w: memref<16x72xi8>, %x: memref<128xbf16>) -> memref<16xf32> {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<16xf32>
+  %cst = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<16x128xbf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%a : memref<16x128xbf16>) attrs = {cachet.block_dequantize = !cachet.q4_0} {
+  ^bb0(%out: bf16):
+    %i = linalg.index 0 : index
+    %b = memref.load %w[%i, %c0] : memref<16x72xi8>
+    %f = arith.sitofp %b : i8 to bf16
+    linalg.yield %f : bf16
+  }
+  linalg.fill ins(%cst : f32) outs(%y : memref<16xf32>)
+  // expected-remark @+2 {{cachet-select-kernel-configs: mma-sync kernel for a mat-vec}}
+  // expected-remark @+1 {{cachet-lower-matvec: mma-sync kernel}}
+  linalg.matvec ins(%a, %x : memref<16x128xbf16>, memref<128xbf16>) outs(%y : memref<16xf32>)
+  memref.dealloc %a : memref<16x128xbf16>
+  return %y : memref<16xf32>
 }
 
 // -----
