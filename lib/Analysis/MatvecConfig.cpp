@@ -637,12 +637,12 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
       // Where it pays on the H200 (run 101): above 4 rows of x for every
       // format (1.11-2.13x the FMA kernel), at 4 or fewer for q4_0 and
       // q4_K blocks (1.02-1.57x; q8_0 and q6_K 0.83-0.90x there).
-      // bf16 blocks: bf16-block-mma decides at any number of rows.
+      // bf16 blocks: bf16-block-mma decides at any number of rows (a bf16
+      // small-batch mat-mul on mma.sync is not measured against the FMA
+      // kernel yet; mat-vecs were, run 122).
       bool bf16 = cast<MemRefType>(operands->weight.getType())
                       .getElementType()
                       .isBF16();
-      // Not measured against the FMA kernel yet: bf16 takes it for blocks
-      // with bf16-block-mma only.
       if (why.empty() && bf16 && !(w && o.bf16BlockMma))
         why = w ? "bf16 blocks take it with bf16-block-mma only"
                 : "a bf16 weight keeps the FMA kernel (the mma-sync kernel "
