@@ -65,7 +65,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("gemm-step", o.gemmStep, "0 (64) or a multiple of 16");
   if (o.gemmSubgroups < 0)
     return bad("gemm-subgroups", o.gemmSubgroups,
-               "0 (one per 64 x 32 of the tile) or more");
+               "0 (one per 64 x 64 of a 128-row tile, 64 x 32 of a "
+               "64-row one) or more");
   if (o.gemmStages != 0 && (o.gemmStages < 2 || o.gemmStages > 8))
     return bad("gemm-stages", o.gemmStages,
                "0 (3 for mma-sync, 4 for wgmma) or 2 to 8");
