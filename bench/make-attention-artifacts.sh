@@ -76,7 +76,7 @@ $body
 }
 MLIR
   local chip=()
-  [ "$target" = nvvm ] && chip=(--chip=sm_90)
+  [ "$target" = nvvm ] && chip=(--chip=${CHIP:-sm_90})
   echo "== $name"
   "$run" "$file" --entry=attention --target="$target" "${chip[@]}" "${kernel[@]}" ${EXTRA:+"$EXTRA"} \
     --profile=h200 --emit="$out/art/$name" --no-run 2>"$out/art/$name.remarks"
@@ -99,7 +99,7 @@ emit_test() {
   grep -h "cachet-lower-attention: " "$out/art/$name.remarks" |
     sed 's/^[^ ]* remark: /   /' | sort -u
 }
-nvvm=(--target=nvvm --chip=sm_90)
+nvvm=(--target=nvvm --chip=${CHIP:-sm_90})
 emit_test nvvm-odd-q8_0 "s/FMT/q8_0/; s/OPTS/causal 40/" attention-flash.mlir "${nvvm[@]}"
 emit_test nvvm-odd-q4_0 "s/FMT/q4_0/; s/OPTS//" attention-flash.mlir "${nvvm[@]}"
 emit_test nvvm-odd-f16-mask "" attention-f16.mlir "${nvvm[@]}"

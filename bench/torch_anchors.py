@@ -97,6 +97,32 @@ def copy_anchors():
     del src, dst
 
 
+def sdpa_alone(name, q, k, v, mask, gqa):
+    """A call of SDPA with only the backend `name` allowed."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backend = {"cuDNN": SDPBackend.CUDNN_ATTENTION,
+               "FlashAttention": SDPBackend.FLASH_ATTENTION,
+               "efficient": SDPBackend.EFFICIENT_ATTENTION}[name]
+
+    def call():
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=gqa)
+    return call
+
+
+def unsupported(call, group, name, case):
+    """Runs `call` once; prints a row and returns True where the backend
+    refuses the case."""
+    try:
+        call()
+    except RuntimeError as e:
+        print(f"| {group} | f16 SDPA {name} | {case} | unsupported: "
+              f"{str(e).splitlines()[0][:80]} | |", flush=True)
+        return True
+    return False
+
+
 def attention_anchors():
     # Attention.
     for depth in [4096, 32768, 65536]:
@@ -110,17 +136,27 @@ def attention_anchors():
                timed(lambda: F.scaled_dot_product_attention(
                    q, k, v, attn_mask=mask, scale=d ** -0.5, enable_gqa=True)),
                flops=4 * hq * d * keys, tokens=sq)
-        del q, k, v
+        # Each backend asked for alone: with GQA where it takes it, else with
+        # K/V repeated to the query heads (the copy not timed).
+        kr = k.repeat_interleave(hq // hkv, dim=1)
+        vr = v.repeat_interleave(hq // hkv, dim=1)
+        for name in ["cuDNN", "FlashAttention"]:
+            for form, kk, vv, gqa in [("GQA", k, v, True),
+                                      ("repeated KV", kr, vr, False)]:
+                call = sdpa_alone(name, q, kk, vv, mask, gqa)
+                if unsupported(call, "attention", f"{name} ({form})",
+                               f"pp{sq} @ d{depth}"):
+                    continue
+                record("attention", f"f16 SDPA {name} ({form})",
+                       f"pp{sq} @ d{depth}", timed(call),
+                       flops=4 * hq * d * keys, tokens=sq)
+                break
+        del q, k, v, kr, vr
 
 
 def decode_anchors():
     # Decode attention: 1 or 4 new tokens, each SDPA backend asked for alone
     # (head-major contiguous K/V, their best case); bytes are K + V read.
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION),
-                ("FlashAttention", SDPBackend.FLASH_ATTENTION),
-                ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     for depth in [4096, 32768, 65536]:
         for tg in [1, 4]:
             s = depth + tg
@@ -128,18 +164,9 @@ def decode_anchors():
             k = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
             v = torch.randn(1, hkv, s, d, device=dev, dtype=torch.float16)
             mask = causal_lower_right(tg, s) if tg > 1 else None
-            for name, backend in backends:
-                def call(backend=backend):
-                    with sdpa_kernel(backend):
-                        return F.scaled_dot_product_attention(
-                            q, k, v, attn_mask=mask, scale=d ** -0.5,
-                            enable_gqa=True)
-                try:
-                    call()
-                except RuntimeError as e:
-                    print(f"| decode | f16 SDPA {name} | tg{tg} @ d{depth} | "
-                          f"unsupported: {str(e).splitlines()[0][:80]} | |",
-                          flush=True)
+            for name in ["cuDNN", "FlashAttention", "efficient"]:
+                call = sdpa_alone(name, q, k, v, mask, True)
+                if unsupported(call, "decode", name, f"tg{tg} @ d{depth}"):
                     continue
                 record("decode", f"f16 SDPA {name}", f"tg{tg} @ d{depth}",
                        timed(call), bytes_=2 * 2 * s * hkv * d, tokens=tg)

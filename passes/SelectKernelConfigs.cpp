@@ -32,6 +32,8 @@ struct SelectKernelConfigsPass final
     o.kernel = attentionKernel;
     o.allowMmaSync = allowMmaSync;
     o.allowMma = allowMma;
+    o.allowWgmma = allowWgmma;
+    o.attentionWgmma = attentionWgmma;
     o.queryTile = queryTile;
     o.keyTile = keyTile;
     o.vectorBytes = vectorBytes;

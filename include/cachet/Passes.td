@@ -1160,6 +1160,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"allowWgmma", "allow-wgmma", "bool", /*default=*/"false",
            "Whether the target has sm_90a's warpgroup MMA (NVVM with "
            "chip=sm_90a; cachet-compile sets it)">,
+    Option<"attentionWgmma", "attention-wgmma", "bool", /*default=*/"true",
+           "With allow-wgmma: an attention that would take the mma-sync "
+           "kernel takes attention_wgmma (Q K^T and P V on warpgroup MMA, "
+           "two warpgroups of 64 query rows, 64-position key tiles) where "
+           "it serves it: f16 or bf16, head dimensions multiples of 64 up "
+           "to 256">,
     Option<"gemmWgmma", "gemm-wgmma", "bool", /*default=*/"true",
            "With allow-wgmma: the GEMM runs on warpgroup MMA (gemm_wgmma: "
            "wgmma.mma_async reading cp.async-filled, 128-byte-swizzled "

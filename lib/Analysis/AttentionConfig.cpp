@@ -8,6 +8,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <functional>
 
 using namespace mlir;
@@ -375,7 +376,8 @@ MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
       staging == KVStaging::AsyncCopy, rowBlocks == 1,
       variant == KernelVariant::AttentionMma,
       packed ? getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock) : 0,
-      packed ? getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock) : 0);
+      packed ? getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock) : 0,
+      variant == KernelVariant::AttentionWgmma);
 }
 
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
@@ -475,6 +477,32 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   }
   // The tensor-core kernels: the rows, the tiles' memory and staging.
   KVStaging staging = getKVStaging(s, config.getStages());
+  auto stagingText = [&]() -> std::string {
+    if (staging == KVStaging::AsyncCopy)
+      return ", K/V double-buffered by asynchronous copies";
+    if (staging == KVStaging::AsyncPacked)
+      return llvm::formatv(
+          ", K/V blocks double-buffered by asynchronous copies ({0}- and "
+          "{1}-byte) and decoded in workgroup memory",
+          getPackedCopyBytes(
+              getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)),
+          getPackedCopyBytes(
+              getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock)));
+    return ", K/V through registers";
+  };
+  if (config.getVariant() == KernelVariant::AttentionWgmma) {
+    os << "wgmma flash-attention kernel (sm_90a wgmma.mma_async m64n" << keyTile
+       << "k16 for Q K^T and m64n" << s.valueDim << "k16 for P V, "
+       << (s.queryElement.isBF16() ? "bf16" : "f16")
+       << ", f32 accumulate, softmax in registers): "
+       << llvm::formatv("query tile {0} ({1} warpgroups of 64 rows), ",
+                        queryTile, queryTile / 64)
+       << common
+       << "; Q/K/V tiles in the 128-byte swizzle in dynamic workgroup "
+          "memory"
+       << stagingText() << " (16-byte vectors)";
+    return remark;
+  }
   std::string subgroups =
       llvm::formatv("{0} subgroups of {1} rows", queryTile / (16 * rowBlocks),
                     16 * rowBlocks);
@@ -501,18 +529,7 @@ static std::string describeAttentionConfig(const AttentionShape &s,
     tiles += llvm::formatv(", registers for {0} workgroups per SM asked "
                            "for (cachet.min_workgroups_per_sm)",
                            config.getMinWorkgroupsPerSm());
-  if (staging == KVStaging::AsyncCopy)
-    tiles += ", K/V double-buffered by asynchronous copies";
-  else if (staging == KVStaging::AsyncPacked)
-    tiles += llvm::formatv(
-        ", K/V blocks double-buffered by asynchronous copies ({0}- and "
-        "{1}-byte) and decoded in workgroup memory",
-        getPackedCopyBytes(
-            getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)),
-        getPackedCopyBytes(
-            getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock)));
-  else
-    tiles += ", K/V through registers";
+  tiles += stagingText();
   tiles += llvm::formatv(" ({0}-byte vectors)", 2 * config.getVectorWidth());
   if (config.getVariant() == KernelVariant::AttentionMmaSync)
     os << "mma-sync flash-attention kernel ("
@@ -998,6 +1015,70 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   return d;
 }
 
+/// Returns why the wgmma kernel cannot run `s`, or "".
+static std::string whyNotWgmmaAttention(const AttentionShape &s) {
+  if (s.headDim % 64 != 0 || s.valueDim % 64 != 0 || s.valueDim > 256)
+    return llvm::formatv("head dimensions {0} and {1} (the wgmma kernel's "
+                         "tiles are 64-value swizzle rows, and P V's n, the "
+                         "value dimension, is at most 256)",
+                         s.headDim, s.valueDim);
+  return "";
+}
+
+/// The wgmma kernel's config for `s` (sm_90a): two warpgroups of 64 query
+/// rows and 64-position key tiles unless query-tile / key-tile say
+/// otherwise; K/V double-buffered by asynchronous copies where two
+/// workgroups' tiles fit a compute unit's `sharedBytes` (else through
+/// registers). Null, with `why`, where the kernel cannot serve it.
+static KernelConfigAttr selectWgmmaAttention(MLIRContext *ctx,
+                                             const AttentionShape &s,
+                                             uint64_t sharedBytes,
+                                             const AttentionConfigOptions &o,
+                                             std::string &why) {
+  why = whyNotWgmmaAttention(s);
+  if (!why.empty())
+    return {};
+  int64_t queryTile = o.queryTile > 0 ? o.queryTile : 128;
+  int64_t keyTile = o.keyTile > 0 ? o.keyTile : 64;
+  if (queryTile % 64 != 0 || queryTile > 256 || keyTile % 16 != 0 ||
+      keyTile > 256) {
+    why = llvm::formatv("query tile {0} and key tile {1} (it takes a "
+                        "multiple of 64 up to 256 and one of 16 up to 256)",
+                        queryTile, keyTile);
+    return {};
+  }
+  int64_t threads = 2 * queryTile;
+  // Two workgroups per compute unit (resident-workgroups, at most 2): one's
+  // softmax runs while the other's matrix products do.
+  int64_t resident = std::clamp<int64_t>(o.residentWorkgroups, 1, 2);
+  int64_t budget = int64_t(sharedBytes) / resident;
+  auto bytes = [&](KVStaging staging) {
+    return getMmaTiles(s, KernelVariant::AttentionWgmma, queryTile, keyTile, 0,
+                       1, staging)
+        .totalBytes;
+  };
+  KVStaging staging = getKVStaging(s, /*stages=*/2);
+  bool even = keyTile * s.headDim % (8 * threads) == 0 &&
+              keyTile * s.valueDim % (8 * threads) == 0;
+  if ((staging == KVStaging::AsyncCopy && !even) || bytes(staging) > budget)
+    staging = KVStaging::Registers;
+  if (bytes(staging) > budget) {
+    why = llvm::formatv("query tile {0} and key tile {1} need {2} bytes of "
+                        "workgroup memory, the budget (1/{3} of the "
+                        "profile's) is {4}",
+                        queryTile, keyTile, bytes(staging), resident, budget);
+    return {};
+  }
+  return KernelConfigAttr::get(
+      ctx, KernelVariant::AttentionWgmma, {queryTile, keyTile}, threads,
+      /*subgroup=*/32, /*vectorWidth=*/8, /*rowBlocks=*/1,
+      staging == KVStaging::Registers ? 1 : 2, /*split=*/1, /*padBytes=*/0,
+      /*loads=*/{}, /*minWorkgroupsPerSM=*/0, /*resident=*/{},
+      /*dynamicShared=*/true, /*warpSync=*/false, /*lazyRescale=*/false,
+      /*stageX=*/false, /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
+      /*loadBytes=*/0);
+}
+
 AttentionDecision
 cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
                               const AttentionConfigOptions &o) {
@@ -1204,6 +1285,17 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
       /*fuseEpilogues=*/false, /*loadBytes=*/0);
 
   d.remark = describeAttentionConfig(s, d.config, profile, o, noMma);
+  if (variant == KernelVariant::AttentionMmaSync && o.allowWgmma &&
+      o.attentionWgmma) {
+    std::string noWgmma;
+    if (KernelConfigAttr wgmma =
+            selectWgmmaAttention(ctx, s, sharedBytes, o, noWgmma)) {
+      d.config = wgmma;
+      d.remark = describeAttentionConfig(s, d.config, profile, o, noMma);
+    } else {
+      d.remark += "; not the wgmma kernel: " + noWgmma;
+    }
+  }
   return d;
 }
 
@@ -1314,8 +1406,11 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
                            "workgroup {0} is not the query tile {1}",
                            config.getWorkgroup(), tile[0]);
   } else {
-    bool sync = variant == KernelVariant::AttentionMmaSync;
+    bool sync = variant == KernelVariant::AttentionMmaSync ||
+                variant == KernelVariant::AttentionWgmma;
     std::string why = whyNotMma(s, profile, /*allowBF16=*/sync);
+    if (why.empty() && variant == KernelVariant::AttentionWgmma)
+      why = whyNotWgmmaAttention(s);
     if (!why.empty())
       return why;
     if (sync ? subgroup != 32 : (subgroup < 16 || subgroup > 64))

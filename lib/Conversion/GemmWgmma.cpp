@@ -40,15 +40,9 @@ struct WgmmaBuilder : cachet::GemmEmitter {
   }
 
   /// The wgmma matrix descriptor of K-major rows at workgroup-memory byte
-  /// address `address` (i64) in the 128-byte swizzle: the address / 16,
-  /// the stride between 8-row atoms (1024 bytes) / 16, swizzle mode 1; the
-  /// leading offset is unused for K-major swizzled operands (1).
+  /// address `address` (i64): 8-row atoms 1024 bytes apart.
   Value descriptor(Value address) {
-    Value start = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, address, i64(4)), i64(0x3FFF));
-    int64_t fixed = (int64_t(1) << 16) | (int64_t(kAtomBytes / 16) << 32) |
-                    (int64_t(1) << 62);
-    return arith::OrIOp::create(b, loc, start, i64(fixed));
+    return cachet::emitWgmmaDescriptor(b, loc, address, 16, kAtomBytes);
   }
 
   void build(Value x, Value w, Value y, bool zeroInit);
@@ -202,6 +196,18 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
 }
 
 } // namespace
+
+Value cachet::emitWgmmaDescriptor(OpBuilder &b, Location loc, Value address,
+                                  int64_t leadingBytes, int64_t strideBytes) {
+  auto i64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value start = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, address, i64(4)), i64(0x3FFF));
+  int64_t fixed = ((leadingBytes / 16) << 16) | ((strideBytes / 16) << 32) |
+                  (int64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, i64(fixed));
+}
 
 void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
                             Value y, bool zeroInit, const GemmTiles &t) {

@@ -50,6 +50,9 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   case KernelVariant::AttentionMma:
     c.variant = Variant::Mma;
     break;
+  case KernelVariant::AttentionWgmma:
+    c.variant = Variant::Wgmma;
+    break;
   case KernelVariant::AttentionDecode:
     c.variant = Variant::Decode;
     break;

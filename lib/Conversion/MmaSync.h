@@ -20,6 +20,16 @@ namespace cachet {
 mlir::Value emitPackedMmaSync(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value a, mlir::Value bOp, mlir::Value acc);
 
+/// The wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of an
+/// operand in wgmma's 128-byte swizzle at workgroup-memory byte address
+/// `address` (i64): the address / 16, the leading and stride byte offsets
+/// / 16, swizzle mode 1. K-major operands: `leadingBytes` unused (16), the
+/// stride 1024 (8 rows of 128 bytes); MN-major (transposed B): the offset
+/// between 64-value panels along N, and between groups of 8 rows along K.
+mlir::Value emitWgmmaDescriptor(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value address, int64_t leadingBytes,
+                                int64_t strideBytes);
+
 /// The tiles of the mma-sync GEMM (the config's `tile`, `workgroup`,
 /// `stages`, `pad_bytes` and `dynamic_shared`).
 struct GemmTiles {

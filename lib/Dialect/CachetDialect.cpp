@@ -247,11 +247,13 @@ LogicalResult KernelConfigAttr::verify(
   };
   bool decodeMma = variant == KernelVariant::AttentionDecodeMmaSync;
   bool decode = variant == KernelVariant::AttentionDecode || decodeMma;
+  bool wgmma = variant == KernelVariant::AttentionWgmma;
   bool attention = variant == KernelVariant::AttentionScalar ||
                    variant == KernelVariant::AttentionMma ||
-                   variant == KernelVariant::AttentionMmaSync || decode;
+                   variant == KernelVariant::AttentionMmaSync || wgmma ||
+                   decode;
   bool mma = variant == KernelVariant::AttentionMma ||
-             variant == KernelVariant::AttentionMmaSync;
+             variant == KernelVariant::AttentionMmaSync || wgmma;
   bool dequant = variant == KernelVariant::DequantTransposeStaged ||
                  variant == KernelVariant::DequantTransposeDirect;
   if (dequant) {
@@ -349,6 +351,23 @@ LogicalResult KernelConfigAttr::verify(
       return fail() << "the query tile " << tile[0]
                     << " is not a multiple of 16 * row_blocks ("
                     << 16 * rowBlocks << ")";
+  }
+  if (wgmma) {
+    if (tile[0] % 64 != 0 || tile[0] > 256 || tile[1] > 256)
+      return fail() << "'tile' must be [query rows, key positions]: a "
+                       "multiple of 64 up to 256 (one warpgroup per 64 "
+                       "rows) and a multiple of 16 up to 256 (a wgmma's n)";
+    if (workgroup != 2 * tile[0] || (subgroup != 0 && subgroup != 32))
+      return fail() << "'workgroup' must be one warpgroup of 128 threads per "
+                       "64 query rows ("
+                    << 2 * tile[0] << "), 'subgroup' 0 or 32";
+    if (vectorWidth != 8 || rowBlocks != 1 || padBytes != 0 || !dynamicShared ||
+        warpSync || lazyRescale)
+      return fail() << "the wgmma kernel's tiles are unpadded 128-byte "
+                       "swizzles in dynamic workgroup memory, filled in "
+                       "16-byte vectors: 'vector_width = 8', "
+                       "'dynamic_shared', no 'row_blocks', 'pad_bytes', "
+                       "'warp_sync' or 'lazy_rescale'";
   }
   if (decode) {
     if (rowBlocks != 1 || padBytes != 0 || warpSync || lazyRescale)

@@ -347,3 +347,39 @@ func.func @wgmma_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memr
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 264], workgroup = 256, subgroup = 32, stages = 4, dynamic_shared = true>}
   return
 }
+
+// -----
+
+func.func @attention_wgmma_workgroup(%q: tensor<8x128x128xf16>, %k: tensor<2x256x128xf16>,
+                                     %v: tensor<2x256x128xf16>) -> tensor<8x128x128xf16> {
+  // expected-error @+2 {{#cachet.kernel_config<variant = attention_wgmma>: 'workgroup' must be one warpgroup of 128 threads per 64 query rows (256), 'subgroup' 0 or 32}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_wgmma, tile = [128, 64], workgroup = 128, vector_width = 8, dynamic_shared = true>}
+      : tensor<8x128x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
+      -> tensor<8x128x128xf16>
+  return %o : tensor<8x128x128xf16>
+}
+
+// -----
+
+func.func @attention_wgmma_tile(%q: tensor<8x128x128xf16>, %k: tensor<2x256x128xf16>,
+                                %v: tensor<2x256x128xf16>) -> tensor<8x128x128xf16> {
+  // expected-error @+2 {{'tile' must be [query rows, key positions]: a multiple of 64 up to 256 (one warpgroup per 64 rows) and a multiple of 16 up to 256 (a wgmma's n)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_wgmma, tile = [96, 64], workgroup = 192, vector_width = 8, dynamic_shared = true>}
+      : tensor<8x128x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
+      -> tensor<8x128x128xf16>
+  return %o : tensor<8x128x128xf16>
+}
+
+// -----
+
+func.func @attention_wgmma_padded(%q: tensor<8x128x128xf16>, %k: tensor<2x256x128xf16>,
+                                  %v: tensor<2x256x128xf16>) -> tensor<8x128x128xf16> {
+  // expected-error @+2 {{the wgmma kernel's tiles are unpadded 128-byte swizzles in dynamic workgroup memory, filled in 16-byte vectors: 'vector_width = 8', 'dynamic_shared', no 'row_blocks', 'pad_bytes', 'warp_sync' or 'lazy_rescale'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_wgmma, tile = [128, 64], workgroup = 256, vector_width = 8, pad_bytes = 16, dynamic_shared = true>}
+      : tensor<8x128x128xf16>, tensor<2x256x128xf16>, tensor<2x256x128xf16>
+      -> tensor<8x128x128xf16>
+  return %o : tensor<8x128x128xf16>
+}

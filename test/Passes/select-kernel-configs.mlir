@@ -63,9 +63,12 @@
 // LOWERED-NOT: cachet.attention
 // LOWERED-LABEL: func.func @bf16
 
+// The h200 profile compiles for sm_90a: mma-sync's place is taken by the
+// wgmma kernel.
 // COMPILED-LABEL: gpu.module @chosen_kernel
-// COMPILED: nvvm.mma.sync
+// COMPILED: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // COMPILED-LABEL: gpu.module @written_kernel
+// COMPILED-NOT: wgmma.mma_async
 // COMPILED-NOT: nvvm.mma.sync
 // COMPILED-LABEL: gpu.module @bf16_kernel
 

@@ -94,30 +94,40 @@ struct MmaTiles {
   };
   /// Indexed by Kind; tiles the kernel does not use have no rows.
   Tile tiles[Count];
-  /// Byte offset of each tile in one dynamic allocation (128-byte aligned).
+  /// Byte offset of each tile in one dynamic allocation (128-byte aligned;
+  /// `swizzled`: 1024-byte aligned from a 1024-byte boundary the kernel
+  /// finds at run time, the allocation 1024 bytes larger for it).
   int64_t offsets[Count] = {};
   int64_t totalBytes = 0;
+  /// The wgmma kernel's tiles: its 16-bit tiles unpadded, each row's 64
+  /// values a 128-byte swizzle row (a `[cols / 64][rows][64]` view).
+  bool swizzled = false;
 
   MmaTiles(int64_t queryTile, int64_t keyTile, int64_t headDim,
            int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
            bool qReadOnce = true, bool stagedSoftmax = true,
-           int64_t packedKeyRow = 0, int64_t packedValueRow = 0) {
+           int64_t packedKeyRow = 0, int64_t packedValueRow = 0,
+           bool swizzle = false)
+      : swizzled(swizzle) {
+    int64_t align = swizzled ? 1024 : 128;
     auto add = [&](Kind kind, int64_t rows, int64_t cols, int64_t elementBytes,
                    bool place = true) {
       int64_t stride = cols + (elementBytes == 1 ? 0 : padBytes / elementBytes);
       tiles[kind] = {rows, cols, stride, elementBytes};
       offsets[kind] = totalBytes;
       if (place)
-        totalBytes += llvm::alignTo(tiles[kind].bytes(), 128);
+        totalBytes += llvm::alignTo(tiles[kind].bytes(), align);
     };
     bool packed = packedKeyRow > 0 && packedValueRow > 0;
     // Q (read once, before the first key tile) shares the second K/V
-    // buffers' memory where it fits: the f16 K tile, or the block bytes.
+    // buffers' memory where it fits: the f16 K tile, or the block bytes
+    // (not with the wgmma kernel, whose Q is read by every key tile).
     int64_t qBytes = queryTile * (headDim + padBytes / 2) * 2;
     int64_t packedBytes = llvm::alignTo(2 * keyTile * packedKeyRow, 128) +
                           llvm::alignTo(2 * keyTile * packedValueRow, 128);
-    bool shareQ = qReadOnce && (packed ? qBytes <= packedBytes
-                                       : doubleBuffer && queryTile <= keyTile);
+    bool shareQ =
+        qReadOnce && !swizzled &&
+        (packed ? qBytes <= packedBytes : doubleBuffer && queryTile <= keyTile);
     add(Q, queryTile, headDim, 2, !shareQ);
     add(K, keyTile, headDim, 2);
     add(V, keyTile, valueDim, 2);
@@ -131,14 +141,14 @@ struct MmaTiles {
       add(VP, 2 * keyTile, packedValueRow, 1);
       if (shareQ)
         offsets[Q] = offsets[KP];
-      return;
+    } else if (doubleBuffer) {
+      add(K2, keyTile, headDim, 2);
+      add(V2, keyTile, valueDim, 2);
+      if (shareQ)
+        offsets[Q] = offsets[K2];
     }
-    if (!doubleBuffer)
-      return;
-    add(K2, keyTile, headDim, 2);
-    add(V2, keyTile, valueDim, 2);
-    if (shareQ)
-      offsets[Q] = offsets[K2];
+    if (swizzled)
+      totalBytes += 1024;
   }
   bool has(Kind kind) const { return tiles[kind].rows > 0; }
 };
@@ -169,6 +179,10 @@ struct AttentionConfigOptions {
   AttentionKernelChoice kernel = AttentionKernelChoice::Auto;
   /// Whether auto may choose the mma-sync / mma kernel.
   bool allowMmaSync = false, allowMma = true;
+  /// The target has sm_90a's warpgroup MMA, and attention-wgmma: where auto
+  /// or attention-kernel=mma-sync would take the mma-sync kernel, the
+  /// wgmma kernel runs instead wherever it can.
+  bool allowWgmma = false, attentionWgmma = true;
   /// 0: from the profile.
   int64_t queryTile = 0, keyTile = 0;
   int64_t vectorBytes = 16, tilePadBytes = 16;

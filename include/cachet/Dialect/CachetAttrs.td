@@ -140,13 +140,16 @@ def Cachet_MatvecMmaSync
     : I32EnumAttrCase<"MatvecMmaSync", 9, "matvec_mma_sync">;
 def Cachet_GemmMmaSync : I32EnumAttrCase<"GemmMmaSync", 10, "gemm_mma_sync">;
 def Cachet_GemmWgmma : I32EnumAttrCase<"GemmWgmma", 11, "gemm_wgmma">;
+def Cachet_AttentionWgmma
+    : I32EnumAttrCase<"AttentionWgmma", 12, "attention_wgmma">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
      Cachet_MatvecSubgroup, Cachet_MatvecGeneric,
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
-     Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma]> {
+     Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
+     Cachet_AttentionWgmma]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -193,7 +196,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `variant`: the kernel. `attention_scalar`, `attention_mma`,
       `attention_mma_sync`, `attention_decode` (split-KV flash-decoding
       for few query rows per KV head) and `attention_decode_mma_sync` (the
-      same with `Q K^T` and `P V` on m16n8k16 mma.sync, NVVM) on
+      same with `Q K^T` and `P V` on m16n8k16 mma.sync, NVVM) and
+      `attention_wgmma` (NVVM on sm_90a: the mma-sync kernel's online
+      softmax with `Q K^T` and `P V` on warpgroup MMA, one warpgroup of 128
+      threads per 64 query rows, its Q/K/V tiles in wgmma's 128-byte
+      swizzle; `vector_width = 8`, `dynamic_shared`, no padding) on
       `cachet.attention`
       (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec` and on a
@@ -309,7 +316,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     bool isAttention() const {
       return getVariant() == KernelVariant::AttentionScalar ||
              getVariant() == KernelVariant::AttentionMma ||
-             getVariant() == KernelVariant::AttentionMmaSync || isDecode();
+             getVariant() == KernelVariant::AttentionMmaSync ||
+             getVariant() == KernelVariant::AttentionWgmma || isDecode();
     }
     /// Whether the variant is one of the split-KV decode kernels.
     bool isDecode() const {

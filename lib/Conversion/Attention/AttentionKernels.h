@@ -15,6 +15,7 @@
 //   ScalarKernel.cpp   buildScalar (every target);
 //   MmaKernel.cpp      buildMma (gpu.subgroup_mma);
 //   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only);
+//   WgmmaKernel.cpp    buildWgmma (sm_90a warpgroup MMA, NVVM only);
 //   DecodeKernel.cpp   buildDecode (split-KV flash-decoding, every target).
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +42,7 @@ namespace cachet::attention {
 constexpr double kLog2E = 1.4426950408889634;
 
 /// The kernels cachet-lower-attention builds.
-enum class Variant { Scalar, Mma, MmaSync, Decode, DecodeMmaSync };
+enum class Variant { Scalar, Mma, MmaSync, Wgmma, Decode, DecodeMmaSync };
 
 /// The kernel chosen for one attention: its #cachet.kernel_config, with
 /// what it leaves out resolved.
@@ -164,6 +165,15 @@ private:
   void buildMmaSync(mlir::Value query, mlir::Value key, mlir::Value value,
                     mlir::Value mask, mlir::Value out, double scale,
                     Causal causal);
+
+  /// Emits the one-pass kernel with `Q K^T` and `P V` on sm_90a warpgroup
+  /// MMA (WgmmaKernel.cpp): wgmma.mma_async reads Q and K, and V, from
+  /// 128-byte-swizzled workgroup tiles; P is its A operand in registers.
+  /// The accumulators have mma.sync's fragment layout per subgroup, so the
+  /// softmax, the chunk state and the output are the mma-sync kernel's.
+  void buildWgmma(mlir::Value query, mlir::Value key, mlir::Value value,
+                  mlir::Value mask, mlir::Value out, double scale,
+                  Causal causal);
 
   /// Emits the split-KV flash-decoding kernel (DecodeKernel.cpp): a
   /// workgroup per (split, KV head) computes the partial softmax state of
@@ -677,6 +687,32 @@ private:
   /// Element `[i, e]` of the 2-D fragment `v`.
   mlir::Value fragmentElement(mlir::Value v, int64_t i, int64_t e);
 
+  //===--- The wgmma kernel's steps (WgmmaKernel.cpp) -------------------===//
+
+  /// S = Q K^T of the subgroup's rows on wgmma: the C fragments of each
+  /// 8-key block, as mmaSyncScores gives them.
+  llvm::SmallVector<mlir::Value> wgmmaScores(const MmaSyncWarp &w,
+                                             mlir::Value kTile);
+  /// O += P V on wgmma, P (mmaSyncSoftmax's) the A operand in registers.
+  void wgmmaAccumulate(const MmaSyncWarp &w, llvm::ArrayRef<mlir::Value> probs,
+                       mlir::Value vTile, llvm::SmallVector<mlir::Value> &acc);
+  /// The workgroup-memory byte address of `tile` (i64).
+  mlir::Value tileAddress(mlir::Value tile);
+  /// Commits the warpgroup's wgmma operations and waits for them; returns
+  /// `regs` (f32) as the wait leaves them, so nothing reads them before.
+  llvm::SmallVector<mlir::Value> wgmmaWait(llvm::ArrayRef<mlir::Value> regs);
+
+  /// The indices of element (`row`, `col`) of a 16-bit workgroup tile:
+  /// `[row, col]`, or in a swizzled `[cols / 64][rows][64]` tile (the wgmma
+  /// kernel's) `[col / 64, row, col % 64 ^ 8 (row % 8)]`. Vectors of up to
+  /// 8 values from a multiple of their width stay contiguous.
+  llvm::SmallVector<mlir::Value> tileIndices(mlir::Value tile, mlir::Value row,
+                                             mlir::Value col);
+  /// Orders the thread's writes to the K/V (or Q) tiles before the barrier
+  /// that publishes them: for the wgmma kernel, whose tensor cores read
+  /// them through the async proxy, fence.proxy.async first.
+  void tilesWritten();
+
   /// The position of chunk position `pos` (`pos` itself without a chunk).
   mlir::Value absolutePosition(mlir::Value pos);
 
@@ -698,6 +734,40 @@ private:
   /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
   /// and V are bf16 (mma-sync only), f16 otherwise.
   mlir::Type half;
+};
+
+/// What every step of the mma-sync kernel uses: the launch (with its ids
+/// and masking), the lane's place in the m16n8k16 fragments and in
+/// nvgpu.ldmatrix, and the rows of the query tile its subgroup owns.
+struct KernelBuilder::MmaSyncWarp {
+  MmaFrame f;
+  mlir::Value qTile;
+  /// m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
+  /// A (16x16) as [row g, k 2t..2t+1], [row g+8, k 2t..], [row g, k 2t+8..],
+  /// [row g+8, k 2t+8..]; B (16x8) as [k 2t.., col g], [k 2t+8.., col g];
+  /// C (16x8, f32) as [row g, col 2t..2t+1], [row g+8, col 2t..].
+  mlir::Value g, t;
+  /// ldmatrix rows: lane l gives the address of row l % 8 of matrix l / 8;
+  /// `lane8` is l % 8, `lane16` l % 16, `half` 8 (l / 16) and `quarter`
+  /// 8 ((l / 8) % 2).
+  mlir::Value lane8, lane16, half, quarter;
+  /// Subgroup w owns rows [16 R w, 16 R (w + 1)) of the tile, R = `blocks`,
+  /// starting at `warpRows`; the lane's rows are tileRow(r, i), i = 0, 1.
+  int64_t blocks;
+  mlir::Value warpRows;
+  /// The A (16-bit), B (16-bit) and C (f32) fragments.
+  mlir::VectorType aType, bType, cType;
+  mlir::Value zeroC, f32Zero, minusInf;
+  /// Q's column blocks of 16 and the output's column blocks of 8 (one
+  /// accumulator per row block and column block, `accCount` in all).
+  int64_t qBlocks, outBlocks, accCount;
+  /// The lane's rows (two per row block): one running max and sum each.
+  int64_t rowCount;
+  /// The key tile's blocks of 8 keys.
+  int64_t keyBlocks;
+  /// Q's A operands of each column block, loaded once with one row block
+  /// (else per key tile).
+  llvm::SmallVector<mlir::Value> qOperands;
 };
 
 /// What every step of the decode kernel's first launch uses: its workgroup

@@ -29,10 +29,11 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
                           const ChunkState *chunkState) {
   chunk = chunkState;
   assert((!chunk || c.variant == Variant::Scalar ||
-          c.variant == Variant::MmaSync) &&
+          c.variant == Variant::MmaSync || c.variant == Variant::Wgmma) &&
          "a chunk's state is carried by the scalar and mma-sync kernels");
   switch (c.variant) {
   case Variant::MmaSync:
+  case Variant::Wgmma:
     return buildMmaSync(query, key, value, mask, out, scale, causal);
   case Variant::Mma:
     return buildMma(query, key, value, mask, out, scale, causal);
@@ -135,7 +136,7 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     memref::StoreOp::create(b, loc,
                             arith::SelectOp::create(b, loc, inRange, v, zero),
-                            tile, ValueRange{j, x});
+                            tile, tileIndices(tile, j, x));
   });
 }
 
@@ -283,7 +284,7 @@ void KernelBuilder::storeVectors(ArrayRef<Value> vectors, int64_t rows,
   for (auto [k, v] : llvm::enumerate(vectors)) {
     auto [r, x, inTile] = vectorCoords(rows, dim, thread, k);
     auto store = [&]() {
-      vector::StoreOp::create(b, loc, v, tile, ValueRange{r, x})
+      vector::StoreOp::create(b, loc, v, tile, tileIndices(tile, r, x))
           .setAlignment(2 * c.vectorWidth);
     };
     if (rows * dim % (c.vectorWidth * c.threads) == 0) {
@@ -331,8 +332,12 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout,
     Type element = t.elementBytes == 4   ? b.getF32Type()
                    : t.elementBytes == 1 ? Type(b.getI8Type())
                                          : half;
-    shared.push_back(
-        MemRefType::get({t.rows, t.stride}, element, nullptr, workgroup));
+    if (layout.swizzled && t.elementBytes == 2)
+      shared.push_back(MemRefType::get({t.cols / 64, t.rows, 64}, element,
+                                       nullptr, workgroup));
+    else
+      shared.push_back(
+          MemRefType::get({t.rows, t.stride}, element, nullptr, workgroup));
   }
   Value one = index(1);
   MmaFrame f;
@@ -354,11 +359,24 @@ KernelBuilder::MmaFrame KernelBuilder::beginMma(const MmaTiles &layout,
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr,
                         workgroup));
+  // Swizzled tiles start at the first 1024-byte boundary of the dynamic
+  // workgroup memory (the swizzle's 8-row atoms are aligned to it).
+  Value first = index(0);
+  if (layout.swizzled)
+    first = arith::AndIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc, index(0),
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, base)),
+        index(1023));
   for (auto [i, kind] : llvm::enumerate(kinds))
     f.tiles[kind] =
         c.dynamicShared
             ? memref::ViewOp::create(b, loc, cast<MemRefType>(shared[i]), base,
-                                     index(layout.offsets[kind]), ValueRange{})
+                                     layout.swizzled
+                                         ? addIndex(first, layout.offsets[kind])
+                                         : index(layout.offsets[kind]),
+                                     ValueRange{})
                   .getResult()
             : Value(f.launch.getWorkgroupAttributions()[i]);
   f.thread = f.launch.getThreadIds().x;
@@ -389,7 +407,7 @@ void KernelBuilder::stageQuery(Value query, const MmaFrame &f) {
       query);
   storeVectors(qVectors, c.queryTile, s.headDim, f.thread,
                f.tiles[MmaTiles::Q]);
-  gpu::BarrierOp::create(b, loc);
+  tilesWritten();
 }
 
 SmallVector<Value> KernelBuilder::kvVectors(Value source, int64_t dim,
@@ -431,7 +449,7 @@ Value KernelBuilder::copyTiles(Value key, Value value, Value start, Value kDst,
       Value elements = arith::SelectOp::create(b, loc, valid,
                                                index(c.vectorWidth), index(0));
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, tile, ValueRange{j, x}, source,
+          b, loc, tile, tileIndices(tile, j, x), source,
           kvIndices(f.kvHead, clamped, x), b.getIndexAttr(c.vectorWidth),
           elements, c.vectorWidth == 8 ? b.getUnitAttr() : nullptr));
     }
@@ -540,7 +558,7 @@ void KernelBuilder::decodePackedTile(Value packed, Value buffer, Value tile,
     }
     for (auto [v, values] : llvm::enumerate(eights))
       vector::StoreOp::create(b, loc, values, tile,
-                              ValueRange{j, addIndex(column, 8 * v)})
+                              tileIndices(tile, j, addIndex(column, 8 * v)))
           .setAlignment(8 * element.getIntOrFloatBitWidth() / 8);
   }
 }
@@ -582,7 +600,7 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
                      s.keyBlock, f);
     decodePackedTile(f.tiles[MmaTiles::VP], buffer, vTile, s.valueDim,
                      s.valueBlock, f);
-    gpu::BarrierOp::create(b, loc);
+    tilesWritten();
     return {kTile, vTile};
   }
   if (c.staging == KVStaging::AsyncCopy) {
@@ -590,7 +608,7 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
     // subgroup is done with tile t - 1) start tile t + 1's into the other.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[0],
                                      b.getI32IntegerAttr(0));
-    gpu::BarrierOp::create(b, loc);
+    tilesWritten();
     Value even = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(b, loc, iv, index(2)), index(0));
@@ -618,7 +636,7 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
   else
     storeVectors(SmallVector<Value>(carried.drop_front(kCount)), c.keyTile,
                  s.valueDim, f.thread, vTile);
-  gpu::BarrierOp::create(b, loc);
+  tilesWritten();
   next.append(kvVectors(key, s.headDim, nextStart, s.keyBlock, f));
   next.append(kvVectors(value, s.valueDim, nextStart, s.valueBlock, f));
   return {kTile, vTile};
@@ -654,6 +672,27 @@ SmallVector<Value> KernelBuilder::mmaKeyLoop(
   }
   kvFinish(loop.getResults().drop_front(state.size()));
   return SmallVector<Value>(loop.getResults().take_front(state.size()));
+}
+
+SmallVector<Value> KernelBuilder::tileIndices(Value tile, Value row,
+                                              Value col) {
+  if (cast<MemRefType>(tile.getType()).getRank() == 2)
+    return {row, col};
+  // The 16-byte piece p of a row's 64 values at piece p ^ (row % 8).
+  Value swizzle = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, row, index(8)), index(8));
+  return {arith::DivUIOp::create(b, loc, col, index(64)), row,
+          arith::XOrIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, col, index(64)), swizzle)};
+}
+
+void KernelBuilder::tilesWritten() {
+  if (c.variant == Variant::Wgmma)
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
 }
 
 void KernelBuilder::endMma(gpu::LaunchOp launch) {

@@ -25,40 +25,6 @@ using namespace mlir;
 using namespace cachet;
 using namespace cachet::attention;
 
-/// What every step of the mma-sync kernel uses: the launch (with its ids
-/// and masking), the lane's place in the m16n8k16 fragments and in
-/// nvgpu.ldmatrix, and the rows of the query tile its subgroup owns.
-struct KernelBuilder::MmaSyncWarp {
-  MmaFrame f;
-  Value qTile;
-  /// m16n8k16 fragments (PTX ISA, "mma.m16n8k16"): lane l = 4 g + t holds
-  /// A (16x16) as [row g, k 2t..2t+1], [row g+8, k 2t..], [row g, k 2t+8..],
-  /// [row g+8, k 2t+8..]; B (16x8) as [k 2t.., col g], [k 2t+8.., col g];
-  /// C (16x8, f32) as [row g, col 2t..2t+1], [row g+8, col 2t..].
-  Value g, t;
-  /// ldmatrix rows: lane l gives the address of row l % 8 of matrix l / 8;
-  /// `lane8` is l % 8, `lane16` l % 16, `half` 8 (l / 16) and `quarter`
-  /// 8 ((l / 8) % 2).
-  Value lane8, lane16, half, quarter;
-  /// Subgroup w owns rows [16 R w, 16 R (w + 1)) of the tile, R = `blocks`,
-  /// starting at `warpRows`; the lane's rows are tileRow(r, i), i = 0, 1.
-  int64_t blocks;
-  Value warpRows;
-  /// The A (16-bit), B (16-bit) and C (f32) fragments.
-  VectorType aType, bType, cType;
-  Value zeroC, f32Zero, minusInf;
-  /// Q's column blocks of 16 and the output's column blocks of 8 (one
-  /// accumulator per row block and column block, `accCount` in all).
-  int64_t qBlocks, outBlocks, accCount;
-  /// The lane's rows (two per row block): one running max and sum each.
-  int64_t rowCount;
-  /// The key tile's blocks of 8 keys.
-  int64_t keyBlocks;
-  /// Q's A operands of each column block, loaded once with one row block
-  /// (else per key tile).
-  SmallVector<Value> qOperands;
-};
-
 Value KernelBuilder::packedMmaSync(Value a, Value bOp, Value acc) {
   return emitPackedMmaSync(b, loc, a, bOp, acc);
 }
@@ -118,12 +84,21 @@ Value KernelBuilder::fragmentElement(Value v, int64_t i, int64_t e) {
 void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
                                  Value mask, Value out, double scale,
                                  Causal causal) {
-  // Q, K and V tiles only: the scores never leave registers.
-  MmaTiles layout = getMmaTiles(s, KernelVariant::AttentionMmaSync, c.queryTile,
-                                c.keyTile, c.padBytes, c.rowBlocks, c.staging);
+  // Q, K and V tiles only: the scores never leave registers. The wgmma
+  // kernel (Variant::Wgmma) is this one with its tiles swizzled and its
+  // products on warpgroup MMA (WgmmaKernel.cpp), which reads Q from its
+  // tile.
+  bool wgmma = c.variant == Variant::Wgmma;
+  MmaTiles layout = getMmaTiles(
+      s,
+      wgmma ? KernelVariant::AttentionWgmma : KernelVariant::AttentionMmaSync,
+      c.queryTile, c.keyTile, c.padBytes, c.rowBlocks, c.staging);
   OpBuilder::InsertionGuard guard(b);
   MmaSyncWarp w = beginMmaSyncWarp(layout, mask, scale, causal);
-  loadMmaSyncQuery(query, w);
+  if (wgmma)
+    stageQuery(query, w.f);
+  else
+    loadMmaSyncQuery(query, w);
 
   // Iteration arguments: the output accumulators (row block r, 8 columns
   // each), then per row block and half the running max and sum (the same
@@ -277,12 +252,17 @@ SmallVector<Value> KernelBuilder::mmaSyncKeyTile(const MmaSyncWarp &w,
   SmallVector<Value> acc(carried.take_front(w.accCount));
   ValueRange runningMax = carried.slice(w.accCount, w.rowCount);
   ValueRange runningSum = carried.slice(w.accCount + w.rowCount, w.rowCount);
-  SmallVector<Value> scores = mmaSyncScores(w, kTile);
+  bool wgmma = c.variant == Variant::Wgmma;
+  SmallVector<Value> scores =
+      wgmma ? wgmmaScores(w, kTile) : mmaSyncScores(w, kTile);
   ValueRange scaled = mmaSyncBase2Scores(w, scores, start);
   SmallVector<Value> newMax, newSum;
   SmallVector<Value> probs =
       mmaSyncSoftmax(w, scaled, runningMax, runningSum, acc, newMax, newSum);
-  mmaSyncAccumulate(w, probs, vTile, acc);
+  if (wgmma)
+    wgmmaAccumulate(w, probs, vTile, acc);
+  else
+    mmaSyncAccumulate(w, probs, vTile, acc);
   SmallVector<Value> next(acc);
   next.append(newMax);
   next.append(newSum);
