@@ -34,6 +34,7 @@ struct SelectKernelConfigsPass final
     o.allowMma = allowMma;
     o.allowWgmma = allowWgmma;
     o.attentionWgmma = attentionWgmma;
+    o.wgmmaStages = attentionWgmmaStages;
     o.queryTile = queryTile;
     o.keyTile = keyTile;
     o.vectorBytes = vectorBytes;

@@ -1166,6 +1166,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "two warpgroups of 64 query rows, 64-position key tiles) where "
            "it serves it: f16 or bf16, head dimensions multiples of 64 up "
            "to 256">,
+    Option<"attentionWgmmaStages", "attention-wgmma-stages", "int64_t",
+           /*default=*/"2",
+           "K/V buffers of the wgmma attention kernel where K/V are f16 or "
+           "bf16: 2, or 3 (the next key tile's Q K^T issued before this "
+           "tile's softmax, so that the two overlap)">,
     Option<"gemmWgmma", "gemm-wgmma", "bool", /*default=*/"true",
            "With allow-wgmma: the GEMM runs on warpgroup MMA (gemm_wgmma: "
            "wgmma.mma_async reading cp.async-filled, 128-byte-swizzled "

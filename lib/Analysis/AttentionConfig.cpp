@@ -133,6 +133,8 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
                "a non-negative multiple of 16");
   if (o.residentWorkgroups < 1)
     return bad("resident-workgroups", o.residentWorkgroups, "1 or more");
+  if (o.wgmmaStages != 2 && o.wgmmaStages != 3)
+    return bad("attention-wgmma-stages", o.wgmmaStages, "2 or 3");
   if (o.rowBlocks < 1 || !llvm::isPowerOf2_64(o.rowBlocks))
     return bad("row-blocks", o.rowBlocks, "a power of two from 1");
   if (o.decodeRows < 0 || o.decodeRows > kMaxDecodeRows)
@@ -346,7 +348,7 @@ static int64_t getDecodeIterations(const AttentionShape &s, int64_t rows,
 }
 
 KVStaging cachet::getKVStaging(const AttentionShape &s, int64_t stages) {
-  if (stages != 2)
+  if (stages < 2)
     return KVStaging::Registers;
   if (!s.keyBlock && !s.valueBlock)
     return KVStaging::AsyncCopy;
@@ -369,7 +371,7 @@ int64_t cachet::getPackedCopyBytes(int64_t rowBytes) {
 MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
                              int64_t queryTile, int64_t keyTile,
                              int64_t padBytes, int64_t rowBlocks,
-                             KVStaging staging) {
+                             KVStaging staging, int64_t stages) {
   bool packed = staging == KVStaging::AsyncPacked;
   return MmaTiles(
       queryTile, keyTile, s.headDim, s.valueDim, padBytes,
@@ -377,7 +379,8 @@ MmaTiles cachet::getMmaTiles(const AttentionShape &s, KernelVariant variant,
       variant == KernelVariant::AttentionMma,
       packed ? getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock) : 0,
       packed ? getDecodeRowBytes(s.valueDim, s.valueElement, s.valueBlock) : 0,
-      variant == KernelVariant::AttentionWgmma);
+      variant == KernelVariant::AttentionWgmma,
+      staging == KVStaging::AsyncCopy && stages == 3);
 }
 
 int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
@@ -395,7 +398,7 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
     return getScalarBytes(s, tile[0], tile[1]);
   return getMmaTiles(s, config.getVariant(), tile[0], tile[1],
                      config.getPadBytes(), config.getRowBlocks(),
-                     getKVStaging(s, config.getStages()))
+                     getKVStaging(s, config.getStages()), config.getStages())
       .totalBytes;
 }
 
@@ -478,6 +481,9 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   // The tensor-core kernels: the rows, the tiles' memory and staging.
   KVStaging staging = getKVStaging(s, config.getStages());
   auto stagingText = [&]() -> std::string {
+    if (staging == KVStaging::AsyncCopy && config.getStages() == 3)
+      return ", K/V in three buffers filled by asynchronous copies, the next "
+             "key tile's Q K^T in flight during this one's softmax";
     if (staging == KVStaging::AsyncCopy)
       return ", K/V double-buffered by asynchronous copies";
     if (staging == KVStaging::AsyncPacked)
@@ -1052,16 +1058,25 @@ static KernelConfigAttr selectWgmmaAttention(MLIRContext *ctx,
   // softmax runs while the other's matrix products do.
   int64_t resident = std::clamp<int64_t>(o.residentWorkgroups, 1, 2);
   int64_t budget = int64_t(sharedBytes) / resident;
+  int64_t stages = 2;
   auto bytes = [&](KVStaging staging) {
     return getMmaTiles(s, KernelVariant::AttentionWgmma, queryTile, keyTile, 0,
-                       1, staging)
+                       1, staging, stages)
         .totalBytes;
   };
   KVStaging staging = getKVStaging(s, /*stages=*/2);
   bool even = keyTile * s.headDim % (8 * threads) == 0 &&
               keyTile * s.valueDim % (8 * threads) == 0;
+  // f16/bf16 K/V: three buffers where asked for and they fit.
+  if (staging == KVStaging::AsyncCopy && even && o.wgmmaStages == 3) {
+    stages = 3;
+    if (bytes(staging) > budget)
+      stages = 2;
+  }
   if ((staging == KVStaging::AsyncCopy && !even) || bytes(staging) > budget)
     staging = KVStaging::Registers;
+  if (staging == KVStaging::Registers)
+    stages = 1;
   if (bytes(staging) > budget) {
     why = llvm::formatv("query tile {0} and key tile {1} need {2} bytes of "
                         "workgroup memory, the budget (1/{3} of the "
@@ -1071,8 +1086,8 @@ static KernelConfigAttr selectWgmmaAttention(MLIRContext *ctx,
   }
   return KernelConfigAttr::get(
       ctx, KernelVariant::AttentionWgmma, {queryTile, keyTile}, threads,
-      /*subgroup=*/32, /*vectorWidth=*/8, /*rowBlocks=*/1,
-      staging == KVStaging::Registers ? 1 : 2, /*split=*/1, /*padBytes=*/0,
+      /*subgroup=*/32, /*vectorWidth=*/8, /*rowBlocks=*/1, stages,
+      /*split=*/1, /*padBytes=*/0,
       /*loads=*/{}, /*minWorkgroupsPerSM=*/0, /*resident=*/{},
       /*dynamicShared=*/true, /*warpSync=*/false, /*lazyRescale=*/false,
       /*stageX=*/false, /*fuseSiblings=*/false, /*fuseEpilogues=*/false,
@@ -1411,6 +1426,9 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
     std::string why = whyNotMma(s, profile, /*allowBF16=*/sync);
     if (why.empty() && variant == KernelVariant::AttentionWgmma)
       why = whyNotWgmmaAttention(s);
+    if (why.empty() && config.getStages() == 3 && (s.keyBlock || s.valueBlock))
+      why = "stages = 3 (three K/V buffers) takes f16 or bf16 K/V, not "
+            "blocks decoded in the kernel";
     if (!why.empty())
       return why;
     if (sync ? subgroup != 32 : (subgroup < 16 || subgroup > 64))

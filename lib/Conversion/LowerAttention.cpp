@@ -88,6 +88,7 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   c.dynamicShared = config.getDynamicShared();
   c.warpSync = config.getWarpSync();
   c.staging = getKVStaging(s, config.getStages());
+  c.kvBuffers = config.getStages() == 3 ? 3 : 2;
   c.lazyRescale = config.getLazyRescale();
   c.minWorkgroupsPerSM = config.getMinWorkgroupsPerSm();
   if (c.variant == Variant::DecodeMmaSync)

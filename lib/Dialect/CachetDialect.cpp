@@ -323,8 +323,9 @@ LogicalResult KernelConfigAttr::verify(
                   << vectorWidth;
   if (!isPow2(rowBlocks))
     return fail() << "'row_blocks' must be a power of two, got " << rowBlocks;
-  if (stages != 1 && stages != 2)
-    return fail() << "'stages' must be 1 or 2, got " << stages;
+  if (stages != 1 && stages != 2 && !(wgmma && stages == 3))
+    return fail() << "'stages' must be 1 or 2 (3 for attention_wgmma), got "
+                  << stages;
   if (stages == 2 && !dynamicShared && !decodeMma)
     return fail() << "'stages = 2' needs 'dynamic_shared = true'";
   if (split < 1)

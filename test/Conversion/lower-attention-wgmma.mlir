@@ -13,6 +13,12 @@
 // Without allow-wgmma (sm_90), or with attention-wgmma=false: mma-sync.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true dynamic-shared=true async-copy=true" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true attention-wgmma=false dynamic-shared=true async-copy=true" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC
+// Three K/V buffers (attention-wgmma-stages=3; the next tile's Q K^T
+// issued before this tile's softmax, one wait for it and P V).
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true dynamic-shared=true async-copy=true attention-wgmma-stages=3 resident-workgroups=1" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=S3
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true dynamic-shared=true async-copy=true attention-wgmma-stages=3 resident-workgroups=1" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=S3REMARK
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-wgmma-stages=4" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+// BADSTAGES: cachet-select-kernel-configs: bad attention-wgmma-stages 4: 2 or 3
 // Tiles that leave no room: K/V through registers; tiles it cannot take: mma-sync, with the reason.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true dynamic-shared=true async-copy=true query-tile=192 key-tile=96" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REGS
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true dynamic-shared=true async-copy=true query-tile=96" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=TILE
@@ -44,6 +50,24 @@
 // CHECK: vector.store %{{.*}} : memref<8x128x128xf16>, vector<2xf16>
 // REMARK: remark: cachet-select-kernel-configs: wgmma flash-attention kernel (sm_90a wgmma.mma_async m64n64k16 for Q K^T and m64n128k16 for P V, f16, f32 accumulate, softmax in registers): query tile 128 (2 warpgroups of 64 rows), key tile 64 (99328 bytes of workgroup memory), 1x8 workgroups of 256 threads, GQA 4:1 (profile h200; subgroup 32, 232448 bytes of workgroup memory); Q/K/V tiles in the 128-byte swizzle in dynamic workgroup memory, K/V double-buffered by asynchronous copies (16-byte vectors)
 // The blocks' order in the PTX is not the kernel's: -DAG.
+// S3-LABEL: func.func @head_major
+// S3-COUNT-6: memref.view {{.*}} to memref<2x64x64xf16, #gpu.address_space<workgroup>>
+// S3: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// S3: nvvm.wgmma.mma_async
+// S3: scf.for
+// S3-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// S3-NEXT: nvvm.fence.proxy
+// S3-NEXT: gpu.barrier
+// S3: nvgpu.device_async_copy
+// S3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// S3-NOT: wgmma.commit_group
+// S3: gpu.shuffle  xor
+// S3: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// S3: llvm.inline_asm has_side_effects "wgmma.commit_group.sync.aligned;\0Awgmma.wait_group.sync.aligned 0;", "{{(=f,)+}}=f,0,1,{{.*}},94,95"
+// S3: scf.yield
+// S3REMARK: wgmma flash-attention kernel {{.*}}key tile 64 (132096 bytes{{.*}}K/V in three buffers filled by asynchronous copies, the next key tile's Q K^T in flight during this one's softmax
+// The packed blocks (rewrites off) keep two buffers: the same products.
+// S3REMARK: wgmma flash-attention kernel {{.*}} bf16, {{.*}}K/V blocks double-buffered
 // PTX: .target sm_90a
 // PTX-DAG: fence.proxy.async.shared::cta;
 // PTX-DAG: wgmma.fence.sync.aligned;

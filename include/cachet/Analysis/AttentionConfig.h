@@ -62,7 +62,9 @@ enum class KVStaging {
   /// current one is multiplied; K/V decoded from blocks are decoded value by
   /// value from global memory (stages = 1, or K packed and V not).
   Registers,
-  /// f16 K/V double buffered, filled by asynchronous copies (stages = 2).
+  /// f16 K/V double buffered, filled by asynchronous copies (stages = 2;
+  /// the wgmma kernel's stages = 3: three buffers, the next tile's
+  /// `Q K^T` in flight during this tile's softmax).
   AsyncCopy,
   /// K and V both packed: their blocks' bytes double buffered by
   /// asynchronous copies and decoded in workgroup memory into the f16 tiles
@@ -85,7 +87,7 @@ int64_t getPackedCopyBytes(int64_t rowBytes);
 /// of V's block bytes (KP, VP, each `2 keyTile` rows) instead of the second
 /// K and V.
 struct MmaTiles {
-  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, KP, VP, Count };
+  enum Kind { Q, K, V, Scores, Probs, Rows, K2, V2, KP, VP, K3, V3, Count };
   struct Tile {
     int64_t rows = 0, cols = 0, stride = 0;
     /// Bytes per element: 2 (f16 / bf16), 4 (f32) or 1 (block bytes).
@@ -107,7 +109,7 @@ struct MmaTiles {
            int64_t valueDim, int64_t padBytes, bool doubleBuffer = false,
            bool qReadOnce = true, bool stagedSoftmax = true,
            int64_t packedKeyRow = 0, int64_t packedValueRow = 0,
-           bool swizzle = false)
+           bool swizzle = false, bool tripleBuffer = false)
       : swizzled(swizzle) {
     int64_t align = swizzled ? 1024 : 128;
     auto add = [&](Kind kind, int64_t rows, int64_t cols, int64_t elementBytes,
@@ -146,6 +148,10 @@ struct MmaTiles {
       add(V2, keyTile, valueDim, 2);
       if (shareQ)
         offsets[Q] = offsets[K2];
+      if (tripleBuffer) {
+        add(K3, keyTile, headDim, 2);
+        add(V3, keyTile, valueDim, 2);
+      }
     }
     if (swizzled)
       totalBytes += 1024;
@@ -154,10 +160,10 @@ struct MmaTiles {
 };
 
 /// The tiles of the mma kernel `variant` (attention_mma stages its softmax)
-/// with `staging`.
+/// with `staging` (`stages` 3: the wgmma kernel's three K/V buffers).
 MmaTiles getMmaTiles(const AttentionShape &s, KernelVariant variant,
                      int64_t queryTile, int64_t keyTile, int64_t padBytes,
-                     int64_t rowBlocks, KVStaging staging);
+                     int64_t rowBlocks, KVStaging staging, int64_t stages = 2);
 
 /// llvmpipe (lavapipe) ends a loop nest after this many iterations in all,
 /// silently.
@@ -183,6 +189,9 @@ struct AttentionConfigOptions {
   /// or attention-kernel=mma-sync would take the mma-sync kernel, the
   /// wgmma kernel runs instead wherever it can.
   bool allowWgmma = false, attentionWgmma = true;
+  /// The wgmma kernel's K/V buffers where K/V are f16/bf16: 2, or 3 (the
+  /// next key tile's `Q K^T` issued before this tile's softmax).
+  int64_t wgmmaStages = 2;
   /// 0: from the profile.
   int64_t queryTile = 0, keyTile = 0;
   int64_t vectorBytes = 16, tilePadBytes = 16;

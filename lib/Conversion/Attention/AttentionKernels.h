@@ -73,6 +73,9 @@ struct KernelConfig {
   /// nvgpu.device_async_copy of the blocks' bytes into double buffers,
   /// decoded into the tiles (packed K and V).
   KVStaging staging = KVStaging::Registers;
+  /// The wgmma kernel's f16 K/V buffers (its config's stages): 3 issues the
+  /// next key tile's `Q K^T` before this tile's softmax.
+  int64_t kvBuffers = 2;
   /// Whether a subgroup skips rescaling its accumulators while its rows'
   /// maxima stay (needs warpSync: the branch is per subgroup).
   bool lazyRescale = false;
@@ -693,9 +696,26 @@ private:
   /// 8-key block, as mmaSyncScores gives them.
   llvm::SmallVector<mlir::Value> wgmmaScores(const MmaSyncWarp &w,
                                              mlir::Value kTile);
-  /// O += P V on wgmma, P (mmaSyncSoftmax's) the A operand in registers.
+  /// Issues S = Q K^T on wgmma without waiting: the accumulator registers,
+  /// which nothing may read before a wgmmaWait that returns them.
+  llvm::SmallVector<mlir::Value> issueWgmmaScores(const MmaSyncWarp &w,
+                                                  mlir::Value kTile);
+  /// The C fragments of S from its waited-for registers.
+  llvm::SmallVector<mlir::Value>
+  scoreFragments(const MmaSyncWarp &w, llvm::ArrayRef<mlir::Value> regs);
+  /// O += P V on wgmma, P (mmaSyncSoftmax's) the A operand in registers;
+  /// the wait also returns `inFlight` (the registers of products issued
+  /// before, e.g. the next tile's scores) in place.
   void wgmmaAccumulate(const MmaSyncWarp &w, llvm::ArrayRef<mlir::Value> probs,
-                       mlir::Value vTile, llvm::SmallVector<mlir::Value> &acc);
+                       mlir::Value vTile, llvm::SmallVector<mlir::Value> &acc,
+                       llvm::SmallVector<mlir::Value> *inFlight = nullptr);
+  /// The key-tile loop of the wgmma kernel with three f16 K/V buffers
+  /// (kvBuffers 3): tile t + 2's copies and tile t + 1's `Q K^T` in flight
+  /// while tile t's softmax and `P V` run. `state` as mmaKeyLoop's; returns
+  /// the state after the last tile.
+  llvm::SmallVector<mlir::Value>
+  wgmmaPipelinedLoop(mlir::Value key, mlir::Value value, const MmaSyncWarp &w,
+                     mlir::Value keyTiles, mlir::ValueRange state);
   /// The workgroup-memory byte address of `tile` (i64).
   mlir::Value tileAddress(mlir::Value tile);
   /// Commits the warpgroup's wgmma operations and waits for them; returns

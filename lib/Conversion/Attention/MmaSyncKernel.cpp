@@ -92,7 +92,7 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
   MmaTiles layout = getMmaTiles(
       s,
       wgmma ? KernelVariant::AttentionWgmma : KernelVariant::AttentionMmaSync,
-      c.queryTile, c.keyTile, c.padBytes, c.rowBlocks, c.staging);
+      c.queryTile, c.keyTile, c.padBytes, c.rowBlocks, c.staging, c.kvBuffers);
   OpBuilder::InsertionGuard guard(b);
   MmaSyncWarp w = beginMmaSyncWarp(layout, mask, scale, causal);
   if (wgmma)
@@ -110,15 +110,21 @@ void KernelBuilder::buildMmaSync(Value query, Value key, Value value,
     state.append(w.rowCount, w.minusInf);
     state.append(w.rowCount, w.f32Zero);
   }
-  SmallVector<Value> kvArgs = kvInit(key, value, w.f);
-  Value keyTiles = keyTileCount(w.f.tileStart, causal);
-  Value step = index(1);
-  Value lb = index(0);
-  SmallVector<Value> results = mmaKeyLoop(
-      key, value, w.f, lb, keyTiles, step, state, kvArgs,
-      [&](ValueRange carried, Value start, Value kTile, Value vTile) {
-        return mmaSyncKeyTile(w, carried, start, kTile, vTile);
-      });
+  SmallVector<Value> results;
+  if (wgmma && c.kvBuffers == 3) {
+    results = wgmmaPipelinedLoop(key, value, w,
+                                 keyTileCount(w.f.tileStart, causal), state);
+  } else {
+    SmallVector<Value> kvArgs = kvInit(key, value, w.f);
+    Value keyTiles = keyTileCount(w.f.tileStart, causal);
+    Value step = index(1);
+    Value lb = index(0);
+    results = mmaKeyLoop(
+        key, value, w.f, lb, keyTiles, step, state, kvArgs,
+        [&](ValueRange carried, Value start, Value kTile, Value vTile) {
+          return mmaSyncKeyTile(w, carried, start, kTile, vTile);
+        });
+  }
   if (chunk)
     storeMmaSyncState(w, results);
   else

@@ -29,6 +29,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -93,8 +95,8 @@ SmallVector<Value> KernelBuilder::wgmmaWait(ArrayRef<Value> regs) {
   return out;
 }
 
-SmallVector<Value> KernelBuilder::wgmmaScores(const MmaSyncWarp &w,
-                                              Value kTile) {
+SmallVector<Value> KernelBuilder::issueWgmmaScores(const MmaSyncWarp &w,
+                                                   Value kTile) {
   // S = Q K^T: the warpgroup's 64 rows of the Q tile (A) by the key tile's
   // rows (B), both K-major, 16 head-dim values (32 bytes of a swizzle row)
   // per product.
@@ -136,18 +138,27 @@ SmallVector<Value> KernelBuilder::wgmmaScores(const MmaSyncWarp &w,
   SmallVector<Value> regs;
   for (int64_t i = 0; i < n / 2; ++i)
     regs.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-  regs = wgmmaWait(regs);
+  return regs;
+}
+
+SmallVector<Value> KernelBuilder::scoreFragments(const MmaSyncWarp &w,
+                                                 ArrayRef<Value> regs) {
   // n8 block j: values 4 j, 4 j + 1 (row g) and 4 j + 2, 4 j + 3 (row
   // g + 8), mma.sync's C fragment.
   SmallVector<Value> scores;
   for (int64_t jb = 0; jb < w.keyBlocks; ++jb)
-    scores.push_back(
-        fragmentOf(w.cType, ArrayRef<Value>(regs).slice(4 * jb, 4)));
+    scores.push_back(fragmentOf(w.cType, regs.slice(4 * jb, 4)));
   return scores;
 }
 
+SmallVector<Value> KernelBuilder::wgmmaScores(const MmaSyncWarp &w,
+                                              Value kTile) {
+  return scoreFragments(w, wgmmaWait(issueWgmmaScores(w, kTile)));
+}
+
 void KernelBuilder::wgmmaAccumulate(const MmaSyncWarp &w, ArrayRef<Value> probs,
-                                    Value vTile, SmallVector<Value> &acc) {
+                                    Value vTile, SmallVector<Value> &acc,
+                                    SmallVector<Value> *inFlight) {
   // O += P V: P (the warpgroup's 64 rows by the key tile, in registers) by
   // V's rows, N-major (the value dimension runs along the swizzle rows):
   // 16 keys, two 8-row atoms, per product; the 64-value panels of the
@@ -179,14 +190,18 @@ void KernelBuilder::wgmmaAccumulate(const MmaSyncWarp &w, ArrayRef<Value> probs,
   Value vBase = tileAddress(vTile);
   Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
   auto accType = accumulatorType(b.getContext(), count);
+  // probs[jb * 4 + 2 i + e]: keys 8 jb + 2 t + e of row g + 8 i; the A
+  // fragment of keys 16 kk.. is blocks 2 kk and 2 kk + 1. All packed
+  // before the fence, so that no product waits for a register written
+  // after it.
+  SmallVector<Value> aRegs;
+  for (int64_t block = 0; block < c.keyTile / 8; ++block)
+    for (int64_t i = 0; i < 2; ++i)
+      aRegs.push_back(pack(block * 4 + 2 * i));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < c.keyTile / 16; ++kk) {
-    // probs[jb * 4 + 2 i + e]: keys 8 jb + 2 t + e of row g + 8 i; the A
-    // fragment of keys 16 kk.. is blocks 2 kk and 2 kk + 1.
     SmallVector<Value> operands(regs);
-    for (int64_t block : {2 * kk, 2 * kk + 1})
-      for (int64_t i = 0; i < 2; ++i)
-        operands.push_back(pack(block * 4 + 2 * i));
+    operands.append(aRegs.begin() + 4 * kk, aRegs.begin() + 4 * kk + 4);
     operands.push_back(emitWgmmaDescriptor(
         b, loc,
         arith::AddIOp::create(
@@ -202,7 +217,83 @@ void KernelBuilder::wgmmaAccumulate(const MmaSyncWarp &w, ArrayRef<Value> probs,
     for (int64_t r = 0; r < count; ++r)
       regs[r] = LLVM::ExtractValueOp::create(b, loc, mma.getResult(0), r);
   }
+  int64_t others = inFlight ? inFlight->size() : 0;
+  if (inFlight)
+    regs.append(*inFlight);
   regs = wgmmaWait(regs);
+  if (inFlight)
+    inFlight->assign(regs.end() - others, regs.end());
   for (int64_t db = 0; db < w.outBlocks; ++db)
     acc[db] = fragmentOf(w.cType, ArrayRef<Value>(regs).slice(4 * db, 4));
+}
+
+SmallVector<Value> KernelBuilder::wgmmaPipelinedLoop(Value key, Value value,
+                                                     const MmaSyncWarp &w,
+                                                     Value keyTiles,
+                                                     ValueRange state) {
+  // Buffer t % 3 holds tile t. Before the loop: tiles 0 and 1 copied,
+  // tile 0's scores. Step t: tile t + 1 waited for (after every thread is
+  // past step t - 1, whose buffer takes tile t + 2's copies), tile t + 1's
+  // Q K^T issued, tile t's softmax and P V, then one wait for both. Past
+  // the last tile the copies are zero-filled and the scores unused.
+  const MmaFrame &f = w.f;
+  Value kBuffers[3] = {f.tiles[MmaTiles::K], f.tiles[MmaTiles::K2],
+                       f.tiles[MmaTiles::K3]};
+  Value vBuffers[3] = {f.tiles[MmaTiles::V], f.tiles[MmaTiles::V2],
+                       f.tiles[MmaTiles::V3]};
+  auto pick = [&](Value(&buffers)[3], Value tile) -> Value {
+    Value i = arith::RemUIOp::create(b, loc, tile, index(3));
+    auto is = [&](int64_t k) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, i,
+                                   index(k));
+    };
+    return arith::SelectOp::create(
+        b, loc, is(0), buffers[0],
+        arith::SelectOp::create(b, loc, is(1), buffers[1], buffers[2]));
+  };
+  auto startOf = [&](Value tile) -> Value {
+    return arith::MulIOp::create(b, loc, tile, index(c.keyTile));
+  };
+  copyTiles(key, value, index(0), kBuffers[0], vBuffers[0], f);
+  Value token =
+      copyTiles(key, value, index(c.keyTile), kBuffers[1], vBuffers[1], f);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(1));
+  tilesWritten();
+  SmallVector<Value> init(state);
+  init.append(wgmmaScores(w, kBuffers[0]));
+  init.push_back(token);
+  auto loop = scf::ForOp::create(b, loc, index(0), keyTiles, index(1), init);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value tile = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    int64_t n = state.size();
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                     b.getI32IntegerAttr(0));
+    tilesWritten();
+    Value ahead = addIndex(tile, 2);
+    Value next = copyTiles(key, value, startOf(ahead), pick(kBuffers, ahead),
+                           pick(vBuffers, ahead), f);
+    SmallVector<Value> nextScores =
+        issueWgmmaScores(w, pick(kBuffers, addIndex(tile, 1)));
+    SmallVector<Value> acc(carried.take_front(w.accCount));
+    ValueRange runningMax = carried.slice(w.accCount, w.rowCount);
+    ValueRange runningSum = carried.slice(w.accCount + w.rowCount, w.rowCount);
+    SmallVector<Value> scores(carried.slice(n, w.keyBlocks));
+    ValueRange scaled = mmaSyncBase2Scores(w, scores, startOf(tile));
+    SmallVector<Value> newMax, newSum;
+    SmallVector<Value> probs =
+        mmaSyncSoftmax(w, scaled, runningMax, runningSum, acc, newMax, newSum);
+    wgmmaAccumulate(w, probs, pick(vBuffers, tile), acc, &nextScores);
+    SmallVector<Value> yielded(acc);
+    yielded.append(newMax);
+    yielded.append(newSum);
+    yielded.append(scoreFragments(w, nextScores));
+    yielded.push_back(next);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                   b.getI32IntegerAttr(0));
+  return SmallVector<Value>(loop.getResults().take_front(state.size()));
 }
