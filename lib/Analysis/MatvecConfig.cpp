@@ -472,8 +472,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
     why = bad;
     return d;
   }
-  // The buffers and up to 1024 bytes of alignment.
-  int64_t bytes = stages * (tileM + tileN) * 128 + 1024;
+  int64_t bytes = getWgmmaGemmBytes(tileM, tileN, stages);
   if (sharedBytes > 0 && bytes > sharedBytes) {
     why = llvm::formatv("its buffers take {0} bytes of workgroup memory, "
                         "more than the profile's {1}",

@@ -9,6 +9,8 @@
 #ifndef CACHET_LIB_CONVERSION_MMASYNC_H
 #define CACHET_LIB_CONVERSION_MMASYNC_H
 
+#include "cachet/Dialect/CachetDialect.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace cachet {
@@ -51,7 +53,7 @@ struct GemmTiles {
   int64_t bytes() const { return stages * (m + n) * (2 * k + padBytes); }
   /// Bytes of dynamic workgroup memory the wgmma GEMM asks for: its
   /// buffers of 64 columns, unpadded, and up to 1024 bytes to align them.
-  int64_t wgmmaBytes() const { return stages * (m + n) * 128 + 1024; }
+  int64_t wgmmaBytes() const { return getWgmmaGemmBytes(m, n, stages); }
 };
 /// What the GEMM kernels share: their sizes, index arithmetic and the
 /// asynchronous copies of a step's tiles.

@@ -41,6 +41,14 @@ std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                              int64_t subgroup, int64_t stages, int64_t padBytes,
                              bool dynamicShared);
 
+/// The dynamic workgroup memory of the wgmma GEMM with `tileM x tileN`
+/// workgroup tiles and `stages` buffers of 64 columns: the unpadded
+/// 128-byte rows of x and of the weight, and up to 1024 bytes to align
+/// them to the swizzle's atoms.
+inline int64_t getWgmmaGemmBytes(int64_t tileM, int64_t tileN, int64_t stages) {
+  return stages * (tileM + tileN) * 128 + 1024;
+}
+
 } // namespace cachet
 
 #endif // CACHET_DIALECT_CACHETDIALECT_H
