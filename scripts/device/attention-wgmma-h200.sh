@@ -13,9 +13,7 @@ D=.device; dir=$D; B=$D/bin
 . "$(dirname "$0")/env.sh"
 nvidia-smi -L > $OUT/device.log 2>&1
 nvidia-smi --query-gpu=name,uuid,clocks.max.sm,clocks.sm --format=csv >> $OUT/device.log 2>&1
-for a in $D/awg/art/*-pp64-* $D/awg/art/nvvm-odd-* $D/awg/art/nvvm-mixed; do
-  echo "== $a"; timeout 60 $B/cachet-runner $a --check --compare-rewrites
-done > $OUT/check.log 2>&1
+check $D/awg/art/*-pp64-* $D/awg/art/nvvm-odd-* $D/awg/art/nvvm-mixed > $OUT/check.log 2>&1
 for round in 1 2; do
   for d in d4096 d32768; do
     for kv in f16hm f16 q8_0 q4_0; do

@@ -12,9 +12,7 @@ OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 D=.device; dir=$D; B=$D/bin
 . "$(dirname "$0")/env.sh"
 nvidia-smi --query-gpu=name,uuid --format=csv > $OUT/device.log 2>&1
-for a in $D/fz/art/*/ $D/fzc/art/*/; do
-  echo "== $a"; timeout 60 $B/cachet-runner $a --check --compare-rewrites
-done > $OUT/fuzz.log 2>&1
+check $D/fz/art/*/ $D/fzc/art/*/ > $OUT/fuzz.log 2>&1
 grep -aoh "PASS\|FAIL.*\|byte-identical\|DIFFERENT.*\|differ.*" $OUT/fuzz.log | sort | uniq -c
 $B/cachet-gguf random llama3-8b --type=q8_0 --seed=1 -o /tmp/q8.gguf > /dev/null
 for round in $(seq ${ROUNDS:-2}); do

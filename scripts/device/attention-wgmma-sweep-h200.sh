@@ -11,9 +11,7 @@ nvidia-smi --query-gpu=name,uuid --format=csv > $OUT/device.log 2>&1
 # Random attentions (bench/make-attention-fuzz.py --chip=sm_90a: .device/fz,
 # and with --chunk-positions=256: .device/fzc, the chunks' state carried
 # across wgmma kernels) against the CPU reference, off vs on byte for byte.
-for a in $D/fz/art/*/ $D/fzc/art/*/; do
-  echo "== $a"; timeout 60 $B/cachet-runner $a --check --compare-rewrites
-done > $OUT/fuzz.log 2>&1
+check $D/fz/art/*/ $D/fzc/art/*/ > $OUT/fuzz.log 2>&1
 grep -aoh "PASS\|FAIL.*\|byte-identical\|DIFFERENT.*\|differ.*" $OUT/fuzz.log | sort | uniq -c
 for round in 1 2; do
   for a in $D/sw/art/*/; do

@@ -623,6 +623,14 @@ private:
   llvm::SmallVector<mlir::Value>
   mmaSyncKeyTile(const MmaSyncWarp &w, mlir::ValueRange carried,
                  mlir::Value start, mlir::Value kTile, mlir::Value vTile);
+  /// mmaSyncKeyTile from the tile's `scores` (C fragments): the online
+  /// softmax and O = alpha O + P V; the wgmma kernel's wait also returns
+  /// `inFlight` (wgmmaAccumulate).
+  llvm::SmallVector<mlir::Value>
+  mmaSyncSoftmaxStep(const MmaSyncWarp &w, mlir::ValueRange carried,
+                     llvm::ArrayRef<mlir::Value> scores, mlir::Value start,
+                     mlir::Value vTile,
+                     llvm::SmallVector<mlir::Value> *inFlight = nullptr);
   /// S = Q K^T: the C fragments of each row block and 8-key block.
   llvm::SmallVector<mlir::Value> mmaSyncScores(const MmaSyncWarp &w,
                                                mlir::Value kTile);

@@ -255,18 +255,26 @@ SmallVector<Value> KernelBuilder::mmaSyncKeyTile(const MmaSyncWarp &w,
                                                  ValueRange carried,
                                                  Value start, Value kTile,
                                                  Value vTile) {
+  return mmaSyncSoftmaxStep(w, carried,
+                            c.variant == Variant::Wgmma
+                                ? wgmmaScores(w, kTile)
+                                : mmaSyncScores(w, kTile),
+                            start, vTile);
+}
+
+SmallVector<Value>
+KernelBuilder::mmaSyncSoftmaxStep(const MmaSyncWarp &w, ValueRange carried,
+                                  ArrayRef<Value> scores, Value start,
+                                  Value vTile, SmallVector<Value> *inFlight) {
   SmallVector<Value> acc(carried.take_front(w.accCount));
   ValueRange runningMax = carried.slice(w.accCount, w.rowCount);
   ValueRange runningSum = carried.slice(w.accCount + w.rowCount, w.rowCount);
-  bool wgmma = c.variant == Variant::Wgmma;
-  SmallVector<Value> scores =
-      wgmma ? wgmmaScores(w, kTile) : mmaSyncScores(w, kTile);
   ValueRange scaled = mmaSyncBase2Scores(w, scores, start);
   SmallVector<Value> newMax, newSum;
   SmallVector<Value> probs =
       mmaSyncSoftmax(w, scaled, runningMax, runningSum, acc, newMax, newSum);
-  if (wgmma)
-    wgmmaAccumulate(w, probs, vTile, acc);
+  if (c.variant == Variant::Wgmma)
+    wgmmaAccumulate(w, probs, vTile, acc, inFlight);
   else
     mmaSyncAccumulate(w, probs, vTile, acc);
   SmallVector<Value> next(acc);

@@ -277,18 +277,10 @@ SmallVector<Value> KernelBuilder::wgmmaPipelinedLoop(Value key, Value value,
                            pick(vBuffers, ahead), f);
     SmallVector<Value> nextScores =
         issueWgmmaScores(w, pick(kBuffers, addIndex(tile, 1)));
-    SmallVector<Value> acc(carried.take_front(w.accCount));
-    ValueRange runningMax = carried.slice(w.accCount, w.rowCount);
-    ValueRange runningSum = carried.slice(w.accCount + w.rowCount, w.rowCount);
-    SmallVector<Value> scores(carried.slice(n, w.keyBlocks));
-    ValueRange scaled = mmaSyncBase2Scores(w, scores, startOf(tile));
-    SmallVector<Value> newMax, newSum;
-    SmallVector<Value> probs =
-        mmaSyncSoftmax(w, scaled, runningMax, runningSum, acc, newMax, newSum);
-    wgmmaAccumulate(w, probs, pick(vBuffers, tile), acc, &nextScores);
-    SmallVector<Value> yielded(acc);
-    yielded.append(newMax);
-    yielded.append(newSum);
+    SmallVector<Value> yielded =
+        mmaSyncSoftmaxStep(w, carried.take_front(n),
+                           SmallVector<Value>(carried.slice(n, w.keyBlocks)),
+                           startOf(tile), pick(vBuffers, tile), &nextScores);
     yielded.append(scoreFragments(w, nextScores));
     yielded.push_back(next);
     scf::YieldOp::create(b, loc, yielded);
