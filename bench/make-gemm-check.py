@@ -7,12 +7,16 @@ same IR, and rewrites off against on byte for byte). Each case draws the
 element (f16 or bf16), the rows of x (9..320: more than small-batch, tiles
 partly outside), the weight rows (even, 2..640) and the columns (a multiple
 of 64, 64..1024), written as bench/make-suite.py writes a linear layer (x
-times the weight read transposed into a zero-filled f32 result). Every
-case is compiled once per --compile-options given, so one set of shapes
+times the weight read transposed into a zero-filled f32 result). With
+--blocks, the weight is also drawn as packed ggml blocks dequantized to
+the element by cachet.dequantize (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl,
+which the wgmma GEMM decodes itself, and q4_K, which it does not; columns
+then a multiple of 256). Every case is compiled once per --compile-options given, so one set of shapes
 checks every GEMM tiling.
 
 Usage: bench/make-gemm-check.py -o DIR [--seed=N] [--count=N]
            [--compile-options=OPTS ...] [--profile=h200] [--chip=CHIP]
+           [--blocks]
            [--cachet-run=PATH]
 DIR gets <variant>/<case>/ (variant v0, v1, ... in the order of the
 options; v0 alone without any) and variants.txt (each variant's options).
@@ -45,6 +49,8 @@ def main():
     p.add_argument("--profile", default="h200")
     p.add_argument("--chip", default="",
                    help="e.g. sm_90a (the wgmma GEMM)")
+    p.add_argument("--blocks", action="store_true",
+                   help="draw block weights too")
     p.add_argument("--cachet-run",
                    default=os.path.join(ROOT, "build", "bin", "cachet-run"))
     args = p.parse_args()
@@ -56,6 +62,15 @@ def main():
         batch = rng.randint(9, 320)
         rows = 2 * rng.randint(1, 320)
         cols = 64 * rng.randint(1, 16)
+        fmt = rng.choice(["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl",
+                          "q4_K", ""]) if args.blocks else ""
+        if fmt:
+            if fmt == "q4_K":
+                cols = 256 * rng.randint(1, 4)
+            cases.append((f"c{i}-{fmt}-{element}-{batch}x{rows}x{cols}",
+                          suite.block_matvec_mlir(fmt, rows, cols, batch,
+                                                  element)))
+            continue
         cases.append((f"c{i}-{element}-{batch}x{rows}x{cols}",
                       suite.matvec_mlir(rows, cols, batch, element)))
     variants = args.compile_options or [""]

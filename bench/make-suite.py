@@ -15,7 +15,8 @@ runtime alone. Cases:
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, a small-batch mat-mul (mm4, mm8: 4
              or 8 tokens' x times the weight read transposed), a prefill
-             linear layer (gemm512: 512 tokens, bf16 and f16; FLOP/s), and
+             linear layer (gemm512: 512 tokens, bf16 and f16, and q8_0 /
+             q4_0 blocks dequantized to bf16; FLOP/s), and
              the dequant-transpose of one K cache (bytes read + written)
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
@@ -384,6 +385,13 @@ def main():
         for rows, cols in preset["matvec"]:
             add("kernel", f"gemm{g} {element}", f"{rows}x{cols}", "matvec",
                 matvec_mlir(rows, cols, g, element),
+                flops=2 * g * rows * cols, tokens=g)
+    # A quantized model's prefill linear layers: packed blocks dequantized
+    # to bf16 (a bf16 model's), bf16 x.
+    for fmt in ("q8_0", "q4_0"):
+        for rows, cols in preset["matvec"]:
+            add("kernel", f"gemm{g} {fmt} bf16", f"{rows}x{cols}", "matvec",
+                block_matvec_mlir(fmt, rows, cols, g, element="bf16"),
                 flops=2 * g * rows * cols, tokens=g)
 
     t = preset["transpose"]

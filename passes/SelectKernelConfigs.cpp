@@ -98,6 +98,7 @@ struct SelectKernelConfigsPass final
     o.gemmStages = gemmStages;
     o.wgmma = allowWgmma;
     o.gemmWgmma = gemmWgmma;
+    o.gemmDecodeBlocks = gemmDecodeBlocks;
     return o;
   }
 

@@ -442,6 +442,34 @@ static MatvecDecision getMmaDecision(Operation *op,
   return d;
 }
 
+std::string cachet::whyNotGemmStagedBlocks(const BlockWeight &w, int64_t tileM,
+                                           int64_t tileN) {
+  if (w.scales)
+    return "its split form (values and scales apart) is dequantized first; "
+           "only packed blocks are decoded in the GEMM";
+  int64_t values = w.block.getBlockValues();
+  if (values != 32)
+    return llvm::formatv("its blocks hold {0} values (the GEMM decodes "
+                         "blocks of 32)",
+                         values)
+        .str();
+  int64_t stepBytes = 64 / values * w.block.getBlockBytes();
+  if (stepBytes % 4 != 0 || w.rowBytes % 4 != 0)
+    return llvm::formatv("its rows ({0} bytes) or 64-value steps ({1} "
+                         "bytes) are not whole 32-bit words",
+                         w.rowBytes, stepBytes)
+        .str();
+  int64_t threads = 2 * tileM;
+  int64_t perThread = (tileN * 64) / threads;
+  if ((tileN * 64) % threads != 0 || perThread < 32 ||
+      (perThread > 64 && perThread % 64 != 0))
+    return llvm::formatv("the {0} values of a step of {1} weight rows do not "
+                         "divide among {2} threads in units of 32 or 64",
+                         tileN * 64, tileN, threads)
+        .str();
+  return "";
+}
+
 /// The wgmma GEMM (sm_90a) for the mat-mul `op` with `tileM` rows of x per
 /// workgroup, or no config and `why` not.
 static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
@@ -472,7 +500,23 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
     why = bad;
     return d;
   }
-  int64_t bytes = getWgmmaGemmBytes(tileM, tileN, stages);
+  std::string unused;
+  std::optional<BlockWeight> w = getBlockWeight(op, unused);
+  // A block weight of 32-value blocks is decoded in the kernel: its bytes
+  // (1.06 per value for q8_0) are read instead of a copy's 2, which a
+  // kernel of its own would write first (2 more, and 1.06 read).
+  std::string notStaged;
+  if (w && !o.gemmDecodeBlocks)
+    notStaged = "gemm-decode-blocks=false";
+  else if (w)
+    notStaged = whyNotGemmStagedBlocks(*w, tileM, tileN);
+  bool staged = w && notStaged.empty();
+  int64_t stagedRowBytes =
+      staged ? 64 / w->block.getBlockValues() * w->block.getBlockBytes() : 0;
+  while (staged && o.gemmStages == 0 && stages > 2 && sharedBytes > 0 &&
+         getWgmmaGemmBytes(tileM, tileN, stages, stagedRowBytes) > sharedBytes)
+    --stages;
+  int64_t bytes = getWgmmaGemmBytes(tileM, tileN, stages, stagedRowBytes);
   if (sharedBytes > 0 && bytes > sharedBytes) {
     why = llvm::formatv("its buffers take {0} bytes of workgroup memory, "
                         "more than the profile's {1}",
@@ -484,10 +528,23 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::GemmWgmma, tile, 2 * tileM, 32, 1, 1, stages, 1, 0,
       {}, 0, {}, /*dynamicShared=*/true, false, false, false, false, false,
-      /*loadBytes=*/0);
-  std::string unused;
-  std::optional<BlockWeight> w = getBlockWeight(op, unused);
+      /*loadBytes=*/staged ? 4 : 0);
   auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
+  std::string weight;
+  if (staged)
+    weight = llvm::formatv("; the {0} weight's blocks decoded in the kernel: "
+                           "each step's {1} bytes per row copied by 4-byte "
+                           "cp.async with x's, decoded in workgroup memory "
+                           "into a double-buffered {2} tile (no dequantized "
+                           "copy)",
+                           w->block.getFormatName(), stagedRowBytes,
+                           elementType.isBF16() ? "bf16" : "f16")
+                 .str();
+  else if (w)
+    weight = "; the " + w->block.getFormatName().str() +
+             " weight dequantized by a kernel of its own first (not decoded "
+             "in the GEMM: " +
+             notStaged + ")";
   d.remark =
       llvm::formatv(
           "wgmma GEMM for a mat-mul of {0} rows of x: workgroup tiles of {1} "
@@ -496,10 +553,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
           "memory ({5} bytes) in the 128-byte swizzle, wgmma.mma_async "
           "m64n{2}k16 on {6} with f32 accumulators{7}",
           operands.columns, tileM, tileN, tileM / 64, stages, bytes,
-          elementType.isBF16() ? "bf16" : "f16",
-          w ? "; the " + w->block.getFormatName().str() +
-                  " weight dequantized by a kernel of its own first"
-            : std::string())
+          elementType.isBF16() ? "bf16" : "f16", weight)
           .str();
   return d;
 }
@@ -854,8 +908,22 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (config.getVariant() == KernelVariant::GemmMmaSync)
     return whyNotGemm(op, config.getTile()[1],
                       config.getTile().size() > 2 ? config.getTile()[2] : 32);
-  if (config.getVariant() == KernelVariant::GemmWgmma)
-    return whyNotGemm(op, config.getTile()[1], 64);
+  if (config.getVariant() == KernelVariant::GemmWgmma) {
+    if (std::string why = whyNotGemm(op, config.getTile()[1], 64);
+        !why.empty() || config.getLoadBytes() == 0)
+      return why;
+    std::string reason;
+    std::optional<BlockWeight> w = getBlockWeight(op, reason);
+    if (!w)
+      return "'load_bytes' 4 decodes a block weight in the kernel, and the "
+             "weight is not one" +
+             (reason.empty() ? std::string() : ": " + reason);
+    if (std::string why = whyNotGemmStagedBlocks(*w, config.getTile()[0],
+                                                 config.getTile()[1]);
+        !why.empty())
+      return "'load_bytes' 4 cannot decode the weight in the kernel: " + why;
+    return "";
+  }
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {
     if (config.getTile().size() != 2 || config.getTile()[1] != 16)
       return "the mma-sync kernel's subgroups take 16 rows ('tile' [n, 16])";

@@ -12,6 +12,15 @@
 // proxy) by fence.proxy.async after they land. Without TMA and without
 // producer warps: every thread copies, then every warpgroup multiplies.
 //
+// A packed block weight (blocks of 32 values) is decoded in the kernel
+// (GemmStagedBlocks): each step's bytes of the blocks are copied by 4-byte
+// cp.async beside x's, each thread copying the words of its own units (32
+// or 64 values of a row) so that it decodes only bytes it waited for
+// itself; the values go into a double-buffered weight tile in the same
+// swizzle, the next step's decoded while this step's wgmma runs. The
+// values are those the dequantized copy would hold (LowerMatvec's
+// decodeBlocksAs), so the products are the same bytes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MmaSync.h"
@@ -45,17 +54,116 @@ struct WgmmaBuilder : cachet::GemmEmitter {
     return cachet::emitWgmmaDescriptor(b, loc, address, 16, kAtomBytes);
   }
 
+  /// The block weight decoded in the kernel, or null.
+  const cachet::GemmStagedBlocks *blocks = nullptr;
+  /// With blocks: the blocks' bytes buffers ([stages][t.n][step bytes] i8)
+  /// and the weight's decoded tiles ([2][t.n][64]).
+  Value raw, bTile;
+  /// With blocks: values of a row each thread decodes at once (a unit:
+  /// 64, or 32 where a step's rows have more threads than units of 64),
+  /// and the units of a row.
+  int64_t unitValues = 0, unitsPerRow = 0;
+
+  int64_t units() const { return t.n * unitsPerRow / threads; }
+  int64_t unitBytes() const {
+    return unitValues / blocks->blockValues * blocks->blockBytes;
+  }
+  /// The most 32-bit words a unit's bytes touch (they start at any byte of
+  /// the step that is a multiple of the unit's bytes).
+  int64_t unitWords() const {
+    int64_t most = 0;
+    for (int64_t p = 0; p < unitsPerRow; ++p)
+      most = std::max<int64_t>(most, (p + 1) * unitBytes() / 4 +
+                                         ((p + 1) * unitBytes() % 4 != 0) -
+                                         p * unitBytes() / 4);
+    return most;
+  }
+  /// Unit `u` of this thread: its row of the tile and its place in it.
+  std::pair<Value, Value> unitAt(Value tid, int64_t u) {
+    Value id = add(tid, u * threads);
+    return {div(id, unitsPerRow), rem(id, unitsPerRow)};
+  }
+  /// Starts the copies of the bytes of step `step` of the blocks of this
+  /// thread's units into buffer `stage` of `raw`: the aligned words its
+  /// units' bytes touch (a word two units share is copied by both, the
+  /// same bytes), so each thread decodes only bytes it copied itself.
+  void copyBlocks(Value firstN, Value step, Value stage, Value tid,
+                  SmallVector<Value> &tokens);
+  /// Decodes this thread's units of the step in buffer `stage` of `raw`
+  /// into buffer `slot` of `bTile` (the 128-byte swizzle).
+  void decodeBlocks(Value stage, Value slot, Value tid);
+
   void build(Value x, Value w, Value y, bool zeroInit);
 };
+
+void WgmmaBuilder::copyBlocks(Value firstN, Value step, Value stage, Value tid,
+                              SmallVector<Value> &tokens) {
+  int64_t stepBytes = blocks->stepBytes(), stepWords = stepBytes / 4;
+  for (int64_t u = 0; u < units(); ++u) {
+    auto [row, part] = unitAt(tid, u);
+    Value at = add(firstN, row);
+    if (rowsN % t.n != 0)
+      at = arith::MinUIOp::create(b, loc, at, index(rowsN - 1));
+    Value firstWord = div(mul(part, unitBytes()), 4);
+    Value stepByte = mul(step, stepBytes);
+    for (int64_t q = 0; q < unitWords(); ++q) {
+      Value word = add(firstWord, q);
+      if (unitsPerRow > 1)
+        word = arith::MinUIOp::create(b, loc, word, index(stepWords - 1));
+      Value byte = mul(word, 4);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, raw, ValueRange{stage, row, byte}, blocks->bytes,
+          ValueRange{at, add(stepByte, byte)}, b.getIndexAttr(4),
+          /*srcElements=*/Value(), /*bypassL1=*/UnitAttr()));
+    }
+  }
+}
+
+void WgmmaBuilder::decodeBlocks(Value stage, Value slot, Value tid) {
+  int64_t stepWords = blocks->stepBytes() / 4;
+  for (int64_t u = 0; u < units(); ++u) {
+    auto [row, part] = unitAt(tid, u);
+    // The unit's words as a row of the step's bytes (a word past the
+    // step's last read as the last, as the decoder expects of a row).
+    Value rawStage = stage, rawRow = row;
+    cachet::BlockDecoder::WordReader readWord =
+        [this, rawStage, rawRow, stepWords](OpBuilder &rb, Location rl,
+                                            Value word) -> Value {
+      Value clamped = arith::MinUIOp::create(
+          rb, rl, word, arith::ConstantIndexOp::create(rb, rl, stepWords - 1));
+      return cachet::BlockDecoder::loadWord(
+          rb, rl, raw,
+          ValueRange{
+              rawStage, rawRow,
+              arith::MulIOp::create(
+                  rb, rl, clamped, arith::ConstantIndexOp::create(rb, rl, 4))});
+    };
+    Value unitFirst = mul(part, unitValues);
+    for (int64_t p = 0; p < unitValues / 8; ++p) {
+      Value col = add(unitFirst, 8 * p);
+      Value blockOffset =
+          mul(div(col, blocks->blockValues), blocks->blockBytes);
+      Value first = rem(col, blocks->blockValues);
+      Value values = blocks->decode(b, loc, readWord, blockOffset, first, 8);
+      Value piece = arith::XOrIOp::create(b, loc, div(col, 8), rem(row, 8));
+      auto store = vector::StoreOp::create(
+          b, loc, values, bTile, ValueRange{slot, row, mul(piece, 8)});
+      store.setAlignment(16);
+    }
+  }
+}
 
 void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  // With blocks the decoded weight tile is double-buffered: a step is
+  // decoded while the one before it multiplies.
+  int64_t bStages = blocks ? 2 : t.stages;
   auto aTileType =
       MemRefType::get({t.stages, t.m, kStep}, half, nullptr, workgroup);
   auto bTileType =
-      MemRefType::get({t.stages, t.n, kStep}, half, nullptr, workgroup);
+      MemRefType::get({bStages, t.n, kStep}, half, nullptr, workgroup);
   int64_t aBytes = t.stages * t.m * kRowBytes;
   Value one = index(1);
   int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
@@ -81,8 +189,14 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   Value padIndex = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), pad);
   Value aTile =
       memref::ViewOp::create(b, loc, aTileType, base, padIndex, ValueRange{});
-  Value bTile = memref::ViewOp::create(b, loc, bTileType, base,
-                                       add(padIndex, aBytes), ValueRange{});
+  bTile = memref::ViewOp::create(b, loc, bTileType, base, add(padIndex, aBytes),
+                                 ValueRange{});
+  if (blocks)
+    raw = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({t.stages, t.n, blocks->stepBytes()}, b.getI8Type(),
+                        nullptr, workgroup),
+        base, add(padIndex, aBytes + bStages * t.n * kRowBytes), ValueRange{});
   Value aAddress = arith::AddIOp::create(b, loc, address, pad);
   Value bAddress = arith::AddIOp::create(b, loc, aAddress, i64(aBytes));
 
@@ -94,7 +208,10 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   auto copyStep = [&](Value step, Value stage) {
     SmallVector<Value> tokens;
     copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens, true);
-    copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens, true);
+    if (blocks)
+      copyBlocks(firstN, step, stage, tid, tokens);
+    else
+      copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens, true);
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
@@ -102,6 +219,16 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   Value last;
   for (int64_t s = 0; s + 1 < t.stages; ++s)
     last = copyStep(index(std::min(s, steps - 1)), index(s));
+  if (blocks) {
+    // Step 0's bytes landed (this thread's copies): decoded into the
+    // weight tile's buffer 0 before the loop.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, last,
+                                     b.getI32IntegerAttr(t.stages - 2));
+    decodeBlocks(index(0), index(0), tid);
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  }
 
   // The warpgroup's m64 x n f32 accumulator: n / 2 values per thread.
   Type f32 = b.getF32Type();
@@ -123,11 +250,15 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         Value stage = rem(step, t.stages);
         // This step's pieces landed (at most stages - 2 later groups in
         // flight) and are visible to the tensor cores; every thread's.
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[1],
-                                         b.getI32IntegerAttr(t.stages - 2));
-        NVVM::FenceProxyOp::create(
-            b, loc, NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        // (With blocks, the previous step's end waited for them and
+        // fenced the decoded weight tile.)
+        if (!blocks) {
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[1],
+                                           b.getI32IntegerAttr(t.stages - 2));
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        }
         gpu::BarrierOp::create(b, loc);
         Value stage64 =
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), stage);
@@ -135,9 +266,12 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
             b, loc, aAddress,
             arith::MulIOp::create(b, loc, stage64, i64(t.m * kRowBytes)));
         aStage = arith::AddIOp::create(b, loc, aStage, groupOffset);
+        Value bSlot64 = blocks ? arith::IndexCastUIOp::create(
+                                     b, loc, b.getI64Type(), rem(step, 2))
+                               : stage64;
         Value bStage = arith::AddIOp::create(
             b, loc, bAddress,
-            arith::MulIOp::create(b, loc, stage64, i64(t.n * kRowBytes)));
+            arith::MulIOp::create(b, loc, bSlot64, i64(t.n * kRowBytes)));
         NVVM::WgmmaFenceAlignedOp::create(b, loc);
         Value acc = carried[0];
         // Four k16 products, 32 bytes further along the rows each.
@@ -165,6 +299,19 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         Value token =
             copyStep(arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
                      rem(ahead, t.stages));
+        if (blocks) {
+          // The next step's bytes landed (this thread's copies): decoded
+          // into the other buffer of the weight tile (its products, two
+          // steps back, done in every warpgroup) while this step's
+          // products run. Past the last step a buffer nothing reads.
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                           b.getI32IntegerAttr(t.stages - 2));
+          Value next = add(step, 1);
+          decodeBlocks(rem(next, t.stages), rem(next, 2), tid);
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+        }
         scf::YieldOp::create(b, loc, ValueRange{acc, token});
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -210,13 +357,22 @@ Value cachet::emitWgmmaDescriptor(OpBuilder &b, Location loc, Value address,
 }
 
 void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
-                            Value y, bool zeroInit, const GemmTiles &t) {
+                            Value y, bool zeroInit, const GemmTiles &t,
+                            const GemmStagedBlocks *blocks) {
   auto xType = cast<MemRefType>(x.getType());
-  auto wType = cast<MemRefType>(w.getType());
+  int64_t rowsN =
+      cast<MemRefType>((blocks ? blocks->bytes : w).getType()).getDimSize(0);
   // The steps are 64 columns (one 128-byte swizzle row).
   cachet::GemmTiles tiles = t;
   tiles.k = kStep;
+  tiles.stagedRowBytes = blocks ? blocks->stepBytes() : 0;
   WgmmaBuilder g{{b, loc, tiles, xType.getElementType(), xType.getDimSize(0),
-                  wType.getDimSize(0), xType.getDimSize(1), 128 * (t.m / 64)}};
+                  rowsN, xType.getDimSize(1), 128 * (t.m / 64)}};
+  if (blocks) {
+    g.blocks = blocks;
+    int64_t perThread = t.n * kStep / g.threads;
+    g.unitValues = std::min<int64_t>(kStep, perThread);
+    g.unitsPerRow = kStep / g.unitValues;
+  }
   g.build(x, w, y, zeroInit);
 }

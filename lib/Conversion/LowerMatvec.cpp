@@ -284,15 +284,21 @@ struct LowerMatvecPass final
     if (failedConfig)
       return signalPassFailure();
     for (Operation *op : gemms) {
+      auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
       std::string reason;
-      if (std::optional<cachet::BlockWeight> w =
-              cachet::getBlockWeight(op, reason))
+      std::optional<cachet::BlockWeight> w = cachet::getBlockWeight(op, reason);
+      if (w && config.getLoadBytes() == 4) {
+        // whyNotMatvecConfig checked that the kernel decodes these blocks.
+        lowerGemm(op, config, &*w);
+        continue;
+      }
+      if (w)
         lowerGemmWeightDequantize(*w, op);
       else if (!reason.empty())
         op->emitRemark("cachet-lower-matvec: the GEMM's weight keeps its "
                        "generic dequantization: ")
             << reason;
-      lowerGemm(op, op->getAttrOfType<cachet::KernelConfigAttr>(name));
+      lowerGemm(op, config);
     }
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
@@ -313,8 +319,11 @@ struct LowerMatvecPass final
   }
 
   /// Replaces the mat-mul `op` (and its zero fill) by the mma-sync GEMM of
-  /// `config` (MmaSync.h).
-  static void lowerGemm(Operation *op, cachet::KernelConfigAttr config) {
+  /// `config` (MmaSync.h). With `blocks` (the wgmma GEMM, load_bytes 4)
+  /// the kernel decodes the block weight itself: the dequantize, and the
+  /// copy it wrote, are erased.
+  static void lowerGemm(Operation *op, cachet::KernelConfigAttr config,
+                        const cachet::BlockWeight *blocks = nullptr) {
     cachet::MatvecOperands operands = *cachet::getMatvecOperands(op);
     linalg::FillOp fill = getZeroFill(op);
     cachet::GemmTiles tiles;
@@ -331,6 +340,9 @@ struct LowerMatvecPass final
       tiles.k = 64;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
+    if (blocks)
+      tiles.stagedRowBytes =
+          64 / blocks->block.getBlockValues() * blocks->block.getBlockBytes();
     InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
                               << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
@@ -346,17 +358,55 @@ struct LowerMatvecPass final
     diag << ")";
     if (fill)
       diag << "; the zero fill of the result is done in the kernel";
+    cachet::GemmStagedBlocks staged;
+    if (blocks) {
+      staged.bytes = blocks->bytes;
+      staged.rowBytes = blocks->rowBytes;
+      staged.blockValues = blocks->block.getBlockValues();
+      staged.blockBytes = blocks->block.getBlockBytes();
+      Type element = w.getElementType();
+      cachet::BlockQuantizedType block = blocks->block;
+      int64_t stepBytes = staged.stepBytes();
+      staged.decode = [block, element, stepBytes](
+                          OpBuilder &db, Location dl,
+                          const cachet::BlockDecoder::WordReader &readWord,
+                          Value blockOffset, Value first, int64_t n) {
+        return decodeBlocksAs(db, dl, block, readWord, blockOffset, first, n,
+                              stepBytes, element);
+      };
+      diag << "; the " << block.getFormatName()
+           << " weight decoded in the kernel from its blocks' " << stepBytes
+           << " bytes per row and step (its dequantized copy erased)";
+    }
     diag.report();
     OpBuilder b(op);
     if (wgmma)
       cachet::buildGemmWgmma(b, op->getLoc(), operands.x, operands.weight,
-                             operands.y, static_cast<bool>(fill), tiles);
+                             operands.y, static_cast<bool>(fill), tiles,
+                             blocks ? &staged : nullptr);
     else
       cachet::buildGemmMmaSync(b, op->getLoc(), operands.x, operands.weight,
                                operands.y, static_cast<bool>(fill), tiles);
     op->erase();
     if (fill)
       fill.erase();
+    if (blocks)
+      eraseDequantizedCopy(*blocks);
+  }
+
+  /// Erases `w`'s dequantize and, where nothing else uses it, the buffer
+  /// it wrote (its alloc and deallocs).
+  static void eraseDequantizedCopy(const cachet::BlockWeight &w) {
+    Value buffer = w.buffer;
+    w.dequantize->erase();
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !llvm::all_of(buffer.getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        }))
+      return;
+    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+      user->erase();
+    alloc->erase();
   }
 
   /// Replaces the dequantization of the GEMM `gemm`'s block weight `w` (a
@@ -1597,18 +1647,34 @@ struct LowerMatvecPass final
                                                                   d, 8)
               : cachet::BlockDecoder::decodeQ8WordsF16Pairs(b, loc, words, d));
     }
-    cachet::BlockDecoder::WordReader readWord = getWordReader(w, row);
     auto [blockOffset, first] = getBlockAt(b, loc, w, k);
-    cachet::BlockDecoder decoder(b, loc, w.block, nullptr);
-    if (cachet::BlockDecoder::takesF16Pairs(w.block, n))
+    return decodeBlocksAs(b, loc, w.block, getWordReader(w, row), blockOffset,
+                          first, n, w.rowBytes, b.getF16Type());
+  }
+
+  /// Returns values `first` .. `first + n - 1` of the packed block at byte
+  /// `blockOffset` of a row of `rowBytes` bytes whose words `readWord`
+  /// reads, as a vector<n x `element`>, rounded as the dequantize rounds
+  /// them (what decodeSliceAs returns for packed blocks): f16 from q8_0 /
+  /// q4_0 / tq2_0 as f16 pairs, the rest decoded in f32 and rounded as one
+  /// vector. The GEMM that decodes blocks in workgroup memory reads them
+  /// through this too, so its values are the copy's.
+  static Value decodeBlocksAs(OpBuilder &b, Location loc,
+                              cachet::BlockQuantizedType block,
+                              const cachet::BlockDecoder::WordReader &readWord,
+                              Value blockOffset, Value first, int64_t n,
+                              int64_t rowBytes, Type element) {
+    cachet::BlockDecoder decoder(b, loc, block, nullptr);
+    if (element.isF16() && cachet::BlockDecoder::takesF16Pairs(block, n))
       return joinF16Pairs(b, loc,
                           decoder.decodeSliceF16Pairs(readWord, blockOffset,
-                                                      first, n, w.rowBytes));
-    SmallVector<Value> decoded =
-        decoder.decodeSlice(readWord, blockOffset, first, n, w.rowBytes);
+                                                      first, n, rowBytes));
     Value slice = vector::FromElementsOp::create(
-        b, loc, VectorType::get({n}, b.getF32Type()), decoded);
-    return arith::TruncFOp::create(b, loc, VectorType::get({n}, b.getF16Type()),
+        b, loc, VectorType::get({n}, b.getF32Type()),
+        decoder.decodeSlice(readWord, blockOffset, first, n, rowBytes));
+    if (element.isF32())
+      return slice;
+    return arith::TruncFOp::create(b, loc, VectorType::get({n}, element),
                                    slice);
   }
 

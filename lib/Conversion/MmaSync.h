@@ -9,6 +9,7 @@
 #ifndef CACHET_LIB_CONVERSION_MMASYNC_H
 #define CACHET_LIB_CONVERSION_MMASYNC_H
 
+#include "cachet/Conversion/BlockDecoder.h"
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -53,7 +54,34 @@ struct GemmTiles {
   int64_t bytes() const { return stages * (m + n) * (2 * k + padBytes); }
   /// Bytes of dynamic workgroup memory the wgmma GEMM asks for: its
   /// buffers of 64 columns, unpadded, and up to 1024 bytes to align them.
-  int64_t wgmmaBytes() const { return getWgmmaGemmBytes(m, n, stages); }
+  int64_t wgmmaBytes() const {
+    return getWgmmaGemmBytes(m, n, stages, stagedRowBytes);
+  }
+  /// The wgmma GEMM decoding a block weight itself: the blocks' bytes of
+  /// one step (64 values) of a weight row; 0 otherwise.
+  int64_t stagedRowBytes = 0;
+};
+
+/// A block weight the wgmma GEMM decodes in workgroup memory (a
+/// gemm_wgmma config with `load_bytes = 4`) instead of reading a
+/// dequantized copy: each step's bytes of the blocks (64 values of a row,
+/// `blockValues` dividing 32 or 64) are copied by 4-byte cp.async into
+/// `stages` buffers with the step's x, and each thread decodes the values
+/// whose bytes it copied into the weight's swizzled tile.
+struct GemmStagedBlocks {
+  /// The blocks, [rows][rowBytes] i8 (rowBytes a multiple of 4).
+  mlir::Value bytes;
+  int64_t rowBytes = 0, blockValues = 0, blockBytes = 0;
+  /// Values `first` .. `first + n - 1` of the block at byte `blockOffset`
+  /// of a row whose 32-bit words `readWord` reads, as a vector<n x T> of
+  /// the GEMM's 16-bit type T (as the dequantized copy would hold them).
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                            const BlockDecoder::WordReader &readWord,
+                            mlir::Value blockOffset, mlir::Value first,
+                            int64_t n)>
+      decode;
+  /// Bytes of one step (64 values) of a row.
+  int64_t stepBytes() const { return 64 / blockValues * blockBytes; }
 };
 /// What the GEMM kernels share: their sizes, index arithmetic and the
 /// asynchronous copies of a step's tiles.
@@ -114,9 +142,12 @@ void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// wgmma's 128-byte swizzle, each warpgroup's m64 x n accumulator in
 /// registers, multiplied by wgmma.mma_async (m64nNk16, f32 accumulators)
 /// over the columns in order; K a multiple of 64, N even.
+/// With `blocks`, `w` is not read: the weight's values are decoded from
+/// `blocks` in the kernel (t.stagedRowBytes its step bytes).
 void buildGemmWgmma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                     mlir::Value w, mlir::Value y, bool zeroInit,
-                    const GemmTiles &t);
+                    const GemmTiles &t,
+                    const GemmStagedBlocks *blocks = nullptr);
 
 } // namespace cachet
 

@@ -292,13 +292,18 @@ LogicalResult KernelConfigAttr::verify(
                                            padBytes, dynamicShared);
         !why.empty())
       return fail() << why;
+    if (variant == KernelVariant::GemmWgmma && loadBytes != 0 && loadBytes != 4)
+      return fail() << "'load_bytes' must be 0 (the weight as it is) or 4 "
+                       "(a block weight's bytes copied in 4-byte pieces and "
+                       "decoded in the kernel), got "
+                    << loadBytes;
     if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||
         minWorkgroupsPerSM != 0 || !resident.empty() || warpSync ||
         lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
-        loadBytes != 0)
+        (loadBytes != 0 && variant != KernelVariant::GemmWgmma))
       return fail() << "the GEMM takes only 'tile', 'workgroup', "
                        "'subgroup', 'stages', 'pad_bytes' and "
-                       "'dynamic_shared'";
+                       "'dynamic_shared' (and the wgmma GEMM 'load_bytes')";
     return success();
   }
   if (decode && loadBytes != 0 &&

@@ -83,6 +83,9 @@ struct MatvecConfigOptions {
   /// The target has sm_90a's warpgroup MMA, and gemm-wgmma: the GEMM runs
   /// on it where it serves the mat-mul.
   bool wgmma = false, gemmWgmma = true;
+  /// With wgmma: the GEMM decodes a packed block weight of 32-value
+  /// blocks in the kernel (gemm_wgmma with load_bytes 4) where it can.
+  bool gemmDecodeBlocks = true;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
@@ -153,6 +156,14 @@ struct MatvecDecision {
 MatvecDecision selectMatvecConfig(mlir::Operation *op,
                                   DeviceProfileAttr profile,
                                   const MatvecConfigOptions &options);
+
+/// Returns why the wgmma GEMM with workgroup tiles of `tileM` rows of x by
+/// `tileN` weight rows cannot decode `op`'s block weight `w` in the kernel
+/// (load_bytes 4), or "": packed blocks of 32 values whose 64-value steps
+/// are whole 4-byte words, the threads' 32- or 64-value units of a step
+/// dividing its rows' values.
+std::string whyNotGemmStagedBlocks(const BlockWeight &w, int64_t tileM,
+                                   int64_t tileN);
 
 /// Returns why the mma-sync GEMM (gemm_mma_sync) cannot compute `op`, a
 /// linalg.matmul reading its weight transposed, or "": static shapes, x and

@@ -244,7 +244,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       a lane reads in one run (8 or more; whole blocks for blocks).
     * `load_bytes` (0): bytes per staging load of the staged
       dequant-transpose (a power of two from 4); bytes per load of a K row
-      in the decode kernel (a power of two from 1 to 16).
+      in the decode kernel (a power of two from 1 to 16); `gemm_wgmma`: 4
+      decodes the mat-mul's packed block weight (blocks of 32 values) in
+      the kernel, its bytes copied in 4-byte pieces beside x's and decoded
+      in workgroup memory into a double-buffered weight tile (0: the
+      weight as it is, a dequantized copy for blocks).
     * `row_blocks` (1): 16-row blocks per subgroup (mma kernels).
     * `stages` (1): 2 double-buffers the f16 K/V tiles, filled by
       asynchronous copies (NVVM, with `dynamic_shared`); where K and V are

@@ -44,8 +44,15 @@ std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
 /// The dynamic workgroup memory of the wgmma GEMM with `tileM x tileN`
 /// workgroup tiles and `stages` buffers of 64 columns: the unpadded
 /// 128-byte rows of x and of the weight, and up to 1024 bytes to align
-/// them to the swizzle's atoms.
-inline int64_t getWgmmaGemmBytes(int64_t tileM, int64_t tileN, int64_t stages) {
+/// them to the swizzle's atoms. Where the kernel decodes a block weight
+/// itself (`stagedRowBytes`, the blocks' bytes of 64 values of a row), the
+/// weight's decoded tile is double-buffered and `stages` buffers hold the
+/// blocks' bytes instead.
+inline int64_t getWgmmaGemmBytes(int64_t tileM, int64_t tileN, int64_t stages,
+                                 int64_t stagedRowBytes = 0) {
+  if (stagedRowBytes > 0)
+    return stages * tileM * 128 + 2 * tileN * 128 +
+           stages * tileN * stagedRowBytes + 1024;
   return stages * (tileM + tileN) * 128 + 1024;
 }
 
