@@ -1177,13 +1177,17 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "workgroup memory; K a multiple of 64, gemm-tile-n a multiple "
            "of 8 up to 256) where it serves the mat-mul, else mma-sync">,
     Option<"gemmDecodeBlocks", "gemm-decode-blocks", "bool",
-           /*default=*/"true",
+           /*default=*/"false",
            "With gemm-wgmma: a GEMM over a packed block weight whose blocks "
            "hold 32 values (q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) decodes "
-           "the blocks itself (load_bytes = 4: each step's block bytes "
-           "copied by 4-byte cp.async and decoded in workgroup memory into "
-           "the weight's tile) instead of reading a dequantized copy that a "
-           "kernel of its own writes first">,
+           "the blocks itself (load_bytes 16 or 4: each step's block bytes "
+           "copied by cp.async and decoded in workgroup memory into the "
+           "weight's tile while the step before multiplies) instead of "
+           "reading a dequantized copy that a kernel of its own writes "
+           "first. Off by default: without producer warps the decode is on "
+           "the multiplying warps' path, 1.2-1.3x slower than the copy and "
+           "the GEMM at 512 tokens on an H100 (run 127); it saves the "
+           "copy's memory">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

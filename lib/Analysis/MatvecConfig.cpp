@@ -442,8 +442,8 @@ static MatvecDecision getMmaDecision(Operation *op,
   return d;
 }
 
-std::string cachet::whyNotGemmStagedBlocks(const BlockWeight &w, int64_t tileM,
-                                           int64_t tileN) {
+std::string cachet::whyNotGemmStagedBlocks(const BlockWeight &w,
+                                           int64_t stages) {
   if (w.scales)
     return "its split form (values and scales apart) is dequantized first; "
            "only packed blocks are decoded in the GEMM";
@@ -459,15 +459,16 @@ std::string cachet::whyNotGemmStagedBlocks(const BlockWeight &w, int64_t tileM,
                          "bytes) are not whole 32-bit words",
                          w.rowBytes, stepBytes)
         .str();
-  int64_t threads = 2 * tileM;
-  int64_t perThread = (tileN * 64) / threads;
-  if ((tileN * 64) % threads != 0 || perThread < 32 ||
-      (perThread > 64 && perThread % 64 != 0))
-    return llvm::formatv("the {0} values of a step of {1} weight rows do not "
-                         "divide among {2} threads in units of 32 or 64",
-                         tileN * 64, tileN, threads)
+  if (stages < 3)
+    return llvm::formatv("{0} buffers: decoding a step while the one before "
+                         "multiplies takes 3 or more",
+                         stages)
         .str();
   return "";
+}
+
+int64_t cachet::getGemmStagedPieceBytes(const BlockWeight &w) {
+  return w.rowBytes % 16 == 0 ? 16 : 4;
 }
 
 /// The wgmma GEMM (sm_90a) for the mat-mul `op` with `tileM` rows of x per
@@ -509,11 +510,16 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   if (w && !o.gemmDecodeBlocks)
     notStaged = "gemm-decode-blocks=false";
   else if (w)
-    notStaged = whyNotGemmStagedBlocks(*w, tileM, tileN);
+    notStaged = whyNotGemmStagedBlocks(*w, stages);
   bool staged = w && notStaged.empty();
-  int64_t stagedRowBytes =
+  // 16-byte pieces where the rows keep them aligned (whole sectors), else
+  // 4-byte ones.
+  int64_t pieceBytes = staged ? getGemmStagedPieceBytes(*w) : 0;
+  int64_t stepBytes =
       staged ? 64 / w->block.getBlockValues() * w->block.getBlockBytes() : 0;
-  while (staged && o.gemmStages == 0 && stages > 2 && sharedBytes > 0 &&
+  int64_t stagedRowBytes =
+      staged ? getStagedBlockPitch(stepBytes, pieceBytes) : 0;
+  while (staged && o.gemmStages == 0 && stages > 3 && sharedBytes > 0 &&
          getWgmmaGemmBytes(tileM, tileN, stages, stagedRowBytes) > sharedBytes)
     --stages;
   int64_t bytes = getWgmmaGemmBytes(tileM, tileN, stages, stagedRowBytes);
@@ -528,18 +534,19 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::GemmWgmma, tile, 2 * tileM, 32, 1, 1, stages, 1, 0,
       {}, 0, {}, /*dynamicShared=*/true, false, false, false, false, false,
-      /*loadBytes=*/staged ? 4 : 0);
+      /*loadBytes=*/pieceBytes);
   auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
   std::string weight;
   if (staged)
-    weight = llvm::formatv("; the {0} weight's blocks decoded in the kernel: "
-                           "each step's {1} bytes per row copied by 4-byte "
-                           "cp.async with x's, decoded in workgroup memory "
-                           "into a double-buffered {2} tile (no dequantized "
-                           "copy)",
-                           w->block.getFormatName(), stagedRowBytes,
-                           elementType.isBF16() ? "bf16" : "f16")
-                 .str();
+    weight =
+        llvm::formatv("; the {0} weight's blocks decoded in the kernel: "
+                      "each step's {1} bytes per row copied by {2}-byte "
+                      "cp.async with x's ({3} buffered), decoded in "
+                      "workgroup memory into a double-buffered {4} tile "
+                      "(no dequantized copy)",
+                      w->block.getFormatName(), stepBytes, pieceBytes,
+                      stagedRowBytes, elementType.isBF16() ? "bf16" : "f16")
+            .str();
   else if (w)
     weight = "; the " + w->block.getFormatName().str() +
              " weight dequantized by a kernel of its own first (not decoded "
@@ -915,13 +922,18 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
     std::string reason;
     std::optional<BlockWeight> w = getBlockWeight(op, reason);
     if (!w)
-      return "'load_bytes' 4 decodes a block weight in the kernel, and the "
+      return "'load_bytes' decodes a block weight in the kernel, and the "
              "weight is not one" +
              (reason.empty() ? std::string() : ": " + reason);
-    if (std::string why = whyNotGemmStagedBlocks(*w, config.getTile()[0],
-                                                 config.getTile()[1]);
+    if (std::string why = whyNotGemmStagedBlocks(*w, config.getStages());
         !why.empty())
-      return "'load_bytes' 4 cannot decode the weight in the kernel: " + why;
+      return "'load_bytes' cannot decode the weight in the kernel: " + why;
+    if (config.getLoadBytes() > w->rowBytes ||
+        w->rowBytes % config.getLoadBytes() != 0)
+      return llvm::formatv("'load_bytes' {0} does not divide the weight's "
+                           "rows of {1} bytes",
+                           config.getLoadBytes(), w->rowBytes)
+          .str();
     return "";
   }
   if (config.getVariant() == KernelVariant::MatvecMmaSync) {

@@ -56,100 +56,90 @@ struct WgmmaBuilder : cachet::GemmEmitter {
 
   /// The block weight decoded in the kernel, or null.
   const cachet::GemmStagedBlocks *blocks = nullptr;
-  /// With blocks: the blocks' bytes buffers ([stages][t.n][step bytes] i8)
+  /// With blocks: the blocks' bytes buffers ([stages][t.n][pitch] i8)
   /// and the weight's decoded tiles ([2][t.n][64]).
   Value raw, bTile;
-  /// With blocks: values of a row each thread decodes at once (a unit:
-  /// 64, or 32 where a step's rows have more threads than units of 64),
-  /// and the units of a row.
-  int64_t unitValues = 0, unitsPerRow = 0;
 
-  int64_t units() const { return t.n * unitsPerRow / threads; }
-  int64_t unitBytes() const {
-    return unitValues / blocks->blockValues * blocks->blockBytes;
+  /// The byte of a row where step `step`'s copied pieces start: its first
+  /// byte rounded down to a piece.
+  Value pieceStart(Value step) {
+    int64_t stepBytes = blocks->stepBytes(), piece = blocks->pieceBytes;
+    Value first = mul(step, stepBytes);
+    return sub(first, rem(first, piece));
   }
-  /// The most 32-bit words a unit's bytes touch (they start at any byte of
-  /// the step that is a multiple of the unit's bytes).
-  int64_t unitWords() const {
-    int64_t most = 0;
-    for (int64_t p = 0; p < unitsPerRow; ++p)
-      most = std::max<int64_t>(most, (p + 1) * unitBytes() / 4 +
-                                         ((p + 1) * unitBytes() % 4 != 0) -
-                                         p * unitBytes() / 4);
-    return most;
-  }
-  /// Unit `u` of this thread: its row of the tile and its place in it.
-  std::pair<Value, Value> unitAt(Value tid, int64_t u) {
-    Value id = add(tid, u * threads);
-    return {div(id, unitsPerRow), rem(id, unitsPerRow)};
-  }
-  /// Starts the copies of the bytes of step `step` of the blocks of this
-  /// thread's units into buffer `stage` of `raw`: the aligned words its
-  /// units' bytes touch (a word two units share is copied by both, the
-  /// same bytes), so each thread decodes only bytes it copied itself.
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+
+  /// Starts the copies of step `step`'s block bytes of the tile's rows
+  /// into buffer `stage` of `raw`: each row's pieces from pieceStart on,
+  /// piece p of the workgroup's threads' p, p + threads, ... (consecutive
+  /// threads read consecutive pieces of a row: whole sectors). A piece
+  /// past the row's end is read as its last; past the tile's pieces the
+  /// last piece is copied again (the same bytes).
   void copyBlocks(Value firstN, Value step, Value stage, Value tid,
                   SmallVector<Value> &tokens);
-  /// Decodes this thread's units of the step in buffer `stage` of `raw`
-  /// into buffer `slot` of `bTile` (the 128-byte swizzle).
-  void decodeBlocks(Value stage, Value slot, Value tid);
+  /// Decodes step `step`'s values from buffer `stage` of `raw` (landed
+  /// and published by a barrier) into buffer `slot` of `bTile`: piece p
+  /// (8 values of a row) of the threads' p, p + threads, ..., stored
+  /// where copyTile's swizzle puts it.
+  void decodeBlocks(Value step, Value stage, Value slot, Value tid);
 
   void build(Value x, Value w, Value y, bool zeroInit);
 };
 
 void WgmmaBuilder::copyBlocks(Value firstN, Value step, Value stage, Value tid,
                               SmallVector<Value> &tokens) {
-  int64_t stepBytes = blocks->stepBytes(), stepWords = stepBytes / 4;
-  for (int64_t u = 0; u < units(); ++u) {
-    auto [row, part] = unitAt(tid, u);
+  int64_t piece = blocks->pieceBytes;
+  int64_t perRow = blocks->pitch() / piece, total = t.n * perRow;
+  Value start = pieceStart(step);
+  for (int64_t p = 0; p < total; p += threads) {
+    Value id = add(tid, p);
+    if (p + threads > total)
+      id = arith::MinUIOp::create(b, loc, id, index(total - 1));
+    Value row = div(id, perRow);
     Value at = add(firstN, row);
     if (rowsN % t.n != 0)
       at = arith::MinUIOp::create(b, loc, at, index(rowsN - 1));
-    Value firstWord = div(mul(part, unitBytes()), 4);
-    Value stepByte = mul(step, stepBytes);
-    for (int64_t q = 0; q < unitWords(); ++q) {
-      Value word = add(firstWord, q);
-      if (unitsPerRow > 1)
-        word = arith::MinUIOp::create(b, loc, word, index(stepWords - 1));
-      Value byte = mul(word, 4);
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, raw, ValueRange{stage, row, byte}, blocks->bytes,
-          ValueRange{at, add(stepByte, byte)}, b.getIndexAttr(4),
-          /*srcElements=*/Value(), /*bypassL1=*/UnitAttr()));
-    }
+    Value offset = mul(rem(id, perRow), piece);
+    Value source = arith::MinUIOp::create(b, loc, add(start, offset),
+                                          index(blocks->rowBytes - piece));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, raw, ValueRange{stage, row, offset}, blocks->bytes,
+        ValueRange{at, source}, b.getIndexAttr(piece),
+        /*srcElements=*/Value(), piece == 16 ? b.getUnitAttr() : UnitAttr()));
   }
 }
 
-void WgmmaBuilder::decodeBlocks(Value stage, Value slot, Value tid) {
+void WgmmaBuilder::decodeBlocks(Value step, Value stage, Value slot,
+                                Value tid) {
   int64_t stepWords = blocks->stepBytes() / 4;
-  for (int64_t u = 0; u < units(); ++u) {
-    auto [row, part] = unitAt(tid, u);
-    // The unit's words as a row of the step's bytes (a word past the
-    // step's last read as the last, as the decoder expects of a row).
-    Value rawStage = stage, rawRow = row;
+  // The step's first byte within its copied pieces, in words.
+  Value skip = div(rem(mul(step, blocks->stepBytes()), blocks->pieceBytes), 4);
+  for (int64_t p = 0; p < t.n * 8; p += threads) {
+    Value id = add(tid, p);
+    Value row = div(id, 8), part = rem(id, 8);
+    // Word w of the step's bytes of the row (a word past the step's last
+    // read as the last, as the decoder expects of a row).
     cachet::BlockDecoder::WordReader readWord =
-        [this, rawStage, rawRow, stepWords](OpBuilder &rb, Location rl,
+        [this, stage, row, skip, stepWords](OpBuilder &rb, Location rl,
                                             Value word) -> Value {
       Value clamped = arith::MinUIOp::create(
           rb, rl, word, arith::ConstantIndexOp::create(rb, rl, stepWords - 1));
+      Value at = arith::AddIOp::create(rb, rl, clamped, skip);
       return cachet::BlockDecoder::loadWord(
           rb, rl, raw,
           ValueRange{
-              rawStage, rawRow,
+              stage, row,
               arith::MulIOp::create(
-                  rb, rl, clamped, arith::ConstantIndexOp::create(rb, rl, 4))});
+                  rb, rl, at, arith::ConstantIndexOp::create(rb, rl, 4))});
     };
-    Value unitFirst = mul(part, unitValues);
-    for (int64_t p = 0; p < unitValues / 8; ++p) {
-      Value col = add(unitFirst, 8 * p);
-      Value blockOffset =
-          mul(div(col, blocks->blockValues), blocks->blockBytes);
-      Value first = rem(col, blocks->blockValues);
-      Value values = blocks->decode(b, loc, readWord, blockOffset, first, 8);
-      Value piece = arith::XOrIOp::create(b, loc, div(col, 8), rem(row, 8));
-      auto store = vector::StoreOp::create(
-          b, loc, values, bTile, ValueRange{slot, row, mul(piece, 8)});
-      store.setAlignment(16);
-    }
+    Value col = mul(part, 8);
+    Value blockOffset = mul(div(col, blocks->blockValues), blocks->blockBytes);
+    Value first = rem(col, blocks->blockValues);
+    Value values = blocks->decode(b, loc, readWord, blockOffset, first, 8);
+    Value swizzled = arith::XOrIOp::create(b, loc, part, rem(row, 8));
+    auto store = vector::StoreOp::create(
+        b, loc, values, bTile, ValueRange{slot, row, mul(swizzled, 8)});
+    store.setAlignment(16);
   }
 }
 
@@ -194,7 +184,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   if (blocks)
     raw = memref::ViewOp::create(
         b, loc,
-        MemRefType::get({t.stages, t.n, blocks->stepBytes()}, b.getI8Type(),
+        MemRefType::get({t.stages, t.n, blocks->pitch()}, b.getI8Type(),
                         nullptr, workgroup),
         base, add(padIndex, aBytes + bStages * t.n * kRowBytes), ValueRange{});
   Value aAddress = arith::AddIOp::create(b, loc, address, pad);
@@ -220,11 +210,12 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   for (int64_t s = 0; s + 1 < t.stages; ++s)
     last = copyStep(index(std::min(s, steps - 1)), index(s));
   if (blocks) {
-    // Step 0's bytes landed (this thread's copies): decoded into the
+    // Step 0's bytes landed (every thread's copies): decoded into the
     // weight tile's buffer 0 before the loop.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, last,
                                      b.getI32IntegerAttr(t.stages - 2));
-    decodeBlocks(index(0), index(0), tid);
+    gpu::BarrierOp::create(b, loc);
+    decodeBlocks(index(0), index(0), index(0), tid);
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
@@ -289,6 +280,12 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
               /*satfinite=*/nullptr);
         }
         NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        // With blocks: the next step's bytes landed (this thread's
+        // copies; the barrier below makes them every thread's). Groups
+        // up to step + stages - 2 are in flight.
+        if (blocks)
+          nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[1],
+                                           b.getI32IntegerAttr(t.stages - 3));
         // The previous step's products done, in every warpgroup: its
         // buffer takes the copies of step + stages - 1 (clamped to the
         // last step, into a buffer nothing reads) while this step's
@@ -300,14 +297,13 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
             copyStep(arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
                      rem(ahead, t.stages));
         if (blocks) {
-          // The next step's bytes landed (this thread's copies): decoded
-          // into the other buffer of the weight tile (its products, two
-          // steps back, done in every warpgroup) while this step's
-          // products run. Past the last step a buffer nothing reads.
-          nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
-                                           b.getI32IntegerAttr(t.stages - 2));
+          // The next step's bytes are decoded into the other buffer of
+          // the weight tile (its products, a step back, done in every
+          // warpgroup) while this step's products run. Past the last step
+          // (a clamped copy) into a buffer nothing reads.
           Value next = add(step, 1);
-          decodeBlocks(rem(next, t.stages), rem(next, 2), tid);
+          decodeBlocks(arith::MinUIOp::create(b, loc, next, index(steps - 1)),
+                       rem(next, t.stages), rem(next, 2), tid);
           NVVM::FenceProxyOp::create(
               b, loc, NVVM::ProxyKind::async_shared,
               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
@@ -365,14 +361,9 @@ void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
   // The steps are 64 columns (one 128-byte swizzle row).
   cachet::GemmTiles tiles = t;
   tiles.k = kStep;
-  tiles.stagedRowBytes = blocks ? blocks->stepBytes() : 0;
+  tiles.stagedRowBytes = blocks ? blocks->pitch() : 0;
   WgmmaBuilder g{{b, loc, tiles, xType.getElementType(), xType.getDimSize(0),
                   rowsN, xType.getDimSize(1), 128 * (t.m / 64)}};
-  if (blocks) {
-    g.blocks = blocks;
-    int64_t perThread = t.n * kStep / g.threads;
-    g.unitValues = std::min<int64_t>(kStep, perThread);
-    g.unitsPerRow = kStep / g.unitValues;
-  }
+  g.blocks = blocks;
   g.build(x, w, y, zeroInit);
 }

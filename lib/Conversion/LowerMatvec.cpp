@@ -287,7 +287,7 @@ struct LowerMatvecPass final
       auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
       std::string reason;
       std::optional<cachet::BlockWeight> w = cachet::getBlockWeight(op, reason);
-      if (w && config.getLoadBytes() == 4) {
+      if (w && config.getLoadBytes() > 0) {
         // whyNotMatvecConfig checked that the kernel decodes these blocks.
         lowerGemm(op, config, &*w);
         continue;
@@ -341,8 +341,9 @@ struct LowerMatvecPass final
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
     if (blocks)
-      tiles.stagedRowBytes =
-          64 / blocks->block.getBlockValues() * blocks->block.getBlockBytes();
+      tiles.stagedRowBytes = cachet::getStagedBlockPitch(
+          64 / blocks->block.getBlockValues() * blocks->block.getBlockBytes(),
+          config.getLoadBytes());
     InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
                               << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
@@ -364,6 +365,7 @@ struct LowerMatvecPass final
       staged.rowBytes = blocks->rowBytes;
       staged.blockValues = blocks->block.getBlockValues();
       staged.blockBytes = blocks->block.getBlockBytes();
+      staged.pieceBytes = config.getLoadBytes();
       Type element = w.getElementType();
       cachet::BlockQuantizedType block = blocks->block;
       int64_t stepBytes = staged.stepBytes();

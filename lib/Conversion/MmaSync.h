@@ -63,15 +63,15 @@ struct GemmTiles {
 };
 
 /// A block weight the wgmma GEMM decodes in workgroup memory (a
-/// gemm_wgmma config with `load_bytes = 4`) instead of reading a
+/// gemm_wgmma config with `load_bytes` 4 or 16) instead of reading a
 /// dequantized copy: each step's bytes of the blocks (64 values of a row,
-/// `blockValues` dividing 32 or 64) are copied by 4-byte cp.async into
-/// `stages` buffers with the step's x, and each thread decodes the values
-/// whose bytes it copied into the weight's swizzled tile.
+/// whole blocks of 32 values) are copied by cp.async of `pieceBytes`
+/// pieces into `stages` buffers beside the step's x, and decoded there
+/// into the weight's swizzled tile.
 struct GemmStagedBlocks {
-  /// The blocks, [rows][rowBytes] i8 (rowBytes a multiple of 4).
+  /// The blocks, [rows][rowBytes] i8 (rowBytes a multiple of pieceBytes).
   mlir::Value bytes;
-  int64_t rowBytes = 0, blockValues = 0, blockBytes = 0;
+  int64_t rowBytes = 0, blockValues = 0, blockBytes = 0, pieceBytes = 4;
   /// Values `first` .. `first + n - 1` of the block at byte `blockOffset`
   /// of a row whose 32-bit words `readWord` reads, as a vector<n x T> of
   /// the GEMM's 16-bit type T (as the dequantized copy would hold them).
@@ -82,7 +82,10 @@ struct GemmStagedBlocks {
       decode;
   /// Bytes of one step (64 values) of a row.
   int64_t stepBytes() const { return 64 / blockValues * blockBytes; }
+  /// Bytes of a row's buffered pieces (getStagedBlockPitch).
+  int64_t pitch() const { return getStagedBlockPitch(stepBytes(), pieceBytes); }
 };
+
 /// What the GEMM kernels share: their sizes, index arithmetic and the
 /// asynchronous copies of a step's tiles.
 struct GemmEmitter {

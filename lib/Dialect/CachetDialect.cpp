@@ -292,10 +292,11 @@ LogicalResult KernelConfigAttr::verify(
                                            padBytes, dynamicShared);
         !why.empty())
       return fail() << why;
-    if (variant == KernelVariant::GemmWgmma && loadBytes != 0 && loadBytes != 4)
-      return fail() << "'load_bytes' must be 0 (the weight as it is) or 4 "
-                       "(a block weight's bytes copied in 4-byte pieces and "
-                       "decoded in the kernel), got "
+    if (variant == KernelVariant::GemmWgmma && loadBytes != 0 &&
+        loadBytes != 4 && loadBytes != 16)
+      return fail() << "'load_bytes' must be 0 (the weight as it is), or 4 "
+                       "or 16 (a block weight's bytes copied in pieces of "
+                       "that many and decoded in the kernel), got "
                     << loadBytes;
     if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||
         minWorkgroupsPerSM != 0 || !resident.empty() || warpSync ||

@@ -77,8 +77,8 @@ if [ $HUNG = 0 ]; then
   s
 fi
 cat $W/device.log
-echo "check: $(grep -ac 'PASS' $W/check.log) PASS, $(grep -ac 'byte-identical' $W/check.log) byte-identical, $(grep -aci 'FAIL\|error\|TIMEOUT' $W/check.log) FAIL/error lines"
-grep -a "FAIL\|error\|TIMEOUT" -B1 $W/check.log | head -20
+echo "check: $(grep -ac 'PASS' $W/check.log) PASS, $(grep -ac 'byte-identical' $W/check.log) byte-identical, $(grep -aci "FAIL\|error:\|TIMEOUT" $W/check.log) FAIL/error lines"
+grep -a "FAIL\|error:\|TIMEOUT" -B1 $W/check.log | head -20
 grep -a "check\|rewrites\|rc" $W/smallf.log | tail -4
 grep -a "==\|gemm" $W/suite.log
 grep -a "gemm\|linear\|rc" $W/torch.log

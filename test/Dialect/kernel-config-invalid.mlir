@@ -387,7 +387,7 @@ func.func @attention_wgmma_padded(%q: tensor<8x128x128xf16>, %k: tensor<2x256x12
 // -----
 
 func.func @wgmma_load_bytes(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{'load_bytes' must be 0 (the weight as it is) or 4 (a block weight's bytes copied in 4-byte pieces and decoded in the kernel), got 8}}
+  // expected-error @+3 {{'load_bytes' must be 0 (the weight as it is), or 4 or 16 (a block weight's bytes copied in pieces of that many and decoded in the kernel), got 8}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 4, dynamic_shared = true, load_bytes = 8>}

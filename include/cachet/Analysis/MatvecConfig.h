@@ -84,8 +84,8 @@ struct MatvecConfigOptions {
   /// on it where it serves the mat-mul.
   bool wgmma = false, gemmWgmma = true;
   /// With wgmma: the GEMM decodes a packed block weight of 32-value
-  /// blocks in the kernel (gemm_wgmma with load_bytes 4) where it can.
-  bool gemmDecodeBlocks = true;
+  /// blocks in the kernel (gemm_wgmma with load_bytes) where it can.
+  bool gemmDecodeBlocks = false;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec
@@ -157,13 +157,16 @@ MatvecDecision selectMatvecConfig(mlir::Operation *op,
                                   DeviceProfileAttr profile,
                                   const MatvecConfigOptions &options);
 
-/// Returns why the wgmma GEMM with workgroup tiles of `tileM` rows of x by
-/// `tileN` weight rows cannot decode `op`'s block weight `w` in the kernel
-/// (load_bytes 4), or "": packed blocks of 32 values whose 64-value steps
-/// are whole 4-byte words, the threads' 32- or 64-value units of a step
-/// dividing its rows' values.
-std::string whyNotGemmStagedBlocks(const BlockWeight &w, int64_t tileM,
-                                   int64_t tileN);
+/// Returns why the wgmma GEMM with `stages` buffers cannot decode a
+/// mat-mul's block weight `w` in the kernel (gemm_wgmma with load_bytes),
+/// or "": packed blocks of 32 values whose 64-value steps are whole 32-bit
+/// words, and 3 or more buffers (a step decoded while the one before it
+/// multiplies, the one after it in flight).
+std::string whyNotGemmStagedBlocks(const BlockWeight &w, int64_t stages);
+
+/// The bytes per copy of the wgmma GEMM that decodes `w` in the kernel:
+/// 16 where its rows keep 16-byte pieces aligned, else 4.
+int64_t getGemmStagedPieceBytes(const BlockWeight &w);
 
 /// Returns why the mma-sync GEMM (gemm_mma_sync) cannot compute `op`, a
 /// linalg.matmul reading its weight transposed, or "": static shapes, x and

@@ -41,11 +41,19 @@ std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                              int64_t subgroup, int64_t stages, int64_t padBytes,
                              bool dynamicShared);
 
+/// The bytes of a row the wgmma GEMM buffers per step where it decodes a
+/// block weight from pieces of `pieceBytes` (4 or 16): a step's
+/// `stepBytes` (a multiple of 4) from their first piece, which may start
+/// up to `pieceBytes - 4` bytes before them.
+inline int64_t getStagedBlockPitch(int64_t stepBytes, int64_t pieceBytes) {
+  return (stepBytes + 2 * pieceBytes - 5) / pieceBytes * pieceBytes;
+}
+
 /// The dynamic workgroup memory of the wgmma GEMM with `tileM x tileN`
 /// workgroup tiles and `stages` buffers of 64 columns: the unpadded
 /// 128-byte rows of x and of the weight, and up to 1024 bytes to align
 /// them to the swizzle's atoms. Where the kernel decodes a block weight
-/// itself (`stagedRowBytes`, the blocks' bytes of 64 values of a row), the
+/// itself (`stagedRowBytes`, its getStagedBlockPitch), the
 /// weight's decoded tile is double-buffered and `stages` buffers hold the
 /// blocks' bytes instead.
 inline int64_t getWgmmaGemmBytes(int64_t tileM, int64_t tileN, int64_t stages,
