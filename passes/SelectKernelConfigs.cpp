@@ -99,6 +99,7 @@ struct SelectKernelConfigsPass final
     o.wgmma = allowWgmma;
     o.gemmWgmma = gemmWgmma;
     o.gemmDecodeBlocks = gemmDecodeBlocks;
+    o.gemmDecodeProducers = gemmDecodeProducers;
     return o;
   }
 

@@ -1188,6 +1188,17 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "the multiplying warps' path, 1.2-1.3x slower than the copy and "
            "the GEMM at 512 tokens on an H100 (run 127); it saves the "
            "copy's memory">,
+    Option<"gemmDecodeProducers", "gemm-decode-producers", "int64_t",
+           /*default=*/"0",
+           "With gemm-decode-blocks: producer warpgroups (1 or 2, of 128 "
+           "more threads each) copy x and the blocks and decode them, "
+           "named barriers handing each step's tiles to the multiplying "
+           "warpgroups and back, so that the decode runs beside the "
+           "products instead of between them (weight tiles of 128 rows "
+           "unless gemm-tile-n says otherwise); 0: the multiplying "
+           "warpgroups decode between their products (on an H100 at 512 "
+           "tokens 0 was fastest at 14336x4096, 2 at 4096x14336 and "
+           "4096x4096, all slower than the copy, runs 127-130)">,
     Option<"smallBatchMmaRows", "small-batch-mma-rows", "int64_t",
            /*default=*/"5",
            "The fewest rows of x from which a small-batch mat-mul of any "

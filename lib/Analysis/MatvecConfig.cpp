@@ -67,6 +67,8 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("gemm-subgroups", o.gemmSubgroups,
                "0 (one per 64 x 64 of a 128-row tile, 64 x 32 of a "
                "64-row one) or more");
+  if (o.gemmDecodeProducers < 0 || o.gemmDecodeProducers > 2)
+    return bad("gemm-decode-producers", o.gemmDecodeProducers, "0, 1 or 2");
   if (o.gemmStages != 0 && (o.gemmStages < 2 || o.gemmStages > 8))
     return bad("gemm-stages", o.gemmStages,
                "0 (3 for mma-sync, 4 for wgmma) or 2 to 8");
@@ -483,35 +485,42 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   // every compute unit (14336 x 4096 at 512 tokens: 0.102 ms against
   // 0.126 with 128 on an H100, run 120), else 128 (4096 rows: 0.032 ms
   // against 0.045); 4 buffers.
-  int64_t tileN = o.gemmTileN;
-  if (tileN == 0) {
-    auto w = cast<MemRefType>(operands.weight.getType());
-    int64_t tiles = llvm::divideCeil(operands.columns, tileM) *
-                    llvm::divideCeil(w.getDimSize(0), 256);
-    tileN = computeUnits > 0 && tiles >= computeUnits ? 256 : 128;
-  }
-  int64_t stages = o.gemmStages > 0 ? o.gemmStages : 4;
-  if (std::string bad = whyNotGemm(op, tileN, 64); !bad.empty()) {
-    why = bad;
-    return d;
-  }
-  SmallVector<int64_t> tile{tileM, tileN};
-  if (std::string bad = whyNotWgmmaTiles(tile, 2 * tileM, 32, stages, 0, true);
-      !bad.empty()) {
-    why = bad;
-    return d;
-  }
   std::string unused;
   std::optional<BlockWeight> w = getBlockWeight(op, unused);
   // A block weight of 32-value blocks is decoded in the kernel: its bytes
   // (1.06 per value for q8_0) are read instead of a copy's 2, which a
   // kernel of its own would write first (2 more, and 1.06 read).
+  int64_t stages = o.gemmStages > 0 ? o.gemmStages : 4;
   std::string notStaged;
   if (w && !o.gemmDecodeBlocks)
     notStaged = "gemm-decode-blocks=false";
   else if (w)
     notStaged = whyNotGemmStagedBlocks(*w, stages);
   bool staged = w && notStaged.empty();
+  // The producer warpgroup's 384 threads leave 168 registers each: weight
+  // tiles of 128 rows (64 accumulators per thread).
+  bool producer = staged && o.gemmDecodeProducers > 0;
+  int64_t tileN = o.gemmTileN;
+  if (tileN == 0 && producer)
+    tileN = 128;
+  if (tileN == 0) {
+    auto w = cast<MemRefType>(operands.weight.getType());
+    int64_t tiles = llvm::divideCeil(operands.columns, tileM) *
+                    llvm::divideCeil(w.getDimSize(0), 256);
+    tileN = computeUnits > 0 && tiles >= computeUnits ? 256 : 128;
+  }
+  if (std::string bad = whyNotGemm(op, tileN, 64); !bad.empty()) {
+    why = bad;
+    return d;
+  }
+  SmallVector<int64_t> tile{tileM, tileN};
+  int64_t workgroup = 2 * tileM + (producer ? 128 * o.gemmDecodeProducers : 0);
+  if (std::string bad =
+          whyNotWgmmaTiles(tile, workgroup, 32, stages, 0, true, staged);
+      !bad.empty()) {
+    why = bad;
+    return d;
+  }
   // 16-byte pieces where the rows keep them aligned (whole sectors), else
   // 4-byte ones.
   int64_t pieceBytes = staged ? getGemmStagedPieceBytes(*w) : 0;
@@ -532,7 +541,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   }
   MLIRContext *ctx = op->getContext();
   d.config = KernelConfigAttr::get(
-      ctx, KernelVariant::GemmWgmma, tile, 2 * tileM, 32, 1, 1, stages, 1, 0,
+      ctx, KernelVariant::GemmWgmma, tile, workgroup, 32, 1, 1, stages, 1, 0,
       {}, 0, {}, /*dynamicShared=*/true, false, false, false, false, false,
       /*loadBytes=*/pieceBytes);
   auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
@@ -543,9 +552,13 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
                       "each step's {1} bytes per row copied by {2}-byte "
                       "cp.async with x's ({3} buffered), decoded in "
                       "workgroup memory into a double-buffered {4} tile "
-                      "(no dequantized copy)",
+                      "(no dequantized copy){5}",
                       w->block.getFormatName(), stepBytes, pieceBytes,
-                      stagedRowBytes, elementType.isBF16() ? "bf16" : "f16")
+                      stagedRowBytes, elementType.isBF16() ? "bf16" : "f16",
+                      producer ? " by a producer warpgroup of 128 more "
+                                 "threads, named barriers handing the tiles "
+                                 "over"
+                               : "")
             .str();
   else if (w)
     weight = "; the " + w->block.getFormatName().str() +

@@ -83,8 +83,91 @@ struct WgmmaBuilder : cachet::GemmEmitter {
   /// where copyTile's swizzle puts it.
   void decodeBlocks(Value step, Value stage, Value slot, Value tid);
 
+  /// With blocks: a producer warpgroup (the workgroup's last 128
+  /// threads) copies and decodes every step while the others multiply.
+  bool producer = false;
+  /// Producer warpgroups.
+  int64_t producers = 0;
+  Type accType;
+  NVVM::WGMMATypes type;
+
+  /// Emits the four k16 products of a step of the warpgroup's x rows at
+  /// workgroup-memory byte address `aStage` and the weight tile at
+  /// `bStage` into `acc`, committed as one group.
+  Value multiply(Value acc, Value aStage, Value bStage);
+  /// Stores (or adds) the warpgroup `group`'s accumulator `acc` into y.
+  void store(Value acc, Value tid, Value group, Value firstM, Value firstN,
+             Value y, bool zeroInit);
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value asI32(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), v);
+  }
+  /// bar.sync / bar.arrive on named barrier `id` (an i32) of `count`
+  /// threads.
+  void barrierSync(Value id, int64_t count) {
+    NVVM::BarrierOp::create(b, loc, Type(), id, i32(count),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  void barrierArrive(Value id, int64_t count) {
+    NVVM::BarrierArriveOp::create(b, loc, id, i32(count));
+  }
+  void fenceAsync() {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+
   void build(Value x, Value w, Value y, bool zeroInit);
 };
+
+Value WgmmaBuilder::multiply(Value acc, Value aStage, Value bStage) {
+  MLIRContext *ctx = b.getContext();
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  // Four k16 products, 32 bytes further along the rows each.
+  for (int64_t kk = 0; kk < kStep / 16; ++kk) {
+    Value descA =
+        descriptor(arith::AddIOp::create(b, loc, aStage, i64(32 * kk)));
+    Value descB =
+        descriptor(arith::AddIOp::create(b, loc, bStage, i64(32 * kk)));
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, descA, descB,
+        NVVM::MMAShapeAttr::get(ctx, 64, t.n, 16), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+void WgmmaBuilder::store(Value acc, Value tid, Value group, Value firstM,
+                         Value firstN, Value y, bool zeroInit) {
+  // Thread l of subgroup s of the warpgroup holds, for each n8 block j,
+  // rows 16 s + l / 4 (values 4 j, 4 j + 1) and + 8 (4 j + 2, 4 j + 3),
+  // columns 8 j + 2 (l % 4) and the next.
+  Type f32 = b.getF32Type();
+  Value inGroup = rem(tid, 128);
+  Value row0 = add(add(firstM, mul(group, 64)),
+                   add(mul(div(inGroup, 32), 16), div(rem(inGroup, 32), 4)));
+  Value col0 = add(firstN, mul(rem(inGroup, 4), 2));
+  auto f32x2 = VectorType::get({2}, f32);
+  for (int64_t j = 0; j < t.n / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(row0, 8 * h);
+      Value col = add(col0, 8 * j);
+      Value pair = vector::BroadcastOp::create(
+          b, loc, f32x2,
+          LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h));
+      pair = vector::InsertOp::create(
+          b, loc, LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + 1),
+          pair, ArrayRef<int64_t>{1});
+      cachet::storeGemmPair(b, loc, y, row, col, pair, zeroInit);
+    }
+}
 
 void WgmmaBuilder::copyBlocks(Value firstN, Value step, Value stage, Value tid,
                               SmallVector<Value> &tokens) {
@@ -195,20 +278,155 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   Value firstN = mul(launch.getBlockIds().y, t.n);
   Value group = div(tid, 128);
 
-  auto copyStep = [&](Value step, Value stage) {
+  auto copyStep = [&](Value step, Value stage, Value by) {
     SmallVector<Value> tokens;
-    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, tid, tokens, true);
+    copyTile(x, rowsM, firstM, t.m, aTile, stage, step, by, tokens, true);
     if (blocks)
-      copyBlocks(firstN, step, stage, tid, tokens);
+      copyBlocks(firstN, step, stage, by, tokens);
     else
-      copyTile(w, rowsN, firstN, t.n, bTile, stage, step, tid, tokens, true);
+      copyTile(w, rowsN, firstN, t.n, bTile, stage, step, by, tokens, true);
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
   int64_t steps = columns / kStep;
+  // The warpgroup's m64 x n f32 accumulator: n / 2 values per thread.
+  accType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(t.n / 2, b.getF32Type()));
+  type = half.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+  // This warpgroup's 64 rows of the x tile, as a byte offset.
+  Value groupOffset = arith::MulIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), group),
+      i64(64 * kRowBytes));
+  auto aAt = [&](Value stage) {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, aAddress,
+            arith::MulIOp::create(
+                b, loc,
+                arith::IndexCastUIOp::create(b, loc, b.getI64Type(), stage),
+                i64(t.m * kRowBytes))),
+        groupOffset);
+  };
+  auto bAt = [&](Value slot) {
+    return arith::AddIOp::create(
+        b, loc, bAddress,
+        arith::MulIOp::create(
+            b, loc, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), slot),
+            i64(t.n * kRowBytes)));
+  };
+
+  if (producer) {
+    // Named barriers: 1 the producer's own (128 threads); 2 + s: step s %
+    // 2's x and weight tiles are full (the producer arrives, the
+    // multiplying warpgroups wait); 4 + s: the multiplying warpgroups are
+    // done with step s % 2 (they arrive, the producer waits). Each is
+    // used by every other step, so the waits pair with the arrivals in
+    // order.
+    int64_t consumers = 2 * t.m, own128 = 128 * producers,
+            all = consumers + own128;
+    Value full = i32(2), empty = i32(4), own = i32(1);
+    auto isProducer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                            tid, index(consumers));
+    auto split = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&split.getThenRegion().front());
+      int64_t saved = threads;
+      threads = own128;
+      Value ptid = arith::SubIOp::create(b, loc, tid, index(consumers));
+      // Steps 0 .. stages - 2 in flight; step 0 decoded into weight
+      // buffer 0 once every producer thread's copies landed.
+      Value last;
+      for (int64_t s = 0; s + 1 < t.stages; ++s)
+        last = copyStep(index(std::min(s, steps - 1)), index(s), ptid);
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, last,
+                                       b.getI32IntegerAttr(t.stages - 2));
+      barrierSync(own, own128);
+      decodeBlocks(index(0), index(0), index(0), ptid);
+      fenceAsync();
+      barrierArrive(full, all);
+      auto loop = scf::ForOp::create(
+          b, loc, index(1), index(steps), index(1), ValueRange{last},
+          [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            Value parity = asI32(rem(step, 2));
+            // Step - 2 multiplied: its x buffer takes step + stages - 2's
+            // copies (clamped to the last step), its weight buffer this
+            // step's values.
+            auto wait = scf::IfOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step,
+                                      index(2)),
+                /*withElse=*/false);
+            {
+              OpBuilder::InsertionGuard g3(b);
+              b.setInsertionPointToStart(&wait.getThenRegion().front());
+              barrierSync(arith::AddIOp::create(b, loc, empty, parity), all);
+            }
+            Value ahead = add(step, t.stages - 2);
+            Value token = copyStep(
+                arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
+                rem(ahead, t.stages), ptid);
+            nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                             b.getI32IntegerAttr(t.stages - 2));
+            barrierSync(own, own128);
+            decodeBlocks(step, rem(step, t.stages), rem(step, 2), ptid);
+            fenceAsync();
+            barrierArrive(arith::AddIOp::create(b, loc, full, parity), all);
+            scf::YieldOp::create(b, loc, ValueRange{token});
+          });
+      // The clamped copies past the last step land before the exit.
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(0),
+                                       b.getI32IntegerAttr(0));
+      threads = saved;
+    }
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&split.getElseRegion().front());
+      auto loop = scf::ForOp::create(
+          b, loc, index(0), index(steps), index(1),
+          ValueRange{LLVM::ZeroOp::create(b, loc, accType)},
+          [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            barrierSync(
+                arith::AddIOp::create(b, loc, full, asI32(rem(step, 2))), all);
+            Value acc = multiply(carried[0], aAt(rem(step, t.stages)),
+                                 bAt(rem(step, 2)));
+            // The previous step's products done in this warpgroup; the
+            // producer waits for steps up to steps - 3.
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+            Value previous = arith::SubIOp::create(b, loc, step, index(1));
+            auto done = scf::IfOp::create(
+                b, loc,
+                arith::AndIOp::create(
+                    b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                          step, index(1)),
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          previous, index(steps - 2))),
+                /*withElse=*/false);
+            {
+              OpBuilder::InsertionGuard g3(b);
+              b.setInsertionPointToStart(&done.getThenRegion().front());
+              barrierArrive(
+                  arith::AddIOp::create(b, loc, empty, asI32(rem(previous, 2))),
+                  all);
+            }
+            scf::YieldOp::create(b, loc, ValueRange{acc});
+          });
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      store(loop.getResult(0), tid, group, firstM, firstN, y, zeroInit);
+    }
+    gpu::TerminatorOp::create(b, loc);
+    return;
+  }
+
   Value last;
   for (int64_t s = 0; s + 1 < t.stages; ++s)
-    last = copyStep(index(std::min(s, steps - 1)), index(s));
+    last = copyStep(index(std::min(s, steps - 1)), index(s), tid);
   if (blocks) {
     // Step 0's bytes landed (every thread's copies): decoded into the
     // weight tile's buffer 0 before the loop.
@@ -221,18 +439,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   }
 
-  // The warpgroup's m64 x n f32 accumulator: n / 2 values per thread.
-  Type f32 = b.getF32Type();
-  int64_t values = t.n / 2;
-  auto accType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(values, f32));
   Value zeroAcc = LLVM::ZeroOp::create(b, loc, accType);
-  NVVM::WGMMATypes type =
-      half.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
-  // This warpgroup's 64 rows of the x tile, as a byte offset.
-  Value groupOffset = arith::MulIOp::create(
-      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), group),
-      i64(64 * kRowBytes));
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(steps), one, ValueRange{zeroAcc, last},
       [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
@@ -251,35 +458,8 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
         }
         gpu::BarrierOp::create(b, loc);
-        Value stage64 =
-            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), stage);
-        Value aStage = arith::AddIOp::create(
-            b, loc, aAddress,
-            arith::MulIOp::create(b, loc, stage64, i64(t.m * kRowBytes)));
-        aStage = arith::AddIOp::create(b, loc, aStage, groupOffset);
-        Value bSlot64 = blocks ? arith::IndexCastUIOp::create(
-                                     b, loc, b.getI64Type(), rem(step, 2))
-                               : stage64;
-        Value bStage = arith::AddIOp::create(
-            b, loc, bAddress,
-            arith::MulIOp::create(b, loc, bSlot64, i64(t.n * kRowBytes)));
-        NVVM::WgmmaFenceAlignedOp::create(b, loc);
-        Value acc = carried[0];
-        // Four k16 products, 32 bytes further along the rows each.
-        for (int64_t kk = 0; kk < kStep / 16; ++kk) {
-          Value descA =
-              descriptor(arith::AddIOp::create(b, loc, aStage, i64(32 * kk)));
-          Value descB =
-              descriptor(arith::AddIOp::create(b, loc, bStage, i64(32 * kk)));
-          acc = NVVM::WgmmaMmaAsyncOp::create(
-              b, loc, accType, acc, descA, descB,
-              NVVM::MMAShapeAttr::get(ctx, 64, t.n, 16), type, type,
-              NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-              NVVM::MMALayout::row, NVVM::MMALayout::col,
-              /*satfinite=*/nullptr);
-        }
-        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        Value acc = multiply(carried[0], aAt(stage),
+                             bAt(blocks ? rem(step, 2) : stage));
         // With blocks: the next step's bytes landed (this thread's
         // copies; the barrier below makes them every thread's). Groups
         // up to step + stages - 2 are in flight.
@@ -295,7 +475,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         Value ahead = add(step, t.stages - 1);
         Value token =
             copyStep(arith::MinUIOp::create(b, loc, ahead, index(steps - 1)),
-                     rem(ahead, t.stages));
+                     rem(ahead, t.stages), tid);
         if (blocks) {
           // The next step's bytes are decoded into the other buffer of
           // the weight tile (its products, a step back, done in every
@@ -314,27 +494,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(1),
                                    b.getI32IntegerAttr(0));
 
-  // Thread l of subgroup s of the warpgroup holds, for each n8 block j,
-  // rows 16 s + l / 4 (values 4 j, 4 j + 1) and + 8 (4 j + 2, 4 j + 3),
-  // columns 8 j + 2 (l % 4) and the next.
-  Value inGroup = rem(tid, 128);
-  Value row0 = add(add(firstM, mul(group, 64)),
-                   add(mul(div(inGroup, 32), 16), div(rem(inGroup, 32), 4)));
-  Value col0 = add(firstN, mul(rem(inGroup, 4), 2));
-  auto f32x2 = VectorType::get({2}, f32);
-  Value acc = loop.getResult(0);
-  for (int64_t j = 0; j < t.n / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row = add(row0, 8 * h);
-      Value col = add(col0, 8 * j);
-      Value pair = vector::BroadcastOp::create(
-          b, loc, f32x2,
-          LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h));
-      pair = vector::InsertOp::create(
-          b, loc, LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + 1),
-          pair, ArrayRef<int64_t>{1});
-      cachet::storeGemmPair(b, loc, y, row, col, pair, zeroInit);
-    }
+  store(loop.getResult(0), tid, group, firstM, firstN, y, zeroInit);
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -362,8 +522,12 @@ void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
   cachet::GemmTiles tiles = t;
   tiles.k = kStep;
   tiles.stagedRowBytes = blocks ? blocks->pitch() : 0;
+  bool producer = blocks && t.producers > 0;
   WgmmaBuilder g{{b, loc, tiles, xType.getElementType(), xType.getDimSize(0),
-                  rowsN, xType.getDimSize(1), 128 * (t.m / 64)}};
+                  rowsN, xType.getDimSize(1),
+                  128 * (t.m / 64) + (producer ? 128 * t.producers : 0)}};
   g.blocks = blocks;
+  g.producer = producer;
+  g.producers = producer ? t.producers : 0;
   g.build(x, w, y, zeroInit);
 }

@@ -340,6 +340,8 @@ struct LowerMatvecPass final
       tiles.k = 64;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
+    if (wgmma && blocks)
+      tiles.producers = (config.getWorkgroup() - 2 * tiles.m) / 128;
     if (blocks)
       tiles.stagedRowBytes = cachet::getStagedBlockPitch(
           64 / blocks->block.getBlockValues() * blocks->block.getBlockBytes(),
@@ -378,7 +380,9 @@ struct LowerMatvecPass final
       };
       diag << "; the " << block.getFormatName()
            << " weight decoded in the kernel from its blocks' " << stepBytes
-           << " bytes per row and step (its dequantized copy erased)";
+           << " bytes per row and step"
+           << (tiles.producers > 0 ? " by producer warpgroups" : "")
+           << " (its dequantized copy erased)";
     }
     diag.report();
     OpBuilder b(op);

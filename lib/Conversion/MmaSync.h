@@ -57,9 +57,12 @@ struct GemmTiles {
   int64_t wgmmaBytes() const {
     return getWgmmaGemmBytes(m, n, stages, stagedRowBytes);
   }
-  /// The wgmma GEMM decoding a block weight itself: the blocks' bytes of
-  /// one step (64 values) of a weight row; 0 otherwise.
+  /// The wgmma GEMM decoding a block weight itself: the bytes of a row of
+  /// its buffered block bytes; 0 otherwise.
   int64_t stagedRowBytes = 0;
+  /// The wgmma GEMM decoding a block weight itself: producer warpgroups
+  /// (128 more threads each) copy and decode while the others multiply.
+  int64_t producers = 0;
 };
 
 /// A block weight the wgmma GEMM decodes in workgroup memory (a

@@ -204,20 +204,31 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
 
 std::string cachet::whyNotWgmmaTiles(ArrayRef<int64_t> tile, int64_t workgroup,
                                      int64_t subgroup, int64_t stages,
-                                     int64_t padBytes, bool dynamicShared) {
+                                     int64_t padBytes, bool dynamicShared,
+                                     bool decodesBlocks) {
   if (tile.size() != 2 || tile[0] <= 0 || tile[0] % 64 != 0 || tile[0] > 256 ||
       tile[1] <= 0 || tile[1] % 8 != 0 || tile[1] > 256)
     return "'tile' must be [rows of x, weight rows]: a multiple of 64 up "
            "to 256 (one warpgroup per 64) and a multiple of 8 up to 256 (a "
            "wgmma's n)";
   int64_t m = tile[0], n = tile[1];
-  if (workgroup != 2 * m || subgroup != 32)
+  bool producer =
+      decodesBlocks && (workgroup == 2 * m + 128 || workgroup == 2 * m + 256);
+  if ((workgroup != 2 * m && !producer) || subgroup != 32)
     return llvm::formatv("'workgroup' must be one warpgroup of 128 threads "
-                         "per 64 rows of x ({0}), 'subgroup' 32",
-                         2 * m)
+                         "per 64 rows of x ({0}; {1} or {2} with one or two "
+                         "producer warpgroups where 'load_bytes' decodes "
+                         "blocks), 'subgroup' 32",
+                         2 * m, 2 * m + 128, 2 * m + 256)
+        .str();
+  if (producer && (8 * n) % (workgroup - 2 * m) != 0)
+    return llvm::formatv("the producer warpgroups' {0} threads decode the "
+                         "{1} pieces of 8 values of a step: they must "
+                         "divide them",
+                         workgroup - 2 * m, 8 * n)
         .str();
   // Every thread copies whole 16-byte pieces of each step (8 per row).
-  if ((8 * n) % workgroup != 0)
+  if (!producer && (8 * n) % workgroup != 0)
     return llvm::formatv("'workgroup' ({0}) must divide the {1} 16-byte "
                          "pieces of a step of the weight's rows",
                          workgroup, 8 * n)
@@ -289,7 +300,8 @@ LogicalResult KernelConfigAttr::verify(
                 ? cachet::whyNotGemmTiles(tile, workgroup, subgroup, stages,
                                           padBytes, dynamicShared)
                 : cachet::whyNotWgmmaTiles(tile, workgroup, subgroup, stages,
-                                           padBytes, dynamicShared);
+                                           padBytes, dynamicShared,
+                                           loadBytes != 0);
         !why.empty())
       return fail() << why;
     if (variant == KernelVariant::GemmWgmma && loadBytes != 0 &&

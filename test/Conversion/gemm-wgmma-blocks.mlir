@@ -13,6 +13,30 @@
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90a format=isa matvec-options={gemm-decode-blocks=true}" 2>/dev/null | FileCheck %s --check-prefix=PTX
 // By default (gemm-decode-blocks=false): the copy, with the reason.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+// One producer warpgroup (384 threads): it copies and decodes, named
+// barriers 2-3 (tiles full) and 4-5 (tiles multiplied) hand steps over,
+// barrier 1 orders the producer's own copies and decodes.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-decode-blocks=true gemm-decode-producers=1},func.func(cachet-lower-matvec))' 2>&1 | FileCheck %s --check-prefix=PRODUCER
+// PRODUCER: remark: cachet-select-kernel-configs: wgmma GEMM for a mat-mul of 256 rows of x: {{.*}}(no dequantized copy) by a producer warpgroup of 128 more threads, named barriers handing the tiles over
+// PRODUCER: remark: cachet-lower-matvec: wgmma GEMM: {{.*}} by producer warpgroups (its dequantized copy erased)
+// PRODUCER-LABEL: func.func @q8_bf16
+// PRODUCER: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c384{{[_0-9]*}}, {{.*}})
+// PRODUCER: scf.if
+// PRODUCER: nvgpu.device_async_copy
+// PRODUCER: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32{{[_0-9]*}}
+// PRODUCER: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c384_i32{{[_0-9]*}}
+// PRODUCER: scf.for
+// PRODUCER: nvvm.barrier id = %{{.*}} number_of_threads = %c384_i32{{[_0-9]*}}
+// PRODUCER: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c384_i32{{[_0-9]*}}
+// PRODUCER: } else {
+// PRODUCER: scf.for
+// PRODUCER: nvvm.barrier id = %{{.*}} number_of_threads = %c384_i32{{[_0-9]*}}
+// PRODUCER: nvvm.wgmma.mma_async
+// PRODUCER: nvvm.wgmma.wait.group.sync.aligned 1
+// PRODUCER: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c384_i32{{[_0-9]*}}
+// A bad producer count.
+// RUN: not cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{gemm-decode-producers=3})' 2>&1 | FileCheck %s --check-prefix=BADPRODUCERS
+// BADPRODUCERS: gemm-decode-producers
 // Two buffers: no step in flight to decode from while one multiplies.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-decode-blocks=true gemm-stages=2})' 2>&1 >/dev/null | FileCheck %s --check-prefix=TWO
 // OFF: wgmma GEMM for a mat-mul of 256 rows of x: {{.*}}; the q8_0 weight dequantized by a kernel of its own first (not decoded in the GEMM: gemm-decode-blocks=false)

@@ -321,7 +321,7 @@ func.func @gemm_dynamic_shared(%x: memref<256x128xf16>, %w: memref<256x128xf16>,
 // -----
 
 func.func @wgmma_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{'workgroup' must be one warpgroup of 128 threads per 64 rows of x (256), 'subgroup' 32}}
+  // expected-error @+3 {{'workgroup' must be one warpgroup of 128 threads per 64 rows of x (256; 384 or 512 with one or two producer warpgroups where 'load_bytes' decodes blocks), 'subgroup' 32}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 128, subgroup = 32, stages = 4, dynamic_shared = true>}
@@ -391,5 +391,15 @@ func.func @wgmma_load_bytes(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 4, dynamic_shared = true, load_bytes = 8>}
+  return
+}
+
+// -----
+
+func.func @wgmma_producer_without_blocks(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' must be one warpgroup of 128 threads per 64 rows of x (256; 384 or 512 with one or two producer warpgroups where 'load_bytes' decodes blocks), 'subgroup' 32}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 384, subgroup = 32, stages = 4, dynamic_shared = true>}
   return
 }

@@ -86,6 +86,9 @@ struct MatvecConfigOptions {
   /// With wgmma: the GEMM decodes a packed block weight of 32-value
   /// blocks in the kernel (gemm_wgmma with load_bytes) where it can.
   bool gemmDecodeBlocks = false;
+  /// With gemmDecodeBlocks: producer warpgroups that decode (workgroup
+  /// 2 * tile[0] + 128 each; 0: the multiplying ones decode).
+  int64_t gemmDecodeProducers = 0;
 };
 
 /// The operands of an op the mat-vec kernel computes: a linalg.matvec

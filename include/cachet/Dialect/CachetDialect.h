@@ -36,10 +36,12 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                             bool dynamicShared);
 
 /// The same for a gemm_wgmma config (`tile`, `workgroup`, `subgroup`,
-/// `stages`, `pad_bytes`, `dynamic_shared`).
+/// `stages`, `pad_bytes`, `dynamic_shared`); `decodesBlocks` (its
+/// `load_bytes` set) allows a producer warpgroup (`workgroup` 2 * tile[0]
+/// + 128).
 std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                              int64_t subgroup, int64_t stages, int64_t padBytes,
-                             bool dynamicShared);
+                             bool dynamicShared, bool decodesBlocks = false);
 
 /// The bytes of a row the wgmma GEMM buffers per step where it decodes a
 /// block weight from pieces of `pieceBytes` (4 or 16): a step's
