@@ -4,20 +4,23 @@
 # against the dequantized-copy path, and in the q8_0 8B model. Prepared here:
 #
 #   bench/make-gemm-check.py -o .device/gbk --blocks --count=10 --seed=7
-#       --chip=sm_90a --compile-options="" (and gemm-tile-n=256,
-#       gemm-stages=2, gemm-decode-blocks=false: random block and f16/bf16
-#       mat-muls whose tiles lie partly outside)
+#       --chip=sm_90a --compile-options="matvec-options={gemm-decode-blocks=true}"
+#       (and with gemm-tile-n=256, gemm-stages=2, and without the option:
+#       random block and f16/bf16 mat-muls whose tiles lie partly outside)
 #   bench/make-suite.py -o .device/gq --preset=h200 --target=nvvm
 #       --chip=sm_90a --only="gemm512"        (bf16, f16, q8_0, q4_0)
-#   bench/make-suite.py -o .device/gqo ... --only="gemm512 q"
-#       --compile-options="matvec-options={gemm-decode-blocks=false}"
+#       --compile-options="matvec-options={gemm-decode-blocks=true}"
+#   bench/make-suite.py -o .device/gqo ... --only="gemm512 q" (the copy
+#       path, the default)
 #   .device/smallf: cachet-generate --random=small --type=q8_0 --dtype=bf16
 #       --kv=q8_0-packed --target=nvvm --chip=sm_90a --profile=h200 --ctx=256
 #       --ubatch=16 --compile-only
 #   .device/gen-f: cachet-generate --random=llama3-8b --type=q8_0
 #       --dtype=bf16 --kv=q8_0-packed --target=nvvm --profile=h200
-#       --ctx=33280 --ubatch=512 --compile-only; .device/gen-wb the same at
-#       d981019 (the GEMM reading a dequantized copy)
+#       --ctx=33280 --ubatch=512 --compile-only, built at 1230a60's tree
+#       (where gemm-decode-blocks was on by default; cachet-generate takes
+#       no compile options); .device/gen-wb the same at d981019 (the GEMM
+#       reading a dequantized copy)
 #
 #   scripts/device/gemm-blocks-h200.sh [REPEAT]
 #
