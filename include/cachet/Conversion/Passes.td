@@ -1362,7 +1362,28 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     words (as the mat-vec kernel decodes them: the same values) and
     storing them with one vector store (q8_0 prefill 1.65-1.98x on an
     H100, docs/BENCHMARKS.md run 114); else the generic stays, with a
-    remark naming why.
+    remark naming why. A `gemm_wgmma` config with `load_bytes` (16 or 4)
+    decodes a packed weight of 32-value blocks in the GEMM instead: each
+    64-value step's block bytes are copied beside x's by cp.async of that
+    many bytes and decoded in workgroup memory into a double-buffered
+    weight tile (by the multiplying warpgroups between their products,
+    or, with `workgroup = 2 * tile[0] + 128` or `+ 256`, by producer
+    warpgroups that named barriers hand the tiles to and from); the
+    dequantize and its copy are erased:
+
+    ```mlir
+    // Before (a q8_0 weight's copy, then the GEMM):
+    linalg.generic {...} outs(%w : memref<384x256xbf16>)
+        attrs = {cachet.block_dequantize = !cachet.q8_0} {...}
+    linalg.matmul {cachet.kernel_config = #cachet.kernel_config<
+        variant = gemm_wgmma, tile = [128, 128], workgroup = 256,
+        subgroup = 32, stages = 4, dynamic_shared = true, load_bytes = 16>}
+        ins(%x, %w : memref<256x256xbf16>, memref<384x256xbf16>) ...
+    // After: one gpu.launch; buffers memref<4x128x64xbf16> (x),
+    // memref<2x128x64xbf16> (the decoded weight), memref<4x128x80xi8>
+    // (the blocks' bytes), nvgpu.device_async_copy of 16 bytes from the
+    // packed memref<384x272xi8>, decoded, nvvm.wgmma.mma_async.
+    ```
 
     Each decision is a remark: the kernel of each mat-vec, which mat-vecs
     share a kernel, which generic is an epilogue, and why a mat-vec or
