@@ -455,7 +455,7 @@ std::string cachet::whyNotGemmStagedBlocks(const BlockWeight &w,
                          "blocks of 32)",
                          values)
         .str();
-  int64_t stepBytes = 64 / values * w.block.getBlockBytes();
+  int64_t stepBytes = getGemmStagedStepBytes(w);
   if (stepBytes % 4 != 0 || w.rowBytes % 4 != 0)
     return llvm::formatv("its rows ({0} bytes) or 64-value steps ({1} "
                          "bytes) are not whole 32-bit words",
@@ -497,8 +497,8 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   else if (w)
     notStaged = whyNotGemmStagedBlocks(*w, stages);
   bool staged = w && notStaged.empty();
-  // The producer warpgroup's 384 threads leave 168 registers each: weight
-  // tiles of 128 rows (64 accumulators per thread).
+  // With producer warpgroups (384 or 512 threads: 168 or 128 registers
+  // each), weight tiles of 128 rows (64 accumulators per thread).
   bool producer = staged && o.gemmDecodeProducers > 0;
   int64_t tileN = o.gemmTileN;
   if (tileN == 0 && producer)
@@ -524,8 +524,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   // 16-byte pieces where the rows keep them aligned (whole sectors), else
   // 4-byte ones.
   int64_t pieceBytes = staged ? getGemmStagedPieceBytes(*w) : 0;
-  int64_t stepBytes =
-      staged ? 64 / w->block.getBlockValues() * w->block.getBlockBytes() : 0;
+  int64_t stepBytes = staged ? getGemmStagedStepBytes(*w) : 0;
   int64_t stagedRowBytes =
       staged ? getStagedBlockPitch(stepBytes, pieceBytes) : 0;
   while (staged && o.gemmStages == 0 && stages > 3 && sharedBytes > 0 &&
@@ -547,19 +546,22 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
   std::string weight;
   if (staged)
-    weight =
-        llvm::formatv("; the {0} weight's blocks decoded in the kernel: "
-                      "each step's {1} bytes per row copied by {2}-byte "
-                      "cp.async with x's ({3} buffered), decoded in "
-                      "workgroup memory into a double-buffered {4} tile "
-                      "(no dequantized copy){5}",
-                      w->block.getFormatName(), stepBytes, pieceBytes,
-                      stagedRowBytes, elementType.isBF16() ? "bf16" : "f16",
-                      producer ? " by a producer warpgroup of 128 more "
-                                 "threads, named barriers handing the tiles "
-                                 "over"
-                               : "")
-            .str();
+    weight = llvm::formatv(
+                 "; the {0} weight's blocks decoded in the kernel: "
+                 "each step's {1} bytes per row copied by {2}-byte "
+                 "cp.async with x's ({3} buffered), decoded in "
+                 "workgroup memory into a double-buffered {4} tile "
+                 "(no dequantized copy){5}",
+                 w->block.getFormatName(), stepBytes, pieceBytes,
+                 stagedRowBytes, elementType.isBF16() ? "bf16" : "f16",
+                 producer ? llvm::formatv(" by {0} producer warpgroup(s) ({1} "
+                                          "more threads), named barriers "
+                                          "handing the tiles over",
+                                          o.gemmDecodeProducers,
+                                          128 * o.gemmDecodeProducers)
+                                .str()
+                          : std::string())
+                 .str();
   else if (w)
     weight = "; the " + w->block.getFormatName().str() +
              " weight dequantized by a kernel of its own first (not decoded "

@@ -9,17 +9,20 @@
 // swizzle expects: the 16-byte piece c of row r at piece c ^ (r % 8) of the
 // row, rows 128 bytes apart, 8-row atoms 1024 bytes apart and 1024-byte
 // aligned. The copies are made visible to the tensor cores (the async
-// proxy) by fence.proxy.async after they land. Without TMA and without
-// producer warps: every thread copies, then every warpgroup multiplies.
+// proxy) by fence.proxy.async after they land. Without TMA; for f16/bf16
+// weights without producer warps: every thread copies, then every
+// warpgroup multiplies.
 //
-// A packed block weight (blocks of 32 values) is decoded in the kernel
-// (GemmStagedBlocks): each step's bytes of the blocks are copied by 4-byte
-// cp.async beside x's, each thread copying the words of its own units (32
-// or 64 values of a row) so that it decodes only bytes it waited for
-// itself; the values go into a double-buffered weight tile in the same
-// swizzle, the next step's decoded while this step's wgmma runs. The
-// values are those the dequantized copy would hold (LowerMatvec's
-// decodeBlocksAs), so the products are the same bytes.
+// A packed block weight (blocks of 32 values) can be decoded in the kernel
+// (GemmStagedBlocks): each step's bytes of the blocks are copied by
+// coalesced cp.async of 16 (or 4) bytes beside x's and, after a barrier,
+// decoded 8 values per thread into a double-buffered weight tile in the
+// same swizzle, the next step's while this step's wgmma runs: by the
+// multiplying warpgroups between their products, or by 1-2 producer
+// warpgroups that named barriers hand the tiles to and from. The values
+// are those the dequantized copy would hold (LowerMatvec's
+// decodeBlocksAs), so the products are the same bytes. Slower than the
+// copy on an H100 (docs/BENCHMARKS.md runs 126-130): off by default.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,10 +86,9 @@ struct WgmmaBuilder : cachet::GemmEmitter {
   /// where copyTile's swizzle puts it.
   void decodeBlocks(Value step, Value stage, Value slot, Value tid);
 
-  /// With blocks: a producer warpgroup (the workgroup's last 128
-  /// threads) copies and decodes every step while the others multiply.
-  bool producer = false;
-  /// Producer warpgroups.
+  /// With blocks: producer warpgroups (the workgroup's last 128 threads
+  /// each) that copy and decode every step while the others multiply; 0:
+  /// the multiplying warpgroups decode between their products.
   int64_t producers = 0;
   Type accType;
   NVVM::WGMMATypes type;
@@ -316,8 +318,8 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
             i64(t.n * kRowBytes)));
   };
 
-  if (producer) {
-    // Named barriers: 1 the producer's own (128 threads); 2 + s: step s %
+  if (producers > 0) {
+    // Named barriers: 1 the producers' own; 2 + s: step s %
     // 2's x and weight tiles are full (the producer arrives, the
     // multiplying warpgroups wait); 4 + s: the multiplying warpgroups are
     // done with step s % 2 (they arrive, the producer waits). Each is
@@ -434,9 +436,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
                                      b.getI32IntegerAttr(t.stages - 2));
     gpu::BarrierOp::create(b, loc);
     decodeBlocks(index(0), index(0), index(0), tid);
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    fenceAsync();
   }
 
   Value zeroAcc = LLVM::ZeroOp::create(b, loc, accType);
@@ -453,9 +453,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         if (!blocks) {
           nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[1],
                                            b.getI32IntegerAttr(t.stages - 2));
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          fenceAsync();
         }
         gpu::BarrierOp::create(b, loc);
         Value acc = multiply(carried[0], aAt(stage),
@@ -484,9 +482,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
           Value next = add(step, 1);
           decodeBlocks(arith::MinUIOp::create(b, loc, next, index(steps - 1)),
                        rem(next, t.stages), rem(next, 2), tid);
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+          fenceAsync();
         }
         scf::YieldOp::create(b, loc, ValueRange{acc, token});
       });
@@ -521,13 +517,11 @@ void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
   // The steps are 64 columns (one 128-byte swizzle row).
   cachet::GemmTiles tiles = t;
   tiles.k = kStep;
-  tiles.stagedRowBytes = blocks ? blocks->pitch() : 0;
-  bool producer = blocks && t.producers > 0;
+  int64_t producers = blocks ? t.producers : 0;
   WgmmaBuilder g{{b, loc, tiles, xType.getElementType(), xType.getDimSize(0),
                   rowsN, xType.getDimSize(1),
-                  128 * (t.m / 64) + (producer ? 128 * t.producers : 0)}};
+                  128 * (t.m / 64) + 128 * producers}};
   g.blocks = blocks;
-  g.producer = producer;
-  g.producers = producer ? t.producers : 0;
+  g.producers = producers;
   g.build(x, w, y, zeroInit);
 }

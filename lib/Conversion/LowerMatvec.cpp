@@ -319,7 +319,7 @@ struct LowerMatvecPass final
   }
 
   /// Replaces the mat-mul `op` (and its zero fill) by the mma-sync GEMM of
-  /// `config` (MmaSync.h). With `blocks` (the wgmma GEMM, load_bytes 4)
+  /// `config` (MmaSync.h). With `blocks` (the wgmma GEMM with load_bytes)
   /// the kernel decodes the block weight itself: the dequantize, and the
   /// copy it wrote, are erased.
   static void lowerGemm(Operation *op, cachet::KernelConfigAttr config,
@@ -340,27 +340,8 @@ struct LowerMatvecPass final
       tiles.k = 64;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
-    if (wgmma && blocks)
-      tiles.producers = (config.getWorkgroup() - 2 * tiles.m) / 128;
-    if (blocks)
-      tiles.stagedRowBytes = cachet::getStagedBlockPitch(
-          64 / blocks->block.getBlockValues() * blocks->block.getBlockBytes(),
-          config.getLoadBytes());
-    InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
-                              << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
-    diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
-         << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
-         << (wgmma ? tiles.m / 64 : tiles.subgroups)
-         << (wgmma ? " warpgroups" : " subgroups") << ", each a " << tiles.m
-         << " x " << tiles.n << " tile over " << x.getDimSize(1)
-         << " columns in steps of " << tiles.k << " (" << tiles.stages
-         << " buffers";
-    if (tiles.dynamicShared)
-      diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
-           << " bytes of dynamic workgroup memory";
-    diag << ")";
-    if (fill)
-      diag << "; the zero fill of the result is done in the kernel";
+    // With blocks (only the wgmma GEMM takes load_bytes): what the kernel
+    // copies and decodes, and who decodes it.
     cachet::GemmStagedBlocks staged;
     if (blocks) {
       staged.bytes = blocks->bytes;
@@ -378,12 +359,30 @@ struct LowerMatvecPass final
         return decodeBlocksAs(db, dl, block, readWord, blockOffset, first, n,
                               stepBytes, element);
       };
-      diag << "; the " << block.getFormatName()
-           << " weight decoded in the kernel from its blocks' " << stepBytes
-           << " bytes per row and step"
+      tiles.stagedRowBytes = staged.pitch();
+      tiles.producers = (config.getWorkgroup() - 2 * tiles.m) / 128;
+    }
+    InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
+                              << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
+    diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
+         << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
+         << (wgmma ? tiles.m / 64 : tiles.subgroups)
+         << (wgmma ? " warpgroups" : " subgroups") << ", each a " << tiles.m
+         << " x " << tiles.n << " tile over " << x.getDimSize(1)
+         << " columns in steps of " << tiles.k << " (" << tiles.stages
+         << " buffers";
+    if (tiles.dynamicShared)
+      diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
+           << " bytes of dynamic workgroup memory";
+    diag << ")";
+    if (fill)
+      diag << "; the zero fill of the result is done in the kernel";
+    if (blocks)
+      diag << "; the " << blocks->block.getFormatName()
+           << " weight decoded in the kernel from its blocks' "
+           << staged.stepBytes() << " bytes per row and step"
            << (tiles.producers > 0 ? " by producer warpgroups" : "")
            << " (its dequantized copy erased)";
-    }
     diag.report();
     OpBuilder b(op);
     if (wgmma)

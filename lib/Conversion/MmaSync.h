@@ -149,7 +149,8 @@ void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// registers, multiplied by wgmma.mma_async (m64nNk16, f32 accumulators)
 /// over the columns in order; K a multiple of 64, N even.
 /// With `blocks`, `w` is not read: the weight's values are decoded from
-/// `blocks` in the kernel (t.stagedRowBytes its step bytes).
+/// `blocks` in the kernel (t.stagedRowBytes its pitch(), t.producers the
+/// producer warpgroups).
 void buildGemmWgmma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                     mlir::Value w, mlir::Value y, bool zeroInit,
                     const GemmTiles &t,

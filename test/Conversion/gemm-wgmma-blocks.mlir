@@ -17,7 +17,7 @@
 // barriers 2-3 (tiles full) and 4-5 (tiles multiplied) hand steps over,
 // barrier 1 orders the producer's own copies and decodes.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-decode-blocks=true gemm-decode-producers=1},func.func(cachet-lower-matvec))' 2>&1 | FileCheck %s --check-prefix=PRODUCER
-// PRODUCER: remark: cachet-select-kernel-configs: wgmma GEMM for a mat-mul of 256 rows of x: {{.*}}(no dequantized copy) by a producer warpgroup of 128 more threads, named barriers handing the tiles over
+// PRODUCER: remark: cachet-select-kernel-configs: wgmma GEMM for a mat-mul of 256 rows of x: {{.*}}(no dequantized copy) by 1 producer warpgroup(s) (128 more threads), named barriers handing the tiles over
 // PRODUCER: remark: cachet-lower-matvec: wgmma GEMM: {{.*}} by producer warpgroups (its dequantized copy erased)
 // PRODUCER-LABEL: func.func @q8_bf16
 // PRODUCER: gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{[_0-9]*}}, {{.*}} = %c3{{[_0-9]*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c384{{[_0-9]*}}, {{.*}})

@@ -171,6 +171,12 @@ std::string whyNotGemmStagedBlocks(const BlockWeight &w, int64_t stages);
 /// 16 where its rows keep 16-byte pieces aligned, else 4.
 int64_t getGemmStagedPieceBytes(const BlockWeight &w);
 
+/// The bytes of one 64-value step of a row of `w`'s blocks (blocks of 32
+/// values or fewer).
+inline int64_t getGemmStagedStepBytes(const BlockWeight &w) {
+  return 64 / w.block.getBlockValues() * w.block.getBlockBytes();
+}
+
 /// Returns why the mma-sync GEMM (gemm_mma_sync) cannot compute `op`, a
 /// linalg.matmul reading its weight transposed, or "": static shapes, x and
 /// the weight both f16 or both bf16, an f32 result, columns a multiple of

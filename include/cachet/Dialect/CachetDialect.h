@@ -37,8 +37,8 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
 
 /// The same for a gemm_wgmma config (`tile`, `workgroup`, `subgroup`,
 /// `stages`, `pad_bytes`, `dynamic_shared`); `decodesBlocks` (its
-/// `load_bytes` set) allows a producer warpgroup (`workgroup` 2 * tile[0]
-/// + 128).
+/// `load_bytes` set) allows one or two producer warpgroups (`workgroup`
+/// 2 * tile[0] + 128 or + 256).
 std::string whyNotWgmmaTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                              int64_t subgroup, int64_t stages, int64_t padBytes,
                              bool dynamicShared, bool decodesBlocks = false);
