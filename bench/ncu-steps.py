@@ -9,7 +9,12 @@ it; the last call is the last decode step. Prints each call's kernel count
 and time, then the last step's kernels grouped by (grid, block), largest
 total first.
 
-  python3 bench/ncu-steps.py ncu.csv [--json=FILE]
+With --repeated the profile ends with two identical calls (a benchmark's
+warm-up and one timed prefill, after whatever filled the caches): the last
+call is the longest tail whose grids and blocks repeat the kernels just
+before it.
+
+  python3 bench/ncu-steps.py ncu.csv [--repeated] [--json=FILE]
 """
 import csv
 import json
@@ -48,13 +53,24 @@ def main():
     kernels = read(args[0])
     if not kernels:
         sys.exit("no kernels with gpu__time_duration.sum in " + args[0])
-    largest = max(grid_size(g) for g, _, _ in kernels)
-    heads = [i for i, (g, _, _) in enumerate(kernels) if grid_size(g) == largest]
-    calls, start = [], 0
-    for h in heads:
-        end = min(h + 2, len(kernels))  # the LM head and the argmax after it
-        calls.append(kernels[start:end])
-        start = end
+    if "--repeated" in sys.argv[1:]:
+        shapes = [(g, b) for g, b, _ in kernels]
+        n = len(shapes)
+        period = next((p for p in range(n // 2, 0, -1)
+                       if shapes[n - p:] == shapes[n - 2 * p:n - p]), 0)
+        if not period:
+            sys.exit("--repeated: the profile does not end with two identical calls")
+        calls = [kernels[:n - 2 * period], kernels[n - 2 * period:n - period],
+                 kernels[n - period:]]
+    else:
+        largest = max(grid_size(g) for g, _, _ in kernels)
+        heads = [i for i, (g, _, _) in enumerate(kernels)
+                 if grid_size(g) == largest]
+        calls, start = [], 0
+        for h in heads:
+            end = min(h + 2, len(kernels))  # the LM head and the argmax after it
+            calls.append(kernels[start:end])
+            start = end
     for i, c in enumerate(calls):
         print(f"call {i}: {len(c)} kernels, {sum(k[2] for k in c):.1f} us")
     last = calls[-1]

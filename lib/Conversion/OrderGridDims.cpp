@@ -1,23 +1,34 @@
-//===- OrderGridDims.cpp - the order of a generic kernel's dimensions ----===//
+//===- OrderGridDims.cpp - the shape of a generic kernel's grid -----------===//
 //
 // cachet-innermost-dim-first: before tiling, an outermost scf.parallel's
 // innermost dimension becomes its first, which the tiling splits over the
-// threads of a workgroup. cachet-order-grid-dims: after tiling, a dimension
-// that would be mapped to grid y or z and is longer than those allow is
-// swapped with the first (grid x). See Passes.td.
+// threads of a workgroup. cachet-coarsen-elementwise: after tiling, a large
+// element-wise loop nest gives each thread several elements of that
+// dimension. cachet-order-grid-dims: after tiling, a dimension that would be
+// mapped to grid y or z and is longer than those allow is swapped with the
+// first (grid x). See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cachet/Conversion/Passes.h"
+#include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
+#include <string>
 
 namespace cachet {
+#define GEN_PASS_DEF_COARSENELEMENTWISE
 #define GEN_PASS_DEF_INNERMOSTDIMFIRST
 #define GEN_PASS_DEF_ORDERGRIDDIMS
 #include "cachet/Conversion/Passes.h.inc"
@@ -114,6 +125,176 @@ struct InnermostDimFirstPass final
           << (moved == 1 ? "" : "s")
           << " with the innermost dimension first, so that the threads of "
              "a workgroup take consecutive elements";
+  }
+};
+
+/// The buffer `memref` views (through subviews, reshapes and casts).
+Value rootBuffer(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>()) {
+    if (view.getViewSource() == memref)
+      break;
+    memref = view.getViewSource();
+  }
+  return memref;
+}
+
+/// Why the tile body `body` cannot have its loads moved ahead of its
+/// stores, or "" where it can: one block of loads, stores to buffers that
+/// the function allocates and no load reads, and ops without side effects
+/// or regions.
+std::string whyNotCoarsenable(Block &body) {
+  llvm::SmallPtrSet<Value, 8> loaded, stored;
+  bool anyStore = false;
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() > 0)
+      return "'" + op.getName().getStringRef().str() +
+             "' in the body has regions";
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      loaded.insert(rootBuffer(load.getMemRef()));
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      Value root = rootBuffer(store.getMemRef());
+      if (!root.getDefiningOp<memref::AllocOp>())
+        return "it stores to a buffer the function does not allocate (a "
+               "load may read it)";
+      stored.insert(root);
+      anyStore = true;
+      continue;
+    }
+    if (!isMemoryEffectFree(&op))
+      return "'" + op.getName().getStringRef().str() +
+             "' in the body has side effects";
+  }
+  auto *terminator = body.getTerminator();
+  if (!isa<scf::ReduceOp>(terminator) || terminator->getNumOperands() != 0)
+    return "the tile loop reduces";
+  if (!anyStore)
+    return "the body stores nothing";
+  for (Value root : stored)
+    if (loaded.contains(root))
+      return "the body loads a buffer it stores to";
+  return "";
+}
+
+struct CoarsenElementwisePass final
+    : public cachet::impl::CoarsenElementwiseBase<CoarsenElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (factor < 1 || minWorkgroups < 0) {
+      func.emitError("cachet-coarsen-elementwise: factor must be at least 1 "
+                     "and min-workgroups at least 0, got ")
+          << int64_t(factor) << " and " << int64_t(minWorkgroups);
+      return signalPassFailure();
+    }
+    if (factor == 1)
+      return;
+    int64_t threshold = minWorkgroups;
+    if (threshold == 0) {
+      cachet::DeviceProfileAttr profile = cachet::lookupDeviceProfile(func);
+      threshold = profile && profile.getComputeUnits() > 0
+                      ? 32 * int64_t(profile.getComputeUnits())
+                      : 4096;
+    }
+    int64_t small = 0;
+    for (scf::ParallelOp op : outermostLoops(func))
+      coarsen(op, threshold, small);
+    if (small > 0)
+      func.emitRemark() << "cachet-coarsen-elementwise: " << small
+                        << " tiled loop" << (small == 1 ? "" : "s") << " under "
+                        << threshold
+                        << " workgroups keep one element per thread";
+  }
+
+  void coarsen(scf::ParallelOp outer, int64_t threshold, int64_t &small) {
+    // A tiled nest: the outer loop's body is the tile loop alone.
+    Block *body = outer.getBody();
+    auto inner = dyn_cast<scf::ParallelOp>(&body->front());
+    if (!inner || &body->front() == body->getTerminator() ||
+        inner->getNextNode() != body->getTerminator() ||
+        !outer.getInitVals().empty() ||
+        inner.getNumLoops() != outer.getNumLoops())
+      return;
+    int64_t workgroups = 1;
+    for (unsigned i = 0, e = outer.getNumLoops(); i < e; ++i) {
+      std::optional<int64_t> trips = tripCount(outer, i);
+      if (!trips)
+        return;
+      workgroups *= *trips;
+    }
+    if (workgroups < threshold) {
+      ++small;
+      return;
+    }
+    auto leave = [&](const std::string &why) {
+      outer.emitRemark() << "cachet-coarsen-elementwise: one element per "
+                         << "thread in " << workgroups
+                         << " workgroups: " << why;
+    };
+    if (!inner.getInitVals().empty())
+      return leave("the tile loop reduces");
+    // The dimension whose elements a thread takes: the threads' own (the
+    // first) where `factor` tiles divide it, else the first other one; a
+    // warp's accesses stay consecutive either way.
+    std::optional<unsigned> dim;
+    int64_t tile = 0;
+    for (unsigned i = 0, e = outer.getNumLoops(); i < e && !dim; ++i) {
+      std::optional<int64_t> lb = constantOf(outer.getLowerBound()[i]),
+                             ub = constantOf(outer.getUpperBound()[i]),
+                             step = constantOf(outer.getStep()[i]),
+                             innerLb = constantOf(inner.getLowerBound()[i]),
+                             innerUb = constantOf(inner.getUpperBound()[i]),
+                             innerStep = constantOf(inner.getStep()[i]);
+      if (lb && *lb == 0 && ub && step && innerLb && *innerLb == 0 && innerUb &&
+          *innerUb == *step && innerStep && *innerStep == 1 &&
+          *ub % (*step * factor) == 0) {
+        dim = i;
+        tile = *step;
+      }
+    }
+    if (!dim)
+      return leave("no dimension is a multiple of " + std::to_string(factor) +
+                   " tiles of constant size");
+    Block &tileBody = *inner.getBody();
+    if (std::string why = whyNotCoarsenable(tileBody); !why.empty())
+      return leave(why);
+
+    // The outer step grows `factor` times (the tile loop's bound keeps the
+    // old step's value).
+    OpBuilder b(outer);
+    Location loc = outer.getLoc();
+    outer.getStepMutable()[*dim].assign(
+        arith::ConstantIndexOp::create(b, loc, tile * factor));
+
+    // The body cloned once per element, the element's index a tile further
+    // each time; every clone's loads and arithmetic first, then the stores.
+    SmallVector<Operation *> originals;
+    for (Operation &op : tileBody.without_terminator())
+      originals.push_back(&op);
+    b.setInsertionPoint(tileBody.getTerminator());
+    Value thread = tileBody.getArgument(*dim);
+    SmallVector<IRMapping> clones(factor);
+    for (int64_t j = 1; j < factor; ++j)
+      clones[j].map(thread,
+                    arith::AddIOp::create(
+                        b, loc, thread,
+                        arith::ConstantIndexOp::create(b, loc, j * tile)));
+    for (int64_t j = 0; j < factor; ++j)
+      for (Operation *op : originals)
+        if (!isa<memref::StoreOp>(op))
+          b.clone(*op, clones[j]);
+    for (int64_t j = 0; j < factor; ++j)
+      for (Operation *op : originals)
+        if (isa<memref::StoreOp>(op))
+          b.clone(*op, clones[j]);
+    for (Operation *op : llvm::reverse(originals))
+      op->erase();
+    outer.emitRemark() << "cachet-coarsen-elementwise: " << int64_t(factor)
+                       << " elements per thread along dimension " << *dim
+                       << ", " << tile << " apart: " << workgroups
+                       << " workgroups become " << workgroups / factor;
   }
 };
 

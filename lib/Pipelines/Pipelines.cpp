@@ -382,6 +382,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
       "cachet-host-compute-to-parallel,cachet-innermost-dim-first)");
   builder.addOnFunctions(createParallelLoopTilingPass(
       {options.workgroupSize.getValue()}, /*noMinMaxBounds=*/true));
+  // A large element-wise kernel's threads take several elements each.
+  builder.add("func.func(cachet-coarsen-elementwise)");
   // A dimension longer than grid y / z allow goes to x.
   builder.add("func.func(cachet-order-grid-dims)");
   // Each launch its own constants (upstream's

@@ -2,7 +2,8 @@
 // cachet-compile (the mma-sync GEMM off): its fill and its mat-mul must not
 // put the vocabulary dimension on grid y (65535 at most; the H200 run
 // failed at launch). cachet-innermost-dim-first puts it first (on the
-// threads and grid x: 2004 workgroups of 64), so cachet-order-grid-dims
+// threads and grid x: 2004 workgroups of 64; the fill's threads take 4
+// elements each, cachet-coarsen-elementwise: 501), so cachet-order-grid-dims
 // (test/Conversion/order-grid-dims.mlir) has nothing left to swap. With the
 // GEMM (the default on NVVM) its 1002 tiles of 128 weight rows are on grid
 // y; on the wgmma GEMM (sm_90a, the h200 profile's default chip) its 501
@@ -11,7 +12,9 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=GEMM
 // CHECK-NOT: cachet-order-grid-dims
 // CHECK: remark: cachet-innermost-dim-first: 2 parallel loops with the innermost dimension first
-// CHECK: gpu.launch_func @logits_kernel::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
+// CHECK: remark: cachet-coarsen-elementwise: 4 elements per thread along dimension 0, 64 apart: 1026048 workgroups become 256512
+// CHECK: remark: cachet-coarsen-elementwise: one element per thread in 1026048 workgroups: 'scf.for' in the body has regions
+// CHECK: gpu.launch_func @logits_kernel::@logits_kernel blocks in (%c501, %c512, %c1) threads in (%c64, %c1, %c1)
 // CHECK: gpu.launch_func @logits_kernel_0::@logits_kernel blocks in (%c2004, %c512, %c1) threads in (%c64, %c1, %c1)
 // GEMM-NOT: cachet-order-grid-dims: dimension
 // GEMM: remark: cachet-lower-matvec: mma-sync GEMM: 4 x 1002 workgroups of 4 subgroups
