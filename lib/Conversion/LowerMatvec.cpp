@@ -1770,26 +1770,14 @@ struct LowerMatvecPass final
                               b.getF32Type());
       return vector::FromElementsOp::create(b, loc, f32Vec, values);
     }
-    Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    auto pairType = VectorType::get({2}, f32);
-    auto wordType = VectorType::get({1}, i32);
     SmallVector<Value> rounded;
     for (size_t i = 0; i < values.size(); i += 2) {
-      Value pair = vector::FromElementsOp::create(
-          b, loc, pairType, ValueRange{values[i], values[i + 1]});
-      Value bf16 = arith::TruncFOp::create(
-          b, loc, VectorType::get({2}, b.getBF16Type()), pair);
-      Value word = vector::ExtractOp::create(
-          b, loc, vector::BitCastOp::create(b, loc, wordType, bf16),
-          ArrayRef<int64_t>{0});
-      Value low = arith::ShLIOp::create(
-          b, loc, word, arith::ConstantIntOp::create(b, loc, i32, 16));
-      Value high = arith::AndIOp::create(
-          b, loc, word,
-          arith::ConstantIntOp::create(b, loc, i32,
-                                       static_cast<int32_t>(0xFFFF0000u)));
-      rounded.push_back(arith::BitcastOp::create(b, loc, f32, low));
-      rounded.push_back(arith::BitcastOp::create(b, loc, f32, high));
+      auto [low, high] = cachet::widenPackedPair(
+          b, loc,
+          cachet::packRoundedPair(b, loc, values[i], values[i + 1], element),
+          element);
+      rounded.push_back(low);
+      rounded.push_back(high);
     }
     return vector::FromElementsOp::create(b, loc, f32Vec, rounded);
   }

@@ -10,6 +10,13 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true dynamic-shared=true async-copy=true" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // The whole pipeline (the h200 profile compiles for sm_90a), to PTX.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// bf16 softmax weights are rounded in pairs (one cvt.rn.bf16x2.f32 per
+// two; a bf16 rounded alone is an F2F on the exponentials' pipe): no
+// scalar bf16 conversion anywhere.
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PAIRS
+// PAIRS-NOT: cvt.rn.bf16.f32
+// PAIRS: cvt.rn.bf16x2.f32
+// PAIRS-NOT: cvt.rn.bf16.f32
 // Without allow-wgmma (sm_90), or with attention-wgmma=false: mma-sync.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true dynamic-shared=true async-copy=true" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true allow-wgmma=true attention-wgmma=false dynamic-shared=true async-copy=true" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC

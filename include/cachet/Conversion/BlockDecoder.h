@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <functional>
+#include <utility>
 
 namespace cachet {
 
@@ -26,6 +27,23 @@ namespace cachet {
 /// type it stores, so that all of them round the same way.
 mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::Type type);
+
+/// f32 `a` and `b` rounded to a packed pair of 16-bit `element` (f16 or
+/// bf16), returned as its i32 word (`a` in the low half): one paired
+/// conversion on NVVM (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). The pair is
+/// read as an i32 because LLVM splits a vector truncf whose elements are
+/// used one by one (widened again) into scalar conversions, and a bf16
+/// value rounded alone is an F2F on NVIDIA's slow conversion pipe.
+mlir::Value packRoundedPair(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value a, mlir::Value bValue,
+                            mlir::Type element);
+
+/// The two values of a packed pair `word` (packRoundedPair) as f32, low
+/// half first: bf16 by a shift and a mask, f16 by conversions.
+std::pair<mlir::Value, mlir::Value> widenPackedPair(mlir::OpBuilder &b,
+                                                    mlir::Location loc,
+                                                    mlir::Value word,
+                                                    mlir::Type element);
 
 /// `a * b + c` with one rounding, for scalar floats: a vector.fma of
 /// one-element vectors, which every target lowers to its fma instruction

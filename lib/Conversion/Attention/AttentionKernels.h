@@ -32,6 +32,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -418,6 +419,14 @@ private:
   mlir::Value roundedWeight(mlir::Value none, mlir::Value zero,
                             mlir::Value exponent, mlir::Type type,
                             mlir::Value &sum);
+  /// roundedWeight of two keys of one row, their exponents `scores` less
+  /// the row's `max`. bf16 weights are rounded together by one paired
+  /// conversion (cvt.rn.bf16x2.f32 on NVVM: a bf16 value rounded alone is
+  /// an F2F on the pipe that also runs the exponentials); f16 ones one by
+  /// one. The same values, added to `sum` in order.
+  std::array<mlir::Value, 2>
+  roundedWeightPair(mlir::Value none, mlir::Value zero, mlir::ValueRange scores,
+                    mlir::Value max, mlir::Type type, mlir::Value &sum);
   /// The running sum rescaled by `alpha` plus the key tile's `tileSum`.
   mlir::Value rescaledSum(mlir::Value runningSum, mlir::Value alpha,
                           mlir::Value tileSum);

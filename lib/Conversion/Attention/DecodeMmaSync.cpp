@@ -560,12 +560,14 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
                                        /*width=*/32, minusInf);
       Value tileSum = zero;
       for (int64_t u = 0; u < unroll; ++u)
-        for (int64_t j = 0; j < 2; ++j)
+        for (int64_t j = 0; j < 2; ++j) {
+          std::array<Value, 2> pair = roundedWeightPair(
+              step.none, zero,
+              ValueRange{scoreAt(u, j, i, 0), scoreAt(u, j, i, 1)}, step.newMax,
+              half, tileSum);
           for (int64_t e = 0; e < 2; ++e)
-            probs[((u * 2 + j) * 2 + i) * 2 + e] = roundedWeight(
-                step.none, zero,
-                arith::SubFOp::create(b, loc, scoreAt(u, j, i, e), step.newMax),
-                half, tileSum);
+            probs[((u * 2 + j) * 2 + i) * 2 + e] = pair[e];
+        }
       next[i] = step.newMax;
       next[rowTiles + i] =
           rescaledSum(carried[rowTiles + i], step.alpha, tileSum);

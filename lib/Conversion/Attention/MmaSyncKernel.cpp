@@ -391,12 +391,14 @@ SmallVector<Value> KernelBuilder::mmaSyncSoftmax(
           foldRowMax(runningMax[k], m, /*lanes=*/4, /*width=*/32, w.minusInf);
       alpha.push_back(step.alpha);
       Value sum = w.f32Zero;
-      for (int64_t jb = 0; jb < w.keyBlocks; ++jb)
+      for (int64_t jb = 0; jb < w.keyBlocks; ++jb) {
+        std::array<Value, 2> pair = roundedWeightPair(
+            step.none, w.f32Zero,
+            ValueRange{rowScores[2 * jb], rowScores[2 * jb + 1]}, step.newMax,
+            half, sum);
         for (int64_t e = 0; e < 2; ++e)
-          probs[(r * w.keyBlocks + jb) * 4 + 2 * i + e] = roundedWeight(
-              step.none, w.f32Zero,
-              arith::SubFOp::create(b, loc, rowScores[2 * jb + e], step.newMax),
-              half, sum);
+          probs[(r * w.keyBlocks + jb) * 4 + 2 * i + e] = pair[e];
+      }
       // The quad's sum of the tile, so that every lane holds the row's
       // running sum (the state a chunk hands on).
       newMax.push_back(step.newMax);
