@@ -15,8 +15,9 @@ runtime alone. Cases:
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, a small-batch mat-mul (mm4, mm8: 4
              or 8 tokens' x times the weight read transposed), a prefill
-             linear layer (gemm512: 512 tokens, bf16 and f16, and q8_0 /
-             q4_0 blocks dequantized to bf16; FLOP/s), and
+             linear layer (gemm512: 512 tokens, bf16 and f16 at the
+             mat-vec shapes and Llama-3-8B's K/V projection 1024x4096, and
+             q8_0 / q4_0 blocks dequantized to bf16; FLOP/s), and
              the dequant-transpose of one K cache (bytes read + written)
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
@@ -62,6 +63,10 @@ PRESETS = {
         "matvec": [(4096, 4096), (14336, 4096), (4096, 14336)],
         "transpose": dict(hkv=8, d=128, depth=32768),
         "gemm": 512,
+        # The prefill GEMMs' shapes beyond the mat-vec ones: Llama-3-8B's K
+        # and V projections (1024 weight rows: 32 workgroups of 128 x 128
+        # tiles at 512 tokens, run 133).
+        "gemm_extra": [(1024, 4096)],
     },
     "small": {
         "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256],
@@ -382,7 +387,7 @@ def main():
     # transposed (the mma-sync GEMM on NVVM); the rate is FLOP/s.
     g = preset["gemm"]
     for element in ("bf16", "f16"):
-        for rows, cols in preset["matvec"]:
+        for rows, cols in preset["matvec"] + preset.get("gemm_extra", []):
             add("kernel", f"gemm{g} {element}", f"{rows}x{cols}", "matvec",
                 matvec_mlir(rows, cols, g, element),
                 flops=2 * g * rows * cols, tokens=g)

@@ -224,7 +224,7 @@ def gemm_anchors():
     # (cuBLAS; its result in the input type, cachet's f32); and a bf16 8192^3
     # matmul, the tensor-core rate cuBLAS reaches.
     for element, dtype in [("bf16", torch.bfloat16), ("f16", torch.float16)]:
-        for r, c in [(4096, 4096), (14336, 4096), (4096, 14336)]:
+        for r, c in [(4096, 4096), (14336, 4096), (4096, 14336), (1024, 4096)]:
             w = torch.randn(r, c, device=dev, dtype=dtype)
             x = torch.randn(512, c, device=dev, dtype=dtype)
             record("kernel", f"gemm512 {element} cuBLAS", f"{r}x{c}",
