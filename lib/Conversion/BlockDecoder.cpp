@@ -398,12 +398,11 @@ Value cachet::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
   return arith::TruncFOp::create(b, loc, type, value);
 }
 
-Value cachet::packRoundedPair(OpBuilder &b, Location loc, Value a, Value bValue,
-                              Type element) {
+Value cachet::packBF16Pair(OpBuilder &b, Location loc, Value a, Value bValue) {
   Value pair = vector::FromElementsOp::create(
       b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{a, bValue});
-  Value rounded =
-      arith::TruncFOp::create(b, loc, VectorType::get({2}, element), pair);
+  Value rounded = arith::TruncFOp::create(
+      b, loc, VectorType::get({2}, b.getBF16Type()), pair);
   return vector::ExtractOp::create(
       b, loc,
       vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
@@ -411,28 +410,17 @@ Value cachet::packRoundedPair(OpBuilder &b, Location loc, Value a, Value bValue,
       ArrayRef<int64_t>{0});
 }
 
-std::pair<Value, Value> cachet::widenPackedPair(OpBuilder &b, Location loc,
-                                                Value word, Type element) {
+std::pair<Value, Value> cachet::widenBF16Pair(OpBuilder &b, Location loc,
+                                              Value word) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  if (element.isBF16()) {
-    Value low = arith::ShLIOp::create(
-        b, loc, word, arith::ConstantIntOp::create(b, loc, i32, 16));
-    Value high = arith::AndIOp::create(
-        b, loc, word,
-        arith::ConstantIntOp::create(b, loc, i32,
-                                     static_cast<int32_t>(0xFFFF0000u)));
-    return {arith::BitcastOp::create(b, loc, f32, low),
-            arith::BitcastOp::create(b, loc, f32, high)};
-  }
-  Value pair = vector::BitCastOp::create(
-      b, loc, VectorType::get({2}, element),
-      vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32), word));
-  auto widen = [&](int64_t e) {
-    return castFloat(
-        b, loc, vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}),
-        f32);
-  };
-  return {widen(0), widen(1)};
+  Value low = arith::ShLIOp::create(
+      b, loc, word, arith::ConstantIntOp::create(b, loc, i32, 16));
+  Value high = arith::AndIOp::create(
+      b, loc, word,
+      arith::ConstantIntOp::create(b, loc, i32,
+                                   static_cast<int32_t>(0xFFFF0000u)));
+  return {arith::BitcastOp::create(b, loc, f32, low),
+          arith::BitcastOp::create(b, loc, f32, high)};
 }
 
 BlockDecoder::BlockDecoder(OpBuilder &b, Location loc, BlockQuantizedType type,

@@ -1772,10 +1772,8 @@ struct LowerMatvecPass final
     }
     SmallVector<Value> rounded;
     for (size_t i = 0; i < values.size(); i += 2) {
-      auto [low, high] = cachet::widenPackedPair(
-          b, loc,
-          cachet::packRoundedPair(b, loc, values[i], values[i + 1], element),
-          element);
+      auto [low, high] = cachet::widenBF16Pair(
+          b, loc, cachet::packBF16Pair(b, loc, values[i], values[i + 1]));
       rounded.push_back(low);
       rounded.push_back(high);
     }

@@ -212,8 +212,7 @@ struct CoarsenElementwisePass final
     // A tiled nest: the outer loop's body is the tile loop alone.
     Block *body = outer.getBody();
     auto inner = dyn_cast<scf::ParallelOp>(&body->front());
-    if (!inner || &body->front() == body->getTerminator() ||
-        inner->getNextNode() != body->getTerminator() ||
+    if (!inner || inner->getNextNode() != body->getTerminator() ||
         !outer.getInitVals().empty() ||
         inner.getNumLoops() != outer.getNumLoops())
       return;
@@ -233,8 +232,6 @@ struct CoarsenElementwisePass final
                          << "thread in " << workgroups
                          << " workgroups: " << why;
     };
-    if (!inner.getInitVals().empty())
-      return leave("the tile loop reduces");
     // The dimension whose elements a thread takes: the threads' own (the
     // first) where `factor` tiles divide it, else the first other one; a
     // warp's accesses stay consecutive either way.

@@ -28,22 +28,18 @@ namespace cachet {
 mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::Type type);
 
-/// f32 `a` and `b` rounded to a packed pair of 16-bit `element` (f16 or
-/// bf16), returned as its i32 word (`a` in the low half): one paired
-/// conversion on NVVM (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32). The pair is
-/// read as an i32 because LLVM splits a vector truncf whose elements are
-/// used one by one (widened again) into scalar conversions, and a bf16
-/// value rounded alone is an F2F on NVIDIA's slow conversion pipe.
-mlir::Value packRoundedPair(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value a, mlir::Value bValue,
-                            mlir::Type element);
+/// f32 `a` and `b` rounded to a packed bf16 pair, returned as its i32 word
+/// (`a` in the low half): one cvt.rn.bf16x2.f32 on NVVM, where a bf16
+/// rounded alone is an F2F on the slow conversion pipe. The pair is read as
+/// an i32 because LLVM splits a vector truncf whose elements are used one
+/// by one (widened again) into scalar conversions.
+mlir::Value packBF16Pair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                         mlir::Value bValue);
 
-/// The two values of a packed pair `word` (packRoundedPair) as f32, low
-/// half first: bf16 by a shift and a mask, f16 by conversions.
-std::pair<mlir::Value, mlir::Value> widenPackedPair(mlir::OpBuilder &b,
-                                                    mlir::Location loc,
-                                                    mlir::Value word,
-                                                    mlir::Type element);
+/// The two bf16 values of a packed pair `word` (packBF16Pair) as f32, low
+/// half first: a shift and a mask.
+std::pair<mlir::Value, mlir::Value>
+widenBF16Pair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value word);
 
 /// `a * b + c` with one rounding, for scalar floats: a vector.fma of
 /// one-element vectors, which every target lowers to its fma instruction

@@ -220,8 +220,8 @@ std::array<Value, 2> KernelBuilder::roundedWeightPair(Value none, Value zero,
   Value e0 = exponent(0), e1 = exponent(1);
   Value p0 = softmaxWeight(none, zero, e0, /*base2=*/true);
   Value p1 = softmaxWeight(none, zero, e1, /*base2=*/true);
-  Value word = packRoundedPair(b, loc, p0, p1, type);
-  auto [w0, w1] = widenPackedPair(b, loc, word, type);
+  Value word = packBF16Pair(b, loc, p0, p1);
+  auto [w0, w1] = widenBF16Pair(b, loc, word);
   sum = arith::AddFOp::create(b, loc, sum, w0);
   sum = arith::AddFOp::create(b, loc, sum, w1);
   Value pair = vector::BitCastOp::create(
