@@ -5,9 +5,21 @@
 // by cp.async into buffers in the 128-byte swizzle (piece c of row r at
 // piece c ^ (r % 8)), made visible to the tensor cores by
 // fence.proxy.async.
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
+// With 128-row tiles of x (gemm-tile-m=128; by default these small
+// grids take 64-row tiles, SMALL below):
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-tile-m=128},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
 // The whole pipeline with chip=sm_90a, to PTX.
-// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90a format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90a format=isa matvec-options={gemm-tile-m=128}" 2>/dev/null | FileCheck %s --check-prefix=PTX
+// By default a grid of 128 x 128 tiles with workgroups for fewer than 7/8
+// of the profile's compute units (h200: 132) takes 64 x 128 tiles where
+// those fill them, else 64 x 64 (one warpgroup each).
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMALL
+// RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90a profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=SMALLPTX
+// SMALL: wgmma GEMM for a mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows, 1 warpgroups, {{.*}} m64n64k16 on bf16 with f32 accumulators (6 workgroups of 128 x 128 would leave most of the 132 compute units idle)
+// SMALL: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 1 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators (112 workgroups of 128 x 128 would leave most of the 132 compute units idle)
+// SMALL: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 2 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators{{$}}
+// SMALLPTX: .target sm_90a
+// SMALLPTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // sm_90 (no wgmma), or gemm-wgmma=false: the mma-sync GEMM.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SM90
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-wgmma=false})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SM90
@@ -74,5 +86,30 @@ func.func @columns(%x: memref<256x96xf16>, %w: memref<128x96xf16>, %y: memref<25
   // expected-remark @+1 {{cachet-lower-matvec: mma-sync GEMM}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x96xf16>, memref<128x96xf16>) outs(%y : memref<256x128xf32>)
+  return
+}
+
+// -----
+
+// 512 x 3584 (112 tiles of 128 x 128 on 132 compute units): by default
+// 64 x 128 tiles (224 workgroups).
+// CHECK-LABEL: func.func @mid
+func.func @mid(%x: memref<512x64xf16>, %w: memref<3584x64xf16>, %y: memref<512x3584xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 128 rows of x by 128 weight rows}}
+  // expected-remark @+1 {{cachet-lower-matvec: wgmma GEMM: 4 x 28 workgroups}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<512x64xf16>, memref<3584x64xf16>) outs(%y : memref<512x3584xf32>)
+  return
+}
+
+// -----
+
+// 512 x 4608 (144 tiles of 128 x 128): 128 x 128 by default too.
+// CHECK-LABEL: func.func @full
+func.func @full(%x: memref<512x64xf16>, %w: memref<4608x64xf16>, %y: memref<512x4608xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 128 rows of x by 128 weight rows}}
+  // expected-remark @+1 {{cachet-lower-matvec: wgmma GEMM: 4 x 36 workgroups}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<512x64xf16>, memref<4608x64xf16>) outs(%y : memref<512x4608xf32>)
   return
 }
