@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/DequantOnceCost.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
@@ -48,6 +49,9 @@ struct Candidate {
   KVAttentionShape shape;
   /// Positions per chunk; `shape.positions` when the range is not split.
   int64_t chunk = 0;
+  /// Unsplit: whether a causal bound keeps the attention from reading every
+  /// position (only those it reads are dequantized, getReadPositions).
+  bool bounded = false;
 
   /// The element type of the scratch: that of the dequantized K (and V).
   Type elementType() const {
@@ -139,6 +143,70 @@ static Value emitDequantTranspose(OpBuilder &b, Location loc,
                                     slice(dequantize.getScales()), init);
 }
 
+/// The positions an attention with a causal bound reads: every key it sees
+/// (to N + queries) and the rest of the key tile that holds the last one
+/// (kMaxKeyTile past it, in whole 64-position groups); null where that is
+/// all of `positions` (no causal bound, or one near the end).
+static int64_t getStaticReadPositions(int64_t offset, int64_t queries) {
+  return llvm::alignTo(offset + queries + kMaxKeyTile, 64);
+}
+
+static OpFoldResult getReadPositions(OpBuilder &b, AttentionOp op,
+                                     int64_t queries, int64_t positions) {
+  int64_t past = queries + kMaxKeyTile;
+  if (std::optional<int64_t> offset = op.getCausalOffset()) {
+    int64_t n = getStaticReadPositions(*offset, queries);
+    if (n >= positions)
+      return {};
+    return b.getIndexAttr(n);
+  }
+  Value position = op.getCausalPosition();
+  if (!position || positions <= past)
+    return {};
+  Location loc = op.getLoc();
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // min(S, alignTo(N + past, 64)), computed where N is known.
+  Value end = arith::AddIOp::create(b, loc, position, index(past + 63));
+  Value group = index(64);
+  Value aligned = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, end, group), group);
+  return arith::MinUIOp::create(b, loc, aligned, index(positions)).getResult();
+}
+
+/// Emits `cachet.dequant_transpose` of the first `size` positions of
+/// `dequantize`'s cache into those of the head-major `init`; returns `init`
+/// with them written (the other positions are not read).
+static Value emitBoundedDequantTranspose(OpBuilder &b, Location loc,
+                                         DequantizeOp dequantize,
+                                         OpFoldResult size, Value init) {
+  auto first = [&](Value v, int64_t dim) -> Value {
+    if (!v)
+      return v;
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
+                                       b.getIndexAttr(type.getDimSize(1)),
+                                       b.getIndexAttr(type.getDimSize(2))};
+    sizes[dim] = size;
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+  };
+  Value into = first(init, 1);
+  Value written = DequantTransposeOp::create(
+      b, loc, into.getType(), first(dequantize.getInput(), 0),
+      first(dequantize.getScales(), 0), into);
+  auto initType = cast<RankedTensorType>(init.getType());
+  SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(initType.getDimSize(0)),
+                                     size,
+                                     b.getIndexAttr(initType.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, written, init, offsets, sizes,
+                                       strides);
+}
+
 /// Returns a `tensor.empty` of `shape` f32 filled with `value`.
 static Value createFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                           double value) {
@@ -192,8 +260,16 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
 
   if (c.chunk == s.positions) {
     auto [kInit, vInit] = views(s.positions);
-    Value key = emitDequantTranspose(b, loc, c.key, {}, 0, kInit);
-    Value value = emitDequantTranspose(b, loc, c.value, {}, 0, vInit);
+    Value key, value;
+    if (c.bounded) {
+      // Only the positions the kernel reads.
+      OpFoldResult read = getReadPositions(b, op, s.queries, s.positions);
+      key = emitBoundedDequantTranspose(b, loc, c.key, read, kInit);
+      value = emitBoundedDequantTranspose(b, loc, c.value, read, vInit);
+    } else {
+      key = emitDequantTranspose(b, loc, c.key, {}, 0, kInit);
+      value = emitDequantTranspose(b, loc, c.value, {}, 0, vInit);
+    }
     return AttentionOp::create(b, loc, op.getType(), op.getQuery(), key, value,
                                op.getMask(), op.getCausalPosition(), headMajor,
                                op.getScaleAttr(), op.getCausalOffsetAttr(),
@@ -360,6 +436,28 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
       return skip("chunking an attention with an additive mask is not "
                   "supported");
   }
+  std::string bound;
+  if (c.chunk == s.positions) {
+    int64_t past = s.queries + kMaxKeyTile;
+    if (std::optional<int64_t> offset = op.getCausalOffset()) {
+      int64_t n = getStaticReadPositions(*offset, s.queries);
+      c.bounded = n < s.positions;
+      if (c.bounded)
+        bound = llvm::formatv("; K/V dequantized at positions 0..{0} only "
+                              "(causal {1} + {2} queries + {3}, in groups "
+                              "of 64: the attention reads no further)",
+                              n - 1, *offset, s.queries, kMaxKeyTile)
+                    .str();
+    } else if (op.getCausalPosition() && s.positions > past) {
+      c.bounded = true;
+      bound = llvm::formatv("; K/V dequantized at positions below min({0}, "
+                            "N + {1} + {2} rounded up to 64) only, N the "
+                            "run-time causal position (the attention reads "
+                            "no further)",
+                            s.positions, s.queries, kMaxKeyTile)
+                  .str();
+    }
+  }
   int64_t scratchBytes = c.chunk * bytesPerPosition;
   std::string chunks =
       c.chunk == s.positions
@@ -374,7 +472,8 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
       << scratchBytes << " bytes, "
       << llvm::formatv("{0:f2}", static_cast<double>(scratchBytes) /
                                      static_cast<double>(s.quantizedBytes))
-      << "x the " << s.quantizedBytes << "-byte quantized K+V" << chunks;
+      << "x the " << s.quantizedBytes << "-byte quantized K+V" << chunks
+      << bound;
   return c;
 }
 

@@ -460,6 +460,31 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     into the one allocation. The remark states the scratch bytes and the
     ratio to the layer's quantized cache bytes.
 
+    A causal bound that leaves most of the cache unread (a prefill at
+    position N of a cache compiled for its longest length, `causal %n` or a
+    static `causal N`) bounds the conversion: only the first
+    `min(S, N + Sq + 1024)` positions (rounded up to 64; 1024 is the largest
+    key tile an attention kernel may take, and a kernel reads keys to the
+    end of the tile that holds the bound) are sliced from the cache and
+    dequant-transposed into the first positions of each head of the
+    scratch (`tensor.extract_slice` of a run-time size, then
+    `tensor.insert_slice`); the attention reads the whole scratch view and
+    none of the positions left out. The remark names the bound. (The 8B
+    model's pp512 @ d4096 took 2 x 34 us per layer converting all 33280
+    positions; docs/BENCHMARKS.md run 140.)
+
+    ```mlir
+    %n = arith.minui %aligned, %c4096 : index
+    %kin = tensor.extract_slice %kq[0, 0, 0] [%n, 8, 4] [1, 1, 1]
+        : tensor<4096x8x4x!cachet.q8_0> to tensor<?x8x4x!cachet.q8_0>
+    %kto = tensor.extract_slice %ks3[0, 0, 0] [8, %n, 128] [1, 1, 1]
+        : tensor<8x4096x128xf16> to tensor<8x?x128xf16>
+    %kd = cachet.dequant_transpose %kin into %kto
+        : tensor<?x8x4x!cachet.q8_0> -> tensor<8x?x128xf16>
+    %kh = tensor.insert_slice %kd into %ks3[0, 0, 0] [8, %n, 128] [1, 1, 1]
+        : tensor<8x?x128xf16> into tensor<8x4096x128xf16>
+    ```
+
     `max-scratch-bytes` caps the scratch: when one layer's f16 K+V is
     larger, the positions are split into chunks of
     `C = max-scratch-bytes / (2 Hkv (D + Dv))` rounded down to a multiple of

@@ -124,8 +124,10 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
   };
   if (o.queryTile < 0)
     return bad("query-tile", o.queryTile, "0 (from the profile) or more");
-  if (o.keyTile < 0)
-    return bad("key-tile", o.keyTile, "0 (from the profile) or more");
+  if (o.keyTile < 0 || o.keyTile > kMaxKeyTile)
+    return bad(
+        "key-tile", o.keyTile,
+        llvm::formatv("0 (from the profile) up to {0}", kMaxKeyTile).str());
   if (o.vectorBytes < 2 || !llvm::isPowerOf2_64(o.vectorBytes))
     return bad("vector-bytes", o.vectorBytes, "a power of two from 2");
   if (o.tilePadBytes < 0 || o.tilePadBytes % 16 != 0)
@@ -1047,9 +1049,9 @@ static KernelConfigAttr selectWgmmaAttention(MLIRContext *ctx,
   int64_t queryTile = o.queryTile > 0 ? o.queryTile : 128;
   // Key tiles of 128 where they fit, else 64: 0.624 against 0.795 ms at
   // pp512 @ d32768 on an H100 (run 124; 96: 0.649, 32: 0.951).
-  SmallVector<int64_t> keyTiles =
-      o.keyTile > 0 ? SmallVector<int64_t>{o.keyTile}
-                    : SmallVector<int64_t>{128, 64};
+  SmallVector<int64_t> keyTiles = o.keyTile > 0
+                                      ? SmallVector<int64_t>{o.keyTile}
+                                      : SmallVector<int64_t>{128, 64};
   for (int64_t keyTile : keyTiles)
     if (queryTile % 64 != 0 || queryTile > 256 || keyTile % 16 != 0 ||
         keyTile > 256) {
@@ -1348,6 +1350,12 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
   if (s.partial &&
       (config.isDecode() || variant == KernelVariant::AttentionMma))
     return kNoPartialState.str();
+  if (!config.isDecode() && tile.size() > 1 && tile[1] > kMaxKeyTile)
+    return llvm::formatv("key tile {0}: at most {1} positions (a kernel "
+                         "reads keys to the end of the tile that holds the "
+                         "causal bound, and dequant-once writes {1} past it)",
+                         tile[1], kMaxKeyTile)
+        .str();
   if (variant == KernelVariant::AttentionDecodeMmaSync) {
     auto attention = dyn_cast<AttentionOp>(op);
     BlockQuantizedType keyOnce =

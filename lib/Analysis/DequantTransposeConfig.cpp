@@ -27,6 +27,21 @@ bool isContiguous(MemRefType type, int64_t &offset) {
   return true;
 }
 
+/// Returns true if `type` [heads][positions][dim] holds each head's rows
+/// without gaps at a static offset, its heads `headStride` elements apart
+/// (the first positions of a larger head-major buffer, or all of them).
+bool hasContiguousRows(MemRefType type, int64_t &offset, int64_t &headStride) {
+  SmallVector<int64_t> strides;
+  if (type.getRank() != 3 ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || ShapedType::isDynamic(strides[0]))
+    return false;
+  headStride = strides[0];
+  return strides[2] == 1 && strides[1] == type.getDimSize(2) &&
+         (ShapedType::isDynamic(type.getDimSize(1)) ||
+          headStride >= type.getDimSize(1) * type.getDimSize(2));
+}
+
 /// Returns true if `view` takes whole positions (all of dimensions 1 and
 /// 2, unit strides) of its source from a position that may be known only
 /// at run time.
@@ -86,9 +101,12 @@ cachet::getDequantTransposeShape(linalg::GenericOp op, std::string &reason) {
     reason = "not on memrefs (run after bufferization)";
     return std::nullopt;
   }
-  if (!in.hasStaticShape() || !out.hasStaticShape() || in.getRank() != 3 ||
-      out.getRank() != 3) {
-    reason = "dynamic or not rank-3 shapes";
+  // A run-time number of positions (dimension 0 of the bytes, 1 of the
+  // result); every other size static.
+  if (in.getRank() != 3 || out.getRank() != 3 || in.isDynamicDim(1) ||
+      in.isDynamicDim(2) || out.isDynamicDim(0) || out.isDynamicDim(2) ||
+      in.isDynamicDim(0) != out.isDynamicDim(1)) {
+    reason = "not rank-3 shapes, or dynamic sizes other than the positions";
     return std::nullopt;
   }
   // The bytes of a chunk of positions (a chunked dequant-once's loop) are
@@ -106,8 +124,9 @@ cachet::getDequantTransposeShape(linalg::GenericOp op, std::string &reason) {
     }
   }
   if ((!chunk && !isContiguous(in, s.inOffset)) ||
-      !isContiguous(out, s.outOffset)) {
-    reason = "the bytes or the result are not contiguous with a static offset";
+      !hasContiguousRows(out, s.outOffset, s.outHeadStride)) {
+    reason = "the bytes or the result's rows are not contiguous with a "
+             "static offset";
     return std::nullopt;
   }
   Type element = out.getElementType();
@@ -163,7 +182,8 @@ cachet::selectDequantTransposeConfig(linalg::GenericOp op,
       32 % values)
     return generic("store-bytes does not give a power-of-two count of values "
                    "within a block");
-  if ((s->outOffset * s->elementBytes) % o.storeBytes)
+  if ((s->outOffset * s->elementBytes) % o.storeBytes ||
+      (s->outHeadStride * s->elementBytes) % o.storeBytes)
     return generic("the result is not aligned to store-bytes");
   MLIRContext *ctx = op.getContext();
   auto config = [&](KernelVariant variant, ArrayRef<int64_t> tile,
@@ -172,7 +192,7 @@ cachet::selectDequantTransposeConfig(linalg::GenericOp op,
                                  1, 0, {}, 0, {}, false, false, false, false,
                                  false, false, loadBytes);
   };
-  if (o.kernel == DequantTransposeKernel::Direct) {
+  if (o.kernel == DequantTransposeKernel::Direct && !s->dynamicPositions()) {
     d.config = config(KernelVariant::DequantTransposeDirect, {}, 0);
     d.remark = llvm::formatv("dequant-transpose: direct kernel: a thread per "
                              "{0} values (one store), bytes read from global "
@@ -187,15 +207,22 @@ cachet::selectDequantTransposeConfig(linalg::GenericOp op,
   int64_t rowBytes = s->heads * s->rowBytes;
   if (rowBytes > o.maxWorkgroupBytes)
     return generic("one position's blocks exceed max-workgroup-bytes");
+  // A run-time number of positions: the last workgroup may get fewer, so
+  // loads are whole positions (they stop at its last one).
+  bool dynamic = s->dynamicPositions();
   int64_t perGroup = 1;
   while (perGroup * 2 <= o.positionsPerGroup &&
-         s->positions % (perGroup * 2) == 0 &&
+         (dynamic || s->positions % (perGroup * 2) == 0) &&
          perGroup * 2 * rowBytes <= o.maxWorkgroupBytes)
     perGroup *= 2;
   int64_t chunkBytes = perGroup * rowBytes;
   int64_t loadBytes = o.loadBytes;
-  while (loadBytes > 4 && (chunkBytes % loadBytes || s->inOffset % loadBytes))
+  while (loadBytes > 4 && (chunkBytes % loadBytes || s->inOffset % loadBytes ||
+                           (dynamic && rowBytes % loadBytes)))
     loadBytes /= 2;
+  if (dynamic && rowBytes % loadBytes)
+    return generic("one position's bytes are not a whole number of 4-byte "
+                   "words (a run-time number of positions)");
   if (chunkBytes % loadBytes || s->inOffset % loadBytes)
     return generic("a chunk of positions is not a whole number of aligned "
                    "4-byte words");
@@ -203,8 +230,12 @@ cachet::selectDequantTransposeConfig(linalg::GenericOp op,
       config(KernelVariant::DequantTransposeStaged, {perGroup}, loadBytes);
   d.remark = llvm::formatv("dequant-transpose: {0} positions ({1} B) per "
                            "workgroup of {2} threads, {3} B loads, {4} values "
-                           "per store",
-                           perGroup, chunkBytes, o.threads, loadBytes, values)
+                           "per store{5}",
+                           perGroup, chunkBytes, o.threads, loadBytes, values,
+                           dynamic ? "; a run-time number of positions (the "
+                                     "grid from it, the last workgroup's "
+                                     "loads and stores guarded)"
+                                   : "")
                  .str();
   return d;
 }
@@ -219,10 +250,20 @@ std::string cachet::whyNotDequantTransposeConfig(const DequantTransposeShape &s,
     return "the result is not aligned to vector_width values";
   if (config.getWorkgroup() <= 0)
     return "'workgroup' (threads) must be positive";
+  if (s.outHeadStride % values)
+    return "the result's heads are not aligned to vector_width values";
   if (config.getVariant() == KernelVariant::DequantTransposeDirect)
-    return "";
+    return s.dynamicPositions()
+               ? "the direct kernel takes a static number of positions"
+               : "";
   int64_t perGroup = config.getTile()[0];
-  if (s.positions % perGroup)
+  if (s.dynamicPositions()) {
+    if ((s.heads * s.rowBytes) % config.getLoadBytes())
+      return llvm::formatv("one position's {0} B are not a whole number of "
+                           "{1}-byte loads (a run-time number of positions)",
+                           s.heads * s.rowBytes, config.getLoadBytes())
+          .str();
+  } else if (s.positions % perGroup)
     return llvm::formatv("{0} positions are not a multiple of tile {1}",
                          s.positions, perGroup)
         .str();

@@ -506,7 +506,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   std::string smallTiles;
   if (tileN == 0) {
     int64_t rows = cast<MemRefType>(operands.weight.getType()).getDimSize(0);
-    auto tiles = [&](int64_t m, int64_t n) {
+    auto tiles = [&](int64_t m, int64_t n) -> int64_t {
       return llvm::divideCeil(operands.columns, m) * llvm::divideCeil(rows, n);
     };
     tileN = computeUnits > 0 && tiles(tileM, 256) >= computeUnits ? 256 : 128;

@@ -134,6 +134,19 @@ std::string makePlan(linalg::GenericOp op, KernelConfigAttr config,
   return "";
 }
 
+/// Returns the buffer `view` is the start of (a memref.subview at offsets 0
+/// with unit strides of a statically shaped memref), or `view`.
+Value getStaticStart(Value view) {
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview || !subview.getSourceType().hasStaticShape() ||
+      !llvm::all_of(subview.getStaticOffsets(),
+                    [](int64_t o) { return o == 0; }) ||
+      !llvm::all_of(subview.getStaticStrides(),
+                    [](int64_t s) { return s == 1; }))
+    return view;
+  return subview.getSource();
+}
+
 /// Builds the dequant-transpose kernels, adapted to the target by
 /// `workgroupAlloc` and `scalarStores` (the pass's options).
 struct DequantTransposeBuilder {
@@ -201,11 +214,23 @@ struct DequantTransposeBuilder {
     OpBuilder &b = rewriter;
     Location loc = op.getLoc();
     Value bytes = getDequantTransposeBytes(op), out = op.getDpsInits()[0];
-    auto outType = cast<MemRefType>(out.getType());
-    Type element = outType.getElementType();
     auto index = [&](OpBuilder &ib, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ib, loc, v);
     };
+    // A run-time number of positions (the bytes' first dimension): a
+    // workgroup per group of them, the last one's loads and stores cut at
+    // it (the config makes loads whole positions). The kernel reads and
+    // writes the buffers the two views start, which have static shapes
+    // (SPIR-V takes no multi-dimensional dynamic ones).
+    bool dynamic = ShapedType::isDynamic(plan.positions);
+    Value positions = dynamic
+                          ? memref::DimOp::create(b, loc, bytes, 0).getResult()
+                          : index(b, plan.positions);
+    if (dynamic) {
+      bytes = getStaticStart(bytes);
+      out = getStaticStart(out);
+    }
+    Type element = cast<MemRefType>(out.getType()).getElementType();
     Type i32 = b.getI32Type();
     int64_t words = plan.chunkBytes / 4;
     // Workgroup memory as the numeric address space 3, which both
@@ -219,7 +244,10 @@ struct DequantTransposeBuilder {
         b, loc, bytes, SmallVector<ReassociationIndices>{{0, 1, 2}});
 
     Value one = index(b, 1);
-    Value grid = index(b, plan.positions / plan.perGroup);
+    Value grid = dynamic ? arith::CeilDivUIOp::create(b, loc, positions,
+                                                      index(b, plan.perGroup))
+                               .getResult()
+                         : index(b, plan.positions / plan.perGroup);
     // Workgroup memory: an attribution of the launch (NVVM, ROCDL) or an
     // allocation in the kernel (SPIR-V, whose lowering makes it a Workgroup
     // variable; LLVM 22's does not convert attributions).
@@ -291,6 +319,19 @@ struct DequantTransposeBuilder {
     // in flight together (a loop would wait for each before the next).
     int64_t loads = plan.chunkBytes / plan.loadBytes;
     int64_t rounds = llvm::divideCeil(loads, plan.threads);
+    // With a run-time number of positions: the group's positions, and the
+    // loads that hold them.
+    Value groupRows, validLoads;
+    if (dynamic) {
+      groupRows = arith::MinUIOp::create(
+          kb, loc, index(kb, plan.perGroup),
+          arith::SubIOp::create(
+              kb, loc, positions,
+              arith::MulIOp::create(kb, loc, group, index(kb, plan.perGroup))));
+      validLoads = arith::MulIOp::create(
+          kb, loc, groupRows,
+          index(kb, plan.heads * plan.rowBytes / plan.loadBytes));
+    }
     SmallVector<Value> indices;
     SmallVector<SmallVector<Value>> staging;
     SmallVector<Value> guards;
@@ -303,13 +344,14 @@ struct DequantTransposeBuilder {
           arith::AddIOp::create(kb, loc, tid, index(kb, r * plan.threads));
       indices.push_back(i);
       bool full = (r + 1) * plan.threads <= loads;
-      if (full) {
+      if (full && !dynamic) {
         guards.push_back({});
         staging.push_back(loadWords(kb, loc, i));
         continue;
       }
-      Value inBounds = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
-                                             i, index(kb, loads));
+      Value inBounds =
+          arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, i,
+                                dynamic ? validLoads : index(kb, loads));
       guards.push_back(inBounds);
       auto guarded = scf::IfOp::create(
           kb, loc, inBounds,
@@ -360,8 +402,18 @@ struct DequantTransposeBuilder {
               lb, l,
               arith::MulIOp::create(lb, l, group, index(lb, plan.perGroup)),
               d.position);
-          storeItem(lb, l, out, d.head, position, d.first, d.values,
-                    scalarStores, plan.storeBytes);
+          if (!dynamic) {
+            storeItem(lb, l, out, d.head, position, d.first, d.values,
+                      scalarStores, plan.storeBytes);
+          } else {
+            Value inGroup = arith::CmpIOp::create(
+                lb, l, arith::CmpIPredicate::ult, d.position, groupRows);
+            scf::IfOp::create(lb, l, inGroup, [&](OpBuilder &tb, Location tl) {
+              storeItem(tb, tl, out, d.head, position, d.first, d.values,
+                        scalarStores, plan.storeBytes);
+              scf::YieldOp::create(tb, tl);
+            });
+          }
           scf::YieldOp::create(lb, l);
         });
     gpu::TerminatorOp::create(kb, loc);

@@ -6,6 +6,10 @@
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="resident-workgroups=0" 2>&1 | FileCheck %s --check-prefix=RESIDENT
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="row-blocks=3" 2>&1 | FileCheck %s --check-prefix=ROWBLOCKS
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="vector-bytes=6" 2>&1 | FileCheck %s --check-prefix=VECTOR
+// Key tiles of more than 1024 positions (dequant-once converts 1024 past a
+// causal bound: a kernel reads keys to the end of the tile holding it).
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="key-tile=2048" 2>&1 | FileCheck %s --check-prefix=KEYTILE
+// KEYTILE: cachet-select-kernel-configs: bad key-tile 2048: 0 (from the profile) up to 1024
 // KERNEL: for the --attention-kernel option: Cannot find option named 'fast'!
 // PAD: cachet-select-kernel-configs: bad tile-pad-bytes 8: a non-negative multiple of 16
 // RESIDENT: cachet-select-kernel-configs: bad resident-workgroups 0: 1 or more

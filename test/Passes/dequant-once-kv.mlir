@@ -274,3 +274,64 @@ func.func @mixed_kv(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x4x!cachet.q8_0>
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xbf16> -> tensor<8x64x128xf16>
   return %o : tensor<8x64x128xf16>
 }
+
+// -----
+
+// A causal bound well before the cache's end: only the positions the
+// attention reads are dequantized (to the bound plus 1024, the largest key
+// tile, in groups of 64): the first 1280 of 4096, sliced from the cache and
+// written into the first positions of the head-major scratch.
+// CHECK-LABEL: func.func @bounded_static
+// CHECK: %[[KD:.*]] = tensor.extract_slice %[[KS:.*]][0, 0, 0] [8, 1280, 128] [1, 1, 1] : tensor<8x4096x128xf16> to tensor<8x1280x128xf16>
+// CHECK: %[[KIN:.*]] = tensor.extract_slice %arg1[0, 0, 0] [1280, 8, 4] [1, 1, 1] : tensor<4096x8x4x!cachet.q8_0> to tensor<1280x8x4x!cachet.q8_0>
+// CHECK: %[[K:.*]] = cachet.dequant_transpose %[[KIN]] into %[[KD]] : tensor<1280x8x4x!cachet.q8_0> -> tensor<8x1280x128xf16>
+// CHECK: %[[KF:.*]] = tensor.insert_slice %[[K]] into %[[KS]][0, 0, 0] [8, 1280, 128] [1, 1, 1] : tensor<8x1280x128xf16> into tensor<8x4096x128xf16>
+// CHECK: %[[VIN:.*]] = tensor.extract_slice %arg2[0, 0, 0] [1280, 8, 4] [1, 1, 1]
+// CHECK-NEXT: %[[V:.*]] = cachet.dequant_transpose %[[VIN]] into
+// CHECK: %[[VF:.*]] = tensor.insert_slice %[[V]] into
+// CHECK: cachet.attention %arg0, %[[KF]], %[[VF]] layout <head_major> scale 0.0883883461 causal 100 : tensor<32x128x128xf16>, tensor<8x4096x128xf16>, tensor<8x4096x128xf16> -> tensor<32x128x128xf16>
+func.func @bounded_static(%q: tensor<32x128x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>, %vq: tensor<4096x8x4x!cachet.q8_0>) -> tensor<32x128x128xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  // expected-remark @below {{K/V dequantized at positions 0..1279 only (causal 100 + 128 queries + 1024, in groups of 64: the attention reads no further)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 100 : tensor<32x128x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x128x128xf16>
+  return %o : tensor<32x128x128xf16>
+}
+
+// -----
+
+// A run-time causal position N (a cache compiled for its longest length):
+// min(4096, N + 128 + 1024 rounded up to 64) positions, computed where N
+// is known; the slices have a run-time size.
+// CHECK-LABEL: func.func @bounded_dynamic
+// CHECK: %[[E:.*]] = arith.addi %arg3, %c1215 : index
+// CHECK: %[[G:.*]] = arith.divui %[[E]], %[[C64:.*]] : index
+// CHECK: %[[A:.*]] = arith.muli %[[G]], %[[C64]] : index
+// CHECK: %[[N:.*]] = arith.minui %[[A]], %c4096 : index
+// CHECK: %[[KD:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0] [8, %[[N]], 128] [1, 1, 1] : tensor<8x4096x128xf16> to tensor<8x?x128xf16>
+// CHECK: %[[KIN:.*]] = tensor.extract_slice %arg1[0, 0, 0] [%[[N]], 8, 4] [1, 1, 1] : tensor<4096x8x4x!cachet.q8_0> to tensor<?x8x4x!cachet.q8_0>
+// CHECK: cachet.dequant_transpose %[[KIN]] into %[[KD]] : tensor<?x8x4x!cachet.q8_0> -> tensor<8x?x128xf16>
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 0] [8, %[[N]], 128] [1, 1, 1] : tensor<8x?x128xf16> into tensor<8x4096x128xf16>
+// CHECK: tensor.extract_slice %arg2[0, 0, 0] [%[[N]], 8, 4]
+// CHECK: cachet.attention %arg0, %{{.*}}, %{{.*}} layout <head_major> scale 0.0883883461 causal %arg3
+func.func @bounded_dynamic(%q: tensor<32x128x128xf16>, %kq: tensor<4096x8x4x!cachet.q8_0>, %vq: tensor<4096x8x4x!cachet.q8_0>, %pos: index) -> tensor<32x128x128xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<4096x8x4x!cachet.q8_0> -> tensor<4096x8x128xf16>
+  // expected-remark @below {{K/V dequantized at positions below min(4096, N + 128 + 1024 rounded up to 64) only, N the run-time causal position (the attention reads no further)}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<32x128x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x128x128xf16>
+  return %o : tensor<32x128x128xf16>
+}
+
+// -----
+
+// A cache of 1024 positions, fewer than the queries plus 1024: all of it.
+// CHECK-LABEL: func.func @bounded_short
+// CHECK-NOT: tensor.insert_slice
+// CHECK: cachet.dequant_transpose %arg1 into %{{.*}} : tensor<1024x8x4x!cachet.q8_0> -> tensor<8x1024x128xf16>
+func.func @bounded_short(%q: tensor<32x128x128xf16>, %kq: tensor<1024x8x4x!cachet.q8_0>, %vq: tensor<1024x8x4x!cachet.q8_0>, %pos: index) -> tensor<32x128x128xf16> {
+  %k = cachet.dequantize %kq : tensor<1024x8x4x!cachet.q8_0> -> tensor<1024x8x128xf16>
+  %v = cachet.dequantize %vq : tensor<1024x8x4x!cachet.q8_0> -> tensor<1024x8x128xf16>
+  // expected-remark @below {{rewritten}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<32x128x128xf16>, tensor<1024x8x128xf16>, tensor<1024x8x128xf16> -> tensor<32x128x128xf16>
+  return %o : tensor<32x128x128xf16>
+}

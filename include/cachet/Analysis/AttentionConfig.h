@@ -165,6 +165,11 @@ MmaTiles getMmaTiles(const AttentionShape &s, KernelVariant variant,
                      int64_t queryTile, int64_t keyTile, int64_t padBytes,
                      int64_t rowBlocks, KVStaging staging, int64_t stages = 2);
 
+/// The most positions a key tile of the prefill kernels may hold: a kernel
+/// reads keys up to the end of the tile that holds the causal bound, so
+/// cachet-dequant-once-kv dequantizes that many positions past the bound.
+constexpr int64_t kMaxKeyTile = 1024;
+
 /// llvmpipe (lavapipe) ends a loop nest after this many iterations in all,
 /// silently.
 constexpr int64_t kLlvmpipeLoopIterations = 65535;

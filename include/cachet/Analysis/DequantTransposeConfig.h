@@ -32,6 +32,9 @@ struct DequantTransposeShape {
   /// The buffer of packed bytes, [positions][heads][rowBytes], and the
   /// head-major result, [heads][positions][dim].
   mlir::Value bytes, result;
+  /// `positions` is ShapedType::kDynamic where only a run-time number of
+  /// positions is converted (a dequant-once bounded by a run-time causal
+  /// position): the kernel's grid and its last workgroup follow it.
   int64_t positions = 0, heads = 0, dim = 0;
   /// Bytes of one position's blocks of one head.
   int64_t rowBytes = 0;
@@ -39,6 +42,13 @@ struct DequantTransposeShape {
   /// (for bytes at a run-time position, one position's bytes, of which the
   /// offset is a multiple).
   int64_t elementBytes = 0, inOffset = 0, outOffset = 0;
+  /// Elements between the result's heads (positions x dim where the result
+  /// is a whole buffer; more where it is the first positions of one).
+  int64_t outHeadStride = 0;
+
+  bool dynamicPositions() const {
+    return mlir::ShapedType::isDynamic(positions);
+  }
 };
 
 /// Returns the packed bytes `op` (a marked dequant-transpose) reads in its

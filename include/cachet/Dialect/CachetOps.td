@@ -127,7 +127,11 @@ def Cachet_DequantTransposeOp
     `f32`) head-major, `[kv_head][pos][dim]`, into `init`, so that every KV
     head is one contiguous run of rows. The split q8_0 form (`i8` values plus
     `scales`) is accepted as in `cachet.dequantize`. Destination-passing style:
-    after bufferization `init` is the scratch buffer itself.
+    after bufferization `init` is the scratch buffer itself. The number of
+    positions may be dynamic: the first `%n` positions of a cache (a
+    `tensor.extract_slice`) into the first `%n` of each head of a scratch
+    (cachet-dequant-once-kv bounded by a run-time causal position); the
+    kernel then sizes its grid at run time.
 
     ```mlir
     %s = cachet.dequant_transpose %kq into %scratch
