@@ -175,6 +175,26 @@ static OpFoldResult getReadPositions(OpBuilder &b, AttentionOp op,
   return arith::MinUIOp::create(b, loc, aligned, index(positions)).getResult();
 }
 
+/// Returns why the kernels cannot dequant-transpose a run-time number of
+/// positions of `dequantize`'s cache (`what`: K or V), or "": the staged
+/// kernel takes packed blocks whose positions are whole 32-bit words.
+static std::string whyNotRunTimeBound(DequantizeOp dequantize, StringRef what) {
+  if (dequantize.getScales())
+    return (what + " is the split form (values and scales apart), whose "
+                   "kernel takes a static number of positions")
+        .str();
+  auto input = cast<RankedTensorType>(dequantize.getInput().getType());
+  auto block = dyn_cast<BlockQuantizedType>(input.getElementType());
+  int64_t bytes = input.getDimSize(1) * input.getDimSize(2) *
+                  (block ? block.getBlockBytes() : 1);
+  if (!block || bytes % 4)
+    return llvm::formatv("one position of {0} is {1} bytes, no whole number "
+                         "of 32-bit words",
+                         what, bytes)
+        .str();
+  return "";
+}
+
 /// Emits `cachet.dequant_transpose` of the first `size` positions of
 /// `dequantize`'s cache into those of the head-major `init`; returns `init`
 /// with them written (the other positions are not read).
@@ -449,13 +469,20 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
                               n - 1, *offset, s.queries, kMaxKeyTile)
                     .str();
     } else if (op.getCausalPosition() && s.positions > past) {
-      c.bounded = true;
-      bound = llvm::formatv("; K/V dequantized at positions below min({0}, "
-                            "N + {1} + {2} rounded up to 64) only, N the "
-                            "run-time causal position (the attention reads "
-                            "no further)",
-                            s.positions, s.queries, kMaxKeyTile)
-                  .str();
+      std::string why = whyNotRunTimeBound(c.key, "K");
+      if (why.empty())
+        why = whyNotRunTimeBound(c.value, "V");
+      c.bounded = why.empty();
+      bound = c.bounded
+                  ? llvm::formatv("; K/V dequantized at positions below "
+                                  "min({0}, N + {1} + {2} rounded up to 64) "
+                                  "only, N the run-time causal position (the "
+                                  "attention reads no further)",
+                                  s.positions, s.queries, kMaxKeyTile)
+                        .str()
+                  : "; every position dequantized, though the run-time "
+                    "causal position may leave most unread: " +
+                        why;
     }
   }
   int64_t scratchBytes = c.chunk * bytesPerPosition;

@@ -335,3 +335,33 @@ func.func @bounded_short(%q: tensor<32x128x128xf16>, %kq: tensor<1024x8x4x!cache
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<32x128x128xf16>, tensor<1024x8x128xf16>, tensor<1024x8x128xf16> -> tensor<32x128x128xf16>
   return %o : tensor<32x128x128xf16>
 }
+
+// -----
+
+// The split q8_0 form (values and scales apart) with a run-time causal
+// position: its dequant-transpose kernel takes a static number of
+// positions, so every position is converted, with the reason.
+// CHECK-LABEL: func.func @bounded_split
+// CHECK-NOT: tensor.insert_slice
+// CHECK: cachet.dequant_transpose %arg1 scales %arg2 into %{{.*}} : tensor<4096x8x128xi8>, tensor<4096x8x4xf16> -> tensor<8x4096x128xf16>
+func.func @bounded_split(%q: tensor<32x128x128xf16>, %kq: tensor<4096x8x128xi8>, %ks: tensor<4096x8x4xf16>, %vq: tensor<4096x8x128xi8>, %vs: tensor<4096x8x4xf16>, %pos: index) -> tensor<32x128x128xf16> {
+  %k = cachet.dequantize %kq scales %ks : tensor<4096x8x128xi8>, tensor<4096x8x4xf16> -> tensor<4096x8x128xf16>
+  %v = cachet.dequantize %vq scales %vs : tensor<4096x8x128xi8>, tensor<4096x8x4xf16> -> tensor<4096x8x128xf16>
+  // expected-remark @below {{; every position dequantized, though the run-time causal position may leave most unread: K is the split form (values and scales apart), whose kernel takes a static number of positions}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<32x128x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x128x128xf16>
+  return %o : tensor<32x128x128xf16>
+}
+
+// -----
+
+// q4_0 with one KV head of 32 values: a position is 18 bytes, no whole
+// number of words: every position is converted, with the reason.
+// CHECK-LABEL: func.func @bounded_odd
+// CHECK-NOT: tensor.insert_slice
+func.func @bounded_odd(%q: tensor<4x256x32xf16>, %kq: tensor<4096x1x1x!cachet.q4_0>, %vq: tensor<4096x1x1x!cachet.q4_0>, %pos: index) -> tensor<4x256x32xf16> {
+  %k = cachet.dequantize %kq : tensor<4096x1x1x!cachet.q4_0> -> tensor<4096x1x32xf16>
+  %v = cachet.dequantize %vq : tensor<4096x1x1x!cachet.q4_0> -> tensor<4096x1x32xf16>
+  // expected-remark @below {{; every position dequantized, though the run-time causal position may leave most unread: one position of K is 18 bytes, no whole number of 32-bit words}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<4x256x32xf16>, tensor<4096x1x32xf16>, tensor<4096x1x32xf16> -> tensor<4x256x32xf16>
+  return %o : tensor<4x256x32xf16>
+}
