@@ -125,15 +125,14 @@ static Value getScratchView(OpBuilder &b, Location loc, Value scratch,
 /// `size` positions from `start` when `start` is set, into `init`.
 static Value emitDequantTranspose(OpBuilder &b, Location loc,
                                   DequantizeOp dequantize, OpFoldResult start,
-                                  int64_t size, Value init) {
+                                  OpFoldResult size, Value init) {
   auto slice = [&](Value v) -> Value {
     if (!v || !start)
       return v;
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
                                          b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(size),
-                                       b.getIndexAttr(type.getDimSize(1)),
+    SmallVector<OpFoldResult> sizes = {size, b.getIndexAttr(type.getDimSize(1)),
                                        b.getIndexAttr(type.getDimSize(2))};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
@@ -143,32 +142,27 @@ static Value emitDequantTranspose(OpBuilder &b, Location loc,
                                     slice(dequantize.getScales()), init);
 }
 
-/// The positions an attention with a causal bound reads: every key it sees
-/// (to N + queries) and the rest of the key tile that holds the last one
-/// (kMaxKeyTile past it, in whole 64-position groups); null where that is
-/// all of `positions` (no causal bound, or one near the end).
+/// The positions an attention with the static causal offset `offset` reads:
+/// every key it sees (to offset + queries) and the rest of the key tile
+/// that holds the last one (kMaxKeyTile past it), in whole 64-position
+/// groups.
 static int64_t getStaticReadPositions(int64_t offset, int64_t queries) {
   return llvm::alignTo(offset + queries + kMaxKeyTile, 64);
 }
 
+/// The same for `op`, whose causal bound `decide` found below its
+/// `positions`: a constant, or min(positions, ...) computed where a
+/// run-time causal position is known.
 static OpFoldResult getReadPositions(OpBuilder &b, AttentionOp op,
                                      int64_t queries, int64_t positions) {
-  int64_t past = queries + kMaxKeyTile;
-  if (std::optional<int64_t> offset = op.getCausalOffset()) {
-    int64_t n = getStaticReadPositions(*offset, queries);
-    if (n >= positions)
-      return {};
-    return b.getIndexAttr(n);
-  }
-  Value position = op.getCausalPosition();
-  if (!position || positions <= past)
-    return {};
+  if (std::optional<int64_t> offset = op.getCausalOffset())
+    return b.getIndexAttr(getStaticReadPositions(*offset, queries));
   Location loc = op.getLoc();
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  // min(S, alignTo(N + past, 64)), computed where N is known.
-  Value end = arith::AddIOp::create(b, loc, position, index(past + 63));
+  Value end = arith::AddIOp::create(b, loc, op.getCausalPosition(),
+                                    index(queries + kMaxKeyTile + 63));
   Value group = index(64);
   Value aligned = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, end, group), group);
@@ -201,28 +195,15 @@ static std::string whyNotRunTimeBound(DequantizeOp dequantize, StringRef what) {
 static Value emitBoundedDequantTranspose(OpBuilder &b, Location loc,
                                          DequantizeOp dequantize,
                                          OpFoldResult size, Value init) {
-  auto first = [&](Value v, int64_t dim) -> Value {
-    if (!v)
-      return v;
-    auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
-                                       b.getIndexAttr(type.getDimSize(1)),
-                                       b.getIndexAttr(type.getDimSize(2))};
-    sizes[dim] = size;
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
-  };
-  Value into = first(init, 1);
-  Value written = DequantTransposeOp::create(
-      b, loc, into.getType(), first(dequantize.getInput(), 0),
-      first(dequantize.getScales(), 0), into);
-  auto initType = cast<RankedTensorType>(init.getType());
+  auto type = cast<RankedTensorType>(init.getType());
   SmallVector<OpFoldResult> offsets(3, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(initType.getDimSize(0)),
-                                     size,
-                                     b.getIndexAttr(initType.getDimSize(2))};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)), size,
+                                     b.getIndexAttr(type.getDimSize(2))};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  Value into =
+      tensor::ExtractSliceOp::create(b, loc, init, offsets, sizes, strides);
+  Value written =
+      emitDequantTranspose(b, loc, dequantize, b.getIndexAttr(0), size, into);
   return tensor::InsertSliceOp::create(b, loc, written, init, offsets, sizes,
                                        strides);
 }
@@ -287,8 +268,8 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
       key = emitBoundedDequantTranspose(b, loc, c.key, read, kInit);
       value = emitBoundedDequantTranspose(b, loc, c.value, read, vInit);
     } else {
-      key = emitDequantTranspose(b, loc, c.key, {}, 0, kInit);
-      value = emitDequantTranspose(b, loc, c.value, {}, 0, vInit);
+      key = emitDequantTranspose(b, loc, c.key, {}, {}, kInit);
+      value = emitDequantTranspose(b, loc, c.value, {}, {}, vInit);
     }
     return AttentionOp::create(b, loc, op.getType(), op.getQuery(), key, value,
                                op.getMask(), op.getCausalPosition(), headMajor,
@@ -307,8 +288,10 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
                   Value vInit, ValueRange state) -> SmallVector<Value> {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(sb.getInsertionBlock(), sb.getInsertionPoint());
-    Value key = emitDequantTranspose(b, loc, c.key, start, size, kInit);
-    Value value = emitDequantTranspose(b, loc, c.value, start, size, vInit);
+    Value key =
+        emitDequantTranspose(b, loc, c.key, start, b.getIndexAttr(size), kInit);
+    Value value = emitDequantTranspose(b, loc, c.value, start,
+                                       b.getIndexAttr(size), vInit);
     Value offset = getValueOrCreateConstantIndexOp(b, loc, start);
     auto partial = AttentionPartialOp::create(
         b, loc, state[0].getType(), state[1].getType(), state[2].getType(),

@@ -96,6 +96,7 @@ struct SelectKernelConfigsPass final
     o.gemmStep = gemmStep;
     o.gemmSubgroups = gemmSubgroups;
     o.gemmStages = gemmStages;
+    o.gemmFillEighths = gemmFillEighths;
     o.wgmma = allowWgmma;
     o.gemmWgmma = gemmWgmma;
     o.gemmDecodeBlocks = gemmDecodeBlocks;

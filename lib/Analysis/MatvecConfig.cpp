@@ -61,6 +61,9 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
     return bad("gemm-tile-n", o.gemmTileN,
                "0 (by the kernel and shape) or a multiple of 8 (of 32 for "
                "mma-sync)");
+  if (o.gemmFillEighths < 0 || o.gemmFillEighths > 8)
+    return bad("gemm-fill-eighths", o.gemmFillEighths,
+               "0 (never smaller tiles) to 8");
   if (o.gemmStep < 0 || o.gemmStep % 16 != 0)
     return bad("gemm-step", o.gemmStep, "0 (64) or a multiple of 16");
   if (o.gemmSubgroups < 0)
@@ -510,22 +513,24 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
       return llvm::divideCeil(operands.columns, m) * llvm::divideCeil(rows, n);
     };
     tileN = computeUnits > 0 && tiles(tileM, 256) >= computeUnits ? 256 : 128;
-    // Where even 128-row tiles leave most compute units idle, smaller
-    // ones: the largest of 64 x 128 and 64 x 64 whose grid has a
-    // workgroup for at least 7/8 of the compute units, else 64 x 64 (K/V
-    // of Llama-3-8B, 1024 x 4096 at 512 tokens: 32 workgroups of 128 x 128
-    // 0.028 ms, 64 x 128 0.019, 64 x 64 0.016 on an H100; 4096 rows keep
-    // 128 x 128: 0.033 against 0.033 and 0.056; run 138).
-    int64_t enough = computeUnits - computeUnits / 8;
+    // Where 128 x 128 tiles give workgroups to fewer than
+    // gemm-fill-eighths of the compute units, 64-row ones: 64 x 128 where
+    // that grid reaches them, else 64 x 64 (K/V of Llama-3-8B, 1024 x 4096
+    // at 512 tokens: 32 workgroups of 128 x 128 0.028 ms, 64 x 128 0.019,
+    // 64 x 64 0.016 on an H100; 4096 rows keep 128 x 128: 0.033 against
+    // 0.033 and 0.056; run 138).
+    int64_t enough = llvm::divideCeil(computeUnits * o.gemmFillEighths, 8);
+    int64_t before = tiles(128, 128);
     if (computeUnits > 0 && o.gemmTileM == 0 && !staged && tileM == 128 &&
-        tileN == 128 && tiles(128, 128) < enough &&
-        whyNotGemm(op, 64, 64).empty()) {
-      int64_t before = tiles(128, 128);
+        tileN == 128 && before < enough && whyNotGemm(op, 64, 64).empty()) {
       tileM = 64;
-      tileN = tiles(64, 128) >= enough ? 128 : 64;
-      smallTiles = llvm::formatv(" ({0} workgroups of 128 x 128 would "
-                                 "leave most of the {1} compute units idle)",
-                                 before, computeUnits)
+      tileN = tiles(64, 128) >= enough && whyNotGemm(op, 128, 64).empty() ? 128
+                                                                          : 64;
+      smallTiles = llvm::formatv(" ({0} workgroups of 128 x 128 would leave "
+                                 "{1} of the {2} compute units idle; "
+                                 "gemm-fill-eighths {3})",
+                                 before, computeUnits - before, computeUnits,
+                                 o.gemmFillEighths)
                        .str();
     }
   }

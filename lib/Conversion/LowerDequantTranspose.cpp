@@ -223,10 +223,9 @@ struct DequantTransposeBuilder {
     // writes the buffers the two views start, which have static shapes
     // (SPIR-V takes no multi-dimensional dynamic ones).
     bool dynamic = ShapedType::isDynamic(plan.positions);
-    Value positions = dynamic
-                          ? memref::DimOp::create(b, loc, bytes, 0).getResult()
-                          : index(b, plan.positions);
+    Value positions;
     if (dynamic) {
+      positions = memref::DimOp::create(b, loc, bytes, 0);
       bytes = getStaticStart(bytes);
       out = getStaticStart(out);
     }

@@ -23,7 +23,7 @@
 # There: 1. the layer's --check --compare-rewrites; 2. the attention
 # variants, cachet-runner --repeat=10, two rounds in turns; 3. the bf16
 # GGUF; pp512 @ d32768 and d4096 (3 repetitions) with gen-b2 (rewrites on
-# and off), gen-b (on), gen-b2 (on) again; 4. if time is left,
+# and off), gen-b (on), gen-b2 (on) again (model-ab-h200.sh); 4. if time is left,
 # profile-decode-h200.sh STEP=prefill on gen-b2. Logs: $OUT/coarsen.tgz.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
@@ -43,20 +43,9 @@ for r in 1 2; do
 done > $W/att.log 2>&1
 s; cat $W/att.log
 
-M=/tmp/llama3-8b-bf16.gguf
-{ time $B/cachet-gguf random llama3-8b --type=bf16 --seed=1 -o $M; } > $W/gguf.log 2>&1
-for g in gen-b2 gen-b gen-b2; do
-  only=--bench-on-only
-  [ -f $W/bench-$g.log ] || only=
-  echo "== $g ${only:-(rewrites on and off)}"
-  timeout 150 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 \
-    --ubatch=512 --prefill=$D/$g/prefill --decode=$D/$g/decode --ctx=33280 \
-    --bench $only --bench-depths=32768,4096 --bench-gen=0 --bench-reps=3 \
-    > $W/bench-$g.log 2>&1
-  echo "rc $?" >> $W/bench-$g.log
-  grep -a "^|\|identical\|DIFFER\|rc" $W/bench-$g.log
-done > $W/bench.log 2>&1
-s; cat $W/bench.log
+GENS="gen-b2 gen-b gen-b2" DEPTHS=32768,4096 OUT=$W \
+  "$(dirname "$0")/model-ab-h200.sh"
+s
 echo "after ${SECONDS}s"
 if [ $SECONDS -lt 450 ]; then
   OUT=$W STEP=prefill TYPE=bf16 GEN=gen-b2 LIMIT_S=$((585 - SECONDS)) \

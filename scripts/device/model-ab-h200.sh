@@ -13,6 +13,8 @@
 #   GENS="gen-new gen-old gen-new" SUITES=g TYPE=bf16 \
 #     scripts/device/model-ab-h200.sh
 #
+# DEPTHS (32768,4096), TG (tokens of the tg rows, 0), REPS (3) and
+# BENCH_S (150, seconds per build) shape the bench.
 # Logs: $OUT/model-ab.tgz.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
@@ -40,7 +42,7 @@ for g in $GENS; do
   timeout ${BENCH_S:-150} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
     --dtype=bf16 --ubatch=512 --prefill=$D/$g/prefill --decode=$D/$g/decode \
     --ctx=33280 --bench $only --bench-depths=$DEPTHS --bench-gen=${TG:-0} \
-    --bench-reps=3 > $W/bench-$n-$g.log 2>&1
+    --bench-reps=${REPS:-3} > $W/bench-$n-$g.log 2>&1
   echo "rc $?" >> $W/bench-$n-$g.log
   grep -a "^|\|identical\|DIFFER\|rc" $W/bench-$n-$g.log
 done > $W/bench.log 2>&1

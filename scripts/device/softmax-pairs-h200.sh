@@ -30,16 +30,6 @@ for r in 1 2; do
   done
 done > $W/att.log 2>&1
 s; cat $W/att.log
-M=/tmp/llama3-8b-bf16.gguf
-{ time $B/cachet-gguf random llama3-8b --type=bf16 --seed=1 -o $M; } > $W/gguf.log 2>&1
-for g in gen-b3 gen-b2 gen-b3; do
-  only=--bench-on-only
-  [ -f $W/bench-$g.log ] || only=
-  echo "== $g ${only:-(rewrites on and off)}"
-  timeout 200 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 \
-    --ubatch=512 --prefill=$D/$g/prefill --decode=$D/$g/decode --ctx=33280 \
-    --bench $only --bench-depths=32768 --bench-reps=2 >> $W/bench-$g.log 2>&1
-  echo "rc $?" >> $W/bench-$g.log
-  grep -a "^|\|identical\|DIFFER\|rc" $W/bench-$g.log | tail -8
-done > $W/bench.log 2>&1
-s; cat $W/bench.log; echo "after ${SECONDS}s"
+GENS="gen-b3 gen-b2 gen-b3" DEPTHS=32768 TG=128 REPS=2 BENCH_S=200 OUT=$W \
+  "$(dirname "$0")/model-ab-h200.sh"
+s; echo "after ${SECONDS}s"

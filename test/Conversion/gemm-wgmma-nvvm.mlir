@@ -15,9 +15,18 @@
 // those fill them, else 64 x 64 (one warpgroup each).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMALL
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90a profile=h200 format=isa" 2>/dev/null | FileCheck %s --check-prefix=SMALLPTX
-// SMALL: wgmma GEMM for a mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows, 1 warpgroups, {{.*}} m64n64k16 on bf16 with f32 accumulators (6 workgroups of 128 x 128 would leave most of the 132 compute units idle)
-// SMALL: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 1 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators (112 workgroups of 128 x 128 would leave most of the 132 compute units idle)
+// SMALL: wgmma GEMM for a mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows, 1 warpgroups, {{.*}} m64n64k16 on bf16 with f32 accumulators (6 workgroups of 128 x 128 would leave 126 of the 132 compute units idle; gemm-fill-eighths 7)
+// SMALL: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 64 rows of x by 128 weight rows, 1 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators (112 workgroups of 128 x 128 would leave 20 of the 132 compute units idle; gemm-fill-eighths 7)
 // SMALL: wgmma GEMM for a mat-mul of 512 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 2 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators{{$}}
+// gemm-fill-eighths=0 keeps 128 x 128; 5 keeps it for 112 of 132 units
+// (5/8: 83) but not for 6; a value above 8 is an error.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-fill-eighths=0})' 2>&1 >/dev/null | FileCheck %s --check-prefix=NOFILL
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{allow-mma-sync=true allow-wgmma=true gemm-fill-eighths=5})' 2>&1 >/dev/null | FileCheck %s --check-prefix=FILL5
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs{gemm-fill-eighths=9})' 2>&1 >/dev/null | FileCheck %s --check-prefix=BADFILL
+// NOFILL-NOT: tiles of 64 rows of x
+// FILL5: mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows, {{.*}}(6 workgroups of 128 x 128 would leave 126 of the 132 compute units idle; gemm-fill-eighths 5)
+// FILL5: mat-mul of 512 rows of x: workgroup tiles of 128 rows of x by 128 weight rows, 2 warpgroups, {{.*}} m64n128k16 on f16 with f32 accumulators{{$}}
+// BADFILL: bad gemm-fill-eighths 9: 0 (never smaller tiles) to 8
 // SMALLPTX: .target sm_90a
 // SMALLPTX-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // sm_90 (no wgmma), or gemm-wgmma=false: the mma-sync GEMM.

@@ -80,6 +80,9 @@ struct MatvecConfigOptions {
   /// of the tile) and buffered steps.
   int64_t gemmTileM = 0, gemmTileN = 0, gemmStep = 0, gemmSubgroups = 0,
           gemmStages = 0;
+  /// wgmma: 128 x 128 tiles whose grid gives workgroups to fewer than this
+  /// many eighths of the compute units take 64-row tiles (0: never).
+  int64_t gemmFillEighths = 7;
   /// The target has sm_90a's warpgroup MMA, and gemm-wgmma: the GEMM runs
   /// on it where it serves the mat-mul.
   bool wgmma = false, gemmWgmma = true;
