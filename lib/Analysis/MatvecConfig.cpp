@@ -566,8 +566,9 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   MLIRContext *ctx = op->getContext();
   d.config = KernelConfigAttr::get(
       ctx, KernelVariant::GemmWgmma, tile, workgroup, 32, 1, 1, stages, 1, 0,
-      {}, 0, {}, /*dynamicShared=*/true, false, false, false, false, false,
-      /*loadBytes=*/pieceBytes);
+      {}, 0, {}, /*dynamicShared=*/true, false, false, false,
+      /*fuseSiblings=*/o.fuseSiblings && !staged,
+      /*fuseEpilogues=*/o.fuseEpilogues, /*loadBytes=*/pieceBytes);
   auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
   std::string weight;
   if (staged)
@@ -695,8 +696,9 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
         return generic(why + "; not the mma-sync GEMM: " + bad);
       d.config = KernelConfigAttr::get(
           ctx, KernelVariant::GemmMmaSync, tile, 32 * warps, 32, 1, 1, stages,
-          1, padBytes, {}, 0, {}, dynamicShared, false, false, false, false,
-          false, /*loadBytes=*/0);
+          1, padBytes, {}, 0, {}, dynamicShared, false, false, false,
+          /*fuseSiblings=*/false, /*fuseEpilogues=*/o.fuseEpilogues,
+          /*loadBytes=*/0);
       std::string unused;
       std::optional<BlockWeight> w = getBlockWeight(op, unused);
       auto elementType =

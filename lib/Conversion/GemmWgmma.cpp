@@ -97,9 +97,15 @@ struct WgmmaBuilder : cachet::GemmEmitter {
   /// workgroup-memory byte address `aStage` and the weight tile at
   /// `bStage` into `acc`, committed as one group.
   Value multiply(Value acc, Value aStage, Value bStage);
-  /// Stores (or adds) the warpgroup `group`'s accumulator `acc` into y.
+  /// Weights of the kernel (siblings over one x: `t.n / weights` rows of
+  /// each per tile).
+  int64_t weights = 1;
+  /// Rows of each weight per tile.
+  int64_t rowsPerWeight() const { return t.n / weights; }
+  /// Hands the warpgroup `group`'s accumulator `acc` to `store`, a pair
+  /// per weight.
   void store(Value acc, Value tid, Value group, Value firstM, Value firstN,
-             Value y, bool zeroInit);
+             const cachet::GemmStore &store);
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
@@ -122,7 +128,7 @@ struct WgmmaBuilder : cachet::GemmEmitter {
                                    NVVM::SharedSpace::shared_cta));
   }
 
-  void build(Value x, Value w, Value y, bool zeroInit);
+  void build(Value x, ArrayRef<Value> w, const cachet::GemmStore &store);
 };
 
 Value WgmmaBuilder::multiply(Value acc, Value aStage, Value bStage) {
@@ -147,27 +153,32 @@ Value WgmmaBuilder::multiply(Value acc, Value aStage, Value bStage) {
 }
 
 void WgmmaBuilder::store(Value acc, Value tid, Value group, Value firstM,
-                         Value firstN, Value y, bool zeroInit) {
+                         Value firstN, const cachet::GemmStore &store) {
   // Thread l of subgroup s of the warpgroup holds, for each n8 block j,
   // rows 16 s + l / 4 (values 4 j, 4 j + 1) and + 8 (4 j + 2, 4 j + 3),
-  // columns 8 j + 2 (l % 4) and the next.
+  // columns 8 j + 2 (l % 4) and the next. Weight i's rows are the tile's
+  // blocks from i rowsPerWeight() / 8 on.
   Type f32 = b.getF32Type();
   Value inGroup = rem(tid, 128);
   Value row0 = add(add(firstM, mul(group, 64)),
                    add(mul(div(inGroup, 32), 16), div(rem(inGroup, 32), 4)));
   Value col0 = add(firstN, mul(rem(inGroup, 4), 2));
   auto f32x2 = VectorType::get({2}, f32);
-  for (int64_t j = 0; j < t.n / 8; ++j)
+  int64_t blocksPerWeight = rowsPerWeight() / 8;
+  for (int64_t j = 0; j < blocksPerWeight; ++j)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = add(row0, 8 * h);
       Value col = add(col0, 8 * j);
-      Value pair = vector::BroadcastOp::create(
-          b, loc, f32x2,
-          LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h));
-      pair = vector::InsertOp::create(
-          b, loc, LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + 1),
-          pair, ArrayRef<int64_t>{1});
-      cachet::storeGemmPair(b, loc, y, row, col, pair, zeroInit);
+      SmallVector<Value> pairs;
+      for (int64_t i = 0; i < weights; ++i) {
+        int64_t at = 4 * (j + i * blocksPerWeight) + 2 * h;
+        Value pair = vector::BroadcastOp::create(
+            b, loc, f32x2, LLVM::ExtractValueOp::create(b, loc, acc, at));
+        pairs.push_back(vector::InsertOp::create(
+            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, at + 1), pair,
+            ArrayRef<int64_t>{1}));
+      }
+      cachet::emitGemmStore(b, loc, rowsM, rowsN, row, col, pairs, store);
     }
 }
 
@@ -228,7 +239,8 @@ void WgmmaBuilder::decodeBlocks(Value step, Value stage, Value slot,
   }
 }
 
-void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
+void WgmmaBuilder::build(Value x, ArrayRef<Value> w,
+                         const cachet::GemmStore &store) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -241,7 +253,8 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
       MemRefType::get({bStages, t.n, kStep}, half, nullptr, workgroup);
   int64_t aBytes = t.stages * t.m * kRowBytes;
   Value one = index(1);
-  int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
+  int64_t gridM = (rowsM + t.m - 1) / t.m,
+          gridN = (rowsN + rowsPerWeight() - 1) / rowsPerWeight();
   auto launch = gpu::LaunchOp::create(
       b, loc, index(gridM), index(gridN), one, index(threads), one, one,
       /*dynamicSharedMemorySize=*/
@@ -277,7 +290,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
 
   Value tid = launch.getThreadIds().x;
   Value firstM = mul(launch.getBlockIds().x, t.m);
-  Value firstN = mul(launch.getBlockIds().y, t.n);
+  Value firstN = mul(launch.getBlockIds().y, rowsPerWeight());
   Value group = div(tid, 128);
 
   auto copyStep = [&](Value step, Value stage, Value by) {
@@ -286,7 +299,9 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
     if (blocks)
       copyBlocks(firstN, step, stage, by, tokens);
     else
-      copyTile(w, rowsN, firstN, t.n, bTile, stage, step, by, tokens, true);
+      for (auto [i, weight] : llvm::enumerate(w))
+        copyTile(weight, rowsN, firstN, rowsPerWeight(), bTile, stage, step, by,
+                 tokens, true, i * rowsPerWeight());
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tokens);
   };
@@ -420,7 +435,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
             scf::YieldOp::create(b, loc, ValueRange{acc});
           });
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      store(loop.getResult(0), tid, group, firstM, firstN, y, zeroInit);
+      this->store(loop.getResult(0), tid, group, firstM, firstN, store);
     }
     gpu::TerminatorOp::create(b, loc);
     return;
@@ -490,7 +505,7 @@ void WgmmaBuilder::build(Value x, Value w, Value y, bool zeroInit) {
   nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(1),
                                    b.getI32IntegerAttr(0));
 
-  store(loop.getResult(0), tid, group, firstM, firstN, y, zeroInit);
+  this->store(loop.getResult(0), tid, group, firstM, firstN, store);
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -508,12 +523,14 @@ Value cachet::emitWgmmaDescriptor(OpBuilder &b, Location loc, Value address,
   return arith::OrIOp::create(b, loc, start, i64(fixed));
 }
 
-void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
-                            Value y, bool zeroInit, const GemmTiles &t,
+void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x,
+                            ArrayRef<Value> weights, const GemmStore &store,
+                            const GemmTiles &t,
                             const GemmStagedBlocks *blocks) {
   auto xType = cast<MemRefType>(x.getType());
   int64_t rowsN =
-      cast<MemRefType>((blocks ? blocks->bytes : w).getType()).getDimSize(0);
+      cast<MemRefType>((blocks ? blocks->bytes : weights.front()).getType())
+          .getDimSize(0);
   // The steps are 64 columns (one 128-byte swizzle row).
   cachet::GemmTiles tiles = t;
   tiles.k = kStep;
@@ -523,5 +540,6 @@ void cachet::buildGemmWgmma(OpBuilder &b, Location loc, Value x, Value w,
                   128 * (t.m / 64) + 128 * producers}};
   g.blocks = blocks;
   g.producers = producers;
-  g.build(x, w, y, zeroInit);
+  g.weights = static_cast<int64_t>(weights.size());
+  g.build(x, weights, store);
 }

@@ -283,22 +283,41 @@ struct LowerMatvecPass final
     });
     if (failedConfig)
       return signalPassFailure();
-    for (Operation *op : gemms) {
-      auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
-      std::string reason;
-      std::optional<cachet::BlockWeight> w = cachet::getBlockWeight(op, reason);
-      if (w && config.getLoadBytes() > 0) {
+    // The GEMMs: each with the GEMMs over the same x after it (siblings,
+    // wgmma) and an element-wise op over their results (the epilogue),
+    // where their configs allow it. A block weight the kernel decodes
+    // itself (load_bytes) is the member's blocks; any other is read from
+    // its dequantized copy, written by a kernel of its own.
+    {
+      llvm::DenseSet<Operation *> gemmSet(gemms.begin(), gemms.end());
+      llvm::DenseMap<Operation *, std::optional<cachet::BlockWeight>> copies;
+      for (Operation *op : gemms) {
+        auto config = op->getAttrOfType<cachet::KernelConfigAttr>(name);
+        std::string reason;
+        std::optional<cachet::BlockWeight> w =
+            cachet::getBlockWeight(op, reason);
         // whyNotMatvecConfig checked that the kernel decodes these blocks.
-        lowerGemm(op, config, &*w);
-        continue;
+        if (w && config.getLoadBytes() > 0)
+          blockWeights[op] = w;
+        else if (w)
+          copies[op] = w;
+        else if (!reason.empty())
+          op->emitRemark("cachet-lower-matvec: the GEMM's weight keeps its "
+                         "generic dequantization: ")
+              << reason;
       }
-      if (w)
-        lowerGemmWeightDequantize(*w, op);
-      else if (!reason.empty())
-        op->emitRemark("cachet-lower-matvec: the GEMM's weight keeps its "
-                       "generic dequantization: ")
-            << reason;
-      lowerGemm(op, config);
+      AliasAnalysis gemmAliases(getOperation());
+      SmallVector<Group> gemmGroups;
+      llvm::DenseSet<Operation *> grouped;
+      for (Operation *op : gemms)
+        if (!grouped.contains(op))
+          gemmGroups.push_back(
+              formGroup(op, gemmSet, grouped, gemmAliases, /*gemm=*/true));
+      for (Operation *op : gemms)
+        if (std::optional<cachet::BlockWeight> w = copies.lookup(op))
+          lowerGemmWeightDequantize(*w, op);
+      for (Group &group : gemmGroups)
+        lowerGemm(group);
     }
     AliasAnalysis aliases(getOperation());
     SmallVector<Group> groups;
@@ -318,14 +337,102 @@ struct LowerMatvecPass final
     }
   }
 
-  /// Replaces the mat-mul `op` (and its zero fill) by the mma-sync GEMM of
-  /// `config` (MmaSync.h). With `blocks` (the wgmma GEMM with load_bytes)
-  /// the kernel decodes the block weight itself: the dequantize, and the
-  /// copy it wrote, are erased.
-  static void lowerGemm(Operation *op, cachet::KernelConfigAttr config,
-                        const cachet::BlockWeight *blocks = nullptr) {
-    cachet::MatvecOperands operands = *cachet::getMatvecOperands(op);
-    linalg::FillOp fill = getZeroFill(op);
+  /// Whether the kernel of `group` must still store the result of `m`: it
+  /// is read by more than the member, its zero fill, the group's epilogues
+  /// and deallocs, or is not a buffer of its own.
+  static bool storesResult(const Member &m, const RowClass &c) {
+    Value y = m.getOutput();
+    if (c.epilogues.empty() || !y.getDefiningOp<memref::AllocOp>())
+      return true;
+    return llvm::any_of(y.getUsers(), [&](Operation *user) {
+      return user != m.op && user != m.fill && !isa<memref::DeallocOp>(user) &&
+             !llvm::is_contained(c.epilogues, user);
+    });
+  }
+
+  /// The GEMM's sums as `vector<2xT>` loads of `buffer` at (row, col) and
+  /// (row, col + 1): one vector load where its rows are contiguous.
+  static Value loadPair(OpBuilder &b, Location loc, Value buffer, Value row,
+                        Value col) {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto pairType = VectorType::get({2}, type.getElementType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (succeeded(type.getStridesAndOffset(strides, offset)) &&
+        strides.back() == 1) {
+      auto load = vector::LoadOp::create(b, loc, pairType, buffer,
+                                         ValueRange{row, col});
+      if (type.getLayout().isIdentity())
+        load.setAlignment(2 * type.getElementTypeBitWidth() / 8);
+      return load;
+    }
+    Value next = arith::AddIOp::create(
+        b, loc, col, arith::ConstantIndexOp::create(b, loc, 1));
+    return vector::FromElementsOp::create(
+        b, loc, pairType,
+        ValueRange{
+            memref::LoadOp::create(b, loc, buffer, ValueRange{row, col}),
+            memref::LoadOp::create(b, loc, buffer, ValueRange{row, next})});
+  }
+
+  /// Emits the element-wise `generic` at (row, col) and (row, col + 1) of a
+  /// GEMM's results: its inputs the pairs `results` maps their buffers to
+  /// (other buffers read as pairs, a residual), its body once per column,
+  /// its result stored as one pair (and mapped, for a later epilogue).
+  static void emitPairEpilogue(OpBuilder &b, Location loc,
+                               linalg::GenericOp generic, IRMapping &results,
+                               Value row, Value col) {
+    Block *body = generic.getBody();
+    SmallVector<std::pair<BlockArgument, Value>> pairs, scalars;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      Value value = results.lookupOrNull(input->get());
+      if (!value && isa<MemRefType>(input->get().getType()))
+        value = loadPair(b, loc, input->get(), row, col);
+      BlockArgument arg = generic.getMatchingBlockArgument(input);
+      if (value)
+        pairs.push_back({arg, value});
+      else
+        scalars.push_back({arg, input->get()});
+    }
+    OpOperand *init = generic.getDpsInitOperand(0);
+    BlockArgument outArg = generic.getMatchingBlockArgument(init);
+    if (!outArg.use_empty())
+      pairs.push_back({outArg, loadPair(b, loc, init->get(), row, col)});
+    SmallVector<Value, 2> values;
+    for (int64_t e = 0; e < 2; ++e) {
+      IRMapping mapping;
+      for (auto [arg, pair] : pairs)
+        mapping.map(
+            arg, vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}));
+      for (auto [arg, scalar] : scalars)
+        mapping.map(arg, scalar);
+      for (Operation &op : body->without_terminator())
+        b.clone(op, mapping);
+      values.push_back(
+          mapping.lookupOrDefault(body->getTerminator()->getOperand(0)));
+    }
+    auto outType = cast<MemRefType>(init->get().getType());
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, outType.getElementType()), values);
+    auto store = vector::StoreOp::create(b, loc, pair, init->get(),
+                                         ValueRange{row, col});
+    store.setAlignment(2 * outType.getElementTypeBitWidth() / 8);
+    results.map(init->get(), pair);
+  }
+
+  /// Replaces the mat-muls of `group` (one, or siblings over the same x on
+  /// the wgmma GEMM), their zero fills and epilogues by the GEMM of their
+  /// config (MmaSync.h), where the group's anchor is. A member with blocks
+  /// (the wgmma GEMM with load_bytes) decodes its block weight itself: the
+  /// dequantize, and the copy it wrote, are erased. A result that only the
+  /// epilogues read is not written.
+  void lowerGemm(Group &group) {
+    RowClass &c = group.classes.front();
+    const Member &first = c.members.front();
+    auto config = first.op->getAttrOfType<cachet::KernelConfigAttr>(
+        cachet::CachetDialect::getKernelConfigAttrName());
+    const cachet::BlockWeight *blocks = first.blocks ? &*first.blocks : nullptr;
+    cachet::MatvecOperands operands = first.operands;
     cachet::GemmTiles tiles;
     tiles.m = config.getTile()[0];
     tiles.n = config.getTile()[1];
@@ -340,6 +447,7 @@ struct LowerMatvecPass final
       tiles.k = 64;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
+    int64_t weights = static_cast<int64_t>(c.members.size());
     // With blocks (only the wgmma GEMM takes load_bytes): what the kernel
     // copies and decodes, and who decodes it.
     cachet::GemmStagedBlocks staged;
@@ -362,11 +470,14 @@ struct LowerMatvecPass final
       tiles.stagedRowBytes = staged.pitch();
       tiles.producers = (config.getWorkgroup() - 2 * tiles.m) / 128;
     }
-    InFlightDiagnostic diag = op->emitRemark("cachet-lower-matvec: ")
+    SmallVector<bool> stores;
+    for (const Member &m : c.members)
+      stores.push_back(storesResult(m, c));
+    InFlightDiagnostic diag = first.op->emitRemark("cachet-lower-matvec: ")
                               << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
-         << llvm::divideCeil(w.getDimSize(0), tiles.n) << " workgroups of "
-         << (wgmma ? tiles.m / 64 : tiles.subgroups)
+         << llvm::divideCeil(w.getDimSize(0), tiles.n / weights)
+         << " workgroups of " << (wgmma ? tiles.m / 64 : tiles.subgroups)
          << (wgmma ? " warpgroups" : " subgroups") << ", each a " << tiles.m
          << " x " << tiles.n << " tile over " << x.getDimSize(1)
          << " columns in steps of " << tiles.k << " (" << tiles.stages
@@ -375,8 +486,19 @@ struct LowerMatvecPass final
       diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
            << " bytes of dynamic workgroup memory";
     diag << ")";
-    if (fill)
+    if (first.fill)
       diag << "; the zero fill of the result is done in the kernel";
+    if (weights > 1)
+      diag << "; one kernel for " << weights
+           << " mat-muls over the same x, each tile " << tiles.n / weights
+           << " rows of each weight";
+    if (!c.epilogues.empty()) {
+      diag << "; " << c.epilogues.size()
+           << " element-wise op(s) over the results in its epilogue";
+      int64_t unstored = llvm::count(stores, false);
+      if (unstored > 0)
+        diag << ", " << unstored << " f32 result(s) never written";
+    }
     if (blocks)
       diag << "; the " << blocks->block.getFormatName()
            << " weight decoded in the kernel from its blocks' "
@@ -384,19 +506,60 @@ struct LowerMatvecPass final
            << (tiles.producers > 0 ? " by producer warpgroups" : "")
            << " (its dequantized copy erased)";
     diag.report();
-    OpBuilder b(op);
-    if (wgmma)
-      cachet::buildGemmWgmma(b, op->getLoc(), operands.x, operands.weight,
-                             operands.y, static_cast<bool>(fill), tiles,
+    for (linalg::GenericOp generic : c.epilogues)
+      generic.emitRemark("cachet-lower-matvec: done by the GEMM kernel "
+                         "before it, on the sums each thread stores");
+
+    cachet::GemmStore store = [&](OpBuilder &sb, Location loc, Value row,
+                                  Value col, ArrayRef<Value> pairs) {
+      IRMapping results;
+      for (auto [m, pair, stored] : llvm::zip(c.members, pairs, stores)) {
+        Value y = m.getOutput();
+        Value sum = pair;
+        if (!m.fill) {
+          auto old = vector::LoadOp::create(sb, loc, pair.getType(), y,
+                                            ValueRange{row, col});
+          old.setAlignment(8);
+          sum = arith::AddFOp::create(sb, loc, old, pair);
+        }
+        if (stored) {
+          auto st =
+              vector::StoreOp::create(sb, loc, sum, y, ValueRange{row, col});
+          st.setAlignment(8);
+        }
+        results.map(y, sum);
+      }
+      for (linalg::GenericOp generic : c.epilogues)
+        emitPairEpilogue(sb, loc, generic, results, row, col);
+    };
+    OpBuilder b(group.anchor);
+    Location loc = first.op->getLoc();
+    if (wgmma) {
+      SmallVector<Value> matrices;
+      for (const Member &m : c.members)
+        matrices.push_back(m.getMatrix());
+      cachet::buildGemmWgmma(b, loc, operands.x, matrices, store, tiles,
                              blocks ? &staged : nullptr);
-    else
-      cachet::buildGemmMmaSync(b, op->getLoc(), operands.x, operands.weight,
-                               operands.y, static_cast<bool>(fill), tiles);
-    op->erase();
-    if (fill)
-      fill.erase();
-    if (blocks)
-      eraseDequantizedCopy(*blocks);
+    } else {
+      cachet::buildGemmMmaSync(b, loc, operands.x, operands.weight, store,
+                               tiles);
+    }
+    for (linalg::GenericOp generic : c.epilogues)
+      generic.erase();
+    for (auto [m, stored] : llvm::zip(c.members, stores)) {
+      m.op->erase();
+      if (m.fill)
+        m.fill.erase();
+      if (m.blocks)
+        eraseDequantizedCopy(*m.blocks);
+      if (stored)
+        continue;
+      // Nothing reads the result any more: its buffer and deallocs go.
+      Value y = m.getOutput();
+      for (Operation *user : llvm::make_early_inc_range(y.getUsers()))
+        user->erase();
+      y.getDefiningOp()->erase();
+    }
   }
 
   /// Erases `w`'s dequantize and, where nothing else uses it, the buffer
@@ -492,15 +655,18 @@ struct LowerMatvecPass final
   /// Starts a group at `first` and adds what follows it in its block: the
   /// mat-vecs over the same x (fuse-siblings) and then an element-wise op
   /// over their results (fuse-epilogues), as long as the ops in between may
-  /// run before the kernel.
+  /// run before the kernel. With `gemm` the candidates are GEMMs: siblings
+  /// only on the wgmma GEMM, of the same rows, each taking an equal part
+  /// of a tile's weight rows (a multiple of 8).
   Group formGroup(Operation *first,
                   const llvm::DenseSet<Operation *> &candidates,
-                  llvm::DenseSet<Operation *> &grouped,
-                  AliasAnalysis &aliases) {
+                  llvm::DenseSet<Operation *> &grouped, AliasAnalysis &aliases,
+                  bool gemm = false) {
     auto config = first->getAttrOfType<cachet::KernelConfigAttr>(
         cachet::CachetDialect::getKernelConfigAttrName());
     bool fuseSiblings = config.getFuseSiblings();
     bool fuseEpilogues = config.getFuseEpilogues();
+    StringRef kind = gemm ? "mat-mul" : "mat-vec";
     Group group;
     group.x = cachet::getMatvecOperands(first)->x;
     group.anchor = first;
@@ -528,12 +694,21 @@ struct LowerMatvecPass final
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
       std::optional<cachet::MatvecOperands> next =
           cachet::getMatvecOperands(op);
+      auto gemmSibling = [&] {
+        int64_t parts = static_cast<int64_t>(members.size()) + 1;
+        return config.getVariant() == cachet::KernelVariant::GemmWgmma &&
+               !blockWeights.lookup(op) && !members.front().blocks &&
+               cast<MemRefType>(next->weight.getType()).getDimSize(0) ==
+                   members.front().getRows() &&
+               config.getTile()[1] % (8 * parts) == 0;
+      };
       if (next && candidates.contains(op) && fuseSiblings &&
           next->x == group.x &&
           blockTypeOf(op) == members.front().getBlockType() &&
           op->getAttr(cachet::CachetDialect::getKernelConfigAttrName()) ==
               first->getAttr(
-                  cachet::CachetDialect::getKernelConfigAttrName())) {
+                  cachet::CachetDialect::getKernelConfigAttrName()) &&
+          (!gemm || gemmSibling())) {
         Member sibling{op, *next, {}, blockWeights.lookup(op)};
         // Blocks of one kernel run in any order: no mat-vec may write what
         // another reads or writes.
@@ -553,9 +728,8 @@ struct LowerMatvecPass final
           add(op);
           continue;
         }
-        op->emitRemark("cachet-lower-matvec: not in one kernel with the "
-                       "mat-vec before it over the same x: ")
-            << conflict;
+        op->emitRemark("cachet-lower-matvec: not in one kernel with the ")
+            << kind << " before it over the same x: " << conflict;
         break;
       }
       if (auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -568,8 +742,8 @@ struct LowerMatvecPass final
         }
         if (!reason.empty()) {
           generic.emitRemark("cachet-lower-matvec: not in the epilogue of "
-                             "the mat-vec kernel before it: ")
-              << reason;
+                             "the ")
+              << kind << " kernel before it: " << reason;
           break;
         }
       }
@@ -592,10 +766,9 @@ struct LowerMatvecPass final
         if (!candidates.contains(later))
           continue;
         if (fuseSiblings && cachet::getMatvecOperands(later)->x == group.x)
-          op->emitRemark("cachet-lower-matvec: the mat-vec kernel before it "
-                         "is not joined with the mat-vec over the same x "
-                         "after it: ")
-              << conflict;
+          op->emitRemark("cachet-lower-matvec: the ")
+              << kind << " kernel before it is not joined with the " << kind
+              << " over the same x after it: " << conflict;
         break;
       }
       break;

@@ -74,26 +74,19 @@ Value cachet::emitPackedMmaSync(OpBuilder &b, Location loc, Value a, Value bOp,
   return result;
 }
 
-void cachet::storeGemmPair(OpBuilder &b, Location loc, Value y, Value row,
-                           Value col, Value pair, bool zeroInit) {
-  auto yType = cast<MemRefType>(y.getType());
-  auto bound = [&](Value v, int64_t dim) {
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ult, v,
-        arith::ConstantIndexOp::create(b, loc, yType.getDimSize(dim)));
+void cachet::emitGemmStore(OpBuilder &b, Location loc, int64_t rows,
+                           int64_t columns, Value row, Value col,
+                           ArrayRef<Value> pairs, const GemmStore &store) {
+  auto bound = [&](Value v, int64_t size) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 arith::ConstantIndexOp::create(b, loc, size));
   };
-  Value inside = arith::AndIOp::create(b, loc, bound(row, 0), bound(col, 1));
-  auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+  Value inside =
+      arith::AndIOp::create(b, loc, bound(row, rows), bound(col, columns));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
   OpBuilder::InsertionGuard inner(b);
-  b.setInsertionPointToStart(&store.getThenRegion().front());
-  if (!zeroInit) {
-    auto old =
-        vector::LoadOp::create(b, loc, pair.getType(), y, ValueRange{row, col});
-    old.setAlignment(8);
-    pair = arith::AddFOp::create(b, loc, old, pair);
-  }
-  auto st = vector::StoreOp::create(b, loc, pair, y, ValueRange{row, col});
-  st.setAlignment(8);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  store(b, loc, row, col, pairs);
 }
 
 Value cachet::GemmEmitter::index(int64_t v) {
@@ -118,7 +111,8 @@ Value cachet::GemmEmitter::rem(Value x, int64_t y) {
 void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
                                    int64_t rows, Value tile, Value stage,
                                    Value step, Value tid,
-                                   SmallVector<Value> &tokens, bool swizzle) {
+                                   SmallVector<Value> &tokens, bool swizzle,
+                                   int64_t tileRow) {
   int64_t perRow = t.k / 8;
   for (int64_t p = 0; p < rows * perRow; p += threads) {
     Value piece = add(tid, p);
@@ -133,7 +127,7 @@ void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
         swizzle ? mul(arith::XOrIOp::create(b, loc, part, rem(row, 8)), 8)
                 : col;
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tile, ValueRange{stage, row, dstCol}, source,
+        b, loc, tile, ValueRange{stage, add(row, tileRow), dstCol}, source,
         ValueRange{at, srcCol}, b.getIndexAttr(8), /*srcElements=*/Value(),
         b.getUnitAttr()));
   }
@@ -153,10 +147,10 @@ struct GemmBuilder : cachet::GemmEmitter {
         .getResult();
   }
 
-  void build(Value x, Value w, Value y, bool zeroInit);
+  void build(Value x, Value w, const cachet::GemmStore &store);
 };
 
-void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
+void GemmBuilder::build(Value x, Value w, const cachet::GemmStore &store) {
   MLIRContext *ctx = b.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -283,7 +277,7 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
         Value col = add(add(firstN, warpN), add(q, 8 * j));
         Value sum = vector::ExtractOp::create(
             b, loc, loop.getResult(blocksN * i + j), ArrayRef<int64_t>{h});
-        cachet::storeGemmPair(b, loc, y, row, col, sum, zeroInit);
+        cachet::emitGemmStore(b, loc, rowsM, rowsN, row, col, sum, store);
       }
   gpu::TerminatorOp::create(b, loc);
 }
@@ -291,11 +285,11 @@ void GemmBuilder::build(Value x, Value w, Value y, bool zeroInit) {
 } // namespace
 
 void cachet::buildGemmMmaSync(OpBuilder &b, Location loc, Value x, Value w,
-                              Value y, bool zeroInit, const GemmTiles &t) {
+                              const GemmStore &store, const GemmTiles &t) {
   auto xType = cast<MemRefType>(x.getType());
   auto wType = cast<MemRefType>(w.getType());
   GemmBuilder g{{b, loc, t, xType.getElementType(), xType.getDimSize(0),
                  wType.getDimSize(0), xType.getDimSize(1), 32 * t.subgroups},
                 t.k + t.padBytes / 2};
-  g.build(x, w, y, zeroInit);
+  g.build(x, w, store);
 }

@@ -14,6 +14,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <functional>
+
 namespace cachet {
 
 /// The m16n8k16 multiply-accumulate `acc + a b` of f16 or bf16 fragments
@@ -110,35 +112,42 @@ struct GemmEmitter {
   /// `stage` of `tile` ([stages][rows][pitch]): 16-byte pieces, piece p of
   /// the workgroup's threads' p, p + threads, ...; with `swizzle` (64
   /// columns) piece c of row r at piece c ^ (r % 8) of the row (wgmma's
-  /// 128-byte swizzle).
+  /// 128-byte swizzle). The rows go to the tile's rows from `tileRow` (a
+  /// multiple of 8) on.
   void copyTile(mlir::Value source, int64_t count, mlir::Value first,
                 int64_t rows, mlir::Value tile, mlir::Value stage,
                 mlir::Value step, mlir::Value tid,
-                llvm::SmallVector<mlir::Value> &tokens, bool swizzle);
+                llvm::SmallVector<mlir::Value> &tokens, bool swizzle,
+                int64_t tileRow = 0);
 };
 
-/// Stores a GEMM's f32 `pair` (vector<2xf32>, columns `col` and `col + 1`
-/// of row `row`) into `y` where the row and column lie inside it, added to
-/// y's values unless `zeroInit`.
-void storeGemmPair(mlir::OpBuilder &b, mlir::Location loc, mlir::Value y,
-                   mlir::Value row, mlir::Value col, mlir::Value pair,
-                   bool zeroInit);
+/// What a GEMM kernel does with its results: called, inside the result's
+/// bounds, with row `row`, columns `col` and `col + 1` (col even) and the
+/// f32 sums there (vector<2xf32>), one per weight of the kernel.
+using GemmStore =
+    std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value row,
+                       mlir::Value col, mlir::ArrayRef<mlir::Value> pairs)>;
 
-/// Emits, at `b`'s insertion point, the gpu.launch of
-/// `y[i][j] = (zeroInit ? 0 : y[i][j]) + sum_c x[i][c] w[j][c]`: x [M][K]
-/// and w [N][K] of one 16-bit float type (strided memrefs, unit inner
-/// stride, rows 16-byte aligned), y [M][N] f32; K a multiple of `t.k`,
-/// N even. Workgroup (bx, by) computes the `t.m x t.n` tile at rows
-/// `bx t.m` of x and `by t.n` of w (the x tiles of one weight tile run
-/// side by side, so each weight byte is read from memory about once); its
-/// steps of `t.k` columns are copied by nvgpu.device_async_copy into
-/// `t.stages` buffers of workgroup memory (`t.stages - 1` steps ahead),
-/// read by nvgpu.ldmatrix and multiplied on m16n8k16 mma.sync with f32
-/// accumulators in registers, over the columns in order (so every tiling
-/// gives the same bytes).
-/// Rows past M or N are read clamped and never stored.
+/// Calls `store` with `pairs` (columns `col` and `col + 1` of row `row`)
+/// where the row lies inside `rows` and the column inside `columns`.
+void emitGemmStore(mlir::OpBuilder &b, mlir::Location loc, int64_t rows,
+                   int64_t columns, mlir::Value row, mlir::Value col,
+                   mlir::ArrayRef<mlir::Value> pairs, const GemmStore &store);
+
+/// Emits, at `b`'s insertion point, the gpu.launch of the sums
+/// `sum_c x[i][c] w[j][c]`, handed to `store` in pairs: x [M][K] and w
+/// [N][K] of one 16-bit float type (strided memrefs, unit inner stride,
+/// rows 16-byte aligned); K a multiple of `t.k`, N even. Workgroup (bx, by)
+/// computes the `t.m x t.n` tile at rows `bx t.m` of x and `by t.n` of w (the x
+/// tiles of one weight tile run side by side, so each weight byte is read from
+/// memory about once); its steps of `t.k` columns are copied by
+/// nvgpu.device_async_copy into `t.stages` buffers of workgroup memory
+/// (`t.stages - 1` steps ahead), read by nvgpu.ldmatrix and multiplied on
+/// m16n8k16 mma.sync with f32 accumulators in registers, over the columns in
+/// order (so every tiling gives the same bytes). Rows past M or N are read
+/// clamped and never stored.
 void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                      mlir::Value w, mlir::Value y, bool zeroInit,
+                      mlir::Value w, const GemmStore &store,
                       const GemmTiles &t);
 
 /// The same product on sm_90a warpgroup MMA (GemmWgmma.cpp): workgroup
@@ -148,11 +157,16 @@ void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// wgmma's 128-byte swizzle, each warpgroup's m64 x n accumulator in
 /// registers, multiplied by wgmma.mma_async (m64nNk16, f32 accumulators)
 /// over the columns in order; K a multiple of 64, N even.
-/// With `blocks`, `w` is not read: the weight's values are decoded from
-/// `blocks` in the kernel (t.stagedRowBytes its pitch(), t.producers the
-/// producer warpgroups).
+/// With several `weights` (of one shape; siblings over the same x), the
+/// tile's `t.n` rows are `t.n / weights.size()` rows of each (a multiple
+/// of 8), at the same rows of each weight: `store` gets one pair per
+/// weight, the sums of the same row and columns (the same thread holds
+/// them).
+/// With `blocks` (one weight), the weight is not read: the weight's values are
+/// decoded from `blocks` in the kernel (t.stagedRowBytes its pitch(),
+/// t.producers the producer warpgroups).
 void buildGemmWgmma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                    mlir::Value w, mlir::Value y, bool zeroInit,
+                    mlir::ArrayRef<mlir::Value> weights, const GemmStore &store,
                     const GemmTiles &t,
                     const GemmStagedBlocks *blocks = nullptr);
 

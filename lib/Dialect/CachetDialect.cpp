@@ -312,11 +312,15 @@ LogicalResult KernelConfigAttr::verify(
                     << loadBytes;
     if (vectorWidth != 1 || rowBlocks != 1 || split != 1 || !loads.empty() ||
         minWorkgroupsPerSM != 0 || !resident.empty() || warpSync ||
-        lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
+        lazyRescale || stageX ||
         (loadBytes != 0 && variant != KernelVariant::GemmWgmma))
       return fail() << "the GEMM takes only 'tile', 'workgroup', "
-                       "'subgroup', 'stages', 'pad_bytes' and "
-                       "'dynamic_shared' (and the wgmma GEMM 'load_bytes')";
+                       "'subgroup', 'stages', 'pad_bytes', 'dynamic_shared' "
+                       "and 'fuse_epilogues' (and the wgmma GEMM "
+                       "'load_bytes' and 'fuse_siblings')";
+    if (fuseSiblings && (variant != KernelVariant::GemmWgmma || loadBytes != 0))
+      return fail() << "'fuse_siblings' needs the wgmma GEMM over a float "
+                       "weight (no 'load_bytes'): siblings share its tiles";
     return success();
   }
   if (decode && loadBytes != 0 &&

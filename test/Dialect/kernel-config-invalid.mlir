@@ -281,10 +281,30 @@ func.func @gemm_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: 
 // -----
 
 func.func @gemm_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
-  // expected-error @+3 {{the GEMM takes only 'tile', 'workgroup', 'subgroup', 'stages', 'pad_bytes' and 'dynamic_shared'}}
+  // expected-error @+3 {{the GEMM takes only 'tile', 'workgroup', 'subgroup', 'stages', 'pad_bytes', 'dynamic_shared' and 'fuse_epilogues' (and the wgmma GEMM 'load_bytes' and 'fuse_siblings')}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 2, stage_x = true>}
+  return
+}
+
+// -----
+
+func.func @gemm_mma_siblings(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'fuse_siblings' needs the wgmma GEMM over a float weight (no 'load_bytes'): siblings share its tiles}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 2, fuse_siblings = true>}
+  return
+}
+
+// -----
+
+func.func @gemm_wgmma_blocks_siblings(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'fuse_siblings' needs the wgmma GEMM over a float weight (no 'load_bytes'): siblings share its tiles}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 4, dynamic_shared = true, fuse_siblings = true, load_bytes = 16>}
   return
 }
 

@@ -1385,6 +1385,41 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     // packed memref<384x272xi8>, decoded, nvvm.wgmma.mma_async.
     ```
 
+    The GEMMs take `fuse-siblings` and `fuse-epilogues` from their configs
+    too, with the conditions above. The element-wise op runs where each
+    thread stores a pair of sums (row r, columns c and c + 1): its inputs
+    read as pairs, its body cloned per column, its result stored as one
+    pair; a GEMM result that nothing but the op reads (its buffer's
+    other users the mat-mul, its zero fill and deallocs) is never written,
+    and its buffer goes. The wgmma GEMM also takes the mat-muls after it
+    over the same x with the same weight rows (gate and up; K and V), where
+    the tile's weight rows divide among them in multiples of 8: tile row
+    i of weight j is row `by tile[1] / n + i` of it, so one thread holds
+    the sums of every weight at a row and column, which the epilogue
+    combines (`silu(gate) * up` straight from the accumulators):
+
+    ```mlir
+    // Before (a prefill's gate, up and GLU):
+    linalg.fill ins(%zero : f32) outs(%g : memref<512x14336xf32>)
+    linalg.matmul {cachet.kernel_config = #cachet.kernel_config<
+        variant = gemm_wgmma, tile = [128, 256], workgroup = 256,
+        subgroup = 32, stages = 4, dynamic_shared = true,
+        fuse_siblings = true, fuse_epilogues = true>}
+        ins(%x, %Wg : memref<512x4096xbf16>, memref<14336x4096xbf16>)
+        outs(%g : memref<512x14336xf32>)
+    linalg.fill ins(%zero : f32) outs(%u : memref<512x14336xf32>)
+    linalg.matmul {... the same config ...}
+        ins(%x, %Wu : memref<512x4096xbf16>, memref<14336x4096xbf16>)
+        outs(%u : memref<512x14336xf32>)
+    linalg.generic {indexing_maps = [#id, #id, #id], ...}
+        ins(%g, %u : memref<512x14336xf32>, memref<512x14336xf32>)
+        outs(%h : memref<512x14336xbf16>) { ... silu(gate) * up, truncf ... }
+    // After: one gpu.launch of 4 x 112 workgroups, each tile 128 rows of
+    // each weight; m64n256k16 wgmma; per pair of sums the silu, the
+    // product and one vector.store of vector<2xbf16> into %h. %g and %u
+    // are no longer allocated.
+    ```
+
     Each decision is a remark: the kernel of each mat-vec, which mat-vecs
     share a kernel, which generic is an epilogue, and why a mat-vec or
     generic that reads the group's values was not fused.

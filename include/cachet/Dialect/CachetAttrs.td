@@ -276,6 +276,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     * `fuse_siblings`, `fuse_epilogues` (false): the mat-vec may share one
       kernel with the mat-vecs over the same x after it (of equal configs),
       and an element-wise op over their results may run in its epilogue.
+      On the GEMMs: the wgmma GEMM may compute the mat-muls of the same
+      weight rows over the same x after it in one kernel (each tile an
+      equal part of each weight's rows), and either GEMM may do an
+      element-wise op over its results (`silu(gate) * up`, a residual) as
+      it stores them, writing no f32 result that only that op reads.
 
     ```mlir
     %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
