@@ -178,6 +178,39 @@ func.func @indexed(%x: memref<2x512xf32>, %y: memref<2xf32>) {
 
 // -----
 
+// 16 whole rounds (a prefill's RMSNorm: rows of 4096 at 256 threads) are
+// still loaded together; 32 are a loop of one load per iteration.
+// CHECK-LABEL: func.func @sixteen_rounds
+// CHECK-NOT: scf.for
+// CHECK-COUNT-16: memref.load %{{.*}} : memref<4x1024xf32>
+// CHECK-NOT: scf.for
+// CHECK: gpu.terminator
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<4x2048xf32>
+func.func @sixteen_rounds(%x: memref<4x1024xf32>, %y: memref<4xf32>, %x2: memref<4x2048xf32>, %y2: memref<4xf32>) {
+  // expected-remark @below {{its 16 terms per thread loaded together (whole rounds)}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x1024xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %out, %in : f32
+    linalg.yield %sum : f32
+  }
+  // expected-remark @below {{4 workgroups of 64 threads}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x2 : memref<4x2048xf32>) outs(%y2 : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sum = arith.addf %out, %in : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
 // Negative: short rows keep one thread per output.
 // CHECK-LABEL: func.func @short
 // CHECK: linalg.generic
