@@ -375,51 +375,6 @@ struct LowerMatvecPass final
             memref::LoadOp::create(b, loc, buffer, ValueRange{row, next})});
   }
 
-  /// Emits the element-wise `generic` at (row, col) and (row, col + 1) of a
-  /// GEMM's results: its inputs the pairs `results` maps their buffers to
-  /// (other buffers read as pairs, a residual), its body once per column,
-  /// its result stored as one pair (and mapped, for a later epilogue).
-  static void emitPairEpilogue(OpBuilder &b, Location loc,
-                               linalg::GenericOp generic, IRMapping &results,
-                               Value row, Value col) {
-    Block *body = generic.getBody();
-    SmallVector<std::pair<BlockArgument, Value>> pairs, scalars;
-    for (OpOperand *input : generic.getDpsInputOperands()) {
-      Value value = results.lookupOrNull(input->get());
-      if (!value && isa<MemRefType>(input->get().getType()))
-        value = loadPair(b, loc, input->get(), row, col);
-      BlockArgument arg = generic.getMatchingBlockArgument(input);
-      if (value)
-        pairs.push_back({arg, value});
-      else
-        scalars.push_back({arg, input->get()});
-    }
-    OpOperand *init = generic.getDpsInitOperand(0);
-    BlockArgument outArg = generic.getMatchingBlockArgument(init);
-    if (!outArg.use_empty())
-      pairs.push_back({outArg, loadPair(b, loc, init->get(), row, col)});
-    SmallVector<Value, 2> values;
-    for (int64_t e = 0; e < 2; ++e) {
-      IRMapping mapping;
-      for (auto [arg, pair] : pairs)
-        mapping.map(
-            arg, vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}));
-      for (auto [arg, scalar] : scalars)
-        mapping.map(arg, scalar);
-      for (Operation &op : body->without_terminator())
-        b.clone(op, mapping);
-      values.push_back(
-          mapping.lookupOrDefault(body->getTerminator()->getOperand(0)));
-    }
-    auto outType = cast<MemRefType>(init->get().getType());
-    Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, outType.getElementType()), values);
-    auto store = vector::StoreOp::create(b, loc, pair, init->get(),
-                                         ValueRange{row, col});
-    store.setAlignment(2 * outType.getElementTypeBitWidth() / 8);
-    results.map(init->get(), pair);
-  }
-
   /// Replaces the mat-muls of `group` (one, or siblings over the same x on
   /// the wgmma GEMM), their zero fills and epilogues by the GEMM of their
   /// config (MmaSync.h), where the group's anchor is. A member with blocks
@@ -530,7 +485,7 @@ struct LowerMatvecPass final
         results.map(y, sum);
       }
       for (linalg::GenericOp generic : c.epilogues)
-        emitPairEpilogue(sb, loc, generic, results, row, col);
+        emitEpilogue(sb, loc, generic, results, {row, col}, /*width=*/2);
     };
     OpBuilder b(group.anchor);
     Location loc = first.op->getLoc();
@@ -694,11 +649,12 @@ struct LowerMatvecPass final
     for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
       std::optional<cachet::MatvecOperands> next =
           cachet::getMatvecOperands(op);
+      // A GEMM config with fuse_siblings is the wgmma GEMM over float
+      // weights (verified): the siblings need the same rows, each an equal
+      // part of the tile's, a multiple of 8.
       auto gemmSibling = [&] {
         int64_t parts = static_cast<int64_t>(members.size()) + 1;
-        return config.getVariant() == cachet::KernelVariant::GemmWgmma &&
-               !blockWeights.lookup(op) && !members.front().blocks &&
-               cast<MemRefType>(next->weight.getType()).getDimSize(0) ==
+        return cast<MemRefType>(next->weight.getType()).getDimSize(0) ==
                    members.front().getRows() &&
                config.getTile()[1] % (8 * parts) == 0;
       };
@@ -1953,32 +1909,66 @@ struct LowerMatvecPass final
     return vector::FromElementsOp::create(b, loc, f32Vec, rounded);
   }
 
-  /// Emits the body of the element-wise `generic` at `at` (the row; a
-  /// mat-mul's row of x and row), its inputs the values `results` maps their
-  /// buffers to (other buffers loaded at `at`), and stores its result.
+  /// Emits the body of the element-wise `generic` at `width` (1, or 2 for
+  /// a GEMM's pair of sums) consecutive elements from `at` (the row; a
+  /// mat-mul's row of x and row): its inputs the values `results` maps their
+  /// buffers to (scalars, or vector<2xT> pairs), other buffers loaded there
+  /// (a residual), its body once per element, its result stored there (a
+  /// pair by one vector store) and mapped in `results`.
   static void emitEpilogue(OpBuilder &b, Location loc,
-                           linalg::GenericOp generic, const IRMapping &results,
-                           ValueRange at) {
+                           linalg::GenericOp generic, IRMapping &results,
+                           ValueRange at, int64_t width = 1) {
+    auto load = [&](Value buffer) -> Value {
+      if (width == 1)
+        return memref::LoadOp::create(b, loc, buffer, at);
+      return loadPair(b, loc, buffer, at[0], at[1]);
+    };
     Block *body = generic.getBody();
-    IRMapping mapping;
+    // The block arguments taking a value per element, and the others
+    // (scalars).
+    SmallVector<std::pair<BlockArgument, Value>> loaded, scalars;
     for (OpOperand *input : generic.getDpsInputOperands()) {
-      // A result of the kernel, else a buffer read at the row (a residual),
+      // A result of the kernel, else a buffer read at `at` (a residual),
       // else a scalar.
       Value value = results.lookupOrNull(input->get());
       if (!value && isa<MemRefType>(input->get().getType()))
-        value = memref::LoadOp::create(b, loc, input->get(), at);
-      mapping.map(generic.getMatchingBlockArgument(input),
-                  value ? value : input->get());
+        value = load(input->get());
+      BlockArgument arg = generic.getMatchingBlockArgument(input);
+      if (value)
+        loaded.push_back({arg, value});
+      else
+        scalars.push_back({arg, input->get()});
     }
     OpOperand *init = generic.getDpsInitOperand(0);
     BlockArgument outArg = generic.getMatchingBlockArgument(init);
     if (!outArg.use_empty())
-      mapping.map(outArg,
-                  memref::LoadOp::create(b, loc, init->get(), at).getResult());
-    for (Operation &op : body->without_terminator())
-      b.clone(op, mapping);
-    Value value = mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
-    memref::StoreOp::create(b, loc, value, init->get(), at);
+      loaded.push_back({outArg, load(init->get())});
+    SmallVector<Value, 2> values;
+    for (int64_t e = 0; e < width; ++e) {
+      IRMapping mapping;
+      for (auto [arg, value] : loaded)
+        mapping.map(arg, width == 1 ? value
+                                    : vector::ExtractOp::create(
+                                          b, loc, value, ArrayRef<int64_t>{e})
+                                          .getResult());
+      for (auto [arg, scalar] : scalars)
+        mapping.map(arg, scalar);
+      for (Operation &op : body->without_terminator())
+        b.clone(op, mapping);
+      values.push_back(
+          mapping.lookupOrDefault(body->getTerminator()->getOperand(0)));
+    }
+    Value result = values.front();
+    if (width == 1) {
+      memref::StoreOp::create(b, loc, result, init->get(), at);
+    } else {
+      auto outType = cast<MemRefType>(init->get().getType());
+      result = vector::FromElementsOp::create(
+          b, loc, VectorType::get({width}, outType.getElementType()), values);
+      auto store = vector::StoreOp::create(b, loc, result, init->get(), at);
+      store.setAlignment(width * outType.getElementTypeBitWidth() / 8);
+    }
+    results.map(init->get(), result);
   }
 };
 
