@@ -24,17 +24,14 @@ using cachet::mayAlias;
 
 namespace {
 
-/// The most rounds (a row's length over the workgroup's threads) that a
-/// thread's loads are emitted together for, instead of a loop of one load
-/// per iteration (a row of 4096 at 1024 threads: 4; a prefill's 512 rows of
-/// 4096 take 256 threads each: 16, whose loop waited for 16 + 16 round
-/// trips in series, 10.7 us per RMSNorm on an H100, run 141).
-constexpr int64_t kUnrolledRounds = 16;
-
 /// Whether `threads` threads take a row of `extent` in whole rounds of at
-/// most kUnrolledRounds, each thread's loads emitted together.
-bool takesWholeRounds(int64_t extent, int64_t threads) {
-  return extent % threads == 0 && extent / threads <= kUnrolledRounds;
+/// most `maxRounds` (max-unrolled-rounds), each thread's loads emitted
+/// together instead of a loop of one load per iteration (a row of 4096 at
+/// 1024 threads: 4 rounds; a prefill's 512 rows of 4096 at 256 threads: 16,
+/// whose loop waited for 16 + 16 round trips in series, 10.7 us per RMSNorm
+/// on an H100, run 141).
+bool takesWholeRounds(int64_t extent, int64_t threads, int64_t maxRounds) {
+  return extent % threads == 0 && extent / threads <= maxRounds;
 }
 
 /// A reduction the kernel takes: the combining op and its other operand;
@@ -403,6 +400,11 @@ struct LowerReductionsPass final
           << workgroupSize.getValue() << " is not a power of two";
       return signalPassFailure();
     }
+    if (maxUnrolledRounds < 0) {
+      getOperation().emitError("cachet-lower-reductions: max-unrolled-rounds ")
+          << maxUnrolledRounds.getValue() << " is negative";
+      return signalPassFailure();
+    }
     if (maxWorkgroupSize < 1 || !llvm::isPowerOf2_64(maxWorkgroupSize)) {
       getOperation().emitError("cachet-lower-reductions: max-workgroup-size ")
           << maxWorkgroupSize.getValue() << " is not a power of two";
@@ -590,7 +592,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     }
     return step(lb, map, from);
   };
-  if (takesWholeRounds(length, threads)) {
+  if (takesWholeRounds(length, threads, maxUnrolledRounds)) {
     int64_t rounds = length / threads;
     // Whole rounds: each of the thread's terms loaded first, then folded in
     // order (the loads in flight together instead of one per iteration).
@@ -815,7 +817,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
         Value result = cloneBody(lb, n.row, map);
         memref::StoreOp::create(lb, loc, result, rowInit->get(), at);
       };
-      if (takesWholeRounds(extent, threads)) {
+      if (takesWholeRounds(extent, threads, maxUnrolledRounds)) {
         int64_t rowRounds = extent / threads;
         // Whole rounds: every load of the thread's elements first (the row
         // op's inputs do not alias its output but element by element in
@@ -863,7 +865,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   else
     diag << r.combine->getName();
   diag << ")";
-  if (takesWholeRounds(length, threads))
+  if (takesWholeRounds(length, threads, maxUnrolledRounds))
     diag << ", its " << length / threads
          << " terms per thread loaded together (whole rounds)";
   diag << ", partials combined by a tree in workgroup memory";
@@ -881,7 +883,7 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
     int64_t extent = n.row.getStaticLoopRanges().back();
     diag << "; the op over rows that reads it broadcast in the kernel, "
          << (extent + threads - 1) / threads << " elements per thread";
-    if (takesWholeRounds(extent, threads))
+    if (takesWholeRounds(extent, threads, maxUnrolledRounds))
       diag << ", loaded together";
   }
   diag.report();

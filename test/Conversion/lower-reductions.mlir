@@ -2,6 +2,11 @@
 // reduction, the row split over its threads and combined by a tree.
 // RUN: cachet-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 min-reduction-size=128}))' | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 min-reduction-size=128}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=GROW
+// max-unrolled-rounds=8: a row of 16 rounds is a loop again.
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=64 max-workgroup-size=64 min-reduction-size=128 max-unrolled-rounds=8}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=ROUNDS8
+// ROUNDS8: 4 workgroups of 64 threads, one per output, each folding a row of 1024 values (arith.addf), partials combined
+// RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{max-unrolled-rounds=-1}))' 2>&1 | FileCheck %s --check-prefix=INVALID-ROUNDS
+// INVALID-ROUNDS: error: cachet-lower-reductions: max-unrolled-rounds -1 is negative
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{max-workgroup-size=96}))' 2>&1 | FileCheck %s --check-prefix=INVALID-MAX
 // INVALID-MAX: error: cachet-lower-reductions: max-workgroup-size 96 is not a power of two
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(func.func(cachet-lower-reductions{workgroup-size=48}))' 2>&1 | FileCheck %s --check-prefix=INVALID

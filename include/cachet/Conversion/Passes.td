@@ -636,6 +636,13 @@ def LowerReductions : Pass<"cachet-lower-reductions", "mlir::func::FuncOp"> {
            "two): doubled from workgroup-size while each thread still "
            "folds more than 4 values and outputs x threads stays under "
            "65536">,
+    Option<"maxUnrolledRounds", "max-unrolled-rounds", "int64_t",
+           /*default=*/"16",
+           "Rows of whole rounds (the row's length over the threads) up to "
+           "this many: each thread's loads emitted together, then folded in "
+           "order (the same bytes as the loop); longer rows a loop of one "
+           "load per iteration (16: a prefill RMSNorm of 4096 at 256 "
+           "threads, 1.01-1.02x the 8B model's pp512 on an H100, run 142)">,
     Option<"fuseNeighbours", "fuse-neighbours", "bool", /*default=*/"true",
            "Take the outputs' fills before the reduction, and the "
            "element-wise and row ops after it, into its kernel">,
