@@ -17,7 +17,9 @@ runtime alone. Cases:
              or 8 tokens' x times the weight read transposed), a prefill
              linear layer (gemm512: 512 tokens, bf16 and f16 at the
              mat-vec shapes and Llama-3-8B's K/V projection 1024x4096, and
-             q8_0 / q4_0 blocks dequantized to bf16; FLOP/s), and
+             q8_0 / q4_0 blocks dequantized to bf16; FLOP/s), a
+             prefill's gate / up / SiLU (glu512: two GEMMs over the same
+             x and their epilogue, one kernel), and
              the dequant-transpose of one K cache (bytes read + written)
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
@@ -67,6 +69,7 @@ PRESETS = {
         # and V projections (1024 weight rows: 32 workgroups of 128 x 128
         # tiles at 512 tokens, run 133).
         "gemm_extra": [(1024, 4096)],
+        "glu": (4096, 14336),
     },
     "small": {
         "attention": dict(hq=8, hkv=2, d=64, sq=16, depths=[64, 256],
@@ -75,6 +78,7 @@ PRESETS = {
         "matvec": [(512, 256)],
         "transpose": dict(hkv=2, d=64, depth=256),
         "gemm": 64,
+        "glu": (256, 512),
     },
 }
 
@@ -175,6 +179,46 @@ def matvec_mlir(rows, cols, batch=0, element="bf16"):
         "  %z = arith.constant 0.0 : f32"] + lines + [
         f"  return %y : {yt}",
         "}"])
+
+
+def glu_mlir(tokens, hidden, ffn, element="bf16"):
+    """A Llama MLP's first half as the model generator writes it: gate and
+    up projections of the same x (linalg.matmul reading each weight
+    transposed, f32 results from zero) and silu(gate) * up rounded to
+    `element` (cachet-lower-matvec makes it one GEMM kernel with the
+    element-wise op in its epilogue)."""
+    xt = f"tensor<{tokens}x{hidden}x{element}>"
+    wt = f"tensor<{ffn}x{hidden}x{element}>"
+    yt = f"tensor<{tokens}x{ffn}xf32>"
+    ot = f"tensor<{tokens}x{ffn}x{element}>"
+    maps = ("indexing_maps = [affine_map<(m, n, k) -> (m, k)>, "
+            "affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]")
+    ident = "affine_map<(m, n) -> (m, n)>"
+    lines = [f"func.func @glu(%x: {xt}, %wg: {wt} {{cachet.weight}},"
+             f" %wu: {wt} {{cachet.weight}}) -> {ot} {{",
+             "  %z = arith.constant 0.0 : f32"]
+    for n in ("g", "u"):
+        lines += [f"  %{n}e = tensor.empty() : {yt}",
+                  f"  %{n}f = linalg.fill ins(%z : f32) outs(%{n}e : {yt}) -> {yt}",
+                  f"  %{n} = linalg.matmul {maps} ins(%x, %w{n} : {xt}, {wt})"
+                  f" outs(%{n}f : {yt}) -> {yt}"]
+    lines += [f"  %oe = tensor.empty() : {ot}",
+              f"  %o = linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}],"
+              " iterator_types = [\"parallel\", \"parallel\"]}"
+              f" ins(%g, %u : {yt}, {yt}) outs(%oe : {ot}) {{",
+              f"  ^bb0(%a: f32, %b: f32, %c: {element}):",
+              "    %one = arith.constant 1.0 : f32",
+              "    %n = arith.negf %a : f32",
+              "    %ex = math.exp %n : f32",
+              "    %den = arith.addf %one, %ex : f32",
+              "    %sig = arith.divf %a, %den : f32",
+              "    %p = arith.mulf %sig, %b : f32",
+              f"    %t = arith.truncf %p : f32 to {element}",
+              f"    linalg.yield %t : {element}",
+              f"  }} -> {ot}",
+              f"  return %o : {ot}",
+              "}"]
+    return "\n".join(lines)
 
 
 def block_matvec_mlir(fmt, rows, cols, batch=0, element="f16"):
@@ -391,6 +435,12 @@ def main():
             add("kernel", f"gemm{g} {element}", f"{rows}x{cols}", "matvec",
                 matvec_mlir(rows, cols, g, element),
                 flops=2 * g * rows * cols, tokens=g)
+    # A prefill's gate / up / SiLU: two GEMMs over the same x in one kernel
+    # with the element-wise op in its epilogue (the model's largest GEMM).
+    if "glu" in preset:
+        hidden, ffn = preset["glu"]
+        add("kernel", f"glu{g} bf16", f"2x{ffn}x{hidden}", "glu",
+            glu_mlir(g, hidden, ffn), flops=2 * g * 2 * ffn * hidden, tokens=g)
     # A quantized model's prefill linear layers: packed blocks dequantized
     # to bf16 (a bf16 model's), bf16 x.
     for fmt in ("q8_0", "q4_0"):

@@ -230,6 +230,27 @@ def gemm_anchors():
             record("kernel", f"gemm512 {element} cuBLAS", f"{r}x{c}",
                    timed(lambda: F.linear(x, w)), flops=2 * 512 * r * c,
                    tokens=512)
+    # The gate / up / SiLU of a prefill (cachet's glu512 case): one cuBLAS
+    # GEMM over the two weights side by side, then silu(gate) * up (eager:
+    # the GEMM and two element-wise kernels; torch.compile: its own fusion
+    # of the same).
+    c, f = 4096, 14336
+    wgu = torch.randn(2 * f, c, device=dev, dtype=torch.bfloat16)
+    x = torch.randn(512, c, device=dev, dtype=torch.bfloat16)
+
+    def glu(x, wgu):
+        g, u = F.linear(x, wgu).chunk(2, dim=-1)
+        return F.silu(g) * u
+
+    flops = 2 * 512 * 2 * f * c
+    record("kernel", "glu512 bf16 cuBLAS GEMM alone", f"2x{f}x{c}",
+           timed(lambda: F.linear(x, wgu)), flops=flops, tokens=512)
+    record("kernel", "glu512 bf16 torch eager", f"2x{f}x{c}",
+           timed(lambda: glu(x, wgu)), flops=flops, tokens=512)
+    compiled = torch.compile(glu)
+    record("kernel", "glu512 bf16 torch.compile", f"2x{f}x{c}",
+           timed(lambda: compiled(x, wgu), warmup=5), flops=flops, tokens=512)
+    del wgu
     a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
     record("kernel", "matmul bf16 cuBLAS", "8192^3", timed(lambda: a @ a),
            flops=2 * 8192 ** 3)

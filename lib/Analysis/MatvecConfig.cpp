@@ -476,6 +476,26 @@ int64_t cachet::getGemmStagedPieceBytes(const BlockWeight &w) {
   return w.rowBytes % 16 == 0 ? 16 : 4;
 }
 
+/// The mat-muls of `op`'s block (`op` among them) over its x with as many
+/// rows of x and weight rows: the siblings that cachet-lower-matvec's
+/// fuse-siblings puts into one wgmma GEMM kernel with it, each taking an
+/// equal part of a tile's weight rows (where nothing between them writes
+/// what they read).
+static int64_t countGemmSiblings(Operation *op,
+                                 const MatvecOperands &operands) {
+  auto rowsOf = [](Value weight) {
+    return cast<MemRefType>(weight.getType()).getDimSize(0);
+  };
+  int64_t count = 0;
+  for (Operation &other : *op->getBlock())
+    if (std::optional<MatvecOperands> o = getMatvecOperands(&other);
+        o && o->batched && o->x == operands.x &&
+        o->columns == operands.columns &&
+        rowsOf(o->weight) == rowsOf(operands.weight))
+      ++count;
+  return std::max<int64_t>(count, 1);
+}
+
 /// The wgmma GEMM (sm_90a) for the mat-mul `op` with `tileM` rows of x per
 /// workgroup, or no config and `why` not.
 static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
@@ -506,13 +526,59 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   int64_t tileN = o.gemmTileN;
   if (tileN == 0 && producer)
     tileN = 128;
-  std::string smallTiles;
+  std::string smallTiles, waves;
   if (tileN == 0) {
     int64_t rows = cast<MemRefType>(operands.weight.getType()).getDimSize(0);
     auto tiles = [&](int64_t m, int64_t n) -> int64_t {
       return llvm::divideCeil(operands.columns, m) * llvm::divideCeil(rows, n);
     };
+    // The weight rows per tile (each of `siblings` weights taking an equal
+    // part of them, a multiple of 8) from 256 down to 128 whose waves of
+    // one workgroup per compute unit take the least time, a tile's time
+    // taken as its weight rows + 64 (x's part of each step's copies):
+    // 14336 weight rows at 512 tokens take 224 (256 workgroups, 2 waves)
+    // rather than 256 (224 workgroups, also 2 waves; 0.094 against 0.102
+    // ms on an H100, run 144), and gate / up over the same x 224 (112 of
+    // each) rather than 256 (4 waves either way); 4096 rows keep 128 (one
+    // wave).
+    int64_t siblings =
+        o.fuseSiblings && !staged ? countGemmSiblings(op, operands) : 1;
     tileN = computeUnits > 0 && tiles(tileM, 256) >= computeUnits ? 256 : 128;
+    if (computeUnits > 0) {
+      auto cost = [&](int64_t n) {
+        return llvm::divideCeil(tiles(tileM, n / siblings), computeUnits) *
+               (n + 64);
+      };
+      // The widest of the cheapest of the tiles the kernel takes (each
+      // thread copying whole pieces of a step's weight rows).
+      int64_t best = 0;
+      for (int64_t n = 256; n >= 128; n -= 8)
+        if (n % (8 * siblings) == 0 &&
+            whyNotWgmmaTiles({tileM, n}, 2 * tileM, 32, stages, 0, true, false)
+                .empty() &&
+            (!best || cost(n) < cost(best)))
+          best = n;
+      if (best)
+        tileN = best;
+      int64_t used = tiles(tileM, tileN / siblings);
+      if (best && best != 128 && best != 256)
+        waves =
+            llvm::formatv(
+                " ({0} weight rows per tile{1}: {2} workgroups in {3} "
+                "wave(s) of one per compute unit, against {4} in {5} "
+                "with 256)",
+                tileN,
+                siblings > 1
+                    ? llvm::formatv(", {0} of each of {1} mat-muls over "
+                                    "the same x",
+                                    tileN / siblings, siblings)
+                          .str()
+                    : std::string(),
+                used, llvm::divideCeil(used, computeUnits),
+                tiles(tileM, 256 / siblings),
+                llvm::divideCeil(tiles(tileM, 256 / siblings), computeUnits))
+                .str();
+    }
     // Where 128 x 128 tiles give workgroups to fewer than
     // gemm-fill-eighths of the compute units, 64-row ones: 64 x 128 where
     // that grid reaches them, else 64 x 64 (K/V of Llama-3-8B, 1024 x 4096
@@ -601,7 +667,7 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
           "memory ({5} bytes) in the 128-byte swizzle, wgmma.mma_async "
           "m64n{2}k16 on {6} with f32 accumulators{7}{8}",
           operands.columns, tileM, tileN, tileM / 64, stages, bytes,
-          elementType.isBF16() ? "bf16" : "f16", weight, smallTiles)
+          elementType.isBF16() ? "bf16" : "f16", weight, smallTiles + waves)
           .str();
   return d;
 }

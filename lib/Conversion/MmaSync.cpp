@@ -113,9 +113,14 @@ void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
                                    Value step, Value tid,
                                    SmallVector<Value> &tokens, bool swizzle,
                                    int64_t tileRow) {
-  int64_t perRow = t.k / 8;
-  for (int64_t p = 0; p < rows * perRow; p += threads) {
+  int64_t perRow = t.k / 8, pieces = rows * perRow;
+  for (int64_t p = 0; p < pieces; p += threads) {
     Value piece = add(tid, p);
+    // Where the threads do not divide the pieces, the last round's threads
+    // past them copy the tile's last piece again (the same bytes), instead
+    // of writing past the tile's rows and reading past the source's.
+    if (p + threads > pieces)
+      piece = arith::MinUIOp::create(b, loc, piece, index(pieces - 1));
     Value row = div(piece, perRow);
     Value part = rem(piece, perRow);
     Value col = mul(part, 8);

@@ -110,7 +110,8 @@ struct GemmEmitter {
   /// Starts the copies of step `step`'s `t.k` columns of the `rows` rows of
   /// `source` from `first` (clamped to its `count` rows) into buffer
   /// `stage` of `tile` ([stages][rows][pitch]): 16-byte pieces, piece p of
-  /// the workgroup's threads' p, p + threads, ...; with `swizzle` (64
+  /// the workgroup's threads' p, p + threads, ... (where the threads do not
+  /// divide the pieces, those past the last copy it again); with `swizzle` (64
   /// columns) piece c of row r at piece c ^ (r % 8) of the row (wgmma's
   /// 128-byte swizzle). The rows go to the tile's rows from `tileRow` (a
   /// multiple of 8) on.

@@ -13,6 +13,12 @@
 # the CPU reference, then
 # `cachet-bench --repeat=10` of the suites in turns (ROUNDS rounds), the
 # cuBLAS anchors (torch_anchors.py --only=gemm), then PROFILE=1 the profile.
+# SUITES names the suites (folders of .device); CHECKS more folders whose
+# artifacts (each a folder, or variants of them, as make-gemm-check.py
+# writes) are all checked; NCU=DIR profiles every case of the suite DIR
+# (cachet-runner, one call each) under Nsight Compute (SpeedOfLight, occupancy, scheduler and warp-state
+# sections; NCU_FILTER: ncu's kernel filter options) into $OUT/ncu.txt;
+# SUITE_CHECKS=0 skips the SUITES' own checks.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 D=.device; B=$D/bin; dir=$D
@@ -20,8 +26,12 @@ D=.device; B=$D/bin; dir=$D
 SUITES=${SUITES:-"g0 g1 g2 g3"}
 nvidia-smi -L > $OUT/device.log; nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv >> $OUT/device.log
 for s in $SUITES; do
+  [ "${SUITE_CHECKS:-1}" = 1 ] || break
   # Not the 14336-row cases: their CPU reference runs past the 60 s.
   check $(ls -d $D/$s/*/ | grep -v 14336 | sed 's,/$,,') > $OUT/check-$s.log 2>&1
+done
+for c in ${CHECKS:-}; do
+  check $(find $D/$c -name manifest.json | xargs -n1 dirname | sort) > $OUT/check-$(basename $c).log 2>&1
 done
 for r in $(seq ${ROUNDS:-2}); do
   for s in $SUITES; do
@@ -30,10 +40,20 @@ for r in $(seq ${ROUNDS:-2}); do
   done
 done
 timeout 120 python3 bench/torch_anchors.py 20 --only=gemm > $OUT/cublas.log 2>&1
+if [ -n "${NCU:-}" ]; then
+  N=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  for c in $D/$NCU/*/; do
+    echo "== $c"
+    timeout 60 ${N:-ncu} --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section SchedulerStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+      ${NCU_FILTER:-} $B/cachet-runner $c
+    echo "ncu rc $?"
+  done > $OUT/ncu.txt 2>&1
+fi
 if [ "${PROFILE:-0}" = 1 ]; then
   STEP=prefill DEPTH=${DEPTH:-4096} GEN=${GEN:-gen} LIMIT_S=$((${LIMIT_S:-590} - SECONDS)) \
     OUT=$OUT "$(dirname "$0")/profile-decode-h200.sh" > $OUT/profile.log 2>&1
 fi
 cat $OUT/device.log; grep -h "PASS\|FAIL\|identical\|differ" $OUT/check-*.log | sort | uniq -c
-cat $OUT/gemm.log | grep -v "^$" | head -80; grep -a "gemm512" $OUT/cublas.log
+cat $OUT/gemm.log | grep -v "^$" | head -80; grep -a "gemm512\|glu512\|8192" $OUT/cublas.log
 tail -40 $OUT/profile.log 2>/dev/null
