@@ -330,9 +330,49 @@ Value BlockEncoder::halfByte(Value value, Value which) {
 }
 
 Value BlockEncoder::encodeByte(Value byte) {
+  Params params = scan();
+  return encodeByte(byte, params, [&]() -> Value {
+    return getFormat(type) == Format::IQ4_NL ? iq4Scale(params) : params.d;
+  });
+}
+
+int64_t BlockEncoder::getNumBlockParams(BlockQuantizedType type) {
+  Format format = getFormat(type);
+  return format == Format::Q4_1 || format == Format::Q5_1 ||
+                 format == Format::IQ4_NL
+             ? 3
+             : 2;
+}
+
+SmallVector<Value> BlockEncoder::getBlockParams() {
+  Format format = getFormat(type);
+  Params params = scan();
+  SmallVector<Value> result{
+      format == Format::IQ4_NL ? iq4Scale(params) : params.d, params.id};
+  if (format == Format::Q4_1 || format == Format::Q5_1)
+    result.push_back(params.min);
+  if (format == Format::IQ4_NL)
+    result.push_back(select(params.tiny, f32(1), f32(0)));
+  return result;
+}
+
+Value BlockEncoder::encodeByte(Value byte, ValueRange values) {
+  Format format = getFormat(type);
+  Params params;
+  params.id = values[1];
+  if (format == Format::Q4_1 || format == Format::Q5_1)
+    params.min = values[2];
+  if (format == Format::IQ4_NL)
+    params.tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                        values[2], f32(0));
+  Value scale = values[0];
+  return encodeByte(byte, params, [&]() { return scale; });
+}
+
+Value BlockEncoder::encodeByte(Value byte, const Params &params,
+                               function_ref<Value()> scale) {
   Format format = getFormat(type);
   Offsets offsets = getOffsets(format);
-  Params params = scan();
   Type i8 = b.getI8Type();
   // Emits `cond ? thenFn() : elseFn()` as an scf.if yielding an i8, so that
   // a byte computes only its own field.
@@ -410,12 +450,7 @@ Value BlockEncoder::encodeByte(Value byte) {
           [&]() { return halfByte(params.min, field(offsets.min)); }, rest);
     };
   return branch(
-      below(2),
-      [&]() -> Value {
-        Value d = format == Format::IQ4_NL ? iq4Scale(params) : params.d;
-        return halfByte(d, byte);
-      },
-      afterScale);
+      below(2), [&]() -> Value { return halfByte(scale(), byte); }, afterScale);
 }
 
 std::pair<SmallVector<Value>, Value> BlockEncoder::encodeQ8Block() {

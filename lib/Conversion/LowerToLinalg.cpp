@@ -662,10 +662,39 @@ LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
         sizeOf(bytesType,
                arith::MulIOp::create(
                    b, loc, blocks, indexConst(b, loc, block.getBlockBytes())));
+    // Two generics: one iteration per block scans its 32 values once for
+    // what its bytes are computed from (f32: the scale and its inverse,
+    // q4_1 / q5_1's minimum, iq4_nl's tiny flag), then one iteration per
+    // byte reads those and only the values its quants hold. (One generic
+    // of bytes, each scanning its block, read each value once per byte of
+    // the block: a prefill's K of 512 x 8 x 128 took 10.5 us on an H100.)
+    int64_t numParams = BlockEncoder::getNumBlockParams(block);
+    SmallVector<int64_t> paramsShape(inputType.getShape());
+    paramsShape.back() = ShapedType::isDynamic(paramsShape.back())
+                             ? ShapedType::kDynamic
+                             : paramsShape.back() / 32;
+    auto paramsType = RankedTensorType::get(paramsShape, b.getF32Type());
+    SmallVector<Value> paramsInits(numParams, sizeOf(paramsType, blocks));
+    auto scan = linalg::GenericOp::create(
+        b, loc, SmallVector<Type>(numParams, paramsType), ValueRange(),
+        paramsInits,
+        SmallVector<AffineMap>(numParams, b.getMultiDimIdentityMap(rank)),
+        iterators(rank), [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> at = indices(nb, nloc);
+          BlockEncoder encoder(
+              nb, nloc, block, op.getRounding(),
+              reader(ArrayRef<Value>(at).drop_back(), at.back()));
+          linalg::YieldOp::create(nb, nloc, encoder.getBlockParams());
+        });
+    AffineMap bytesMap = b.getMultiDimIdentityMap(rank);
+    AffineExpr last = bytesMap.getResults().back();
+    AffineMap paramsMap =
+        bytesMap.replace(last, last.floorDiv(block.getBlockBytes()), rank, 0);
+    SmallVector<AffineMap> maps(numParams, paramsMap);
+    maps.push_back(bytesMap);
     auto generic = linalg::GenericOp::create(
-        b, loc, bytesType, ValueRange(), ValueRange{init},
-        {b.getMultiDimIdentityMap(rank)}, iterators(rank),
-        [&](OpBuilder &nb, Location nloc, ValueRange) {
+        b, loc, bytesType, scan.getResults(), ValueRange{init}, maps,
+        iterators(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
           SmallVector<Value> at = indices(nb, nloc);
           Value blockBytes = indexConst(nb, nloc, block.getBlockBytes());
           Value blockIndex =
@@ -674,7 +703,8 @@ LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
           BlockEncoder encoder(
               nb, nloc, block, op.getRounding(),
               reader(ArrayRef<Value>(at).drop_back(), blockIndex));
-          linalg::YieldOp::create(nb, nloc, encoder.encodeByte(byte));
+          linalg::YieldOp::create(
+              nb, nloc, encoder.encodeByte(byte, args.take_front(numParams)));
         });
     replaceWithBytes(b, op.getResult(), generic.getResult(0));
     op.erase();

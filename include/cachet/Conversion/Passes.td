@@ -451,11 +451,16 @@ def LowerToLinalg : Pass<"cachet-lower-to-linalg", "mlir::ModuleOp"> {
       `linalg.generic` over the result that decodes each value from its
       block with the formula of the format (computed in f32, rounded once to
       the result type, as ggml does);
-    * `cachet.quantize` becomes one `linalg.generic` over the result's
-      bytes (or, split q8_0, over the quants, each iteration also writing its
-      block's f16 scale), whose body reads the block's 32 values with
-      `tensor.extract` and computes its byte with ggml's reference rounding
-      in f32: the GPU pipeline makes it one kernel;
+    * `cachet.quantize` to packed blocks becomes two `linalg.generic`s: one
+      over the blocks, whose body scans the block's 32 values
+      (`tensor.extract`) once for its f32 scale, the scale's inverse and,
+      for q4_1 / q5_1, its minimum (iq4_nl: a flag for a block below
+      GROUP_MAX_EPS), then one over the result's bytes, which reads those
+      and the values its quants hold and computes its byte with ggml's
+      reference rounding in f32 (the GPU pipeline makes each one kernel;
+      a prefill's 512 x 8 x 128 K read each value once per byte of its
+      block before); split q8_0: one over the quants, each iteration also
+      writing its block's f16 scale;
     * `cachet.attention` becomes `Q K^T` (with the GQA head map and the KV
       layout folded into the indexing maps), scale / causal mask / additive
       mask, `linalg.softmax` (decomposed), and `P V`, accumulated in the
