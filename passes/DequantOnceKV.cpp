@@ -371,7 +371,7 @@ struct DequantOnceKVPass final
 std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
                                                    DeviceProfileAttr profile) {
   auto skip = [&](const Twine &why) -> std::optional<Candidate> {
-    op.emitRemark("cachet-dequant-once-kv: not rewritten: ") << why;
+    emitRemark(op.getLoc(), "cachet-dequant-once-kv: not rewritten: ") << why;
     return std::nullopt;
   };
   if (op.getKvLayout() != KVLayout::TokenMajor)
@@ -477,7 +477,7 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
                           (s.positions + c.chunk - 1) / c.chunk, c.chunk,
                           maxScratchBytes)
                 .str();
-  op.emitRemark("cachet-dequant-once-kv: rewritten")
+  emitRemark(op.getLoc(), "cachet-dequant-once-kv: rewritten")
       << (force ? " (forced)" : "") << ": " << numbers << "; scratch "
       << scratchBytes << " bytes, "
       << llvm::formatv("{0:f2}", static_cast<double>(scratchBytes) /

@@ -103,8 +103,9 @@ struct RaiseAttentionPass final
 
   void runOnOperation() override {
     getOperation()->walk([](AttentionOp op) {
-      op.emitRemark("cachet-raise-attention: already cachet.attention, "
-                    "nothing to raise");
+      emitRemark(op.getLoc(),
+                 "cachet-raise-attention: already cachet.attention, "
+                 "nothing to raise");
     });
     SmallVector<linalg::SoftmaxOp> softmaxes;
     getOperation()->walk(
@@ -118,7 +119,8 @@ struct RaiseAttentionPass final
       std::string reason;
       std::optional<AttentionMatch> match = matchAttention(softmax, reason);
       if (!match) {
-        softmax.emitRemark("cachet-raise-attention: not raised: ") << reason;
+        emitRemark(softmax.getLoc(), "cachet-raise-attention: not raised: ")
+            << reason;
         continue;
       }
       auto query = cast<RankedTensorType>(match->query.getType());
@@ -134,8 +136,9 @@ struct RaiseAttentionPass final
       std::string keyFormat = describeSource(match->key);
       std::string valueFormat = describeSource(match->value);
       AttentionOp attention = raise(rewriter, *match, erased);
-      auto diag = attention.emitRemark("cachet-raise-attention: raised to "
-                                       "cachet.attention: ");
+      auto diag =
+          emitRemark(attention.getLoc(), "cachet-raise-attention: raised to "
+                                         "cachet.attention: ");
       diag << "Hq=" << dim(query, 0) << ", Hkv=" << dim(key, 1) << " (GQA "
            << match->groupSize << "), Sq=" << dim(query, 1)
            << ", S=" << dim(key, 0) << ", D=" << dim(key, 2)

@@ -265,13 +265,15 @@ struct RaiseContractionsPass final
       std::string why;
       std::optional<Contraction> c = matchContraction(op, why);
       if (!c) {
-        op.emitRemark("cachet-raise-contractions: not raised: ") << why;
+        emitRemark(op.getLoc(), "cachet-raise-contractions: not raised: ")
+            << why;
         continue;
       }
       Contraction::Kind kind = c->kind;
       Operation *named = raise(rewriter, op, *c);
-      named->emitRemark("cachet-raise-contractions: raised a contraction "
-                        "generic to ")
+      emitRemark(named->getLoc(),
+                 "cachet-raise-contractions: raised a contraction "
+                 "generic to ")
           << describe(kind);
     }
 
@@ -285,8 +287,9 @@ struct RaiseContractionsPass final
       Value transposed = op.getDpsInputs()[1];
       Value weight = getTransposeSource(transposed);
       if (!foldTransposes) {
-        op.emitRemark("cachet-raise-contractions: the transposed weight is "
-                      "kept (fold-transposes=false)");
+        emitRemark(op.getLoc(),
+                   "cachet-raise-contractions: the transposed weight is "
+                   "kept (fold-transposes=false)");
         continue;
       }
       rewriter.modifyOpInPlace(op, [&] {
@@ -294,7 +297,8 @@ struct RaiseContractionsPass final
         op.setIndexingMapsAttr(getTransposeBMaps(rewriter));
       });
       Operation *transpose = transposed.getDefiningOp();
-      InFlightDiagnostic diag = op.emitRemark(
+      InFlightDiagnostic diag = emitRemark(
+          op.getLoc(),
           "cachet-raise-contractions: folded the transpose of the weight ");
       diag << weight.getType()
            << " into the matmul's maps (x W^T, W read as its [N][K] rows)";

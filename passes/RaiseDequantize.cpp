@@ -136,7 +136,8 @@ struct RaiseDequantizePass final
       std::string reason;
       std::optional<DequantizeMatch> match = matchDequantize(op, reason);
       if (!match) {
-        op.emitRemark("cachet-raise-dequantize: not raised: ") << reason;
+        emitRemark(op.getLoc(), "cachet-raise-dequantize: not raised: ")
+            << reason;
         continue;
       }
       bool inBlocks = match->inBlocks;
@@ -144,7 +145,8 @@ struct RaiseDequantizePass final
       DequantizeOp dequantize = raise(rewriter, *match);
       auto input = cast<RankedTensorType>(dequantize.getInput().getType());
       auto result = cast<RankedTensorType>(dequantize.getResult().getType());
-      InFlightDiagnostic diag = dequantize.emitRemark(
+      InFlightDiagnostic diag = emitRemark(
+          dequantize.getLoc(),
           "cachet-raise-dequantize: raised to cachet.dequantize: split ");
       diag << (match->nibbles ? "q4_0" : "q8_0") << " of ";
       diag << input << " to " << result.getElementType();

@@ -70,14 +70,16 @@ struct RaiseQuantizePass final
       std::string reason;
       std::optional<QuantizeMatch> match = matchQuantize(op, reason);
       if (!match) {
-        op.emitRemark("cachet-raise-quantize: not raised: ") << reason;
+        emitRemark(op.getLoc(), "cachet-raise-quantize: not raised: ")
+            << reason;
         continue;
       }
       bool scales = static_cast<bool>(match->scales);
       Type input = match->input.getType();
       QuantizeOp quantize = raise(rewriter, *match);
-      quantize.emitRemark("cachet-raise-quantize: raised to cachet.quantize: "
-                          "split q8_0 of ")
+      emitRemark(quantize.getLoc(),
+                 "cachet-raise-quantize: raised to cachet.quantize: "
+                 "split q8_0 of ")
           << input << ", rounding <"
           << stringifyRounding(quantize.getRounding()) << ">"
           << (scales ? ""

@@ -155,14 +155,15 @@ struct SelectKernelConfigsPass final
   static void configure(Operation *op, Decide decide) {
     StringRef name = CachetDialect::getKernelConfigAttrName();
     if (op->hasAttr(name)) {
-      op->emitRemark("cachet-select-kernel-configs: the config in the IR is "
-                     "kept");
+      emitRemark(op->getLoc(),
+                 "cachet-select-kernel-configs: the config in the IR is "
+                 "kept");
       return;
     }
     auto [config, remark] = decide();
     if (remark.empty())
       return;
-    op->emitRemark("cachet-select-kernel-configs: ") << remark;
+    emitRemark(op->getLoc(), "cachet-select-kernel-configs: ") << remark;
     if (config)
       op->setAttr(name, config);
   }
@@ -203,11 +204,11 @@ struct SelectKernelConfigsPass final
         return std::make_pair(d.config, d.remark);
       });
     });
-    selectPrefetchPlans(module, profile, getPrefetchOptions(),
-                        [](Operation *op, const Twine &text) {
-                          op->emitRemark("cachet-select-kernel-configs: ")
-                              << text;
-                        });
+    selectPrefetchPlans(
+        module, profile, getPrefetchOptions(),
+        [](Operation *op, const Twine &text) {
+          emitRemark(op->getLoc(), "cachet-select-kernel-configs: ") << text;
+        });
   }
 };
 

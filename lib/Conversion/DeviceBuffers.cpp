@@ -470,7 +470,7 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
         for (OpOperand *use : uses)
           use->set(device);
         residentBuffers.push_back(device);
-        global.emitRemark("cachet-device-buffers: constant @")
+        emitRemark(global.getLoc(), "cachet-device-buffers: constant @")
             << symbol.getSymName()
             << " stays resident on the device (uploaded on the first call)";
         continue;
@@ -545,7 +545,7 @@ LogicalResult DeviceBuffersPass::runOnFunction(func::FuncOp func) {
     ++early;
   }
   if (early > 0)
-    func.emitRemark("cachet-device-buffers: ")
+    emitRemark(func.getLoc(), "cachet-device-buffers: ")
         << early << " device temporar" << (early == 1 ? "y" : "ies")
         << " freed after the last work that uses "
         << (early == 1 ? "it" : "them");

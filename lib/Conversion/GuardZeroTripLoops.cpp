@@ -66,10 +66,11 @@ struct GuardZeroTripLoopsPass final
       ++guarded;
     });
     if (guarded > 0)
-      module.emitRemark() << "cachet-guard-zero-trip-loops: " << guarded
-                          << " loop" << (guarded == 1 ? "" : "s")
-                          << " with a run-time trip count give their initial "
-                             "values when they run no iteration";
+      emitRemark(module.getLoc())
+          << "cachet-guard-zero-trip-loops: " << guarded << " loop"
+          << (guarded == 1 ? "" : "s")
+          << " with a run-time trip count give their initial "
+             "values when they run no iteration";
   }
 };
 

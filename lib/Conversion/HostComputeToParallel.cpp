@@ -163,8 +163,9 @@ struct HostComputeToParallelPass final
         continue;
       }
       if (classify(op) == Role::Compute) {
-        op->emitRemark("cachet-host-compute-to-parallel: not moved to the "
-                       "GPU: the host uses the value it loads");
+        emitRemark(op->getLoc(),
+                   "cachet-host-compute-to-parallel: not moved to the "
+                   "GPU: the host uses the value it loads");
         return;
       }
     }
@@ -175,9 +176,10 @@ struct HostComputeToParallelPass final
         for (Value operand : op->getOperands())
           if (Operation *def = operand.getDefiningOp();
               def && movedSet.contains(def)) {
-            op->emitRemark("cachet-host-compute-to-parallel: not moved to the "
-                           "GPU: the host uses a value computed from loaded "
-                           "ones");
+            emitRemark(op->getLoc(),
+                       "cachet-host-compute-to-parallel: not moved to the "
+                       "GPU: the host uses a value computed from loaded "
+                       "ones");
             return;
           }
 
@@ -191,7 +193,7 @@ struct HostComputeToParallelPass final
     Block *body = parallel.getBody();
     for (Operation *op : moved)
       op->moveBefore(body->getTerminator());
-    parallel->emitRemark("cachet-host-compute-to-parallel: ")
+    emitRemark(parallel->getLoc(), "cachet-host-compute-to-parallel: ")
         << moved.size()
         << " ops without a parallel loop run on a single GPU thread";
   }
@@ -234,8 +236,9 @@ struct ReductionsInnerPass final
       rewriter.setInsertionPoint(op);
       if (failed(linalg::interchangeGenericOp(rewriter, op, order)))
         continue;
-      op->emitRemark("cachet-reductions-inner: reduction dimensions moved "
-                     "inside the ")
+      emitRemark(op->getLoc(),
+                 "cachet-reductions-inner: reduction dimensions moved "
+                 "inside the ")
           << parallel << " parallel ones";
     }
   }

@@ -67,7 +67,7 @@ struct Int8DotProductsPass final
         }
       }
       if (!dots.empty())
-        func.emitRemark("cachet-int8-dot-products: ")
+        emitRemark(func.getLoc(), "cachet-int8-dot-products: ")
             << dots.size() << " 4-way int8 dot products as dp4a";
     }
   }

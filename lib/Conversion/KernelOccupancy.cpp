@@ -35,7 +35,7 @@ struct KernelOccupancyPass final
       kernel->setAttr(
           NVVM::NVVMDialect::getMinctasmAttrName(),
           IntegerAttr::get(IntegerType::get(&getContext(), 32), workgroups));
-      kernel.emitRemark("cachet-kernel-occupancy: nvvm.minctasm = ")
+      emitRemark(kernel.getLoc(), "cachet-kernel-occupancy: nvvm.minctasm = ")
           << workgroups << " (registers for " << workgroups
           << " workgroups per SM)";
     }

@@ -302,8 +302,9 @@ struct LowerMatvecPass final
         else if (w)
           copies[op] = w;
         else if (!reason.empty())
-          op->emitRemark("cachet-lower-matvec: the GEMM's weight keeps its "
-                         "generic dequantization: ")
+          emitRemark(op->getLoc(),
+                     "cachet-lower-matvec: the GEMM's weight keeps its "
+                     "generic dequantization: ")
               << reason;
       }
       AliasAnalysis gemmAliases(getOperation());
@@ -428,8 +429,9 @@ struct LowerMatvecPass final
     SmallVector<bool> stores;
     for (const Member &m : c.members)
       stores.push_back(storesResult(m, c));
-    InFlightDiagnostic diag = first.op->emitRemark("cachet-lower-matvec: ")
-                              << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
+    InFlightDiagnostic diag =
+        emitRemark(first.op->getLoc(), "cachet-lower-matvec: ")
+        << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
          << llvm::divideCeil(w.getDimSize(0), tiles.n / weights)
          << " workgroups of " << (wgmma ? tiles.m / 64 : tiles.subgroups)
@@ -462,8 +464,9 @@ struct LowerMatvecPass final
            << " (its dequantized copy erased)";
     diag.report();
     for (linalg::GenericOp generic : c.epilogues)
-      generic.emitRemark("cachet-lower-matvec: done by the GEMM kernel "
-                         "before it, on the sums each thread stores");
+      emitRemark(generic.getLoc(),
+                 "cachet-lower-matvec: done by the GEMM kernel "
+                 "before it, on the sums each thread stores");
 
     cachet::GemmStore store = [&](OpBuilder &sb, Location loc, Value row,
                                   Value col, ArrayRef<Value> pairs) {
@@ -546,7 +549,7 @@ struct LowerMatvecPass final
     Type element = out.getElementType();
     int64_t rows = out.getDimSize(0), cols = out.getDimSize(1);
     int64_t perRow = cols / slice, items = rows * perRow;
-    gemm->emitRemark("cachet-lower-matvec: the ")
+    emitRemark(gemm->getLoc(), "cachet-lower-matvec: the ")
         << w.block.getFormatName() << (w.scales ? " (split)" : "")
         << " weight's copy for the GEMM is dequantized by "
         << llvm::divideCeil(items, threads) << " workgroups of " << threads
@@ -684,7 +687,8 @@ struct LowerMatvecPass final
           add(op);
           continue;
         }
-        op->emitRemark("cachet-lower-matvec: not in one kernel with the ")
+        emitRemark(op->getLoc(),
+                   "cachet-lower-matvec: not in one kernel with the ")
             << kind << " before it over the same x: " << conflict;
         break;
       }
@@ -697,8 +701,9 @@ struct LowerMatvecPass final
           break;
         }
         if (!reason.empty()) {
-          generic.emitRemark("cachet-lower-matvec: not in the epilogue of "
-                             "the ")
+          emitRemark(generic.getLoc(),
+                     "cachet-lower-matvec: not in the epilogue of "
+                     "the ")
               << kind << " kernel before it: " << reason;
           break;
         }
@@ -722,7 +727,7 @@ struct LowerMatvecPass final
         if (!candidates.contains(later))
           continue;
         if (fuseSiblings && cachet::getMatvecOperands(later)->x == group.x)
-          op->emitRemark("cachet-lower-matvec: the ")
+          emitRemark(op->getLoc(), "cachet-lower-matvec: the ")
               << kind << " kernel before it is not joined with the " << kind
               << " over the same x after it: " << conflict;
         break;
@@ -877,8 +882,9 @@ struct LowerMatvecPass final
   /// The remarks on the epilogues of `c`.
   static void remarkEpilogues(const RowClass &c) {
     for (linalg::GenericOp generic : c.epilogues)
-      generic.emitRemark("cachet-lower-matvec: done by the mat-vec kernel "
-                         "before it, in the lane that stores each row");
+      emitRemark(generic.getLoc(),
+                 "cachet-lower-matvec: done by the mat-vec kernel "
+                 "before it, in the lane that stores each row");
   }
 
   /// Erases the ops the kernel of `group` replaces: its mat-vecs, their
@@ -936,8 +942,8 @@ struct LowerMatvecPass final
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
-        InFlightDiagnostic diag =
-            m.op->emitRemark("cachet-lower-matvec: mma-sync kernel: ");
+        InFlightDiagnostic diag = emitRemark(
+            m.op->getLoc(), "cachet-lower-matvec: mma-sync kernel: ");
         StringRef half =
             cast<MemRefType>(m.getMatrix().getType()).getElementType().isBF16()
                 ? "bf16"
@@ -1362,8 +1368,8 @@ struct LowerMatvecPass final
     size_t total = group.getNumMembers();
     for (const RowClass &c : group.classes) {
       for (const Member &m : c.members) {
-        InFlightDiagnostic diag =
-            m.op->emitRemark("cachet-lower-matvec: subgroup kernel: ");
+        InFlightDiagnostic diag = emitRemark(
+            m.op->getLoc(), "cachet-lower-matvec: subgroup kernel: ");
         diag << lanes << " lanes per row, " << rowsPerBlock
              << " subgroups per block, " << loads << " ";
         if (m.blocks)

@@ -435,7 +435,8 @@ struct LowerReductionsPass final
         continue;
       std::string why = match(op, minReductionSize, r);
       if (!why.empty()) {
-        op.emitRemark("cachet-lower-reductions: one thread per output kept: ")
+        emitRemark(op.getLoc(),
+                   "cachet-lower-reductions: one thread per output kept: ")
             << why;
         continue;
       }
@@ -856,7 +857,8 @@ void LowerReductionsPass::lower(linalg::GenericOp op, const Reduction &r,
   kb.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(kb, loc);
 
-  InFlightDiagnostic diag = op.emitRemark("cachet-lower-reductions: ");
+  InFlightDiagnostic diag =
+      emitRemark(op.getLoc(), "cachet-lower-reductions: ");
   diag << outputs << (outputs == 1 ? " workgroup" : " workgroups") << " of "
        << threads << " threads, one per output, each folding a row of "
        << length << " values (";

@@ -100,11 +100,11 @@ struct MergeIdenticalKernelsPass final
       module.erase();
     for (gpu::GPUModuleOp module : order) {
       int count = merged[module];
-      module.emitRemark() << "cachet-merge-identical-kernels: @"
-                          << module.getName() << " stands for " << count
-                          << " identical kernel module"
-                          << (count == 1 ? "" : "s")
-                          << ": their launches use it, and it is compiled once";
+      emitRemark(module.getLoc())
+          << "cachet-merge-identical-kernels: @" << module.getName()
+          << " stands for " << count << " identical kernel module"
+          << (count == 1 ? "" : "s")
+          << ": their launches use it, and it is compiled once";
     }
   }
 };

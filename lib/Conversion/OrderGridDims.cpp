@@ -120,7 +120,7 @@ struct InnermostDimFirstPass final
       ++moved;
     }
     if (moved > 0)
-      getOperation().emitRemark()
+      emitRemark(getOperation().getLoc())
           << "cachet-innermost-dim-first: " << moved << " parallel loop"
           << (moved == 1 ? "" : "s")
           << " with the innermost dimension first, so that the threads of "
@@ -202,10 +202,10 @@ struct CoarsenElementwisePass final
     for (scf::ParallelOp op : outermostLoops(func))
       coarsen(op, threshold, small);
     if (small > 0)
-      func.emitRemark() << "cachet-coarsen-elementwise: " << small
-                        << " tiled loop" << (small == 1 ? "" : "s") << " under "
-                        << threshold
-                        << " workgroups keep one element per thread";
+      emitRemark(func.getLoc())
+          << "cachet-coarsen-elementwise: " << small << " tiled loop"
+          << (small == 1 ? "" : "s") << " under " << threshold
+          << " workgroups keep one element per thread";
   }
 
   void coarsen(scf::ParallelOp outer, int64_t threshold, int64_t &small) {
@@ -228,9 +228,9 @@ struct CoarsenElementwisePass final
       return;
     }
     auto leave = [&](const std::string &why) {
-      outer.emitRemark() << "cachet-coarsen-elementwise: one element per "
-                         << "thread in " << workgroups
-                         << " workgroups: " << why;
+      emitRemark(outer.getLoc())
+          << "cachet-coarsen-elementwise: one element per "
+          << "thread in " << workgroups << " workgroups: " << why;
     };
     // The dimension whose elements a thread takes: the threads' own (the
     // first) where `factor` tiles divide it, else the first other one; a
@@ -288,10 +288,11 @@ struct CoarsenElementwisePass final
           b.clone(*op, clones[j]);
     for (Operation *op : llvm::reverse(originals))
       op->erase();
-    outer.emitRemark() << "cachet-coarsen-elementwise: " << int64_t(factor)
-                       << " elements per thread along dimension " << *dim
-                       << ", " << tile << " apart: " << workgroups
-                       << " workgroups become " << workgroups / factor;
+    emitRemark(outer.getLoc())
+        << "cachet-coarsen-elementwise: " << int64_t(factor)
+        << " elements per thread along dimension " << *dim << ", " << tile
+        << " apart: " << workgroups << " workgroups become "
+        << workgroups / factor;
   }
 };
 
@@ -325,14 +326,12 @@ struct OrderGridDimsPass final
     int64_t longTrips = *tripCount(op, k);
     std::optional<int64_t> firstTrips = tripCount(op, 0);
     if (!firstTrips || *firstTrips > maxGridYZ) {
-      op.emitRemark() << "cachet-order-grid-dims: dimension " << k << " ("
-                      << longTrips << " workgroups) stays on grid "
-                      << (k == 1 ? "y" : "z")
-                      << ": dimension 0 would then be too long ("
-                      << (firstTrips ? std::to_string(*firstTrips)
-                                     : std::string("unknown"))
-                      << " workgroups; the limit is " << int64_t(maxGridYZ)
-                      << ")";
+      emitRemark(op.getLoc())
+          << "cachet-order-grid-dims: dimension " << k << " (" << longTrips
+          << " workgroups) stays on grid " << (k == 1 ? "y" : "z")
+          << ": dimension 0 would then be too long ("
+          << (firstTrips ? std::to_string(*firstTrips) : std::string("unknown"))
+          << " workgroups; the limit is " << int64_t(maxGridYZ) << ")";
       return;
     }
     SmallVector<unsigned> order(n);
@@ -340,12 +339,11 @@ struct OrderGridDimsPass final
       order[i] = i;
     std::swap(order[0], order[k]);
     scf::ParallelOp swapped = permuteDims(op, order);
-    swapped.emitRemark() << "cachet-order-grid-dims: dimension " << k << " ("
-                         << longTrips << " workgroups) swapped with dimension "
-                         << "0 (" << *firstTrips
-                         << "): it maps to grid x, as grid "
-                         << (k == 1 ? "y" : "z") << " allows at most "
-                         << int64_t(maxGridYZ);
+    emitRemark(swapped.getLoc())
+        << "cachet-order-grid-dims: dimension " << k << " (" << longTrips
+        << " workgroups) swapped with dimension "
+        << "0 (" << *firstTrips << "): it maps to grid x, as grid "
+        << (k == 1 ? "y" : "z") << " allows at most " << int64_t(maxGridYZ);
   }
 };
 

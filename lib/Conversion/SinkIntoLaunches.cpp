@@ -91,9 +91,10 @@ struct SinkIntoLaunchesPass final
       copies += static_cast<int64_t>(sunk.size());
     });
     if (launches > 0)
-      func.emitRemark() << "cachet-sink-into-launches: copied " << copies
-                        << " constant and index computations into " << launches
-                        << " gpu.launch bodies (each launch its own copy)";
+      emitRemark(func.getLoc())
+          << "cachet-sink-into-launches: copied " << copies
+          << " constant and index computations into " << launches
+          << " gpu.launch bodies (each launch its own copy)";
   }
 };
 

@@ -90,13 +90,14 @@ struct StreamLoopsPass final
               return isa<gpu::AsyncOpInterface>(op);
             });
         if (gpuWork)
-          loop.emitRemark("cachet-stream-loops: kept: ") << why;
+          emitRemark(loop.getLoc(), "cachet-stream-loops: kept: ") << why;
         continue;
       }
       auto before = dyn_cast_or_null<gpu::WaitOp>(loop->getPrevNode());
       if (!before || !isSyncOnOne(before)) {
-        loop.emitRemark("cachet-stream-loops: kept: no GPU work is waited "
-                        "for right before the loop");
+        emitRemark(loop.getLoc(),
+                   "cachet-stream-loops: kept: no GPU work is waited "
+                   "for right before the loop");
         continue;
       }
       // The stream of the work before the loop carries every iteration's
@@ -116,9 +117,10 @@ struct StreamLoopsPass final
         b.setInsertionPointAfter(loop);
         gpu::WaitOp::create(b, loop.getLoc(), Type(), ValueRange{stream});
       }
-      loop.emitRemark("cachet-stream-loops: the loop's GPU work stays on the "
-                      "stream of the work before it (no stream created, "
-                      "synchronized and destroyed per iteration)");
+      emitRemark(loop.getLoc(),
+                 "cachet-stream-loops: the loop's GPU work stays on the "
+                 "stream of the work before it (no stream created, "
+                 "synchronized and destroyed per iteration)");
     }
   }
 };

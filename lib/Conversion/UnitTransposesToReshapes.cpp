@@ -71,8 +71,9 @@ struct UnitTransposesToReshapesPass final
       if (result.getRank() > 1)
         reshaped = tensor::ExpandShapeOp::create(b, loc, result, flat,
                                                  all(result.getRank()));
-      op.emitRemark("cachet-unit-transposes-to-reshapes: moves dimensions of "
-                    "extent 1 only: a reshape of ")
+      emitRemark(op.getLoc(),
+                 "cachet-unit-transposes-to-reshapes: moves dimensions of "
+                 "extent 1 only: a reshape of ")
           << input << " (no copy)";
       op.getResult()[0].replaceAllUsesWith(reshaped);
       op.erase();

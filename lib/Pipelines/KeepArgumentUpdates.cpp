@@ -70,8 +70,9 @@ struct KeepArgumentUpdatesPass final
       OpBuilder builder(insert);
       auto materialize = bufferization::MaterializeInDestinationOp::create(
           builder, insert.getLoc(), insert.getSource(), insert.getDest());
-      insert.emitRemark("cachet-keep-argument-updates: the slice covers all "
-                        "of argument ")
+      emitRemark(insert.getLoc(),
+                 "cachet-keep-argument-updates: the slice covers all "
+                 "of argument ")
           << argument.getArgNumber()
           << ": kept as an update of that argument "
              "(bufferization.materialize_in_destination), not folded to "

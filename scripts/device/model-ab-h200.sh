@@ -34,6 +34,7 @@ done
 s
 M=/tmp/llama3-8b-$TYPE.gguf
 { time $B/cachet-gguf random llama3-8b --type=$TYPE --seed=1 -o $M; } > $W/gguf.log 2>&1
+s
 n=0
 for g in $GENS; do
   n=$((n + 1)); only=--bench-on-only
@@ -45,6 +46,7 @@ for g in $GENS; do
     --bench-reps=${REPS:-3} > $W/bench-$n-$g.log 2>&1
   echo "rc $?" >> $W/bench-$n-$g.log
   grep -a "^|\|identical\|DIFFER\|rc" $W/bench-$n-$g.log
+  s
 done > $W/bench.log 2>&1
 s; cat $W/bench.log
 echo "after ${SECONDS}s"

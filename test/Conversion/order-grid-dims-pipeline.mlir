@@ -8,7 +8,9 @@
 // GEMM (the default on NVVM) its 1002 tiles of 128 weight rows are on grid
 // y; on the wgmma GEMM (sm_90a, the h200 profile's default chip) its 501
 // tiles of 256.
-// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 matvec-options={gemm=false}" 2>&1 >/dev/null | FileCheck %s
+// The launches as cachet-device-buffers leaves them (the remarks carry no
+// op).
+// RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 stop-before-binary matvec-options={gemm=false}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -o /dev/null 2>&1 | FileCheck %s
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 profile=h200 format=isa" 2>&1 >/dev/null | FileCheck %s --check-prefix=GEMM
 // CHECK-NOT: cachet-order-grid-dims
 // CHECK: remark: cachet-innermost-dim-first: 2 parallel loops with the innermost dimension first
