@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <fstream>
 #include <iterator>
+#include <unistd.h>
 
 using namespace cachet;
 using namespace cachet::generate;
@@ -107,6 +108,13 @@ bool Program::load(const std::string &artifact, Variant variant,
   cachetMgpuTakeError(nullptr, 0);
   std::string path = artifact + "/" + variantFile(variant);
   // RTLD_LOCAL: the variants and the two functions define the same symbols.
+  if (variant == Variant::Reference && access(path.c_str(), F_OK) != 0) {
+    error = path +
+            " is missing: cachet-generate builds the CPU reference only for "
+            "--check (with --compile-only too: compile with --check for a "
+            "later --check)";
+    return false;
+  }
   handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = "cannot load " + path + ": " + dlerror();

@@ -311,6 +311,8 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
     return module.emitError(message);
   };
   for (bool rewrites : {true, false}) {
+    if (!options.gpu)
+      break;
     CompileOptions compile;
     compile.copyOptionValuesFrom(options.compile);
     compile.rewrites = rewrites;
@@ -322,7 +324,8 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
             file(rewrites ? "gpu.so" : "gpu-norewrite.so"))))
       return failure();
   }
-  if (failed(buildSharedObject(
+  if (options.reference &&
+      failed(buildSharedObject(
           module, options,
           [&](OpPassManager &pm) {
             return buildCachetReferencePipeline(pm, options.compile, emitError);

@@ -8,7 +8,7 @@
 #   the same with --target=spirv --ctx=4352   -> .device/vk/{prefill,decode}
 #   build/bin/cachet-generate --random=small --type=q4_K --dtype=f16 \
 #     --kv=q8_0-packed --target=nvvm --profile=h200 --ctx=256 --ubatch=16 \
-#     --compile-only                          -> .device/small/{prefill,decode}
+#     --compile-only --check                  -> .device/small/{prefill,decode}
 #   (gpu.so, gpu-norewrite.so, manifest.json; ref.so for small), and
 #   build/bin/{cachet-gguf,cachet-generate-runner} -> .device/bin,
 #   build/lib/libcachet_runtime.so -> .device/lib.

@@ -118,9 +118,11 @@ static cl::opt<std::string> profile("profile", cl::cat(generateCategory),
 static cl::opt<std::string>
     cacheDir("cache-dir", cl::cat(generateCategory),
              cl::desc("Where compiled artifacts are kept"), cl::init(""));
-static cl::opt<bool> check("check", cl::cat(generateCategory),
-                           cl::desc("Compare every step's logits with the CPU "
-                                    "reference"));
+static cl::opt<bool> check(
+    "check", cl::cat(generateCategory),
+    cl::desc("Compare every step's logits with the CPU reference (built "
+             "only for --check: with --compile-only, into the artifacts for "
+             "a later --check)"));
 static cl::opt<bool>
     compareRewrites("compare-rewrites", cl::cat(generateCategory),
                     cl::desc("Run with the rewrites off too: same tokens, "
@@ -209,9 +211,14 @@ std::mutex remarksMutex;
 /// is there already, in a context of its own (prefill and decode compile on
 /// two threads). Returns false with `error`.
 bool compile(const std::string &text, const std::string &directory,
-             const mlir::DialectRegistry &registry, double &seconds,
-             bool &cached, std::string &error) {
-  cached = sys::fs::exists(directory + "/manifest.json");
+             const mlir::DialectRegistry &registry, bool reference,
+             double &seconds, bool &cached, std::string &error) {
+  // The GPU variants and manifest.json are built together; the CPU
+  // reference (ref.so) only where a check runs it, into the same folder
+  // (later, where the GPU variants are cached).
+  bool gpuCached = sys::fs::exists(directory + "/manifest.json");
+  reference = reference && !sys::fs::exists(directory + "/ref.so");
+  cached = gpuCached && !reference;
   seconds = 0;
   if (cached)
     return true;
@@ -268,6 +275,8 @@ bool compile(const std::string &text, const std::string &directory,
     error = "bad cachet-compile option: " + message;
     return false;
   }
+  options.gpu = !gpuCached;
+  options.reference = reference;
   sys::fs::remove_directories(options.directory);
   if (failed(emitArtifact(*module, options))) {
     writeRemarks();
@@ -276,11 +285,18 @@ bool compile(const std::string &text, const std::string &directory,
   }
   if (!writeRemarks())
     return false;
-  sys::fs::remove_directories(directory);
-  if (std::error_code ec = sys::fs::rename(options.directory, directory)) {
-    error = "cannot move the artifact to " + directory + ": " + ec.message();
+  // Only the reference was missing: it joins the cached GPU variants.
+  std::string from =
+      gpuCached ? options.directory + "/ref.so" : options.directory;
+  std::string to = gpuCached ? directory + "/ref.so" : directory;
+  if (!gpuCached)
+    sys::fs::remove_directories(directory);
+  if (std::error_code ec = sys::fs::rename(from, to)) {
+    error = "cannot move the artifact to " + to + ": " + ec.message();
     return false;
   }
+  if (gpuCached)
+    sys::fs::remove_directories(options.directory);
   seconds = since(start);
   return true;
 }
@@ -403,11 +419,11 @@ int main(int argc, char **argv) {
   bool cached[2] = {false, false}, ok[2] = {true, true};
   std::string errors[2];
   std::thread prefillThread([&] {
-    ok[0] = compile(texts[0], artifacts[0], registry, seconds[0], cached[0],
-                    errors[0]);
+    ok[0] = compile(texts[0], artifacts[0], registry, check, seconds[0],
+                    cached[0], errors[0]);
   });
-  ok[1] = compile(texts[1], artifacts[1], registry, seconds[1], cached[1],
-                  errors[1]);
+  ok[1] = compile(texts[1], artifacts[1], registry, check, seconds[1],
+                  cached[1], errors[1]);
   prefillThread.join();
   for (int f = 0; f < 2; ++f) {
     if (!ok[f])

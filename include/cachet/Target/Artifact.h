@@ -42,6 +42,10 @@ struct ArtifactOptions {
   CompileOptions compile;
   /// The linker used to turn objects into shared objects.
   std::string linker;
+  /// Which shared objects to build: gpu.so and gpu-norewrite.so, and
+  /// ref.so (the CPU reference, which only a check runs). manifest.json
+  /// is always written.
+  bool gpu = true, reference = true;
 };
 
 /// Builds the artifact of `module` (which is not modified). Errors are
