@@ -329,11 +329,13 @@ Value BlockEncoder::halfByte(Value value, Value which) {
                                  arith::ShRUIOp::create(b, loc, bits, shift));
 }
 
+Value BlockEncoder::storedScale(const Params &params) {
+  return getFormat(type) == Format::IQ4_NL ? iq4Scale(params) : params.d;
+}
+
 Value BlockEncoder::encodeByte(Value byte) {
   Params params = scan();
-  return encodeByte(byte, params, [&]() -> Value {
-    return getFormat(type) == Format::IQ4_NL ? iq4Scale(params) : params.d;
-  });
+  return encodeByte(byte, params, [&]() { return storedScale(params); });
 }
 
 int64_t BlockEncoder::getNumBlockParams(BlockQuantizedType type) {
@@ -347,8 +349,7 @@ int64_t BlockEncoder::getNumBlockParams(BlockQuantizedType type) {
 SmallVector<Value> BlockEncoder::getBlockParams() {
   Format format = getFormat(type);
   Params params = scan();
-  SmallVector<Value> result{
-      format == Format::IQ4_NL ? iq4Scale(params) : params.d, params.id};
+  SmallVector<Value> result{storedScale(params), params.id};
   if (format == Format::Q4_1 || format == Format::Q5_1)
     result.push_back(params.min);
   if (format == Format::IQ4_NL)

@@ -107,7 +107,6 @@ bool Program::load(const std::string &artifact, Variant variant,
                    std::string &error) {
   cachetMgpuTakeError(nullptr, 0);
   std::string path = artifact + "/" + variantFile(variant);
-  // RTLD_LOCAL: the variants and the two functions define the same symbols.
   if (variant == Variant::Reference && access(path.c_str(), F_OK) != 0) {
     error = path +
             " is missing: cachet-generate builds the CPU reference only for "
@@ -115,6 +114,7 @@ bool Program::load(const std::string &artifact, Variant variant,
             "later --check)";
     return false;
   }
+  // RTLD_LOCAL: the variants and the two functions define the same symbols.
   handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = "cannot load " + path + ": " + dlerror();

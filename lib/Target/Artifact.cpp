@@ -312,7 +312,7 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
   };
   for (bool rewrites : {true, false}) {
     if (!options.gpu)
-      break;
+      continue;
     CompileOptions compile;
     compile.copyOptionValuesFrom(options.compile);
     compile.rewrites = rewrites;

@@ -66,6 +66,9 @@ private:
                          llvm::function_ref<mlir::Value()> scale);
   mlir::Value quant(const Params &params, mlir::Value lane);
   mlir::Value iq4Scale(const Params &params);
+  /// The scale the block stores, before its rounding to f16: d, or
+  /// iq4_nl's least-squares fit.
+  mlir::Value storedScale(const Params &params);
   mlir::Value halfByte(mlir::Value value, mlir::Value which);
   mlir::Value roundToInt(mlir::Value value);
   mlir::Value select(mlir::Value cond, mlir::Value a, mlir::Value b);
