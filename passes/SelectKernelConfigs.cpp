@@ -10,6 +10,7 @@
 #include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Analysis/PrefetchPlan.h"
+#include "cachet/Analysis/QuantizeConfig.h"
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Passes.h"
 
@@ -128,6 +129,14 @@ struct SelectKernelConfigsPass final
     return o;
   }
 
+  /// The quantize options as lib/Analysis takes them.
+  QuantizeConfigOptions getQuantizeOptions() const {
+    QuantizeConfigOptions o;
+    o.kernel = quantizeKernel;
+    o.threads = quantizeThreads;
+    return o;
+  }
+
   /// Why an option is out of range, or "".
   std::string checkOptions() const {
     std::string bad = checkAttentionConfigOptions(getAttentionOptions());
@@ -135,6 +144,8 @@ struct SelectKernelConfigsPass final
       bad = checkMatvecConfigOptions(getMatvecOptions());
     if (bad.empty())
       bad = checkDequantTransposeConfigOptions(getDequantTransposeOptions());
+    if (bad.empty())
+      bad = checkQuantizeConfigOptions(getQuantizeOptions());
     return bad.empty() ? checkPrefetchPlanOptions(getPrefetchOptions()) : bad;
   }
 
@@ -201,6 +212,16 @@ struct SelectKernelConfigsPass final
         return;
       configure(op, [&] {
         DequantTransposeDecision d = selectDequantTransposeConfig(op, dequant);
+        return std::make_pair(d.config, d.remark);
+      });
+    });
+    QuantizeConfigOptions quantize = getQuantizeOptions();
+    module.walk([&](linalg::GenericOp op) {
+      if (!op->hasAttr(CachetDialect::getQuantizeAttrName()) ||
+          !op.hasPureBufferSemantics())
+        return;
+      configure(op, [&] {
+        QuantizeDecision d = selectQuantizeConfig(op, quantize);
         return std::make_pair(d.config, d.remark);
       });
     });

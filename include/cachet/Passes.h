@@ -5,6 +5,7 @@
 
 #include "cachet/Analysis/AttentionConfig.h"
 #include "cachet/Analysis/DequantTransposeConfig.h"
+#include "cachet/Analysis/QuantizeConfig.h"
 #include "cachet/Analysis/MatvecChain.h"
 #include "cachet/Analysis/MatvecConfig.h"
 #include "cachet/Analysis/PrefetchPlan.h"

@@ -898,6 +898,13 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     `dequant_transpose_direct` (`dequant-transpose-kernel=direct`); no
     config (the generic kernel) where neither applies, with the reason.
 
+    A cachet.quantize to packed blocks on buffers (the byte `linalg.generic`
+    marked `cachet.quantize` and the scan marked `cachet.quantize_params`
+    that writes its inputs; lib/Analysis/QuantizeConfig.cpp):
+    `quantize_blocks` (one kernel, a thread per block, `quantize-threads`
+    per workgroup), or no config (`quantize-kernel=generic`, or a form the
+    kernel does not take: the two generic kernels), with the reason.
+
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
 
@@ -1302,6 +1309,18 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       clEnumValN(::cachet::DequantTransposeKernel::Direct, "direct",
                  "a thread per store decodes bytes read from global "
                  "memory"))}]>,
+    Option<"quantizeKernel", "quantize-kernel", "::cachet::QuantizeKernel",
+           /*default=*/"::cachet::QuantizeKernel::Blocks",
+           "The kernel of a cachet.quantize to packed blocks",
+           [{::llvm::cl::values(
+      clEnumValN(::cachet::QuantizeKernel::Blocks, "blocks",
+                 "one kernel, a thread per block: its values scanned once, "
+                 "then its bytes"),
+      clEnumValN(::cachet::QuantizeKernel::Generic, "generic",
+                 "the reference lowering's two generic kernels (a scan "
+                 "per block, then a thread per byte)"))}]>,
+    Option<"quantizeThreads", "quantize-threads", "int64_t",
+           /*default=*/"64", "Threads per workgroup of the quantize kernel">,
     Option<"positionsPerGroup", "positions-per-group", "int64_t",
            /*default=*/"16",
            "Positions one dequant-transpose workgroup stages and writes (16 measured best of "

@@ -86,3 +86,17 @@ bool cachet::isPlainBuffer(MemRefType type) {
   return memref::isStaticShapeAndContiguousRowMajor(type) &&
          succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0;
 }
+
+Value cachet::getOnlyBufferLoadedIn(Region &region) {
+  Value buffer;
+  WalkResult walk = region.walk([&](memref::LoadOp load) {
+    Value memref = load.getMemRef();
+    if (region.isAncestor(memref.getParentRegion()))
+      return WalkResult::advance();
+    if (buffer && buffer != memref)
+      return WalkResult::interrupt();
+    buffer = memref;
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted() ? Value() : buffer;
+}

@@ -1,6 +1,7 @@
 //===- DequantTransposeConfig.cpp - the dequant-transpose kernel ----------===//
 
 #include "cachet/Analysis/DequantTransposeConfig.h"
+#include "cachet/Analysis/Buffers.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -64,17 +65,7 @@ Value cachet::getDequantTransposeBytes(linalg::GenericOp op) {
   // decodes each value from its block there).
   if (op.getNumDpsInputs() != 0)
     return {};
-  Value bytes;
-  WalkResult walk = op.getRegion().walk([&](memref::LoadOp load) {
-    Value memref = load.getMemRef();
-    if (op.getRegion().isAncestor(memref.getParentRegion()))
-      return WalkResult::advance();
-    if (bytes && bytes != memref)
-      return WalkResult::interrupt();
-    bytes = memref;
-    return WalkResult::advance();
-  });
-  return walk.wasInterrupted() ? Value() : bytes;
+  return getOnlyBufferLoadedIn(op.getRegion());
 }
 
 std::optional<DequantTransposeShape>

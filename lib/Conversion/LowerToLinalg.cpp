@@ -706,6 +706,13 @@ LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
           linalg::YieldOp::create(
               nb, nloc, encoder.encodeByte(byte, args.take_front(numParams)));
         });
+    // Marked for cachet-lower-quantize, which may replace both generics
+    // by one kernel of a thread per block (the same bytes).
+    scan->setAttr(CachetDialect::getQuantizeParamsAttrName(), b.getUnitAttr());
+    generic->setAttr(CachetDialect::getQuantizeAttrName(),
+                     TypeAttr::get(block));
+    generic->setAttr(CachetDialect::getQuantizeRoundingAttrName(),
+                     op.getRoundingAttr());
     replaceWithBytes(b, op.getResult(), generic.getResult(0));
     op.erase();
     return success();

@@ -293,6 +293,18 @@ LogicalResult KernelConfigAttr::verify(
                        "'workgroup', 'vector_width' and 'load_bytes'";
     return success();
   }
+  if (variant == KernelVariant::QuantizeBlocks) {
+    if (workgroup <= 0)
+      return fail() << "'workgroup' (threads) must be positive, got "
+                    << workgroup;
+    if (!tile.empty() || subgroup != 0 || vectorWidth != 1 || rowBlocks != 1 ||
+        stages != 1 || split != 1 || padBytes != 0 || !loads.empty() ||
+        minWorkgroupsPerSM != 0 || !resident.empty() || dynamicShared ||
+        warpSync || lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
+        loadBytes != 0)
+      return fail() << "the quantize kernel takes only 'workgroup'";
+    return success();
+  }
   if (variant == KernelVariant::GemmMmaSync ||
       variant == KernelVariant::GemmWgmma) {
     if (std::string why =
@@ -512,8 +524,11 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
                   op->getName().getStringRef() == "linalg.matmul";
   bool onDequant = op->getName().getStringRef() == "linalg.generic" &&
                    op->hasAttr(getDequantTransposeAttrName());
+  bool onQuantize = op->getName().getStringRef() == "linalg.generic" &&
+                    op->hasAttr(getQuantizeAttrName());
   bool placed = config.isAttention()          ? onAttention
                 : config.isDequantTranspose() ? onDequant
+                : config.isQuantize()         ? onQuantize
                                               : onMatvec;
   if (!placed)
     return op->emitError("'")
@@ -522,6 +537,7 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
            << (config.isAttention() ? "a cachet.attention or attention_partial"
                : config.isDequantTranspose()
                    ? "a linalg.generic marked cachet.dequant_transpose"
-                   : "a linalg.matvec or linalg.matmul");
+               : config.isQuantize() ? "a linalg.generic marked cachet.quantize"
+                                     : "a linalg.matvec or linalg.matmul");
   return success();
 }

@@ -366,6 +366,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
   dequantTranspose.workgroupAlloc = spirv;
   dequantTranspose.scalarStores = spirv;
   builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose));
+  // cachet.quantize to packed blocks: one kernel, a thread per block.
+  builder.addOnFunctions(createLowerQuantize());
 
   // Generic kernels: every linalg op becomes parallel loops, their
   // innermost dimension first, tiled so that it maps to the threads of a

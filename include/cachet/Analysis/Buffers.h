@@ -15,6 +15,7 @@
 
 namespace mlir {
 class AliasAnalysis;
+class Region;
 } // namespace mlir
 
 namespace cachet {
@@ -55,6 +56,11 @@ bool isDistinctBuffer(mlir::Value buffer);
 /// the aligned pointer (upstream's gpu.memcpy lowering drops a view's
 /// offset), so only such buffers may be copied between host and device.
 bool isPlainBuffer(mlir::MemRefType type);
+
+/// Returns the one buffer defined outside `region` that memref.load ops in
+/// it read (a reference lowering's generic reads its packed bytes or its
+/// values in the body), or null where there is none or more than one.
+mlir::Value getOnlyBufferLoadedIn(mlir::Region &region);
 
 } // namespace cachet
 

@@ -1567,6 +1567,68 @@ def LowerDequantTranspose
   ];
 }
 
+def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
+  let summary = "One kernel for a cachet.quantize to packed blocks";
+  let description = [{
+    Runs after bufferization. cachet-lower-to-linalg lowers a
+    `cachet.quantize` to packed blocks into two generics: a scan with one
+    iteration per block (marked `cachet.quantize_params`) that writes what
+    the block's bytes are computed from (its scale and inverse, q4_1 /
+    q5_1's minimum, iq4_nl's tiny flag; f32 buffers), then one iteration
+    per byte (marked `cachet.quantize = <block type>` and
+    `cachet.quantize_rounding`) that reads those and the values its quants
+    hold. As generic kernels these are two launches of one thread per
+    block and per byte: a prefill's K of 512 tokens x 8 heads x 128 into a
+    q8_0 cache took 5.6 + 10.3 us on an H100 (docs/BENCHMARKS.md, run
+    146), about 8 MB/s per thread of work, latency-bound.
+
+    This pass replaces each byte generic that carries a
+    `#cachet.kernel_config<variant = quantize_blocks>` (set by
+    `cachet-select-kernel-configs`, or written in the input), with its
+    scan and the scan's buffers, by one kernel: a thread per block
+    (`workgroup` threads per workgroup, the grid from the block count,
+    the last workgroup guarded) scans the block's 32 values once and
+    computes each byte from the same f32 arithmetic (BlockEncoder, the
+    reference lowering's code), so the bytes are the same bits. It decides
+    nothing: a config it cannot build is an error naming the cause; a
+    generic without one keeps the two kernels.
+
+    Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0):
+
+    ```mlir
+    linalg.generic {...} outs(%d, %id : memref<4x2x2xf32>, memref<4x2x2xf32>)
+        attrs = {cachet.quantize_params} {...}
+    linalg.generic {...} ins(%d, %id : memref<4x2x2xf32>, memref<4x2x2xf32>)
+        outs(%bytes : memref<4x2x68xi8>)
+        attrs = {cachet.kernel_config = #cachet.kernel_config<
+                   variant = quantize_blocks, workgroup = 64>,
+                 cachet.quantize = !cachet.q8_0,
+                 cachet.quantize_rounding = #cachet.rounding<away>} {
+      // byte j of block j / 34 of row (t, h), from %d, %id and its value
+    }
+    ```
+
+    After (abridged):
+
+    ```mlir
+    gpu.launch blocks(...) in (%c1, %c1, %c1) threads(...) in (%c64, %c1, %c1) {
+      %id = ... block x 64 + thread x
+      scf.if (%id < 16) {
+        // (t, h, b) of %id; scf.for over the 32 values of block b:
+        // the largest magnitude, then d and 1 / d
+        memref.store %d0, %bytes[%t, %h, %b34]      // the f16 scale
+        memref.store %q0, %bytes[%t, %h, %b34 + 2]  // 32 quants
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // CACHET_CONVERSION_PASSES_TD
 
 def InnermostDimFirst

@@ -142,6 +142,8 @@ def Cachet_GemmMmaSync : I32EnumAttrCase<"GemmMmaSync", 10, "gemm_mma_sync">;
 def Cachet_GemmWgmma : I32EnumAttrCase<"GemmWgmma", 11, "gemm_wgmma">;
 def Cachet_AttentionWgmma
     : I32EnumAttrCase<"AttentionWgmma", 12, "attention_wgmma">;
+def Cachet_QuantizeBlocks
+    : I32EnumAttrCase<"QuantizeBlocks", 13, "quantize_blocks">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
@@ -149,7 +151,7 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
-     Cachet_AttentionWgmma]> {
+     Cachet_AttentionWgmma, Cachet_QuantizeBlocks]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -225,7 +227,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       on the `linalg.generic` of a packed dequant-transpose (marked
       `cachet.dequant_transpose`; cachet-lower-dequant-transpose): a
       workgroup stages its positions' bytes in workgroup memory, or a
-      thread per store decodes bytes read from global memory.
+      thread per store decodes bytes read from global memory;
+      `quantize_blocks` on the byte `linalg.generic` of a cachet.quantize
+      to packed blocks (marked `cachet.quantize`;
+      cachet-lower-quantize): one thread per block scans its 32 values
+      once and writes its bytes, `workgroup` threads per workgroup.
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]` (decode: `[query rows of one KV head, KV
       positions per step]`: one position per thread, or with `vector_width`
@@ -332,6 +338,10 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     bool isDecode() const {
       return getVariant() == KernelVariant::AttentionDecode ||
              getVariant() == KernelVariant::AttentionDecodeMmaSync;
+    }
+    /// Whether the variant is the quantize kernel.
+    bool isQuantize() const {
+      return getVariant() == KernelVariant::QuantizeBlocks;
     }
     /// Whether the variant is one of the dequant-transpose kernels.
     bool isDequantTranspose() const {

@@ -1,0 +1,126 @@
+//===- QuantizeConfig.cpp - the quantize kernel ---------------------------===//
+
+#include "cachet/Analysis/QuantizeConfig.h"
+#include "cachet/Analysis/Buffers.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace cachet;
+
+std::optional<QuantizeShape> cachet::getQuantizeShape(linalg::GenericOp op,
+                                                      std::string &reason) {
+  QuantizeShape s;
+  auto marker =
+      op->getAttrOfType<TypeAttr>(CachetDialect::getQuantizeAttrName());
+  s.block = marker ? dyn_cast<BlockQuantizedType>(marker.getValue())
+                   : BlockQuantizedType();
+  if (!s.block) {
+    reason = "not marked cachet.quantize with a block type";
+    return std::nullopt;
+  }
+  if (auto rounding = op->getAttrOfType<RoundingAttr>(
+          CachetDialect::getQuantizeRoundingAttrName()))
+    s.rounding = rounding.getValue();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1) {
+    reason = "not on buffers with one result (run after bufferization)";
+    return std::nullopt;
+  }
+  s.bytes = op.getDpsInits()[0];
+  // The values: the one buffer from outside loaded in the body.
+  s.values = getOnlyBufferLoadedIn(op.getRegion());
+  if (!s.values) {
+    reason = "its body does not read one buffer of values";
+    return std::nullopt;
+  }
+  auto values = cast<MemRefType>(s.values.getType());
+  auto bytes = cast<MemRefType>(s.bytes.getType());
+  int64_t rank = bytes.getRank();
+  if (values.getRank() != rank || !bytes.getElementType().isInteger(8) ||
+      !isa<FloatType>(values.getElementType())) {
+    reason = "the values and bytes are not float and i8 buffers of one rank";
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    if (values.getDimSize(i) != bytes.getDimSize(i)) {
+      reason = "the values and bytes differ outside the innermost dimension";
+      return std::nullopt;
+    }
+  int64_t inner = bytes.getDimSize(rank - 1);
+  if (!ShapedType::isDynamic(inner) && inner % s.block.getBlockBytes()) {
+    reason = "the innermost bytes are not whole blocks";
+    return std::nullopt;
+  }
+  // The scan: the writer of every input, each a buffer of its own that
+  // only the scan and this op use.
+  for (Value param : op.getDpsInputs()) {
+    auto alloc = param.getDefiningOp<memref::AllocOp>();
+    if (!alloc) {
+      reason = "a scan result is not a memref.alloc";
+      return std::nullopt;
+    }
+    for (Operation *user : param.getUsers()) {
+      if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+        continue;
+      auto scan = dyn_cast<linalg::GenericOp>(user);
+      if (!scan || !scan->hasAttr(CachetDialect::getQuantizeParamsAttrName()) ||
+          (s.scan && s.scan != scan) ||
+          !llvm::is_contained(scan.getDpsInits(), param)) {
+        reason = "a scan result has a user other than the scan and this op";
+        return std::nullopt;
+      }
+      s.scan = scan;
+    }
+    s.params.push_back(param);
+  }
+  if (!s.scan || s.scan.getNumDpsInits() != s.params.size()) {
+    reason = "no scan (marked cachet.quantize_params) writes its inputs";
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string cachet::checkQuantizeConfigOptions(const QuantizeConfigOptions &o) {
+  if (o.threads <= 0 || o.threads > 1024)
+    return "quantize-threads must be in [1, 1024], got " +
+           std::to_string(o.threads);
+  return "";
+}
+
+QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
+                                              const QuantizeConfigOptions &o) {
+  QuantizeDecision d;
+  std::string reason;
+  std::optional<QuantizeShape> s = getQuantizeShape(op, reason);
+  if (!s) {
+    d.remark = "quantize: two generic kernels (a scan per block, a thread "
+               "per byte): " +
+               reason;
+    return d;
+  }
+  if (o.kernel == QuantizeKernel::Generic) {
+    d.remark = "quantize: two generic kernels (a scan per block, a thread "
+               "per byte): quantize-kernel=generic";
+    return d;
+  }
+  d.config = KernelConfigAttr::get(
+      op.getContext(), KernelVariant::QuantizeBlocks, {}, o.threads, 0, 1, 1, 1,
+      1, 0, {}, 0, {}, false, false, false, false, false, false, 0);
+  d.remark = llvm::formatv("quantize: one kernel, a thread per {0}-byte "
+                           "block (its 32 values scanned once, then its "
+                           "bytes), workgroups of {1} threads",
+                           s->block.getBlockBytes(), o.threads)
+                 .str();
+  return d;
+}
+
+std::string cachet::whyNotQuantizeConfig(linalg::GenericOp op,
+                                         KernelConfigAttr config) {
+  std::string reason;
+  if (!getQuantizeShape(op, reason))
+    return reason;
+  if (config.getWorkgroup() <= 0)
+    return "'workgroup' (threads) must be positive";
+  return "";
+}

@@ -1,0 +1,46 @@
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(cachet-lower-quantize))' -verify-diagnostics
+
+// A quantize config where no quantize is: the verifier names the op it
+// must be on.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @unmarked(%x: memref<64xf32>, %y: memref<64xf32>) {
+  // expected-error @below {{'cachet.kernel_config' of variant quantize_blocks must be on a linalg.generic marked cachet.quantize}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : memref<64xf32>) outs(%y : memref<64xf32>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>} {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// The kernel takes threads only.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @bad_config(%x: memref<64xf32>, %y: memref<68xi8>) {
+  // expected-error @below {{#cachet.kernel_config<variant = quantize_blocks>: 'workgroup' (threads) must be positive, got 0}}
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_blocks>, cachet.quantize = !cachet.q8_0} {
+  ^bb0(%b: i8):
+    linalg.yield %b : i8
+  }
+  return
+}
+
+// -----
+
+// A marked byte generic written without its scan: the config cannot be
+// built, and the error says why.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @no_scan(%x: memref<64xf32>, %y: memref<68xi8>) {
+  // expected-error @below {{cachet-lower-quantize: cannot build #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>: no scan (marked cachet.quantize_params) writes its inputs}}
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>, cachet.quantize = !cachet.q8_0} {
+  ^bb0(%b: i8):
+    %i = linalg.index 0 : index
+    %v = memref.load %x[%i] : memref<64xf32>
+    %q = arith.fptosi %v : f32 to i8
+    linalg.yield %q : i8
+  }
+  return
+}
