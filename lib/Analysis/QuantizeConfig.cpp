@@ -23,8 +23,10 @@ std::optional<QuantizeShape> cachet::getQuantizeShape(linalg::GenericOp op,
   if (auto rounding = op->getAttrOfType<RoundingAttr>(
           CachetDialect::getQuantizeRoundingAttrName()))
     s.rounding = rounding.getValue();
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1) {
-    reason = "not on buffers with one result (run after bufferization)";
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() != 0) {
+    reason = "not on buffers with one result and no inputs (run after "
+             "bufferization)";
     return std::nullopt;
   }
   s.bytes = op.getDpsInits()[0];
@@ -52,32 +54,6 @@ std::optional<QuantizeShape> cachet::getQuantizeShape(linalg::GenericOp op,
     reason = "the innermost bytes are not whole blocks";
     return std::nullopt;
   }
-  // The scan: the writer of every input, each a buffer of its own that
-  // only the scan and this op use.
-  for (Value param : op.getDpsInputs()) {
-    auto alloc = param.getDefiningOp<memref::AllocOp>();
-    if (!alloc) {
-      reason = "a scan result is not a memref.alloc";
-      return std::nullopt;
-    }
-    for (Operation *user : param.getUsers()) {
-      if (user == op.getOperation() || isa<memref::DeallocOp>(user))
-        continue;
-      auto scan = dyn_cast<linalg::GenericOp>(user);
-      if (!scan || !scan->hasAttr(CachetDialect::getQuantizeParamsAttrName()) ||
-          (s.scan && s.scan != scan) ||
-          !llvm::is_contained(scan.getDpsInits(), param)) {
-        reason = "a scan result has a user other than the scan and this op";
-        return std::nullopt;
-      }
-      s.scan = scan;
-    }
-    s.params.push_back(param);
-  }
-  if (!s.scan || s.scan.getNumDpsInits() != s.params.size()) {
-    reason = "no scan (marked cachet.quantize_params) writes its inputs";
-    return std::nullopt;
-  }
   return s;
 }
 
@@ -94,14 +70,16 @@ QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
   std::string reason;
   std::optional<QuantizeShape> s = getQuantizeShape(op, reason);
   if (!s) {
-    d.remark = "quantize: two generic kernels (a scan per block, a thread "
-               "per byte): " +
+    d.remark = "quantize: the generic kernel (a thread per byte, each "
+               "scanning its block): " +
                reason;
     return d;
   }
   if (o.kernel == QuantizeKernel::Generic) {
-    d.remark = "quantize: two generic kernels (a scan per block, a thread "
-               "per byte): quantize-kernel=generic";
+    d.remark = "quantize: the generic kernel (a thread per byte, each "
+               "scanning its block; measured as fast as a thread per block "
+               "on an H100, docs/BENCHMARKS.md run 147): "
+               "quantize-kernel=generic";
     return d;
   }
   d.config = KernelConfigAttr::get(

@@ -32,8 +32,8 @@ KernelConfigAttr getConfig(linalg::GenericOp op) {
   return config && config.isQuantize() ? config : KernelConfigAttr();
 }
 
-/// Replaces `op`, its scan and the scan's buffers by the kernel: a thread
-/// per block scans its values once, then computes and stores each byte.
+/// Replaces `op` by the kernel: a thread per block scans its values once,
+/// then computes and stores each byte.
 void buildKernel(RewriterBase &rewriter, linalg::GenericOp op,
                  const QuantizeShape &s, int64_t threads) {
   rewriter.setInsertionPoint(op);
@@ -109,14 +109,7 @@ void buildKernel(RewriterBase &rewriter, linalg::GenericOp op,
     memref::StoreOp::create(tb, loc, value, s.bytes, where);
   }
 
-  // The scan's buffers are read by nothing else.
   rewriter.eraseOp(op);
-  rewriter.eraseOp(s.scan);
-  for (Value param : s.params) {
-    for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
-      rewriter.eraseOp(user);
-    rewriter.eraseOp(param.getDefiningOp());
-  }
 }
 
 struct LowerQuantizePass final

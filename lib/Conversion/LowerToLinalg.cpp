@@ -662,39 +662,16 @@ LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
         sizeOf(bytesType,
                arith::MulIOp::create(
                    b, loc, blocks, indexConst(b, loc, block.getBlockBytes())));
-    // Two generics: one iteration per block scans its 32 values once for
-    // what its bytes are computed from (f32: the scale and its inverse,
-    // q4_1 / q5_1's minimum, iq4_nl's tiny flag), then one iteration per
-    // byte reads those and only the values its quants hold. (One generic
-    // of bytes, each scanning its block, read each value once per byte of
-    // the block: a prefill's K of 512 x 8 x 128 took 10.5 us on an H100.)
-    int64_t numParams = BlockEncoder::getNumBlockParams(block);
-    SmallVector<int64_t> paramsShape(inputType.getShape());
-    paramsShape.back() = ShapedType::isDynamic(paramsShape.back())
-                             ? ShapedType::kDynamic
-                             : paramsShape.back() / 32;
-    auto paramsType = RankedTensorType::get(paramsShape, b.getF32Type());
-    SmallVector<Value> paramsInits(numParams, sizeOf(paramsType, blocks));
-    auto scan = linalg::GenericOp::create(
-        b, loc, SmallVector<Type>(numParams, paramsType), ValueRange(),
-        paramsInits,
-        SmallVector<AffineMap>(numParams, b.getMultiDimIdentityMap(rank)),
-        iterators(rank), [&](OpBuilder &nb, Location nloc, ValueRange) {
-          SmallVector<Value> at = indices(nb, nloc);
-          BlockEncoder encoder(
-              nb, nloc, block, op.getRounding(),
-              reader(ArrayRef<Value>(at).drop_back(), at.back()));
-          linalg::YieldOp::create(nb, nloc, encoder.getBlockParams());
-        });
-    AffineMap bytesMap = b.getMultiDimIdentityMap(rank);
-    AffineExpr last = bytesMap.getResults().back();
-    AffineMap paramsMap =
-        bytesMap.replace(last, last.floorDiv(block.getBlockBytes()), rank, 0);
-    SmallVector<AffineMap> maps(numParams, paramsMap);
-    maps.push_back(bytesMap);
+    // One generic of bytes, each iteration scanning its block's 32 values
+    // (a scan per block first, then the bytes from its results, measured
+    // 1.5% slower in the 8B model's prefill: two launches of 5.5 + 10.3 us
+    // per K or V on an H100 against one of 10.5; docs/BENCHMARKS.md, run
+    // 146). Marked for cachet-lower-quantize, which may replace it by one
+    // kernel of a thread per block (the same bytes).
     auto generic = linalg::GenericOp::create(
-        b, loc, bytesType, scan.getResults(), ValueRange{init}, maps,
-        iterators(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        b, loc, bytesType, ValueRange(), ValueRange{init},
+        {b.getMultiDimIdentityMap(rank)}, iterators(rank),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
           SmallVector<Value> at = indices(nb, nloc);
           Value blockBytes = indexConst(nb, nloc, block.getBlockBytes());
           Value blockIndex =
@@ -703,12 +680,8 @@ LogicalResult LowerToLinalgPass::lowerQuantize(QuantizeOp op) {
           BlockEncoder encoder(
               nb, nloc, block, op.getRounding(),
               reader(ArrayRef<Value>(at).drop_back(), blockIndex));
-          linalg::YieldOp::create(
-              nb, nloc, encoder.encodeByte(byte, args.take_front(numParams)));
+          linalg::YieldOp::create(nb, nloc, encoder.encodeByte(byte));
         });
-    // Marked for cachet-lower-quantize, which may replace both generics
-    // by one kernel of a thread per block (the same bytes).
-    scan->setAttr(CachetDialect::getQuantizeParamsAttrName(), b.getUnitAttr());
     generic->setAttr(CachetDialect::getQuantizeAttrName(),
                      TypeAttr::get(block));
     generic->setAttr(CachetDialect::getQuantizeRoundingAttrName(),

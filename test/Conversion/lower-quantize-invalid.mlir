@@ -29,17 +29,15 @@ func.func @bad_config(%x: memref<64xf32>, %y: memref<68xi8>) {
 
 // -----
 
-// A marked byte generic written without its scan: the config cannot be
-// built, and the error says why.
+// A marked generic with an input (not the reference lowering's form): the
+// config cannot be built, and the error says why.
 
 #id = affine_map<(d0) -> (d0)>
-func.func @no_scan(%x: memref<64xf32>, %y: memref<68xi8>) {
-  // expected-error @below {{cachet-lower-quantize: cannot build #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>: no scan (marked cachet.quantize_params) writes its inputs}}
-  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>, cachet.quantize = !cachet.q8_0} {
-  ^bb0(%b: i8):
-    %i = linalg.index 0 : index
-    %v = memref.load %x[%i] : memref<64xf32>
-    %q = arith.fptosi %v : f32 to i8
+func.func @with_input(%x: memref<68xf32>, %y: memref<68xi8>) {
+  // expected-error @below {{cachet-lower-quantize: cannot build #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>: not on buffers with one result and no inputs (run after bufferization)}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : memref<68xf32>) outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_blocks, workgroup = 64>, cachet.quantize = !cachet.q8_0} {
+  ^bb0(%a: f32, %b: i8):
+    %q = arith.fptosi %a : f32 to i8
     linalg.yield %q : i8
   }
   return

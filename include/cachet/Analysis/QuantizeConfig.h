@@ -1,12 +1,12 @@
 //===- QuantizeConfig.h - the quantize kernel -------------------*- C++ -*-===//
 //
 // The #cachet.kernel_config of a cachet.quantize to packed blocks on
-// buffers: cachet-lower-to-linalg lowers one to two generics (a scan per
-// block, marked `cachet.quantize_params`, then one iteration per byte,
-// marked `cachet.quantize`); the `quantize_blocks` kernel does both in one
-// launch, a thread per block. cachet-select-kernel-configs calls
-// selectQuantizeConfig; cachet-lower-quantize checks a config with
-// whyNotQuantizeConfig and builds it.
+// buffers: cachet-lower-to-linalg lowers one to a generic of one iteration
+// per byte, each scanning its block (marked `cachet.quantize`); the
+// `quantize_blocks` kernel has a thread per block instead, which scans it
+// once. cachet-select-kernel-configs calls selectQuantizeConfig;
+// cachet-lower-quantize checks a config with whyNotQuantizeConfig and
+// builds it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,30 +29,26 @@ enum class QuantizeKernel { Blocks, Generic };
 struct QuantizeShape {
   BlockQuantizedType block;
   Rounding rounding = Rounding::Away;
-  /// The values ([..][blocks * 32], f32 / f16 / bf16) the byte generic
-  /// reads in its body, and its result bytes ([..][blocks * block bytes]).
+  /// The values ([..][blocks * 32], f32 / f16 / bf16) the generic reads
+  /// in its body, and its result bytes ([..][blocks * block bytes]).
   mlir::Value values, bytes;
-  /// The per-block scan that writes the byte generic's inputs, and those
-  /// buffers (memref.alloc each, read by the byte generic only).
-  mlir::linalg::GenericOp scan;
-  llvm::SmallVector<mlir::Value> params;
 };
 
-/// Returns the parts of `op` (the byte generic marked `cachet.quantize`),
+/// Returns the parts of `op` (the generic marked `cachet.quantize`),
 /// or std::nullopt with `reason`.
 std::optional<QuantizeShape> getQuantizeShape(mlir::linalg::GenericOp op,
                                               std::string &reason);
 
 /// The knobs (cachet-select-kernel-configs' options).
 struct QuantizeConfigOptions {
-  QuantizeKernel kernel = QuantizeKernel::Blocks;
+  QuantizeKernel kernel = QuantizeKernel::Generic;
   int64_t threads = 64;
 };
 
 /// Returns why an option of `options` is out of range, or "".
 std::string checkQuantizeConfigOptions(const QuantizeConfigOptions &options);
 
-/// A decision: the config (null: the two generic kernels) and the remark.
+/// A decision: the config (null: the generic kernel) and the remark.
 struct QuantizeDecision {
   KernelConfigAttr config;
   std::string remark;

@@ -1568,43 +1568,41 @@ def LowerDequantTranspose
 }
 
 def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
-  let summary = "One kernel for a cachet.quantize to packed blocks";
+  let summary = "A thread per block for a cachet.quantize to packed blocks";
   let description = [{
     Runs after bufferization. cachet-lower-to-linalg lowers a
-    `cachet.quantize` to packed blocks into two generics: a scan with one
-    iteration per block (marked `cachet.quantize_params`) that writes what
-    the block's bytes are computed from (its scale and inverse, q4_1 /
-    q5_1's minimum, iq4_nl's tiny flag; f32 buffers), then one iteration
+    `cachet.quantize` to packed blocks into one generic of one iteration
     per byte (marked `cachet.quantize = <block type>` and
-    `cachet.quantize_rounding`) that reads those and the values its quants
-    hold. As generic kernels these are two launches of one thread per
-    block and per byte: a prefill's K of 512 tokens x 8 heads x 128 into a
-    q8_0 cache took 5.6 + 10.3 us on an H100 (docs/BENCHMARKS.md, run
-    146), about 8 MB/s per thread of work, latency-bound.
+    `cachet.quantize_rounding`), each scanning its block's 32 values for
+    the scale (and q4_1 / q5_1's minimum, iq4_nl's fit) before computing
+    its byte: as a generic kernel, a thread per byte.
 
-    This pass replaces each byte generic that carries a
+    This pass replaces each such generic that carries a
     `#cachet.kernel_config<variant = quantize_blocks>` (set by
-    `cachet-select-kernel-configs`, or written in the input), with its
-    scan and the scan's buffers, by one kernel: a thread per block
+    `cachet-select-kernel-configs` with `quantize-kernel=blocks`, or
+    written in the input) by one kernel of a thread per block
     (`workgroup` threads per workgroup, the grid from the block count,
-    the last workgroup guarded) scans the block's 32 values once and
-    computes each byte from the same f32 arithmetic (BlockEncoder, the
-    reference lowering's code), so the bytes are the same bits. It decides
-    nothing: a config it cannot build is an error naming the cause; a
-    generic without one keeps the two kernels.
+    the last workgroup guarded, no launch for a run-time count of 0): it
+    scans the block's 32 values once and computes each byte from the scan
+    with the same f32 arithmetic (BlockEncoder, the reference lowering's
+    code), so the bytes are the same bits. It decides nothing: a config it
+    cannot build is an error naming the cause; a generic without one keeps
+    the generic kernel. On an H100 a prefill's K of 512 tokens x 8 heads x
+    128 into a q8_0 cache took 11.2 us this way and 10.5 us as the generic
+    kernel (docs/BENCHMARKS.md, runs 141 and 147): 16384 threads with long
+    serial chains are latency-bound as 557056 short ones are; the select
+    pass keeps the generic kernel by default.
 
     Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0):
 
     ```mlir
-    linalg.generic {...} outs(%d, %id : memref<4x2x2xf32>, memref<4x2x2xf32>)
-        attrs = {cachet.quantize_params} {...}
-    linalg.generic {...} ins(%d, %id : memref<4x2x2xf32>, memref<4x2x2xf32>)
-        outs(%bytes : memref<4x2x68xi8>)
+    linalg.generic {...} outs(%bytes : memref<4x2x68xi8>)
         attrs = {cachet.kernel_config = #cachet.kernel_config<
                    variant = quantize_blocks, workgroup = 64>,
                  cachet.quantize = !cachet.q8_0,
                  cachet.quantize_rounding = #cachet.rounding<away>} {
-      // byte j of block j / 34 of row (t, h), from %d, %id and its value
+      // byte j % 34 of block j / 34 of row (t, h): its block's largest
+      // magnitude (32 loads), then the scale's bytes or a quant
     }
     ```
 

@@ -95,8 +95,8 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDequantTransposeAttrName() {
       return ::llvm::StringLiteral("cachet.dequant_transpose");
     }
-    /// The byte generic that cachet-lower-to-linalg made of a cachet.quantize
-    /// to packed blocks: a TypeAttr of its block type, for
+    /// The generic of bytes that cachet-lower-to-linalg made of a
+    /// cachet.quantize to packed blocks: a TypeAttr of its block type, for
     /// cachet-lower-quantize (with getQuantizeRoundingAttrName beside it).
     static constexpr ::llvm::StringLiteral getQuantizeAttrName() {
       return ::llvm::StringLiteral("cachet.quantize");
@@ -104,11 +104,6 @@ def Cachet_Dialect : Dialect {
     /// The cachet.quantize's #cachet.rounding, beside getQuantizeAttrName.
     static constexpr ::llvm::StringLiteral getQuantizeRoundingAttrName() {
       return ::llvm::StringLiteral("cachet.quantize_rounding");
-    }
-    /// The generic that scans each block of a marked quantize once for
-    /// what its bytes are computed from (a unit attribute).
-    static constexpr ::llvm::StringLiteral getQuantizeParamsAttrName() {
-      return ::llvm::StringLiteral("cachet.quantize_params");
     }
     /// A generic that cachet-lower-to-linalg made of a cachet.dequantize: a
     /// TypeAttr of its block type (q8_0 for the split form, whose values
