@@ -1314,7 +1314,7 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"quantizeKernel", "quantize-kernel", "::cachet::QuantizeKernel",
            /*default=*/"::cachet::QuantizeKernel::Generic",
            "The kernel of a cachet.quantize to packed blocks (generic: "
-           "measured as fast on an H100, docs/BENCHMARKS.md run 147)",
+           "no slower on an H100, docs/BENCHMARKS.md runs 141 and 147)",
            [{::llvm::cl::values(
       clEnumValN(::cachet::QuantizeKernel::Blocks, "blocks",
                  "one kernel, a thread per block: its values scanned once, "

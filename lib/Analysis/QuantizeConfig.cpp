@@ -77,8 +77,8 @@ QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
   }
   if (o.kernel == QuantizeKernel::Generic) {
     d.remark = "quantize: the generic kernel (a thread per byte, each "
-               "scanning its block; measured as fast as a thread per block "
-               "on an H100, docs/BENCHMARKS.md run 147): "
+               "scanning its block; on an H100 no slower than a thread per "
+               "block, docs/BENCHMARKS.md runs 141 and 147): "
                "quantize-kernel=generic";
     return d;
   }
@@ -91,14 +91,4 @@ QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
                            s->block.getBlockBytes(), o.threads)
                  .str();
   return d;
-}
-
-std::string cachet::whyNotQuantizeConfig(linalg::GenericOp op,
-                                         KernelConfigAttr config) {
-  std::string reason;
-  if (!getQuantizeShape(op, reason))
-    return reason;
-  if (config.getWorkgroup() <= 0)
-    return "'workgroup' (threads) must be positive";
-  return "";
 }

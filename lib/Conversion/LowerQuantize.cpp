@@ -125,10 +125,8 @@ struct LowerQuantizePass final
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       KernelConfigAttr config = getConfig(op);
-      std::string why = whyNotQuantizeConfig(op, config);
-      std::optional<QuantizeShape> shape;
-      if (why.empty())
-        shape = getQuantizeShape(op, why);
+      std::string why;
+      std::optional<QuantizeShape> shape = getQuantizeShape(op, why);
       if (!shape) {
         op.emitError("cachet-lower-quantize: cannot build ")
             << config << ": " << why;

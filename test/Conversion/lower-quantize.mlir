@@ -23,7 +23,7 @@
 // CHECK: gpu.terminator
 // CHECK-NOT: linalg.generic
 
-// GENERIC: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block; measured as fast as a thread per block on an H100, docs/BENCHMARKS.md run 147): quantize-kernel=generic
+// GENERIC: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block; on an H100 no slower than a thread per block, docs/BENCHMARKS.md runs 141 and 147): quantize-kernel=generic
 // GENERIC-LABEL: func.func @kv_append
 // GENERIC-NOT: gpu.launch
 // GENERIC: linalg.generic {{.*}} outs(%{{.*}} : memref<4x2x68xi8, {{.*}}>) attrs = {cachet.quantize = !cachet.q8_0, cachet.quantize_rounding = #cachet.rounding<away>}

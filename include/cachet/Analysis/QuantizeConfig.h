@@ -5,8 +5,8 @@
 // per byte, each scanning its block (marked `cachet.quantize`); the
 // `quantize_blocks` kernel has a thread per block instead, which scans it
 // once. cachet-select-kernel-configs calls selectQuantizeConfig;
-// cachet-lower-quantize checks a config with whyNotQuantizeConfig and
-// builds it.
+// cachet-lower-quantize builds the config where getQuantizeShape takes the
+// op (the attribute's verifier checks the config itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,10 +57,6 @@ struct QuantizeDecision {
 /// Chooses the kernel for `op`.
 QuantizeDecision selectQuantizeConfig(mlir::linalg::GenericOp op,
                                       const QuantizeConfigOptions &options);
-
-/// Returns why `config` cannot be built for `op`, or "".
-std::string whyNotQuantizeConfig(mlir::linalg::GenericOp op,
-                                 KernelConfigAttr config);
 
 } // namespace cachet
 
