@@ -134,6 +134,7 @@ struct SelectKernelConfigsPass final
     QuantizeConfigOptions o;
     o.kernel = quantizeKernel;
     o.threads = quantizeThreads;
+    o.subgroupSize = subgroupSize;
     return o;
   }
 
@@ -221,7 +222,7 @@ struct SelectKernelConfigsPass final
           !op.hasPureBufferSemantics())
         return;
       configure(op, [&] {
-        QuantizeDecision d = selectQuantizeConfig(op, quantize);
+        QuantizeDecision d = selectQuantizeConfig(op, profile, quantize);
         return std::make_pair(d.config, d.remark);
       });
     });

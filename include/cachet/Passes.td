@@ -903,7 +903,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     config by default (`quantize-kernel=generic`: the generic kernel, a
     thread per byte, each scanning its block), or with
     `quantize-kernel=blocks` `quantize_blocks` (a thread per block,
-    `quantize-threads` per workgroup), with a remark either way. On an H100
+    `quantize-threads` per workgroup), or with `quantize-kernel=subgroup`
+    `quantize_subgroup` (the lanes of a subgroup per block, the shuffles'
+    width `subgroup-size` or the profile's subgroup size or 32; the generic
+    kernel where `quantize-threads` is not a multiple of it), with a remark
+    either way. On an H100
     the two took 10.5 and 11.2 us for a prefill's K of 512 x 8 x 128
     (docs/BENCHMARKS.md, runs 141 and 147).
 
@@ -1316,6 +1320,10 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "The kernel of a cachet.quantize to packed blocks (generic: "
            "no slower on an H100, docs/BENCHMARKS.md runs 141 and 147)",
            [{::llvm::cl::values(
+      clEnumValN(::cachet::QuantizeKernel::Subgroup, "subgroup",
+                 "one kernel, the lanes of a subgroup per block: its "
+                 "values scanned through shuffles, each byte stored by one "
+                 "lane"),
       clEnumValN(::cachet::QuantizeKernel::Blocks, "blocks",
                  "one kernel, a thread per block: its values scanned once, "
                  "then its bytes"),

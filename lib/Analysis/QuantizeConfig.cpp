@@ -6,6 +6,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace cachet;
 
@@ -65,6 +67,7 @@ std::string cachet::checkQuantizeConfigOptions(const QuantizeConfigOptions &o) {
 }
 
 QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
+                                              DeviceProfileAttr profile,
                                               const QuantizeConfigOptions &o) {
   QuantizeDecision d;
   std::string reason;
@@ -80,6 +83,37 @@ QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
                "scanning its block; on an H100 no slower than a thread per "
                "block, docs/BENCHMARKS.md runs 141 and 147): "
                "quantize-kernel=generic";
+    return d;
+  }
+  if (o.kernel == QuantizeKernel::Subgroup) {
+    // The shuffles' width: the option, else the profile's subgroup size,
+    // else 32.
+    int64_t width = o.subgroupSize;
+    if (width == 0)
+      width = profile && profile.getSubgroupSize() > 0
+                  ? static_cast<int64_t>(profile.getSubgroupSize())
+                  : 32;
+    if (o.threads % width != 0) {
+      d.remark = llvm::formatv("quantize: the generic kernel (a thread per "
+                               "byte, each scanning its block): "
+                               "quantize-threads ({0}) is not a multiple of "
+                               "the subgroup size ({1})",
+                               o.threads, width)
+                     .str();
+      return d;
+    }
+    int64_t lanes = std::min<int64_t>(width, 32);
+    d.config = KernelConfigAttr::get(
+        op.getContext(), KernelVariant::QuantizeSubgroup, {}, o.threads, width,
+        1, 1, 1, 1, 0, {}, 0, {}, false, false, false, false, false, false, 0);
+    d.remark = llvm::formatv("quantize: one kernel, {0} lanes of a subgroup "
+                             "of {1} per {2}-byte block ({3} of its values "
+                             "each, the block scanned through shuffles, each "
+                             "byte stored by one lane), workgroups of {4} "
+                             "threads",
+                             lanes, width, s->block.getBlockBytes(), 32 / lanes,
+                             o.threads)
+                   .str();
     return d;
   }
   d.config = KernelConfigAttr::get(

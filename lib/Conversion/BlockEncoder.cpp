@@ -11,6 +11,7 @@
 #include "cachet/Conversion/BlockEncoder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -101,21 +102,46 @@ Value BlockEncoder::select(Value cond, Value a, Value c) {
   return arith::SelectOp::create(b, loc, cond, a, c);
 }
 
-/// Returns a loop over the 32 lanes of the block carrying `init`; `body`
-/// gets the lane's value and the carried values and returns the next ones.
-static SmallVector<Value> forEachLane(
-    OpBuilder &b, Location loc, ValueRange init,
-    const BlockEncoder::ValueReader &readValue,
-    function_ref<SmallVector<Value>(OpBuilder &, Value, Value, ValueRange)>
-        body) {
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-  Value ub = arith::ConstantIndexOp::create(b, loc, 32);
-  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+BlockEncoder::BlockEncoder(OpBuilder &b, Location loc, BlockQuantizedType type,
+                           Rounding rounding, LaneValues values)
+    : b(b), loc(loc), type(type), rounding(rounding), laneValues(values) {
+  assert(values.lanes > 0 && 32 % values.lanes == 0 &&
+         values.width % values.lanes == 0 &&
+         int64_t(values.slots.size()) == 32 / values.lanes &&
+         "a block's lanes must hold its 32 values");
+}
+
+Value BlockEncoder::shuffle(Value value, int64_t fromLane) {
+  Value lane = arith::AddIOp::create(b, loc, laneValues->first, i32(fromLane));
+  return gpu::ShuffleOp::create(b, loc, value, lane, i32(laneValues->width),
+                                gpu::ShuffleMode::IDX)
+      .getShuffleResult();
+}
+
+SmallVector<Value> BlockEncoder::forEachValue(ValueRange init, TermsFn terms,
+                                              BodyFn body) {
+  if (laneValues) {
+    // Each lane computes its own values' terms; then every lane reads value
+    // j's from lane j % lanes, in order, and carries the same values.
+    int64_t lanes = laneValues->lanes;
+    SmallVector<SmallVector<Value>> own;
+    for (Value x : laneValues->slots)
+      own.push_back(terms(b, x));
+    SmallVector<Value> carried(init);
+    for (int64_t j = 0; j < 32; ++j) {
+      SmallVector<Value> shuffled;
+      for (Value t : own[j / lanes])
+        shuffled.push_back(shuffle(t, j % lanes));
+      carried = body(b, shuffled, carried);
+    }
+    return carried;
+  }
+  Value lb = index(0), ub = index(32), step = index(1);
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, step, init,
       [&](OpBuilder &nb, Location nloc, Value lane, ValueRange carried) {
         Value x = readValue(nb, nloc, lane);
-        scf::YieldOp::create(nb, nloc, body(nb, lane, x, carried));
+        scf::YieldOp::create(nb, nloc, body(nb, terms(nb, x), carried));
       });
   return SmallVector<Value>(loop.getResults());
 }
@@ -134,12 +160,13 @@ BlockEncoder::Params BlockEncoder::scan() {
     Value nonZero = cmp(b, arith::CmpFPredicate::UNE, d, f32(0));
     return select(nonZero, arith::DivFOp::create(b, loc, f32(1), d), f32(0));
   };
+  auto value = [](OpBuilder &, Value x) -> SmallVector<Value> { return {x}; };
   if (format == Format::Q8_0) {
     // amax = MAX(amax, fabsf(v)), MAX(a, b) being a > b ? a : b.
-    SmallVector<Value> r = forEachLane(
-        b, loc, {f32(0)}, readValue,
-        [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
-          Value a = math::AbsFOp::create(nb, loc, x);
+    SmallVector<Value> r = forEachValue(
+        {f32(0)}, value,
+        [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
+          Value a = math::AbsFOp::create(nb, loc, t[0]);
           return {
               sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0], a)};
         });
@@ -149,9 +176,10 @@ BlockEncoder::Params BlockEncoder::scan() {
     return params;
   }
   if (format == Format::Q4_1 || format == Format::Q5_1) {
-    SmallVector<Value> r = forEachLane(
-        b, loc, {f32(FLT_MAX), f32(-FLT_MAX)}, readValue,
-        [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+    SmallVector<Value> r = forEachValue(
+        {f32(FLT_MAX), f32(-FLT_MAX)}, value,
+        [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
+          Value x = t[0];
           return {
               sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
               sel(nb, cmp(nb, arith::CmpFPredicate::OGT, x, c[1]), x, c[1])};
@@ -166,9 +194,10 @@ BlockEncoder::Params BlockEncoder::scan() {
   }
   // The first value of largest magnitude: updated only on a strictly larger
   // one.
-  SmallVector<Value> r = forEachLane(
-      b, loc, {f32(0), f32(0)}, readValue,
-      [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+  SmallVector<Value> r = forEachValue(
+      {f32(0), f32(0)}, value,
+      [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
+        Value x = t[0];
         Value a = math::AbsFOp::create(nb, loc, x);
         Value larger = cmp(nb, arith::CmpFPredicate::OLT, c[0], a);
         return {sel(nb, larger, a, c[0]), sel(nb, larger, x, c[1])};
@@ -261,8 +290,11 @@ Value BlockEncoder::roundToInt(Value value) {
 
 /// The quant of value `lane` (an index) as i32, before packing.
 Value BlockEncoder::quant(const Params &params, Value lane) {
+  return quantOf(params, readValue(b, loc, lane));
+}
+
+Value BlockEncoder::quantOf(const Params &params, Value x) {
   Format format = getFormat(type);
-  Value x = readValue(b, loc, lane);
   auto truncated = [&](Value v, double offset) -> Value {
     return arith::FPToSIOp::create(
         b, loc, b.getI32Type(), arith::AddFOp::create(b, loc, v, f32(offset)));
@@ -296,18 +328,21 @@ Value BlockEncoder::quant(const Params &params, Value lane) {
 /// The iq4_nl scale: the least-squares fit `sum(w q x) / sum(w q q)` of the
 /// quants picked with the first guess, `w = x * x`; 0 for a tiny block.
 Value BlockEncoder::iq4Scale(const Params &params) {
-  SmallVector<Value> sums = forEachLane(
-      b, loc, {f32(0), f32(0)}, readValue,
-      [&](OpBuilder &nb, Value, Value x, ValueRange c) -> SmallVector<Value> {
+  // A value's terms w q x and w q q; the sums add them in order.
+  SmallVector<Value> sums = forEachValue(
+      {f32(0), f32(0)},
+      [&](OpBuilder &nb, Value x) -> SmallVector<Value> {
         Value q =
             bestIndex(nb, loc, arith::MulFOp::create(nb, loc, params.id, x))
                 .second;
         Value w = arith::MulFOp::create(nb, loc, x, x);
         Value wq = arith::MulFOp::create(nb, loc, w, q);
-        return {arith::AddFOp::create(nb, loc, c[0],
-                                      arith::MulFOp::create(nb, loc, wq, x)),
-                arith::AddFOp::create(nb, loc, c[1],
-                                      arith::MulFOp::create(nb, loc, wq, q))};
+        return {arith::MulFOp::create(nb, loc, wq, x),
+                arith::MulFOp::create(nb, loc, wq, q)};
+      },
+      [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
+        return {arith::AddFOp::create(nb, loc, c[0], t[0]),
+                arith::AddFOp::create(nb, loc, c[1], t[1])};
       });
   Value positive =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sums[1], f32(0));
@@ -468,4 +503,105 @@ std::pair<Value, Value> BlockEncoder::encodeQ8(Value lane) {
   Value q = arith::TruncIOp::create(b, loc, b.getI8Type(), quant(params, lane));
   Value d = arith::TruncFOp::create(b, loc, b.getF16Type(), params.d);
   return {q, d};
+}
+
+SmallVector<BlockEncoder::LaneByte> BlockEncoder::encodeLaneBytes() {
+  assert(laneValues && "encodeLaneBytes needs a block held by lanes");
+  Format format = getFormat(type);
+  Offsets offsets = getOffsets(format);
+  const LaneValues &lv = *laneValues;
+  int64_t lanes = lv.lanes, slots = 32 / lanes;
+  Type i8 = b.getI8Type();
+  Value yes = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  auto laneIndex = [&](int64_t k) -> Value {
+    // lane + lanes * k, as an index.
+    Value v = arith::AddIOp::create(b, loc, lv.lane, i32(lanes * k));
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  };
+  auto byteOf = [&](Value v) -> Value {
+    return arith::TruncIOp::create(b, loc, i8, v);
+  };
+
+  Params params = scan();
+  Value scale = storedScale(params);
+  SmallVector<Value> quants;
+  for (Value x : lv.slots)
+    quants.push_back(quantOf(params, x));
+
+  // The header: the scale's bytes, q4_1 / q5_1's minimum's, q5's high bits.
+  SmallVector<Value> header{halfByte(scale, index(0)),
+                            halfByte(scale, index(1))};
+  if (offsets.min >= 0) {
+    header.push_back(halfByte(params.min, index(0)));
+    header.push_back(halfByte(params.min, index(1)));
+  }
+  if (offsets.highBits >= 0) {
+    // Bit j of the 32-bit qh is bit 4 of quant j: each lane sets its
+    // values' bits, then the group's lanes OR theirs together.
+    Value bits = i32(0);
+    for (int64_t k = 0; k < slots; ++k) {
+      Value high = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, quants[k], i32(4)), i32(1));
+      Value at = arith::AddIOp::create(b, loc, lv.lane, i32(lanes * k));
+      bits = arith::OrIOp::create(b, loc, bits,
+                                  arith::ShLIOp::create(b, loc, high, at));
+    }
+    for (int64_t offset = 1; offset < lanes; offset *= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, bits, i32(offset),
+                                           i32(lv.width), gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      bits = arith::OrIOp::create(b, loc, bits, other);
+    }
+    for (int64_t k = 0; k < 4; ++k)
+      header.push_back(
+          byteOf(arith::ShRUIOp::create(b, loc, bits, i32(8 * k))));
+  }
+  assert(int64_t(header.size()) == offsets.quants && "header fields");
+
+  SmallVector<LaneByte> bytes;
+  // Header byte h = lane + lanes * m is lane h % lanes's.
+  int64_t headerBytes = offsets.quants;
+  for (int64_t m = 0; lanes * m < headerBytes; ++m) {
+    Value h = laneIndex(m);
+    Value value = header[lanes * m];
+    for (int64_t c = lanes * m + 1; c < std::min(lanes * (m + 1), headerBytes);
+         ++c)
+      value = select(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, h, index(c)),
+          header[c], value);
+    Value stores = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, h,
+                                         index(headerBytes));
+    bytes.push_back({h, value, stores});
+  }
+  auto quantByte = [&](int64_t k) -> Value {
+    return arith::AddIOp::create(b, loc, laneIndex(k), index(headerBytes));
+  };
+  if (format == Format::Q8_0) {
+    // Quant j in byte 2 + j.
+    for (int64_t k = 0; k < slots; ++k)
+      bytes.push_back({quantByte(k), byteOf(quants[k]), yes});
+    return bytes;
+  }
+  // The nibble formats: byte j (< 16) holds quants j and j + 16.
+  auto packed = [&](Value low, Value high) -> Value {
+    Value l = arith::AndIOp::create(b, loc, low, i32(15));
+    Value h = arith::AndIOp::create(b, loc, high, i32(15));
+    return byteOf(arith::OrIOp::create(
+        b, loc, l, arith::ShLIOp::create(b, loc, h, i32(4))));
+  };
+  if (lanes == 32) {
+    // Quant j + 16 is lane j + 16's.
+    Value high = gpu::ShuffleOp::create(b, loc, quants[0], i32(16),
+                                        i32(lv.width), gpu::ShuffleMode::XOR)
+                     .getShuffleResult();
+    Value stores = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         lv.lane, i32(16));
+    bytes.push_back({quantByte(0), packed(quants[0], high), stores});
+    return bytes;
+  }
+  // Quant j + 16 is the same lane's, 16 / lanes slots on.
+  for (int64_t k = 0; lanes * k < 16; ++k)
+    bytes.push_back(
+        {quantByte(k), packed(quants[k], quants[k + 16 / lanes]), yes});
+  return bytes;
 }

@@ -42,3 +42,30 @@ func.func @with_input(%x: memref<68xf32>, %y: memref<68xi8>) {
   }
   return
 }
+
+// -----
+
+// The subgroup kernel's shuffle width must be a power of two dividing the
+// workgroup.
+
+#id = affine_map<(d0) -> (d0)>
+func.func @bad_width(%y: memref<68xi8>) {
+  // expected-error @below {{#cachet.kernel_config<variant = quantize_subgroup>: 'subgroup' (the shuffles' width) must be a power of two dividing 'workgroup' (48), got 32}}
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_subgroup, workgroup = 48, subgroup = 32>, cachet.quantize = !cachet.q8_0} {
+  ^bb0(%b: i8):
+    linalg.yield %b : i8
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+func.func @no_width(%y: memref<68xi8>) {
+  // expected-error @below {{#cachet.kernel_config<variant = quantize_subgroup>: 'subgroup' (the shuffles' width) must be a power of two dividing 'workgroup' (64), got 0}}
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%y : memref<68xi8>) attrs = {cachet.kernel_config = #cachet.kernel_config<variant = quantize_subgroup, workgroup = 64>, cachet.quantize = !cachet.q8_0} {
+  ^bb0(%b: i8):
+    linalg.yield %b : i8
+  }
+  return
+}

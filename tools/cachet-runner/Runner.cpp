@@ -948,6 +948,9 @@ private:
   bool coarseSource = false;
   double maxAbs = 0, maxRel = 0;
   int64_t bad = 0, oneStep = 0, twoSteps = 0, tied = 0;
+  /// How many values differ at all, and the first of the largest
+  /// difference (printed on a second line, with its block's bytes).
+  int64_t differ = 0, worst = -1;
 };
 
 OutputCheck::OutputCheck(const Manifest &manifest, const Tensor &tensor,
@@ -1003,8 +1006,12 @@ bool OutputCheck::compare() {
     // drop it and print 0); NaN on both sides is equal.
     if (std::isnan(a) != std::isnan(b))
       maxAbs = maxRel = std::numeric_limits<double>::quiet_NaN();
+    if (diff != 0 && !(std::isnan(a) && std::isnan(b)))
+      ++differ;
     if (std::isnan(diff) || std::isnan(maxAbs))
       continue;
+    if (diff > maxAbs)
+      worst = i;
     maxAbs = std::max(maxAbs, diff);
     if (b != 0)
       maxRel = std::max(maxRel, diff / std::fabs(b));
@@ -1046,6 +1053,26 @@ void OutputCheck::print(const std::string &label, std::ostream &out) const {
                     std::to_string(count) + " outside)"
               : std::string("PASS"))
       << "\n";
+  if (worst < 0)
+    return;
+  // Where the largest difference is: its index in the flat output, and for
+  // ggml blocks the block's bytes on both sides (scale fields first).
+  out << "  " << differ << " of " << count
+      << " values differ; the largest at value " << worst << ": gpu "
+      << std::setprecision(9) << gpuAt(worst) << ", ref " << refAt(worst);
+  BlockInfo info;
+  if (blocks && blockInfo(t.blockFormat, info)) {
+    size_t first = size_t(worst) / info.values * info.bytes;
+    auto hex = [&](const std::vector<uint8_t> &bytes) {
+      std::ostringstream s;
+      for (size_t k = first; k < first + info.bytes && k < bytes.size(); ++k)
+        s << std::hex << std::setw(2) << std::setfill('0') << int(bytes[k]);
+      return s.str();
+    };
+    out << "; block " << worst / int64_t(info.values) << " gpu "
+        << hex(gpuBytes) << ", ref " << hex(refBytes);
+  }
+  out << std::defaultfloat << "\n";
 }
 
 /// One run of runArtifact, a member function per step. A step returns 0 to

@@ -4,7 +4,9 @@
 // buffers: cachet-lower-to-linalg lowers one to a generic of one iteration
 // per byte, each scanning its block (marked `cachet.quantize`); the
 // `quantize_blocks` kernel has a thread per block instead, which scans it
-// once. cachet-select-kernel-configs calls selectQuantizeConfig;
+// once; `quantize_subgroup` the lanes of a subgroup per block, which scan
+// it through shuffles. cachet-select-kernel-configs calls
+// selectQuantizeConfig;
 // cachet-lower-quantize builds the config where getQuantizeShape takes the
 // op (the attribute's verifier checks the config itself).
 //
@@ -23,7 +25,7 @@
 namespace cachet {
 
 /// The kernels `quantize-kernel` may ask for.
-enum class QuantizeKernel { Blocks, Generic };
+enum class QuantizeKernel { Subgroup, Blocks, Generic };
 
 /// The parts of one marked quantize on buffers.
 struct QuantizeShape {
@@ -43,6 +45,9 @@ std::optional<QuantizeShape> getQuantizeShape(mlir::linalg::GenericOp op,
 struct QuantizeConfigOptions {
   QuantizeKernel kernel = QuantizeKernel::Generic;
   int64_t threads = 64;
+  /// The subgroup kernel's shuffle width (0: the device profile's, else
+  /// 32).
+  int64_t subgroupSize = 0;
 };
 
 /// Returns why an option of `options` is out of range, or "".
@@ -56,6 +61,7 @@ struct QuantizeDecision {
 
 /// Chooses the kernel for `op`.
 QuantizeDecision selectQuantizeConfig(mlir::linalg::GenericOp op,
+                                      DeviceProfileAttr profile,
                                       const QuantizeConfigOptions &options);
 
 } // namespace cachet

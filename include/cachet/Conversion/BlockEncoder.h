@@ -4,7 +4,10 @@
 // iq4_nl) from its 32 values with the f32 arithmetic of ggml's reference
 // quantizers (`quantize_row_*_ref`). The values are read through a callback,
 // so the reference lowering (tensor elements) and a hand-written kernel can
-// share it and write the same bytes.
+// share it and write the same bytes; or a group of a subgroup's lanes holds
+// the block (LaneValues), each lane a few of its values, and the scans run
+// over the lanes' values through shuffles in the same order, so that those
+// bytes are the same bits too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 
 namespace cachet {
@@ -33,6 +37,32 @@ public:
 
   BlockEncoder(mlir::OpBuilder &b, mlir::Location loc, BlockQuantizedType type,
                Rounding rounding, ValueReader readValue);
+
+  /// A block held by `lanes` consecutive lanes of a subgroup: this lane
+  /// holds values `lane + lanes * k` (as f32) in `slots[k]`; the other
+  /// lanes' values are read with gpu.shuffle (idx, of `width`, the
+  /// subgroup's size), so every use must be reached by all lanes of the
+  /// subgroup (no divergent branch around the encoder's code).
+  struct LaneValues {
+    llvm::SmallVector<mlir::Value> slots;
+    /// This lane's place in the block's group ([0, lanes)) and the
+    /// subgroup lane of the group's first lane (i32 each).
+    mlir::Value lane, first;
+    /// Lanes per block (a power of two dividing 32) and the subgroup size.
+    int64_t lanes = 32, width = 32;
+  };
+  BlockEncoder(mlir::OpBuilder &b, mlir::Location loc, BlockQuantizedType type,
+               Rounding rounding, LaneValues laneValues);
+
+  /// A byte this lane stores (LaneValues): its offset in the block (an
+  /// index), its value (i8) and whether this lane stores it (i1).
+  struct LaneByte {
+    mlir::Value offset, value, stores;
+  };
+  /// The block's bytes, spread over its lanes (LaneValues): each byte is
+  /// one lane's, and equals encodeByte's. The scans read the other lanes'
+  /// values in the block's order, so the arithmetic is the same.
+  llvm::SmallVector<LaneByte> encodeLaneBytes();
 
   /// Returns byte `byte` (an index in [0, block bytes)) of the block, as i8.
   mlir::Value encodeByte(mlir::Value byte);
@@ -59,12 +89,24 @@ public:
 
 private:
   struct Params;
+  /// Carries `init` over the block's 32 values in order: `terms` computes
+  /// a value's terms (read in a loop, or for a lane's own values, then
+  /// shuffled), `body` the next carried values from them.
+  using TermsFn = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::OpBuilder &, mlir::Value)>;
+  using BodyFn = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::OpBuilder &, mlir::ValueRange, mlir::ValueRange)>;
+  llvm::SmallVector<mlir::Value> forEachValue(mlir::ValueRange init,
+                                              TermsFn terms, BodyFn body);
+  mlir::Value shuffle(mlir::Value value, int64_t fromLane);
   Params scan();
   /// encodeByte from `params`; `scale` computes the scale the block
   /// stores (in the branch of the scale's bytes).
   mlir::Value encodeByte(mlir::Value byte, const Params &params,
                          llvm::function_ref<mlir::Value()> scale);
   mlir::Value quant(const Params &params, mlir::Value lane);
+  /// The quant of value `x` (f32) as i32, before packing.
+  mlir::Value quantOf(const Params &params, mlir::Value x);
   mlir::Value iq4Scale(const Params &params);
   /// The scale the block stores, before its rounding to f16: d, or
   /// iq4_nl's least-squares fit.
@@ -81,6 +123,8 @@ private:
   BlockQuantizedType type;
   Rounding rounding;
   ValueReader readValue;
+  /// Set for a block held by a subgroup's lanes.
+  std::optional<LaneValues> laneValues;
 };
 
 } // namespace cachet

@@ -1568,7 +1568,8 @@ def LowerDequantTranspose
 }
 
 def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
-  let summary = "A thread per block for a cachet.quantize to packed blocks";
+  let summary = "One kernel for a cachet.quantize to packed blocks: a thread, "
+                "or a subgroup's lanes, per block";
   let description = [{
     Runs after bufferization. cachet-lower-to-linalg lowers a
     `cachet.quantize` to packed blocks into one generic of one iteration
@@ -1590,10 +1591,22 @@ def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
     the generic kernel. On an H100 a prefill's K of 512 tokens x 8 heads x
     128 into a q8_0 cache took 11.2 us this way and 10.5 us as the generic
     kernel (docs/BENCHMARKS.md, runs 141 and 147): 16384 threads with long
-    serial chains are latency-bound as 557056 short ones are; the select
-    pass keeps the generic kernel by default.
+    serial chains are latency-bound as 557056 short ones are.
 
-    Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0):
+    With `#cachet.kernel_config<variant = quantize_subgroup, workgroup = N,
+    subgroup = W>` (`quantize-kernel=subgroup`) L = min(W, 32) consecutive
+    lanes of a subgroup of W hold a block, each lane 32 / L of its values
+    (value `lane + L * k` in its k-th register, loads of consecutive values
+    across the lanes). The scans read the block's values in order through
+    `gpu.shuffle idx` (the reference's loop, with every lane carrying the
+    same values: the same f32 operations in the same order, the same
+    bits), each lane computes its own values' quants, q5's high bits are
+    ORed over the lanes by xor shuffles, and each byte of the block is
+    stored by one lane. A lane past the last block reads the last block
+    again (every lane takes part in the shuffles) and stores nothing.
+
+    Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0, a
+    thread per block):
 
     ```mlir
     linalg.generic {...} outs(%bytes : memref<4x2x68xi8>)
@@ -1617,6 +1630,24 @@ def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
         memref.store %d0, %bytes[%t, %h, %b34]      // the f16 scale
         memref.store %q0, %bytes[%t, %h, %b34 + 2]  // 32 quants
         ...
+      }
+    }
+    ```
+
+    After, with `quantize_subgroup, workgroup = 64, subgroup = 32`
+    (abridged: two blocks per workgroup, a value per lane):
+
+    ```mlir
+    gpu.launch blocks(...) in (%c8, %c1, %c1) threads(...) in (%c64, %c1, %c1) {
+      %block = block x 2 + thread / 32     // %read = min(%block, 15)
+      %x = memref.load %values[%t, %h, %b32 + lane]   // (t, h, b) of %read
+      %v0 = gpu.shuffle idx %x, %first, %c32_i32 : f32  // value 0
+      ...                                  // the scan over values 0..31
+      scf.if (lane < 2 and %block < 16) {
+        memref.store %d, %bytes[%t, %h, %b34 + lane]  // the scale's bytes
+      }
+      scf.if (%block < 16) {
+        memref.store %q, %bytes[%t, %h, %b34 + 2 + lane]  // the quant
       }
     }
     ```

@@ -144,6 +144,8 @@ def Cachet_AttentionWgmma
     : I32EnumAttrCase<"AttentionWgmma", 12, "attention_wgmma">;
 def Cachet_QuantizeBlocks
     : I32EnumAttrCase<"QuantizeBlocks", 13, "quantize_blocks">;
+def Cachet_QuantizeSubgroup
+    : I32EnumAttrCase<"QuantizeSubgroup", 14, "quantize_subgroup">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
@@ -151,7 +153,8 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
-     Cachet_AttentionWgmma, Cachet_QuantizeBlocks]> {
+     Cachet_AttentionWgmma, Cachet_QuantizeBlocks,
+     Cachet_QuantizeSubgroup]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -231,7 +234,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `quantize_blocks` on the byte `linalg.generic` of a cachet.quantize
       to packed blocks (marked `cachet.quantize`;
       cachet-lower-quantize): one thread per block scans its 32 values
-      once and writes its bytes, `workgroup` threads per workgroup.
+      once and writes its bytes, `workgroup` threads per workgroup; and
+      `quantize_subgroup` on the same generic: min(`subgroup`, 32) lanes of
+      a subgroup of `subgroup` lanes hold a block, each lane 32 / that many
+      of its values, scan it through shuffles and store its bytes
+      (`workgroup` a multiple of `subgroup`).
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]` (decode: `[query rows of one KV head, KV
       positions per step]`: one position per thread, or with `vector_width`
@@ -341,7 +348,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     }
     /// Whether the variant is the quantize kernel.
     bool isQuantize() const {
-      return getVariant() == KernelVariant::QuantizeBlocks;
+      return getVariant() == KernelVariant::QuantizeBlocks ||
+             getVariant() == KernelVariant::QuantizeSubgroup;
     }
     /// Whether the variant is one of the dequant-transpose kernels.
     bool isDequantTranspose() const {

@@ -1,0 +1,110 @@
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=subgroup},func.func(cachet-lower-quantize),canonicalize)' -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=subgroup subgroup-size=8},func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=EIGHT
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=subgroup quantize-threads=48},func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=ODD
+
+// A prefill's K appended to a q8_0 cache as a front end writes it (bf16
+// values, the quantized rows inserted at a run-time position), with
+// quantize-kernel=subgroup and no device profile (subgroups of 32): the 16
+// blocks are 8 workgroups of 64 threads, two blocks each. A lane loads its
+// one value; the scale comes from the 32 values read in order through
+// shuffles (the scan of the reference's loop); lane 0 and 1 store the
+// scale's bytes, every lane its quant: two guarded stores per lane. With
+// subgroups of 8 (EIGHT) a lane loads 4 values and stores 4 quants and a
+// scale byte. With 48 threads per workgroup (ODD), not a multiple of 32,
+// the generic kernel stays, with the remark saying why.
+
+// CHECK-LABEL: func.func @kv_append
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: %[[SLICE:.*]] = memref.subview %arg0[%arg2, 0, 0] [4, 2, 68]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
+// CHECK: arith.minui %{{.*}}, %c15 : index
+// CHECK: memref.load %arg1{{.*}} : memref<4x2x64xbf16>
+// CHECK-NOT: memref.load
+// CHECK-COUNT-32: gpu.shuffle  idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: arith.andi %{{.*}}, %[[IN]] : i1
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[SLICE]]
+// CHECK: scf.if %[[IN]]
+// CHECK: memref.store %{{.*}}, %[[SLICE]]
+// CHECK-NOT: memref.store
+// CHECK: gpu.terminator
+
+// EIGHT-LABEL: func.func @kv_append
+// EIGHT: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// EIGHT-COUNT-4: memref.load %arg1
+// EIGHT-NOT: memref.load
+// EIGHT-COUNT-32: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-COUNT-5: memref.store
+// EIGHT-NOT: memref.store
+
+// ODD: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block): quantize-threads (48) is not a multiple of the subgroup size (32)
+// ODD-LABEL: func.func @kv_append
+// ODD-NOT: gpu.launch
+// ODD: linalg.generic
+
+func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16>, %pos: index) -> tensor<16x2x2x!cachet.q8_0> {
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 34-byte block (1 of its values each, the block scanned through shuffles, each byte stored by one lane), workgroups of 64 threads}}
+  %q = cachet.quantize %k : tensor<4x2x64xbf16> -> tensor<4x2x2x!cachet.q8_0>
+  %r = tensor.insert_slice %q into %cache[%pos, 0, 0] [4, 2, 2] [1, 1, 1] : tensor<4x2x2x!cachet.q8_0> into tensor<16x2x2x!cachet.q8_0>
+  return %r : tensor<16x2x2x!cachet.q8_0>
+}
+
+// -----
+
+// A run-time number of rows into q5_1 (f16): the grid is the block count
+// over two blocks per workgroup, rounded up, and no launch where there are
+// no rows. The scan keeps the minimum and the maximum (32 shuffles); the
+// high bits of the quants are ORed over the lanes (xor shuffles: 5 of 32
+// lanes, 3 of 8). Bytes: 8 of header (d, m, qh) and 16 of nibbles, quant j
+// with quant j + 16: with 32 lanes lane j + 16's (one xor shuffle), with 8
+// the lane's own third and fourth values.
+
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[DIM:.*]] = memref.dim %arg0, %c0 : memref<?x2x64xf16>
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[DIM]], %c4 : index
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[BLOCKS]], %c2 : index
+// CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[BLOCKS]], %c0 : index
+// CHECK: scf.if %[[ANY]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK-COUNT-32: gpu.shuffle  idx
+// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-2: memref.store
+// CHECK-NOT: memref.store
+
+// EIGHT-LABEL: func.func @dynamic
+// EIGHT: arith.ceildivui %{{.*}}, %c8 : index
+// EIGHT-COUNT-32: gpu.shuffle  idx
+// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}} : i32
+// EIGHT-NOT: gpu.shuffle
+// EIGHT-COUNT-3: memref.store
+// EIGHT-NOT: memref.store
+
+func.func @dynamic(%x: tensor<?x2x64xf16>) -> tensor<?x2x2x!cachet.q5_1> {
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 24-byte block}}
+  %q = cachet.quantize %x : tensor<?x2x64xf16> -> tensor<?x2x2x!cachet.q5_1>
+  return %q : tensor<?x2x2x!cachet.q5_1>
+}
+
+// -----
+
+// iq4_nl: the scan for the first guess (32 shuffles), then the fit's two
+// sums of each value's terms, added in order (64 shuffles).
+
+// CHECK-LABEL: func.func @iq4
+// EIGHT-LABEL: func.func @iq4
+// EIGHT-COUNT-96: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-NOT: gpu.shuffle
+// CHECK-COUNT-96: gpu.shuffle  idx
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
+// CHECK-NOT: gpu.shuffle
+
+func.func @iq4(%x: tensor<8x64xf32>) -> tensor<8x2x!cachet.iq4_nl> {
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 18-byte block}}
+  %q = cachet.quantize %x : tensor<8x64xf32> -> tensor<8x2x!cachet.iq4_nl>
+  return %q : tensor<8x2x!cachet.iq4_nl>
+}
