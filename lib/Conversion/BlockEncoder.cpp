@@ -146,6 +146,74 @@ SmallVector<Value> BlockEncoder::forEachValue(ValueRange init, TermsFn terms,
   return SmallVector<Value>(loop.getResults());
 }
 
+Value BlockEncoder::valueIndex(int64_t slot) {
+  return arith::AddIOp::create(b, loc, laneValues->lane,
+                               i32(laneValues->lanes * slot));
+}
+
+Value BlockEncoder::firstOf(arith::CmpFPredicate better, Value value, Value j,
+                            Value than, Value thanJ) {
+  Value strictly = arith::CmpFOp::create(b, loc, better, value, than);
+  Value equal =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value, than);
+  Value earlier =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, thanJ);
+  return arith::OrIOp::create(b, loc, strictly,
+                              arith::AndIOp::create(b, loc, equal, earlier));
+}
+
+SmallVector<Value> BlockEncoder::butterfly(
+    SmallVector<Value> values,
+    function_ref<SmallVector<Value>(ValueRange, ValueRange)> combine) {
+  for (int64_t offset = 1; offset < laneValues->lanes; offset *= 2) {
+    SmallVector<Value> other;
+    for (Value v : values)
+      other.push_back(gpu::ShuffleOp::create(b, loc, v, i32(offset),
+                                             i32(laneValues->width),
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+    values = combine(values, other);
+  }
+  return values;
+}
+
+SmallVector<Value>
+BlockEncoder::scanValues(ValueRange init, BodyFn body,
+                         function_ref<SmallVector<Value>()> tree,
+                         bool nanTakesOrder) {
+  auto value = [](OpBuilder &, Value x) -> SmallVector<Value> { return {x}; };
+  if (!laneValues)
+    return forEachValue(init, value, body);
+  if (!nanTakesOrder)
+    return tree();
+  // A block with a NaN takes the scan in order (whose result depends on
+  // where the NaN is); else the lanes combine their values in a tree, which
+  // for values that are not NaN gives the same result.
+  Value nan = i32(0);
+  for (Value x : laneValues->slots) {
+    Value isNaN =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    nan = arith::OrIOp::create(
+        b, loc, nan, arith::ExtUIOp::create(b, loc, b.getI32Type(), isNaN));
+  }
+  nan = butterfly({nan}, [&](ValueRange mine, ValueRange other) {
+    return SmallVector<Value>{
+        arith::OrIOp::create(b, loc, mine[0], other[0]).getResult()};
+  })[0];
+  Value anyNaN =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, nan, i32(0));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(init).getTypes(), anyNaN,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, forEachValue(init, value, body));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, tree());
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 BlockEncoder::Params BlockEncoder::scan() {
   Format format = getFormat(type);
   Params params;
@@ -160,29 +228,60 @@ BlockEncoder::Params BlockEncoder::scan() {
     Value nonZero = cmp(b, arith::CmpFPredicate::UNE, d, f32(0));
     return select(nonZero, arith::DivFOp::create(b, loc, f32(1), d), f32(0));
   };
-  auto value = [](OpBuilder &, Value x) -> SmallVector<Value> { return {x}; };
   if (format == Format::Q8_0) {
     // amax = MAX(amax, fabsf(v)), MAX(a, b) being a > b ? a : b.
-    SmallVector<Value> r = forEachValue(
-        {f32(0)}, value,
-        [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
-          Value a = math::AbsFOp::create(nb, loc, t[0]);
-          return {
-              sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0], a)};
-        });
+    auto body = [&](OpBuilder &nb, ValueRange t,
+                    ValueRange c) -> SmallVector<Value> {
+      Value a = math::AbsFOp::create(nb, loc, t[0]);
+      return {sel(nb, cmp(nb, arith::CmpFPredicate::OGT, c[0], a), c[0], a)};
+    };
+    SmallVector<Value> r = scanValues(
+        {f32(0)}, body,
+        [&]() {
+          // Of finite values the largest magnitude, in any order.
+          SmallVector<Value> m{f32(0)};
+          for (Value x : laneValues->slots)
+            m = body(b, {x}, m);
+          return butterfly(m, [&](ValueRange mine, ValueRange other) {
+            Value larger = cmp(b, arith::CmpFPredicate::OGT, other[0], mine[0]);
+            return SmallVector<Value>{sel(b, larger, other[0], mine[0])};
+          });
+        },
+        /*nanTakesOrder=*/true);
     params.max = r[0];
     params.d = arith::DivFOp::create(b, loc, params.max, f32(127));
     params.id = inverse(params.d);
     return params;
   }
   if (format == Format::Q4_1 || format == Format::Q5_1) {
-    SmallVector<Value> r = forEachValue(
-        {f32(FLT_MAX), f32(-FLT_MAX)}, value,
-        [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
-          Value x = t[0];
-          return {
-              sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
+    auto body = [&](OpBuilder &nb, ValueRange t,
+                    ValueRange c) -> SmallVector<Value> {
+      Value x = t[0];
+      return {sel(nb, cmp(nb, arith::CmpFPredicate::OLT, x, c[0]), x, c[0]),
               sel(nb, cmp(nb, arith::CmpFPredicate::OGT, x, c[1]), x, c[1])};
+    };
+    SmallVector<Value> r = scanValues(
+        {f32(FLT_MAX), f32(-FLT_MAX)}, body, [&]() -> SmallVector<Value> {
+          // The first of the smallest and of the largest values (equal
+          // ones, +0 and -0, keep the first): each with its index.
+          SmallVector<Value> c{f32(FLT_MAX), i32(32), f32(-FLT_MAX), i32(32)};
+          for (auto [k, x] : llvm::enumerate(laneValues->slots)) {
+            Value j = valueIndex(k);
+            Value lt = cmp(b, arith::CmpFPredicate::OLT, x, c[0]);
+            Value gt = cmp(b, arith::CmpFPredicate::OGT, x, c[2]);
+            c = {sel(b, lt, x, c[0]), sel(b, lt, j, c[1]), sel(b, gt, x, c[2]),
+                 sel(b, gt, j, c[3])};
+          }
+          c = butterfly(c, [&](ValueRange mine, ValueRange other) {
+            Value lt = firstOf(arith::CmpFPredicate::OLT, other[0], other[1],
+                               mine[0], mine[1]);
+            Value gt = firstOf(arith::CmpFPredicate::OGT, other[2], other[3],
+                               mine[2], mine[3]);
+            return SmallVector<Value>{
+                sel(b, lt, other[0], mine[0]), sel(b, lt, other[1], mine[1]),
+                sel(b, gt, other[2], mine[2]), sel(b, gt, other[3], mine[3])};
+          });
+          return {c[0], c[2]};
         });
     params.min = r[0];
     params.max = r[1];
@@ -194,13 +293,32 @@ BlockEncoder::Params BlockEncoder::scan() {
   }
   // The first value of largest magnitude: updated only on a strictly larger
   // one.
-  SmallVector<Value> r = forEachValue(
-      {f32(0), f32(0)}, value,
-      [&](OpBuilder &nb, ValueRange t, ValueRange c) -> SmallVector<Value> {
-        Value x = t[0];
-        Value a = math::AbsFOp::create(nb, loc, x);
-        Value larger = cmp(nb, arith::CmpFPredicate::OLT, c[0], a);
-        return {sel(nb, larger, a, c[0]), sel(nb, larger, x, c[1])};
+  auto body = [&](OpBuilder &nb, ValueRange t,
+                  ValueRange c) -> SmallVector<Value> {
+    Value x = t[0];
+    Value a = math::AbsFOp::create(nb, loc, x);
+    Value larger = cmp(nb, arith::CmpFPredicate::OLT, c[0], a);
+    return {sel(nb, larger, a, c[0]), sel(nb, larger, x, c[1])};
+  };
+  SmallVector<Value> r =
+      scanValues({f32(0), f32(0)}, body, [&]() -> SmallVector<Value> {
+        // The first value of the largest magnitude: the magnitude, its
+        // index (32: none above 0) and the value.
+        SmallVector<Value> c{f32(0), i32(32), f32(0)};
+        for (auto [k, x] : llvm::enumerate(laneValues->slots)) {
+          Value a = math::AbsFOp::create(b, loc, x);
+          Value larger = cmp(b, arith::CmpFPredicate::OLT, c[0], a);
+          c = {sel(b, larger, a, c[0]), sel(b, larger, valueIndex(k), c[1]),
+               sel(b, larger, x, c[2])};
+        }
+        c = butterfly(c, [&](ValueRange mine, ValueRange other) {
+          Value take = firstOf(arith::CmpFPredicate::OGT, other[0], other[1],
+                               mine[0], mine[1]);
+          return SmallVector<Value>{sel(b, take, other[0], mine[0]),
+                                    sel(b, take, other[1], mine[1]),
+                                    sel(b, take, other[2], mine[2])};
+        });
+        return {c[0], c[2]};
       });
   Value amax = r[0];
   params.max = r[1];

@@ -7,8 +7,11 @@
 // quantize-kernel=subgroup and no device profile (subgroups of 32): the 16
 // blocks are 8 workgroups of 64 threads, two blocks each. A lane loads its
 // one value; the scale comes from the 32 values read in order through
-// shuffles (the scan of the reference's loop); lane 0 and 1 store the
-// scale's bytes, every lane its quant: two guarded stores per lane. With
+// xor shuffles (a tree over the lanes: MAX of magnitudes is the same in any
+// order), or where a value is NaN (MAX keeps a NaN until the next value,
+// so the order matters) from the 32 values read in order through idx
+// shuffles, the reference's scan; lane 0 and 1 store the scale's bytes,
+// every lane its quant: two guarded stores per lane. With
 // subgroups of 8 (EIGHT) a lane loads 4 values and stores 4 quants and a
 // scale byte. With 48 threads per workgroup (ODD), not a multiple of 32,
 // the generic kernel stays, with the remark saying why.
@@ -22,7 +25,13 @@
 // CHECK: arith.minui %{{.*}}, %c15 : index
 // CHECK: memref.load %arg1{{.*}} : memref<4x2x64xbf16>
 // CHECK-NOT: memref.load
+// CHECK: arith.cmpf uno
+// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : i32
+// CHECK: %[[NAN:.*]] = arith.cmpi ne
+// CHECK: scf.if %[[NAN]] -> (f32)
 // CHECK-COUNT-32: gpu.shuffle  idx
+// CHECK: } else {
+// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : f32
 // CHECK-NOT: gpu.shuffle
 // CHECK: arith.andi %{{.*}}, %[[IN]] : i1
 // CHECK: scf.if
@@ -36,7 +45,10 @@
 // EIGHT: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
 // EIGHT-COUNT-4: memref.load %arg1
 // EIGHT-NOT: memref.load
+// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}}, %c8_i32 : i32
 // EIGHT-COUNT-32: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}}, %c8_i32 : f32
+// EIGHT-NOT: gpu.shuffle
 // EIGHT-COUNT-5: memref.store
 // EIGHT-NOT: memref.store
 
@@ -56,9 +68,11 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 
 // A run-time number of rows into q5_1 (f16): the grid is the block count
 // over two blocks per workgroup, rounded up, and no launch where there are
-// no rows. The scan keeps the minimum and the maximum (32 shuffles); the
-// high bits of the quants are ORed over the lanes (xor shuffles: 5 of 32
-// lanes, 3 of 8). Bytes: 8 of header (d, m, qh) and 16 of nibbles, quant j
+// no rows. The minimum and the maximum are combined over the lanes in a
+// tree, each with its index (equal values, +0 and -0, keep the first, as
+// the scan in order does; NaN never wins either way): 4 xor shuffles per
+// step, 5 steps of 32 lanes, 3 of 8. The high bits of the quants are ORed
+// over the lanes (xor shuffles: 5 of 32 lanes, 3 of 8). Bytes: 8 of header (d, m, qh) and 16 of nibbles, quant j
 // with quant j + 16: with 32 lanes lane j + 16's (one xor shuffle), with 8
 // the lane's own third and fourth values.
 
@@ -69,8 +83,8 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 // CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[BLOCKS]], %c0 : index
 // CHECK: scf.if %[[ANY]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
-// CHECK-COUNT-32: gpu.shuffle  idx
-// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : i32
+// CHECK-NOT: scf.if
+// CHECK-COUNT-25: gpu.shuffle  xor
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
 // CHECK-NOT: gpu.shuffle
 // CHECK-COUNT-2: memref.store
@@ -78,8 +92,7 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 
 // EIGHT-LABEL: func.func @dynamic
 // EIGHT: arith.ceildivui %{{.*}}, %c8 : index
-// EIGHT-COUNT-32: gpu.shuffle  idx
-// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}} : i32
+// EIGHT-COUNT-15: gpu.shuffle  xor
 // EIGHT-NOT: gpu.shuffle
 // EIGHT-COUNT-3: memref.store
 // EIGHT-NOT: memref.store
@@ -92,14 +105,18 @@ func.func @dynamic(%x: tensor<?x2x64xf16>) -> tensor<?x2x2x!cachet.q5_1> {
 
 // -----
 
-// iq4_nl: the scan for the first guess (32 shuffles), then the fit's two
-// sums of each value's terms, added in order (64 shuffles).
+// iq4_nl: the first value of the largest magnitude for the first guess
+// (a tree of the magnitude, its index and the value: 3 xor shuffles per
+// step), then the fit's two sums of each value's terms, added in order as
+// the reference adds them (64 idx shuffles).
 
 // CHECK-LABEL: func.func @iq4
 // EIGHT-LABEL: func.func @iq4
-// EIGHT-COUNT-96: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-COUNT-9: gpu.shuffle  xor
+// EIGHT-COUNT-64: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
 // EIGHT-NOT: gpu.shuffle
-// CHECK-COUNT-96: gpu.shuffle  idx
+// CHECK-COUNT-15: gpu.shuffle  xor
+// CHECK-COUNT-64: gpu.shuffle  idx
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
 // CHECK-NOT: gpu.shuffle
 

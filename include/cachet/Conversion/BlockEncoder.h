@@ -16,6 +16,7 @@
 
 #include "cachet/Dialect/CachetDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 #include <functional>
@@ -99,6 +100,29 @@ private:
   llvm::SmallVector<mlir::Value> forEachValue(mlir::ValueRange init,
                                               TermsFn terms, BodyFn body);
   mlir::Value shuffle(mlir::Value value, int64_t fromLane);
+  /// The scan of the block's values (forEachValue of `body` over them);
+  /// for a block held by lanes, `tree` (combining the lanes' values with
+  /// butterfly), which must give the scan's result, or with
+  /// `nanTakesOrder` the scan's where a value is NaN (q8_0's MAX keeps a
+  /// NaN until the next value) and `tree`'s where none is.
+  llvm::SmallVector<mlir::Value>
+  scanValues(mlir::ValueRange init, BodyFn body,
+             llvm::function_ref<llvm::SmallVector<mlir::Value>()> tree,
+             bool nanTakesOrder = false);
+  /// Combines `values` over the block's lanes with xor shuffles:
+  /// `combine(mine, other)` returns the values both lanes keep.
+  llvm::SmallVector<mlir::Value>
+  butterfly(llvm::SmallVector<mlir::Value> values,
+            llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::ValueRange,
+                                                              mlir::ValueRange)>
+                combine);
+  /// The index in the block (i32) of this lane's value in `slot`.
+  mlir::Value valueIndex(int64_t slot);
+  /// Whether candidate (`value`, index `j`) comes before (`than`,
+  /// `thanJ`): `better` holds strictly, or they are equal and `j` is the
+  /// earlier (as the in-order scan keeps the first).
+  mlir::Value firstOf(mlir::arith::CmpFPredicate better, mlir::Value value,
+                      mlir::Value j, mlir::Value than, mlir::Value thanJ);
   Params scan();
   /// encodeByte from `params`; `scale` computes the scale the block
   /// stores (in the branch of the scale's bytes).
