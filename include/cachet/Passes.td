@@ -899,17 +899,15 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     config (the generic kernel) where neither applies, with the reason.
 
     A cachet.quantize to packed blocks on buffers (the `linalg.generic` of
-    bytes marked `cachet.quantize`; lib/Analysis/QuantizeConfig.cpp): no
-    config by default (`quantize-kernel=generic`: the generic kernel, a
-    thread per byte, each scanning its block), or with
-    `quantize-kernel=blocks` `quantize_blocks` (a thread per block,
-    `quantize-threads` per workgroup), or with `quantize-kernel=subgroup`
-    `quantize_subgroup` (the lanes of a subgroup per block, the shuffles'
+    bytes marked `cachet.quantize`; lib/Analysis/QuantizeConfig.cpp):
+    `quantize_subgroup` by default (`quantize-kernel=subgroup`: the lanes of
+    a subgroup per block, `quantize-threads` per workgroup, the shuffles'
     width `subgroup-size` or the profile's subgroup size or 32; the generic
-    kernel where `quantize-threads` is not a multiple of it), with a remark
-    either way. On an H100
-    the two took 10.5 and 11.2 us for a prefill's K of 512 x 8 x 128
-    (docs/BENCHMARKS.md, runs 141 and 147).
+    kernel where `quantize-threads` is not a multiple of it), or no config
+    with `quantize-kernel=generic` (the generic kernel, a thread per byte,
+    each scanning its block), with a remark either way. On the H200 the
+    subgroup kernel was the faster in every format (docs/BENCHMARKS.md,
+    runs 148-149).
 
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
@@ -1316,22 +1314,21 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
                  "a thread per store decodes bytes read from global "
                  "memory"))}]>,
     Option<"quantizeKernel", "quantize-kernel", "::cachet::QuantizeKernel",
-           /*default=*/"::cachet::QuantizeKernel::Generic",
-           "The kernel of a cachet.quantize to packed blocks (generic: "
-           "no slower on an H100, docs/BENCHMARKS.md runs 141 and 147)",
+           /*default=*/"::cachet::QuantizeKernel::Subgroup",
+           "The kernel of a cachet.quantize to packed blocks (subgroup: "
+           "the fastest in every format on the H200, docs/BENCHMARKS.md "
+           "run 149)",
            [{::llvm::cl::values(
       clEnumValN(::cachet::QuantizeKernel::Subgroup, "subgroup",
                  "one kernel, the lanes of a subgroup per block: its "
                  "values scanned through shuffles, each byte stored by one "
                  "lane"),
-      clEnumValN(::cachet::QuantizeKernel::Blocks, "blocks",
-                 "one kernel, a thread per block: its values scanned once, "
-                 "then its bytes"),
       clEnumValN(::cachet::QuantizeKernel::Generic, "generic",
                  "the reference lowering's generic kernel: a thread per "
                  "byte, each scanning its block"))}]>,
     Option<"quantizeThreads", "quantize-threads", "int64_t",
-           /*default=*/"64", "Threads per workgroup of the quantize kernel">,
+           /*default=*/"64", "Threads per workgroup of the quantize kernel "
+           "(a multiple of the subgroup size)">,
     Option<"positionsPerGroup", "positions-per-group", "int64_t",
            /*default=*/"16",
            "Positions one dequant-transpose workgroup stages and writes (16 measured best of "

@@ -80,49 +80,36 @@ QuantizeDecision cachet::selectQuantizeConfig(linalg::GenericOp op,
   }
   if (o.kernel == QuantizeKernel::Generic) {
     d.remark = "quantize: the generic kernel (a thread per byte, each "
-               "scanning its block; on an H100 no slower than a thread per "
-               "block, docs/BENCHMARKS.md runs 141 and 147): "
-               "quantize-kernel=generic";
+               "scanning its block): quantize-kernel=generic";
     return d;
   }
-  if (o.kernel == QuantizeKernel::Subgroup) {
-    // The shuffles' width: the option, else the profile's subgroup size,
-    // else 32.
-    int64_t width = o.subgroupSize;
-    if (width == 0)
-      width = profile && profile.getSubgroupSize() > 0
-                  ? static_cast<int64_t>(profile.getSubgroupSize())
-                  : 32;
-    if (o.threads % width != 0) {
-      d.remark = llvm::formatv("quantize: the generic kernel (a thread per "
-                               "byte, each scanning its block): "
-                               "quantize-threads ({0}) is not a multiple of "
-                               "the subgroup size ({1})",
-                               o.threads, width)
-                     .str();
-      return d;
-    }
-    int64_t lanes = std::min<int64_t>(width, 32);
-    d.config = KernelConfigAttr::get(
-        op.getContext(), KernelVariant::QuantizeSubgroup, {}, o.threads, width,
-        1, 1, 1, 1, 0, {}, 0, {}, false, false, false, false, false, false, 0);
-    d.remark = llvm::formatv("quantize: one kernel, {0} lanes of a subgroup "
-                             "of {1} per {2}-byte block ({3} of its values "
-                             "each, the block scanned through shuffles, each "
-                             "byte stored by one lane), workgroups of {4} "
-                             "threads",
-                             lanes, width, s->block.getBlockBytes(), 32 / lanes,
-                             o.threads)
+  // The shuffles' width: the option, else the profile's subgroup size,
+  // else 32.
+  int64_t width = o.subgroupSize;
+  if (width == 0)
+    width = profile && profile.getSubgroupSize() > 0
+                ? static_cast<int64_t>(profile.getSubgroupSize())
+                : 32;
+  if (o.threads % width != 0) {
+    d.remark = llvm::formatv("quantize: the generic kernel (a thread per "
+                             "byte, each scanning its block): "
+                             "quantize-threads ({0}) is not a multiple of "
+                             "the subgroup size ({1})",
+                             o.threads, width)
                    .str();
     return d;
   }
+  int64_t lanes = std::min<int64_t>(width, 32);
   d.config = KernelConfigAttr::get(
-      op.getContext(), KernelVariant::QuantizeBlocks, {}, o.threads, 0, 1, 1, 1,
-      1, 0, {}, 0, {}, false, false, false, false, false, false, 0);
-  d.remark = llvm::formatv("quantize: one kernel, a thread per {0}-byte "
-                           "block (its 32 values scanned once, then its "
-                           "bytes), workgroups of {1} threads",
-                           s->block.getBlockBytes(), o.threads)
+      op.getContext(), KernelVariant::QuantizeSubgroup, {}, o.threads, width, 1,
+      1, 1, 1, 0, {}, 0, {}, false, false, false, false, false, false, 0);
+  d.remark = llvm::formatv("quantize: one kernel, {0} lanes of a subgroup "
+                           "of {1} per {2}-byte block ({3} of its values "
+                           "each, the block scanned through shuffles, each "
+                           "byte stored by one lane), workgroups of {4} "
+                           "threads",
+                           lanes, width, s->block.getBlockBytes(), 32 / lanes,
+                           o.threads)
                  .str();
   return d;
 }

@@ -491,38 +491,6 @@ Value BlockEncoder::encodeByte(Value byte) {
   return encodeByte(byte, params, [&]() { return storedScale(params); });
 }
 
-int64_t BlockEncoder::getNumBlockParams(BlockQuantizedType type) {
-  Format format = getFormat(type);
-  return format == Format::Q4_1 || format == Format::Q5_1 ||
-                 format == Format::IQ4_NL
-             ? 3
-             : 2;
-}
-
-SmallVector<Value> BlockEncoder::getBlockParams() {
-  Format format = getFormat(type);
-  Params params = scan();
-  SmallVector<Value> result{storedScale(params), params.id};
-  if (format == Format::Q4_1 || format == Format::Q5_1)
-    result.push_back(params.min);
-  if (format == Format::IQ4_NL)
-    result.push_back(select(params.tiny, f32(1), f32(0)));
-  return result;
-}
-
-Value BlockEncoder::encodeByte(Value byte, ValueRange values) {
-  Format format = getFormat(type);
-  Params params;
-  params.id = values[1];
-  if (format == Format::Q4_1 || format == Format::Q5_1)
-    params.min = values[2];
-  if (format == Format::IQ4_NL)
-    params.tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
-                                        values[2], f32(0));
-  Value scale = values[0];
-  return encodeByte(byte, params, [&]() { return scale; });
-}
-
 Value BlockEncoder::encodeByte(Value byte, const Params &params,
                                function_ref<Value()> scale) {
   Format format = getFormat(type);

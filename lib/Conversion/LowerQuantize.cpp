@@ -92,58 +92,6 @@ SmallVector<Value> getBlockCoordinates(OpBuilder &b, Location loc,
   return at;
 }
 
-/// Replaces `op` by the kernel: a thread per block scans its values once,
-/// then computes and stores each byte.
-void buildKernel(RewriterBase &rewriter, linalg::GenericOp op,
-                 const QuantizeShape &s, int64_t threads) {
-  rewriter.setInsertionPoint(op);
-  OpBuilder &b = rewriter;
-  Location loc = op.getLoc();
-  auto index = [&](OpBuilder &ib, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(ib, loc, v);
-  };
-  int64_t blockBytes = s.block.getBlockBytes();
-  BlockLaunch l = createBlockLaunch(b, loc, s, threads, threads);
-  gpu::LaunchOp launch = l.launch;
-  Value total = l.total;
-  OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  Value id = arith::AddIOp::create(kb, loc,
-                                   arith::MulIOp::create(kb, loc,
-                                                         launch.getBlockIds().x,
-                                                         index(kb, threads)),
-                                   launch.getThreadIds().x);
-  Value inRange =
-      arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, id, total);
-  auto guard = scf::IfOp::create(kb, loc, inRange, /*withElseRegion=*/false);
-  gpu::TerminatorOp::create(kb, loc);
-
-  OpBuilder tb = OpBuilder::atBlockTerminator(guard.thenBlock());
-  // The thread's row and block.
-  SmallVector<Value> at = getBlockCoordinates(tb, loc, l.sizes, id);
-  Value blockIndex = at.back();
-  Value firstValue = arith::MulIOp::create(tb, loc, blockIndex, index(tb, 32));
-  Value firstByte =
-      arith::MulIOp::create(tb, loc, blockIndex, index(tb, blockBytes));
-  BlockEncoder encoder(tb, loc, s.block, s.rounding,
-                       [&](OpBuilder &rb, Location rl, Value lane) -> Value {
-                         SmallVector<Value> where(at);
-                         where.back() =
-                             arith::AddIOp::create(rb, rl, firstValue, lane);
-                         Value x =
-                             memref::LoadOp::create(rb, rl, s.values, where);
-                         return castFloat(rb, rl, x, rb.getF32Type());
-                       });
-  SmallVector<Value> params = encoder.getBlockParams();
-  for (int64_t byte = 0; byte < blockBytes; ++byte) {
-    Value value = encoder.encodeByte(index(tb, byte), params);
-    SmallVector<Value> where(at);
-    where.back() = arith::AddIOp::create(tb, loc, firstByte, index(tb, byte));
-    memref::StoreOp::create(tb, loc, value, s.bytes, where);
-  }
-
-  rewriter.eraseOp(op);
-}
-
 /// Replaces `op` by the subgroup kernel: `lanes` consecutive lanes of a
 /// subgroup of `width` hold a block (value lane + lanes * k in slot k),
 /// scan it through shuffles and store its bytes, each byte one lane's.
@@ -237,11 +185,8 @@ struct LowerQuantizePass final
             << config << ": " << why;
         return signalPassFailure();
       }
-      if (config.getVariant() == KernelVariant::QuantizeSubgroup)
-        buildSubgroupKernel(rewriter, op, *shape, config.getWorkgroup(),
-                            config.getSubgroup());
-      else
-        buildKernel(rewriter, op, *shape, config.getWorkgroup());
+      buildSubgroupKernel(rewriter, op, *shape, config.getWorkgroup(),
+                          config.getSubgroup());
     }
   }
 };

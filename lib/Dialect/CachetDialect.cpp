@@ -293,24 +293,21 @@ LogicalResult KernelConfigAttr::verify(
                        "'workgroup', 'vector_width' and 'load_bytes'";
     return success();
   }
-  if (variant == KernelVariant::QuantizeBlocks ||
-      variant == KernelVariant::QuantizeSubgroup) {
-    bool lanes = variant == KernelVariant::QuantizeSubgroup;
+  if (variant == KernelVariant::QuantizeSubgroup) {
     if (workgroup <= 0)
       return fail() << "'workgroup' (threads) must be positive, got "
                     << workgroup;
-    if (lanes && (!isPow2(subgroup) || workgroup % subgroup != 0))
+    if (!isPow2(subgroup) || workgroup % subgroup != 0)
       return fail() << "'subgroup' (the shuffles' width) must be a power of "
                        "two dividing 'workgroup' ("
                     << workgroup << "), got " << subgroup;
-    if (!tile.empty() || (!lanes && subgroup != 0) || vectorWidth != 1 ||
-        rowBlocks != 1 || stages != 1 || split != 1 || padBytes != 0 ||
-        !loads.empty() || minWorkgroupsPerSM != 0 || !resident.empty() ||
-        dynamicShared || warpSync || lazyRescale || stageX || fuseSiblings ||
-        fuseEpilogues || loadBytes != 0)
-      return fail() << (lanes ? "the subgroup quantize kernel takes only "
-                                "'workgroup' and 'subgroup'"
-                              : "the quantize kernel takes only 'workgroup'");
+    if (!tile.empty() || vectorWidth != 1 || rowBlocks != 1 || stages != 1 ||
+        split != 1 || padBytes != 0 || !loads.empty() ||
+        minWorkgroupsPerSM != 0 || !resident.empty() || dynamicShared ||
+        warpSync || lazyRescale || stageX || fuseSiblings || fuseEpilogues ||
+        loadBytes != 0)
+      return fail() << "the quantize kernel takes only 'workgroup' and "
+                       "'subgroup'";
     return success();
   }
   if (variant == KernelVariant::GemmMmaSync ||

@@ -20,3 +20,23 @@ for d in ${DIRS:-qsub}; do
     echo "rc ${PIPESTATUS[0]}"
   done
 done
+# Each kernel's time: Nsight Compute's gpu__time_duration of every launch
+# of the artifacts in NCU_ARTS (dir/format), rewrites on and off, 5 calls.
+NCU=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+NCU=${NCU:-ncu}
+for a in ${NCU_ARTS:-}; do
+  echo "== ncu $a"
+  timeout 120 $NCU --clock-control none --metrics gpu__time_duration.sum --print-units base \
+    --csv "$dir/bin/cachet-runner" "$dir/$a" --repeat=5 2>/dev/null |
+    python3 -c '
+import csv, statistics, sys
+rows = [r for r in csv.reader(sys.stdin) if len(r) > 10]
+head = rows[0]
+k, v = head.index("Kernel Name"), head.index("Metric Value")
+times = {}
+for r in rows[1:]:
+    times.setdefault(r[k], []).append(float(r[v].replace(",", "")))
+for name, t in times.items():
+    print(f"  {name}: {len(t)} launches, median {statistics.median(t)/1000:.2f} us, min {min(t)/1000:.2f}, max {max(t)/1000:.2f}")
+'
+done

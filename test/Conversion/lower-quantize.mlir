@@ -1,36 +1,73 @@
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=blocks},func.func(cachet-lower-quantize),canonicalize)' -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs,func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=GENERIC
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs,func.func(cachet-lower-quantize),canonicalize)' -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=subgroup subgroup-size=8},func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=EIGHT
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=subgroup quantize-threads=48},func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=ODD
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-lower-to-linalg,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cachet-select-kernel-configs{quantize-kernel=generic},func.func(cachet-lower-quantize),canonicalize)' 2>&1 | FileCheck %s --check-prefix=GENERIC
 
 // A prefill's K appended to a q8_0 cache as a front end writes it (bf16
-// values, the quantized rows inserted at a run-time position): with
-// quantize-kernel=blocks the select pass puts the quantize_blocks config on
-// the generic of bytes and cachet-lower-quantize replaces it by one
-// kernel, a thread per block: 4 tokens x 2 heads x 2 blocks = 16 threads
-// of one workgroup of 64, each scanning its 32 values once, then storing
-// its 34 bytes into the cache's slice. By default (GENERIC) the generic
-// stays, with the remark saying why.
+// values, the quantized rows inserted at a run-time position), by default
+// (quantize-kernel=subgroup) and with no device profile (subgroups of 32):
+// the 16
+// blocks are 8 workgroups of 64 threads, two blocks each. A lane loads its
+// one value; the scale comes from the 32 values read in order through
+// xor shuffles (a tree over the lanes: MAX of magnitudes is the same in any
+// order), or where a value is NaN (MAX keeps a NaN until the next value,
+// so the order matters) from the 32 values read in order through idx
+// shuffles, the reference's scan; lane 0 and 1 store the scale's bytes,
+// every lane its quant: two guarded stores per lane. With
+// subgroups of 8 (EIGHT) a lane loads 4 values and stores 4 quants and a
+// scale byte. With 48 threads per workgroup (ODD), not a multiple of 32,
+// the generic kernel stays, with the remark saying why, as it does with
+// quantize-kernel=generic (GENERIC).
 
 // CHECK-LABEL: func.func @kv_append
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.generic
 // CHECK: %[[SLICE:.*]] = memref.subview %arg0[%arg2, 0, 0] [4, 2, 68]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
-// CHECK: arith.cmpi ult, %{{.*}}, %c16
-// CHECK: scf.for {{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (f32)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
+// CHECK: arith.minui %{{.*}}, %c15 : index
 // CHECK: memref.load %arg1{{.*}} : memref<4x2x64xbf16>
-// CHECK-COUNT-34: memref.store %{{.*}}, %[[SLICE]]
+// CHECK-NOT: memref.load
+// CHECK: arith.cmpf uno
+// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : i32
+// CHECK: %[[NAN:.*]] = arith.cmpi ne
+// CHECK: scf.if %[[NAN]] -> (f32)
+// CHECK-COUNT-32: gpu.shuffle  idx
+// CHECK: } else {
+// CHECK-COUNT-5: gpu.shuffle  xor {{.*}} : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: arith.andi %{{.*}}, %[[IN]] : i1
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[SLICE]]
+// CHECK: scf.if %[[IN]]
+// CHECK: memref.store %{{.*}}, %[[SLICE]]
 // CHECK-NOT: memref.store
 // CHECK: gpu.terminator
-// CHECK-NOT: linalg.generic
 
-// GENERIC: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block; on an H100 no slower than a thread per block, docs/BENCHMARKS.md runs 141 and 147): quantize-kernel=generic
+// EIGHT-LABEL: func.func @kv_append
+// EIGHT: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// EIGHT-COUNT-4: memref.load %arg1
+// EIGHT-NOT: memref.load
+// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}}, %c8_i32 : i32
+// EIGHT-COUNT-32: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-COUNT-3: gpu.shuffle  xor {{.*}}, %c8_i32 : f32
+// EIGHT-NOT: gpu.shuffle
+// EIGHT-COUNT-5: memref.store
+// EIGHT-NOT: memref.store
+
+// GENERIC: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block): quantize-kernel=generic
 // GENERIC-LABEL: func.func @kv_append
 // GENERIC-NOT: gpu.launch
 // GENERIC: linalg.generic {{.*}} outs(%{{.*}} : memref<4x2x68xi8, {{.*}}>) attrs = {cachet.quantize = !cachet.q8_0, cachet.quantize_rounding = #cachet.rounding<away>}
 // GENERIC-NOT: linalg.generic
 
+// ODD: remark: cachet-select-kernel-configs: quantize: the generic kernel (a thread per byte, each scanning its block): quantize-threads (48) is not a multiple of the subgroup size (32)
+// ODD-LABEL: func.func @kv_append
+// ODD-NOT: gpu.launch
+// ODD: linalg.generic
+
 func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16>, %pos: index) -> tensor<16x2x2x!cachet.q8_0> {
-  // expected-remark @below {{quantize: one kernel, a thread per 34-byte block (its 32 values scanned once, then its bytes), workgroups of 64 threads}}
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 34-byte block (1 of its values each, the block scanned through shuffles, each byte stored by one lane), workgroups of 64 threads}}
   %q = cachet.quantize %k : tensor<4x2x64xbf16> -> tensor<4x2x2x!cachet.q8_0>
   %r = tensor.insert_slice %q into %cache[%pos, 0, 0] [4, 2, 2] [1, 1, 1] : tensor<4x2x2x!cachet.q8_0> into tensor<16x2x2x!cachet.q8_0>
   return %r : tensor<16x2x2x!cachet.q8_0>
@@ -38,28 +75,65 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 
 // -----
 
-// A run-time number of rows (q4_1 of f16, quantize-kernel=blocks: the
-// scan keeps the minimum and the maximum): the grid is the block count over 64, rounded up, the
-// launch skipped where there are no rows, the last workgroup guarded;
-// 20 bytes per block.
+// A run-time number of rows into q5_1 (f16): the grid is the block count
+// over two blocks per workgroup, rounded up, and no launch where there are
+// no rows. The minimum and the maximum are combined over the lanes in a
+// tree, each with its index (equal values, +0 and -0, keep the first, as
+// the scan in order does; NaN never wins either way): 4 xor shuffles per
+// step, 5 steps of 32 lanes, 3 of 8. The high bits of the quants are ORed
+// over the lanes (xor shuffles: 5 of 32 lanes, 3 of 8). Bytes: 8 of header (d, m, qh) and 16 of nibbles, quant j
+// with quant j + 16: with 32 lanes lane j + 16's (one xor shuffle), with 8
+// the lane's own third and fourth values.
 
 // CHECK-LABEL: func.func @dynamic
 // GENERIC-LABEL: func.func @dynamic
 // CHECK: %[[DIM:.*]] = memref.dim %arg0, %c0 : memref<?x2x64xf16>
 // CHECK: %[[BLOCKS:.*]] = arith.muli %[[DIM]], %c4 : index
-// CHECK: %[[GRID:.*]] = arith.ceildivui %[[BLOCKS]], %c64 : index
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[BLOCKS]], %c2 : index
 // CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[BLOCKS]], %c0 : index
 // CHECK: scf.if %[[ANY]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
-// CHECK: arith.cmpi ult, %{{.*}}, %[[BLOCKS]]
-// CHECK: scf.for {{.*}} -> (f32, f32)
-// CHECK-COUNT-20: memref.store
+// CHECK-NOT: scf.if
+// CHECK-COUNT-25: gpu.shuffle  xor
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-2: memref.store
 // CHECK-NOT: memref.store
 
-func.func @dynamic(%x: tensor<?x2x64xf16>) -> tensor<?x2x2x!cachet.q4_1> {
-  // expected-remark @below {{quantize: one kernel, a thread per 20-byte block}}
-  %q = cachet.quantize %x : tensor<?x2x64xf16> -> tensor<?x2x2x!cachet.q4_1>
-  return %q : tensor<?x2x2x!cachet.q4_1>
+// EIGHT-LABEL: func.func @dynamic
+// EIGHT: arith.ceildivui %{{.*}}, %c8 : index
+// EIGHT-COUNT-15: gpu.shuffle  xor
+// EIGHT-NOT: gpu.shuffle
+// EIGHT-COUNT-3: memref.store
+// EIGHT-NOT: memref.store
+
+func.func @dynamic(%x: tensor<?x2x64xf16>) -> tensor<?x2x2x!cachet.q5_1> {
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 24-byte block}}
+  %q = cachet.quantize %x : tensor<?x2x64xf16> -> tensor<?x2x2x!cachet.q5_1>
+  return %q : tensor<?x2x2x!cachet.q5_1>
+}
+
+// -----
+
+// iq4_nl: the first value of the largest magnitude for the first guess
+// (a tree of the magnitude, its index and the value: 3 xor shuffles per
+// step), then the fit's two sums of each value's terms, added in order as
+// the reference adds them (64 idx shuffles).
+
+// CHECK-LABEL: func.func @iq4
+// EIGHT-LABEL: func.func @iq4
+// EIGHT-COUNT-9: gpu.shuffle  xor
+// EIGHT-COUNT-64: gpu.shuffle  idx {{.*}}, %c8_i32 : f32
+// EIGHT-NOT: gpu.shuffle
+// CHECK-COUNT-15: gpu.shuffle  xor
+// CHECK-COUNT-64: gpu.shuffle  idx
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
+// CHECK-NOT: gpu.shuffle
+
+func.func @iq4(%x: tensor<8x64xf32>) -> tensor<8x2x!cachet.iq4_nl> {
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 18-byte block}}
+  %q = cachet.quantize %x : tensor<8x64xf32> -> tensor<8x2x!cachet.iq4_nl>
+  return %q : tensor<8x2x!cachet.iq4_nl>
 }
 
 // -----

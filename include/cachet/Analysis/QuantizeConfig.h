@@ -3,10 +3,9 @@
 // The #cachet.kernel_config of a cachet.quantize to packed blocks on
 // buffers: cachet-lower-to-linalg lowers one to a generic of one iteration
 // per byte, each scanning its block (marked `cachet.quantize`); the
-// `quantize_blocks` kernel has a thread per block instead, which scans it
-// once; `quantize_subgroup` the lanes of a subgroup per block, which scan
-// it through shuffles. cachet-select-kernel-configs calls
-// selectQuantizeConfig;
+// `quantize_subgroup` kernel has the lanes of a subgroup per block
+// instead, which scan it once through shuffles.
+// cachet-select-kernel-configs calls selectQuantizeConfig;
 // cachet-lower-quantize builds the config where getQuantizeShape takes the
 // op (the attribute's verifier checks the config itself).
 //
@@ -25,7 +24,7 @@
 namespace cachet {
 
 /// The kernels `quantize-kernel` may ask for.
-enum class QuantizeKernel { Subgroup, Blocks, Generic };
+enum class QuantizeKernel { Subgroup, Generic };
 
 /// The parts of one marked quantize on buffers.
 struct QuantizeShape {
@@ -43,7 +42,7 @@ std::optional<QuantizeShape> getQuantizeShape(mlir::linalg::GenericOp op,
 
 /// The knobs (cachet-select-kernel-configs' options).
 struct QuantizeConfigOptions {
-  QuantizeKernel kernel = QuantizeKernel::Generic;
+  QuantizeKernel kernel = QuantizeKernel::Subgroup;
   int64_t threads = 64;
   /// The subgroup kernel's shuffle width (0: the device profile's, else
   /// 32).

@@ -28,8 +28,8 @@ namespace cachet {
 /// Encodes blocks of one format. Each call scans the block's 32 values (an
 /// scf.for) and computes what it returns from them, so that every byte of a
 /// block can be computed independently (one GPU thread per byte); or the
-/// scan's results (getBlockParams, once per block) are computed first and
-/// each byte from them (encodeByte with them), the same bytes.
+/// lanes holding a block (LaneValues) scan it together once and each store
+/// some of its bytes (encodeLaneBytes), the same bytes.
 class BlockEncoder {
 public:
   /// Reads value `lane` (an index in [0, 32)) of the block as f32.
@@ -67,18 +67,6 @@ public:
 
   /// Returns byte `byte` (an index in [0, block bytes)) of the block, as i8.
   mlir::Value encodeByte(mlir::Value byte);
-
-  /// How many f32 values getBlockParams returns for the format: the scale
-  /// the block stores (before its rounding to f16) and its inverse as the
-  /// quants use it, then q4_1 / q5_1's minimum, or iq4_nl's 1.0 for a
-  /// block below GROUP_MAX_EPS (else 0.0).
-  static int64_t getNumBlockParams(BlockQuantizedType type);
-  /// Returns what the bytes of the block are computed from (a scan of its
-  /// values), as getNumBlockParams f32 values.
-  llvm::SmallVector<mlir::Value> getBlockParams();
-  /// Returns byte `byte` of the block from `params` (getBlockParams's
-  /// values for it): reads only the values its quants hold.
-  mlir::Value encodeByte(mlir::Value byte, mlir::ValueRange params);
 
   /// Returns the q8_0 quant of value `lane` (an index), as i8, and the
   /// block's scale `d`, as f16 (the split q8_0 form).

@@ -1568,50 +1568,50 @@ def LowerDequantTranspose
 }
 
 def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
-  let summary = "One kernel for a cachet.quantize to packed blocks: a thread, "
-                "or a subgroup's lanes, per block";
+  let summary = "One kernel for a cachet.quantize to packed blocks: a "
+                "subgroup's lanes per block";
   let description = [{
     Runs after bufferization. cachet-lower-to-linalg lowers a
     `cachet.quantize` to packed blocks into one generic of one iteration
     per byte (marked `cachet.quantize = <block type>` and
     `cachet.quantize_rounding`), each scanning its block's 32 values for
     the scale (and q4_1 / q5_1's minimum, iq4_nl's fit) before computing
-    its byte: as a generic kernel, a thread per byte.
+    its byte: as a generic kernel, a thread per byte (10.5 us for a
+    prefill's K of 512 tokens x 8 heads x 128 into a q8_0 cache on an
+    H100, docs/BENCHMARKS.md run 141).
 
     This pass replaces each such generic that carries a
-    `#cachet.kernel_config<variant = quantize_blocks>` (set by
-    `cachet-select-kernel-configs` with `quantize-kernel=blocks`, or
-    written in the input) by one kernel of a thread per block
-    (`workgroup` threads per workgroup, the grid from the block count,
-    the last workgroup guarded, no launch for a run-time count of 0): it
-    scans the block's 32 values once and computes each byte from the scan
-    with the same f32 arithmetic (BlockEncoder, the reference lowering's
-    code), so the bytes are the same bits. It decides nothing: a config it
-    cannot build is an error naming the cause; a generic without one keeps
-    the generic kernel. On an H100 a prefill's K of 512 tokens x 8 heads x
-    128 into a q8_0 cache took 11.2 us this way and 10.5 us as the generic
-    kernel (docs/BENCHMARKS.md, runs 141 and 147): 16384 threads with long
-    serial chains are latency-bound as 557056 short ones are.
+    `#cachet.kernel_config<variant = quantize_subgroup, workgroup = N,
+    subgroup = W>` (set by `cachet-select-kernel-configs`, or written in
+    the input) by one kernel where L = min(W, 32) consecutive lanes of a
+    subgroup of W hold a block, each lane 32 / L of its values (value
+    `lane + L * k` in its k-th register: loads of consecutive values
+    across the lanes), N / L blocks per workgroup, the grid from the block
+    count, no launch for a run-time count of 0. The scans combine the
+    lanes' values in a tree of xor shuffles where that gives the scan's
+    result (the largest magnitude; the minimum and the maximum and the
+    first value of the largest magnitude, each with its index so that
+    equal values keep the first, as the scan in order does); q8_0's MAX,
+    which keeps a NaN until the next value, reads the block's values in
+    order through `gpu.shuffle idx` in a block with a NaN; iq4_nl's fit
+    adds its terms in order the same way. Every lane carries the same
+    values, computed by the same f32 operations in the same order as the
+    reference lowering's (BlockEncoder), so the bytes are the same bits.
+    Each lane computes its own values' quants, q5's high bits are ORed
+    over the lanes, and each byte of the block is stored by one lane. A
+    lane past the last block reads the last block again (every lane takes
+    part in the shuffles) and stores nothing.
 
-    With `#cachet.kernel_config<variant = quantize_subgroup, workgroup = N,
-    subgroup = W>` (`quantize-kernel=subgroup`) L = min(W, 32) consecutive
-    lanes of a subgroup of W hold a block, each lane 32 / L of its values
-    (value `lane + L * k` in its k-th register, loads of consecutive values
-    across the lanes). The scans read the block's values in order through
-    `gpu.shuffle idx` (the reference's loop, with every lane carrying the
-    same values: the same f32 operations in the same order, the same
-    bits), each lane computes its own values' quants, q5's high bits are
-    ORed over the lanes by xor shuffles, and each byte of the block is
-    stored by one lane. A lane past the last block reads the last block
-    again (every lane takes part in the shuffles) and stores nothing.
+    It decides nothing: a config it cannot build is an error naming the
+    cause; a generic without one keeps the generic kernel.
 
-    Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0, a
-    thread per block):
+    Before (after bufferization; 4 tokens x 2 heads x 64 values, q8_0):
 
     ```mlir
     linalg.generic {...} outs(%bytes : memref<4x2x68xi8>)
         attrs = {cachet.kernel_config = #cachet.kernel_config<
-                   variant = quantize_blocks, workgroup = 64>,
+                   variant = quantize_subgroup, workgroup = 64,
+                   subgroup = 32>,
                  cachet.quantize = !cachet.q8_0,
                  cachet.quantize_rounding = #cachet.rounding<away>} {
       // byte j % 34 of block j / 34 of row (t, h): its block's largest
@@ -1619,30 +1619,16 @@ def LowerQuantize : Pass<"cachet-lower-quantize", "mlir::func::FuncOp"> {
     }
     ```
 
-    After (abridged):
-
-    ```mlir
-    gpu.launch blocks(...) in (%c1, %c1, %c1) threads(...) in (%c64, %c1, %c1) {
-      %id = ... block x 64 + thread x
-      scf.if (%id < 16) {
-        // (t, h, b) of %id; scf.for over the 32 values of block b:
-        // the largest magnitude, then d and 1 / d
-        memref.store %d0, %bytes[%t, %h, %b34]      // the f16 scale
-        memref.store %q0, %bytes[%t, %h, %b34 + 2]  // 32 quants
-        ...
-      }
-    }
-    ```
-
-    After, with `quantize_subgroup, workgroup = 64, subgroup = 32`
-    (abridged: two blocks per workgroup, a value per lane):
+    After (abridged: two blocks per workgroup, a value per lane):
 
     ```mlir
     gpu.launch blocks(...) in (%c8, %c1, %c1) threads(...) in (%c64, %c1, %c1) {
       %block = block x 2 + thread / 32     // %read = min(%block, 15)
       %x = memref.load %values[%t, %h, %b32 + lane]   // (t, h, b) of %read
-      %v0 = gpu.shuffle idx %x, %first, %c32_i32 : f32  // value 0
-      ...                                  // the scan over values 0..31
+      // any NaN in the block: 5 xor shuffles; if so the scan in order
+      // (32 idx shuffles), else the largest magnitude in 5 xor shuffles
+      %m = gpu.shuffle xor %a, %c1_i32, %c32_i32 : f32
+      ...
       scf.if (lane < 2 and %block < 16) {
         memref.store %d, %bytes[%t, %h, %b34 + lane]  // the scale's bytes
       }

@@ -142,8 +142,6 @@ def Cachet_GemmMmaSync : I32EnumAttrCase<"GemmMmaSync", 10, "gemm_mma_sync">;
 def Cachet_GemmWgmma : I32EnumAttrCase<"GemmWgmma", 11, "gemm_wgmma">;
 def Cachet_AttentionWgmma
     : I32EnumAttrCase<"AttentionWgmma", 12, "attention_wgmma">;
-def Cachet_QuantizeBlocks
-    : I32EnumAttrCase<"QuantizeBlocks", 13, "quantize_blocks">;
 def Cachet_QuantizeSubgroup
     : I32EnumAttrCase<"QuantizeSubgroup", 14, "quantize_subgroup">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
@@ -153,7 +151,7 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_DequantTransposeStaged, Cachet_DequantTransposeDirect,
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
-     Cachet_AttentionWgmma, Cachet_QuantizeBlocks,
+     Cachet_AttentionWgmma,
      Cachet_QuantizeSubgroup]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
@@ -231,13 +229,11 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `cachet.dequant_transpose`; cachet-lower-dequant-transpose): a
       workgroup stages its positions' bytes in workgroup memory, or a
       thread per store decodes bytes read from global memory;
-      `quantize_blocks` on the byte `linalg.generic` of a cachet.quantize
-      to packed blocks (marked `cachet.quantize`;
-      cachet-lower-quantize): one thread per block scans its 32 values
-      once and writes its bytes, `workgroup` threads per workgroup; and
-      `quantize_subgroup` on the same generic: min(`subgroup`, 32) lanes of
-      a subgroup of `subgroup` lanes hold a block, each lane 32 / that many
-      of its values, scan it through shuffles and store its bytes
+      `quantize_subgroup` on the byte `linalg.generic` of a cachet.quantize
+      to packed blocks (marked `cachet.quantize`; cachet-lower-quantize):
+      min(`subgroup`, 32) lanes of a subgroup of `subgroup` lanes hold a
+      block, each lane 32 / that many of its values, scan it through
+      shuffles and store its bytes, `workgroup` threads per workgroup
       (`workgroup` a multiple of `subgroup`).
     * `tile`: attention `[query rows per workgroup, KV positions per
       workgroup-memory tile]` (decode: `[query rows of one KV head, KV
@@ -348,8 +344,7 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
     }
     /// Whether the variant is the quantize kernel.
     bool isQuantize() const {
-      return getVariant() == KernelVariant::QuantizeBlocks ||
-             getVariant() == KernelVariant::QuantizeSubgroup;
+      return getVariant() == KernelVariant::QuantizeSubgroup;
     }
     /// Whether the variant is one of the dequant-transpose kernels.
     bool isDequantTranspose() const {
