@@ -906,8 +906,9 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     kernel where `quantize-threads` is not a multiple of it), or no config
     with `quantize-kernel=generic` (the generic kernel, a thread per byte,
     each scanning its block), with a remark either way. On the H200 the
-    subgroup kernel was the faster in every format (docs/BENCHMARKS.md,
-    runs 148-149).
+    subgroup kernel's first (serial-shuffle) form was no slower than the
+    generic kernel in any format and faster in q8_0, q5_1 and iq4_nl
+    (docs/BENCHMARKS.md, run 148); its tree form is not timed yet.
 
     Options are range-checked: a value out of range is an error naming the
     option and its allowed values.
@@ -1316,8 +1317,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"quantizeKernel", "quantize-kernel", "::cachet::QuantizeKernel",
            /*default=*/"::cachet::QuantizeKernel::Subgroup",
            "The kernel of a cachet.quantize to packed blocks (subgroup: "
-           "the fastest in every format on the H200, docs/BENCHMARKS.md "
-           "run 149)",
+           "no slower than generic in any format on the H200, "
+           "docs/BENCHMARKS.md run 148)",
            [{::llvm::cl::values(
       clEnumValN(::cachet::QuantizeKernel::Subgroup, "subgroup",
                  "one kernel, the lanes of a subgroup per block: its "

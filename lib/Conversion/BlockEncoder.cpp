@@ -600,9 +600,8 @@ SmallVector<BlockEncoder::LaneByte> BlockEncoder::encodeLaneBytes() {
   Type i8 = b.getI8Type();
   Value yes = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
   auto laneIndex = [&](int64_t k) -> Value {
-    // lane + lanes * k, as an index.
-    Value v = arith::AddIOp::create(b, loc, lv.lane, i32(lanes * k));
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                        valueIndex(k));
   };
   auto byteOf = [&](Value v) -> Value {
     return arith::TruncIOp::create(b, loc, i8, v);
@@ -628,16 +627,13 @@ SmallVector<BlockEncoder::LaneByte> BlockEncoder::encodeLaneBytes() {
     for (int64_t k = 0; k < slots; ++k) {
       Value high = arith::AndIOp::create(
           b, loc, arith::ShRUIOp::create(b, loc, quants[k], i32(4)), i32(1));
-      Value at = arith::AddIOp::create(b, loc, lv.lane, i32(lanes * k));
-      bits = arith::OrIOp::create(b, loc, bits,
-                                  arith::ShLIOp::create(b, loc, high, at));
+      bits = arith::OrIOp::create(
+          b, loc, bits, arith::ShLIOp::create(b, loc, high, valueIndex(k)));
     }
-    for (int64_t offset = 1; offset < lanes; offset *= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, bits, i32(offset),
-                                           i32(lv.width), gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      bits = arith::OrIOp::create(b, loc, bits, other);
-    }
+    bits = butterfly({bits}, [&](ValueRange mine, ValueRange other) {
+      return SmallVector<Value>{
+          arith::OrIOp::create(b, loc, mine[0], other[0]).getResult()};
+    })[0];
     for (int64_t k = 0; k < 4; ++k)
       header.push_back(
           byteOf(arith::ShRUIOp::create(b, loc, bits, i32(8 * k))));
