@@ -10,8 +10,10 @@ runtime alone. Cases:
              ggml blocks, token-major as llama.cpp stores them; rewrites on,
              cachet-dequant-once-kv dequantizes them once into head-major f16)
   decode     tg{1,4} @ d{depth}: 1 or 4 new tokens after `depth` cached ones,
-             causal, GQA, token-major KV f16 / bf16 / q8_0 / q4_0 (the rate is
-             K+V bytes per second)
+             causal, GQA, token-major KV f16 / bf16 / q8_0 / q4_0, and split
+             q8_0 (i8 values and f16 scales dequantized by generics, as
+             cachet-gen --kv=q8_0 writes them; the rate is K+V bytes per
+             second)
   tg         a Llama-3-8B-shaped bf16 mat-vec chain (bench/llama3_decode_chain.py)
   kernel     one kernel each: a mat-vec, a small-batch mat-mul (mm4, mm8: 4
              or 8 tokens' x times the weight read transposed), a prefill
@@ -100,6 +102,31 @@ def decode_mlir(kv, hq, hkv, d, sq, depth):
         return "\n".join([
             f"func.func @attention(%q: {q}, %k: {cache}, %v: {cache}) -> {q} {{",
             attend, f"  return %o : {q}", "}"])
+    if kv == "q8_0-split":
+        # i8 values and f16 scales per 32 values, dequantized by generics as
+        # cachet-gen's layers (--kv=q8_0) and front ends write them.
+        values = f"tensor<{s}x{hkv}x{d}xi8>"
+        scales = f"tensor<{s}x{hkv}x{d // 32}xf16>"
+        lines = [f"func.func @attention(%q: {q}, %kq: {values}, %ks: {scales},"
+                 f" %vq: {values}, %vs: {scales}) -> {q} {{"]
+        for name in ("k", "v"):
+            lines += [
+                f"  %{name}e = tensor.empty() : {cache}",
+                f"  %{name} = linalg.generic {{indexing_maps = ["
+                "affine_map<(p, h, x) -> (p, h, x)>, "
+                "affine_map<(p, h, x) -> (p, h, x floordiv 32)>, "
+                "affine_map<(p, h, x) -> (p, h, x)>], iterator_types = "
+                "[\"parallel\", \"parallel\", \"parallel\"]}"
+                f" ins(%{name}q, %{name}s : {values}, {scales})"
+                f" outs(%{name}e : {cache}) {{",
+                f"  ^bb0(%qv: i8, %sv: f16, %o: {elt}):",
+                "    %f = arith.sitofp %qv : i8 to f32",
+                "    %sf = arith.extf %sv : f16 to f32",
+                "    %m = arith.mulf %f, %sf : f32",
+                f"    %y = arith.truncf %m : f32 to {elt}",
+                f"    linalg.yield %y : {elt}",
+                f"  }} -> {cache}"]
+        return "\n".join(lines + [attend, f"  return %o : {q}", "}"])
     _, per_block = BLOCKS[kv]
     packed = f"tensor<{s}x{hkv}x{d // per_block}x!cachet.{kv}>"
     return "\n".join([
@@ -342,11 +369,12 @@ def main():
     for depth in a["decode_depths"]:
         for sq in (1, 4):
             for kv in ["f16", "bf16", "q8_0", "q4_0", "q8_0-bf16",
-                       "q4_0-bf16"]:
+                       "q4_0-bf16", "q8_0-split", "q8_0-split-bf16"]:
                 add("decode", kv, f"tg{sq} @ d{depth}", "attention",
                     decode_mlir(kv, a["hq"], a["hkv"], a["d"], sq, depth),
                     tokens=sq,
-                    bytes=kv_bytes(kv.removesuffix("-bf16"), a["hkv"],
+                    bytes=kv_bytes(kv.removesuffix("-bf16")
+                                   .removesuffix("-split"), a["hkv"],
                                    a["d"], depth + sq))
 
     if args.grid:

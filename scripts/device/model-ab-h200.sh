@@ -8,7 +8,8 @@
 #   .device/GEN/{prefill,decode} for each GEN of GENS: gpu.so,
 #     gpu-norewrite.so, manifest.json of `cachet-generate --random=llama3-8b
 #     --type=$TYPE --dtype=bf16 --kv=q8_0-packed --target=nvvm
-#     --profile=h200 --ctx=33280 --ubatch=512 --compile-only`
+#     --profile=h200 --ctx=33280 --ubatch=512 --compile-only`, and
+#     .device/GEN/kv naming another --kv than q8_0-packed
 #
 #   GENS="gen-new gen-old gen-new" SUITES=g TYPE=bf16 \
 #     scripts/device/model-ab-h200.sh
@@ -39,8 +40,9 @@ n=0
 for g in $GENS; do
   n=$((n + 1)); only=--bench-on-only
   [ $n = 1 ] && only=
-  echo "== $g ${only:-(rewrites on and off)}"
-  timeout ${BENCH_S:-150} $B/cachet-generate-runner --model=$M --kv=q8_0-packed \
+  kv=q8_0-packed; [ -f $D/$g/kv ] && kv=$(cat $D/$g/kv)
+  echo "== $g --kv=$kv ${only:-(rewrites on and off)}"
+  timeout ${BENCH_S:-150} $B/cachet-generate-runner --model=$M --kv=$kv \
     --dtype=bf16 --ubatch=512 --prefill=$D/$g/prefill --decode=$D/$g/decode \
     --ctx=33280 --bench $only --bench-depths=$DEPTHS --bench-gen=${TG:-0} \
     --bench-reps=${REPS:-3} > $W/bench-$n-$g.log 2>&1

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One call: decode attention over a split q8_0 cache (i8 values and f16
+# scales, as cachet-gen --kv=q8_0 and front ends write it) against the
+# token-major packed q8_0 blocks and f16 / bf16, on the mma.sync decode
+# kernel.
+#
+#   scripts/device/decode-split-h200.sh [REPEAT] [ROUNDS]
+#
+# .device/dsp: bench/make-suite.py -o .device/dsp --preset=h200
+# --target=nvvm --only=decode. The split cases at d4096 and d32768 are
+# checked against the CPU reference (rewrites off and on byte-identical),
+# then the d32768 and d4096 cases are timed ROUNDS times (cachet-bench
+# --repeat=REPEAT, default 10); results in $OUT/dsp-*.json.
+set -u
+OUT=${OUT:-bench-out}; mkdir -p "$OUT"
+D=.device; B=$D/bin; dir=$D
+. "$(dirname "$0")/env.sh"
+nvidia-smi --query-gpu=name,uuid,clocks.max.sm,clocks.max.mem --format=csv
+for c in $D/dsp/decode-q8_0-split*-d4096 $D/dsp/decode-q8_0-split*-d32768; do
+  echo "== $c"
+  timeout 60 $B/cachet-runner "$c" --check --compare-rewrites 2>&1 |
+    grep -a "check\|rewrites off\|error"
+done
+for round in $(seq "${2:-2}"); do
+  for depth in d32768 d4096; do
+    timeout 200 $B/cachet-bench $D/dsp --filter="$depth" --repeat="${1:-10}" \
+      --json="$OUT/dsp-$depth-$round.json" 2>&1 | grep -av "^$"
+  done
+done
