@@ -62,6 +62,8 @@ static FailureOr<AttentionShape> getShape(OpTy op, Type resultElement,
   };
   s.keyBlock = blockOf(op.getKey());
   s.valueBlock = blockOf(op.getValue());
+  s.keySplit = bool(getSplitDequantize(op.getKey(), s.tokenMajor));
+  s.valueSplit = bool(getSplitDequantize(op.getValue(), s.tokenMajor));
   return s;
 }
 
@@ -111,6 +113,30 @@ DequantizeOp cachet::getPackedDequantize(Value kv, bool tokenMajor) {
       !input.hasStaticShape())
     return {};
   return dequant;
+}
+
+DequantizeOp cachet::getSplitDequantize(Value kv, bool tokenMajor) {
+  auto dequant = kv.getDefiningOp<DequantizeOp>();
+  if (!dequant || !tokenMajor || !dequant.getScales() ||
+      !isArgumentOrUpdate(dequant.getInput()) ||
+      !isArgumentOrUpdate(dequant.getScales()))
+    return {};
+  auto values = cast<RankedTensorType>(dequant.getInput().getType());
+  auto scales = cast<RankedTensorType>(dequant.getScales().getType());
+  if (!values.getElementType().isSignlessInteger(8) || values.getRank() != 3 ||
+      !values.hasStaticShape() || scales.getRank() != 3 ||
+      !scales.hasStaticShape() || !scales.getElementType().isF16() ||
+      values.getDimSize(2) % 32 != 0 ||
+      scales.getShape() != ArrayRef<int64_t>{values.getDimSize(0),
+                                             values.getDimSize(1),
+                                             values.getDimSize(2) / 32})
+    return {};
+  return dequant;
+}
+
+bool cachet::readsSplitKV(KernelVariant variant, int64_t stages) {
+  return variant == KernelVariant::AttentionDecodeMmaSync ||
+         (variant == KernelVariant::AttentionDecode && stages != 2);
 }
 
 Type cachet::getScalarTileElement(Type element) {
@@ -416,6 +442,20 @@ static std::string describeDecodedKV(const AttentionShape &s, StringRef where) {
                                block.getFormatName(), where)
                      .str();
   return decoded;
+}
+
+/// "; K read as split q8_0 ..." (and V), for the split q8_0 K/V of `s`
+/// that the decode kernels read themselves.
+static std::string describeSplitKV(const AttentionShape &s, StringRef where) {
+  std::string read;
+  for (auto [what, split] :
+       {std::pair<StringRef, bool>{"K", s.keySplit}, {"V", s.valueSplit}})
+    if (split)
+      read += llvm::formatv("; {0} read as split q8_0 (i8 values, f16 "
+                            "scales) and decoded {1}",
+                            what, where)
+                  .str();
+  return read;
 }
 
 /// The workgroups of `subgroups` subgroups that the budget of workgroup
@@ -750,7 +790,11 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   // the blocks decode in registers and the scratch of rewrites on is read
   // in the same order; else 8 at a time (16 bytes), the quad's lanes
   // reading 64 consecutive bytes of a row per load.
-  int64_t keyRun = keyFromBlocks ? s.headDim / 4 : 8;
+  // Split q8_0 K: runs of 16 (16-byte loads of its i8 values) where they
+  // divide the lane's values.
+  int64_t keyRun = keyFromBlocks                             ? s.headDim / 4
+                   : s.keySplit && (s.headDim / 4) % 16 == 0 ? 16
+                                                             : 8;
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
@@ -785,10 +829,11 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
                             "(decode-load-bytes)"
                           : "; blocks read 8 bytes at a time (whole blocks "
                             "with their scales)";
-  d.remark += describeDecodedKV(
-      s, s.queryElement.isBF16()
-             ? "in f32 and rounded into bf16 pairs in registers"
-             : "into f16 pairs in registers");
+  StringRef pairs = s.queryElement.isBF16()
+                        ? "in f32 and rounded into bf16 pairs in registers"
+                        : "into f16 pairs in registers";
+  d.remark += describeDecodedKV(s, pairs);
+  d.remark += describeSplitKV(s, pairs);
   return d;
 }
 
@@ -821,8 +866,10 @@ static AttentionDecision selectDecodeConfig(Operation *op,
                                      keyOnceFrom ? keyOnceFrom : s.keyBlock);
   int64_t valueRow = getDecodeRowBytes(
       s.valueDim, s.valueElement, valueOnceFrom ? valueOnceFrom : s.valueBlock);
+  // Not for split q8_0 K/V, which the staged kernel would copy as floats.
   bool staged = o.decodeStages == 2 && o.asyncCopy && o.dynamicShared &&
-                getDecodeKeyStride(keyRow) && getPackedCopyBytes(valueRow) &&
+                !s.keySplit && !s.valueSplit && getDecodeKeyStride(keyRow) &&
+                getPackedCopyBytes(valueRow) &&
                 getDecodeKeyStride(
                     getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)) &&
                 getPackedCopyBytes(getDecodeRowBytes(s.valueDim, s.valueElement,
@@ -975,6 +1022,7 @@ static AttentionDecision selectDecodeConfig(Operation *op,
       /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
       /*fuseEpilogues=*/false, o.decodeLoadBytes);
   std::string decoded = describeDecodedKV(s, "in registers");
+  decoded += describeSplitKV(s, "in registers");
   if (staged)
     decoded += llvm::formatv(
         "; each step's K/V rows double-buffered in dynamic workgroup memory "

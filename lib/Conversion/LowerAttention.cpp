@@ -164,6 +164,16 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
   DequantizeOp keyDequant = getPackedDequantize(op.getKey(), shape.tokenMajor);
   DequantizeOp valueDequant =
       getPackedDequantize(op.getValue(), shape.tokenMajor);
+  // Split q8_0 K or V: the decode kernels read its values and scales; the
+  // others read it dequantized (the cachet.dequantize stays).
+  bool readsSplit = readsSplitKV(config.getVariant(), config.getStages());
+  DequantizeOp keySplit =
+      readsSplit ? getSplitDequantize(op.getKey(), shape.tokenMajor) : nullptr;
+  DequantizeOp valueSplit =
+      readsSplit ? getSplitDequantize(op.getValue(), shape.tokenMajor)
+                 : nullptr;
+  shape.keySplit = bool(keySplit);
+  shape.valueSplit = bool(valueSplit);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -188,21 +198,33 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
         .getResult(0);
   };
   Value query = toBuffer(op.getQuery());
-  Value key = toBuffer(keyDequant ? bytesOf(keyDequant) : op.getKey());
-  Value value = toBuffer(valueDequant ? bytesOf(valueDequant) : op.getValue());
+  Value key = toBuffer(keyDequant ? bytesOf(keyDequant)
+                       : keySplit ? keySplit.getInput()
+                                  : op.getKey());
+  Value value = toBuffer(valueDequant ? bytesOf(valueDequant)
+                         : valueSplit ? valueSplit.getInput()
+                                      : op.getValue());
   Value mask = toBuffer(op.getMask());
   auto resultType = cast<RankedTensorType>(op.getType());
   Value out = memref::AllocOp::create(
       b, loc,
       MemRefType::get(resultType.getShape(), resultType.getElementType()));
-  KernelBuilder(b, loc, shape, c)
-      .build(query, key, value, mask, out, op.getScale().convertToDouble(),
-             Causal(op.getCausalOffset(), op.getCausalPosition()));
+  KernelBuilder builder(b, loc, shape, c);
+  if (keySplit)
+    builder.withSplitScales(key, toBuffer(keySplit.getScales()));
+  if (valueSplit)
+    builder.withSplitScales(value, toBuffer(valueSplit.getScales()));
+  builder.build(query, key, value, mask, out, op.getScale().convertToDouble(),
+                Causal(op.getCausalOffset(), op.getCausalPosition()));
   Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
                                                    /*restrict=*/true,
                                                    /*writable=*/true);
   rewriter.replaceOp(op, result);
   // K and V of one cachet.dequantize: erase it once.
+  if (!keyDequant)
+    keyDequant = keySplit;
+  if (!valueDequant)
+    valueDequant = valueSplit;
   if (valueDequant == keyDequant)
     valueDequant = {};
   for (DequantizeOp dequant : {keyDequant, valueDequant})

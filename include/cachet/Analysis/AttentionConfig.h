@@ -33,6 +33,10 @@ struct AttentionShape {
   /// The block formats K and V are decoded from inside the kernel (null
   /// when the kernel reads them as floats).
   BlockQuantizedType keyBlock, valueBlock;
+  /// Whether K / V is a split q8_0 cache (getSplitDequantize): the decode
+  /// kernels read its i8 values and f16 scales and decode them in
+  /// registers; the other kernels read it dequantized into a copy.
+  bool keySplit = false, valueSplit = false;
   /// Whether the op is a cachet.attention_partial: one chunk of the keys,
   /// continuing an online-softmax state (the scalar and mma-sync kernels
   /// carry it; `resultElement` is then the query's).
@@ -49,6 +53,18 @@ mlir::FailureOr<AttentionShape> getAttentionShape(mlir::Operation *op,
 /// its input itself: a packed block-quantized, token-major cache that is a
 /// function argument, dequantized without separate scales.
 DequantizeOp getPackedDequantize(mlir::Value kv, bool tokenMajor);
+
+/// Returns the cachet.dequantize producing `kv` when the decode kernels can
+/// read its split q8_0 input themselves: `i8` values `[pos][kv_head][dim]`
+/// and `f16` scales `[pos][kv_head][dim / 32]`, token-major, each a function
+/// argument or its in-place update (the form front ends write a quantized
+/// cache in).
+DequantizeOp getSplitDequantize(mlir::Value kv, bool tokenMajor);
+
+/// Whether the kernel of `variant` with `stages` reads split q8_0 K/V
+/// (AttentionShape::keySplit) itself: the decode kernels, but for the
+/// staged one, which copies rows of K/V's element type.
+bool readsSplitKV(KernelVariant variant, int64_t stages);
 
 /// The element type of the scalar kernel's K and V tiles: the data's, except
 /// that bf16 is staged as f32 (exact; Vulkan devices have no bf16 workgroup

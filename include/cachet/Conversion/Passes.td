@@ -1105,6 +1105,29 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
     once to the dequantized type); the dequantize goes away. This is the
     in-kernel-dequantization baseline dequant-once is measured against, and
     gives the same bytes as the kernel over the dequant-once scratch.
+    The decode kernels (`attention_decode` but for its staged form, and
+    `attention_decode_mma_sync`) also read a split q8_0 cache that way: `i8`
+    values `[pos][kv_head][dim]` and `f16` scales `[pos][kv_head][dim / 32]`
+    (function arguments or their in-place updates, the form front ends
+    write), each value `float(q) * scale` rounded once to the dequantized
+    type, so a decode step writes no dequantized copy of the cache; the
+    other kernels read such a cache through its dequantize.
+
+    ```mlir
+    // Before: a decode step's attention over split q8_0 K/V.
+    %k = cachet.dequantize %kq scales %ks : tensor<32768x8x128xi8>,
+        tensor<32768x8x4xf16> -> tensor<32768x8x128xf16>
+    // (V alike)
+    %o = cachet.attention %q, %k, %v layout <token_major> ... {cachet.kernel_config =
+        #cachet.kernel_config<variant = attention_decode_mma_sync, ...>}
+    // After: one kernel reads %kq / %ks (16-byte loads of the values, the
+    // block's scale) and %vq / %vs; no dequantize is left.
+    gpu.launch ... {
+      %w = vector.load %kq_buffer[%pos, %head, %x] : memref<32768x8x128xi8, ...>, vector<16xi8>
+      %d = memref.load %ks_buffer[%pos, %head, %block] : memref<32768x8x4xf16, ...>
+      ...
+    }
+    ```
 
     A `cachet.attention_partial` (one chunk of keys, as
     `cachet-dequant-once-kv` emits under `max-scratch-bytes`) gets the

@@ -148,6 +148,16 @@ public:
              mlir::Value mask, mlir::Value out, double scale, Causal causal,
              const ChunkState *chunk = nullptr);
 
+  /// Split q8_0 K or V (AttentionShape::keySplit / valueSplit; the decode
+  /// kernels): `values`, the `i8` memref build takes as K or V, is read
+  /// with `scales` (`f16`, `[pos][kv_head][dim / 32]`), value i decoded as
+  /// the dequantize does, `float(values[i]) * scales[i / 32]` rounded once
+  /// to K/V's element type.
+  KernelBuilder &withSplitScales(mlir::Value values, mlir::Value scales) {
+    splitScales[values] = scales;
+    return *this;
+  }
+
 private:
   //===--- The kernels, one file each ------------------------------------===//
 
@@ -267,6 +277,13 @@ private:
                                             mlir::Value first, int64_t n,
                                             int64_t perLoad,
                                             mlir::Type element);
+  /// readFloats of a split q8_0 row (withSplitScales): `perLoad` (dividing
+  /// 32) i8 values a load and the f16 scale of their block, each value
+  /// rounded to `element` as the dequantize rounds it.
+  llvm::SmallVector<mlir::Value>
+  readSplitFloats(mlir::Value values, mlir::Value scales, RowIndices at,
+                  mlir::Value first, int64_t n, int64_t perLoad,
+                  mlir::Type element);
   /// Values `first` .. `first + n - 1` of the K or V row at `at` in
   /// `source` (`block`s or floats of `element`, `dim` values a row) as f32,
   /// rounded to `element` where decoded from blocks: wide loads of floats,
@@ -324,7 +341,10 @@ private:
               int64_t dim, BlockQuantizedType block, bool natural = false);
   /// decodePairs in two halves, so that loads can be issued a step before
   /// their values are used: the loads it issues (16-byte vectors, or each
-  /// piece's scale and 32-bit words), and the pairs from them. `wide`
+  /// piece's scale and 32-bit words; for a split q8_0 `source`, per piece
+  /// of up to 16 values in one block its f16 scale and the words of its i8
+  /// values), and the pairs from them (`split`: of such loads, decoded as
+  /// q8_0 blocks are). `wide`
   /// (blocks in rows of a multiple of 8 bytes, 8-byte aligned): each piece
   /// read in aligned 8-byte loads that cover its scale and quants (a whole
   /// block) or its quants (part of one, the scale read apart), the words
@@ -333,11 +353,14 @@ private:
   loadPairs(mlir::Value source, RowIndices at, mlir::Value first, int64_t n,
             int64_t dim, BlockQuantizedType block, bool natural = false,
             bool wide = false);
-  llvm::SmallVector<mlir::Value> pairsFromLoads(mlir::ValueRange loads,
-                                                mlir::Value first, int64_t n,
-                                                BlockQuantizedType block,
-                                                bool natural = false,
-                                                bool wide = false);
+  llvm::SmallVector<mlir::Value>
+  pairsFromLoads(mlir::ValueRange loads, mlir::Value first, int64_t n,
+                 BlockQuantizedType block, bool natural = false,
+                 bool wide = false, bool split = false);
+  /// Whether `source` is a split q8_0 K or V (withSplitScales).
+  bool isSplit(mlir::Value source) const {
+    return splitScales.contains(source);
+  }
   /// The row value that slot `slot` of decodePairs' values from `first`
   /// (`n` of them, of `block`) holds.
   mlir::Value decodePairDim(mlir::Value first, int64_t n, int64_t slot,
@@ -771,6 +794,8 @@ private:
   /// The 16-bit type of the tensor-core tiles and fragments: bf16 when Q, K
   /// and V are bf16 (mma-sync only), f16 otherwise.
   mlir::Type half;
+  /// The scales of split q8_0 K/V, by the values' memref.
+  llvm::SmallDenseMap<mlir::Value, mlir::Value, 2> splitScales;
 };
 
 /// What every step of the mma-sync kernel uses: the launch (with its ids

@@ -87,6 +87,9 @@ SmallVector<Value> KernelBuilder::decodeKeyRow(Value key, RowIndices at) {
   Type f32Type = b.getF32Type();
   SmallVector<Value> values;
   int64_t w = c.loadBytes;
+  if (Value scales = splitScales.lookup(key))
+    return readSplitFloats(key, scales, at, index(0), s.headDim, w,
+                           s.keyElement);
   if (!s.keyBlock) {
     Type element = s.keyElement;
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;

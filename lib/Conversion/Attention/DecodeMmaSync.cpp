@@ -122,6 +122,25 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
                                             BlockQuantizedType block,
                                             bool natural, bool wide) {
   SmallVector<Value> loads;
+  if (Value scales = splitScales.lookup(source)) {
+    // Split q8_0: per piece of up to 16 values in one block, its f16 scale
+    // and its i8 values as 32-bit words.
+    int64_t per = std::min<int64_t>(n, 16);
+    for (int64_t j = 0; j < n; j += per) {
+      Value x = addIndex(first, j);
+      loads.push_back(memref::LoadOp::create(
+          b, loc, scales,
+          at(arith::DivUIOp::create(b, loc, x, index(32)).getResult())));
+      auto load = vector::LoadOp::create(
+          b, loc, VectorType::get({per}, b.getI8Type()), source, at(x));
+      load.setAlignment(per);
+      Value words = vector::BitCastOp::create(
+          b, loc, VectorType::get({per / 4}, b.getI32Type()), load);
+      for (int64_t k = 0; k < per / 4; ++k)
+        loads.push_back(vector::ExtractOp::create(b, loc, words, k));
+    }
+    return loads;
+  }
   if (!block) {
     auto vectorType = VectorType::get({8}, half);
     for (int64_t j = 0; j < n; j += 8) {
@@ -189,7 +208,12 @@ SmallVector<Value> KernelBuilder::loadPairs(Value source, RowIndices at,
 SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
                                                  int64_t n,
                                                  BlockQuantizedType block,
-                                                 bool natural, bool wide) {
+                                                 bool natural, bool wide,
+                                                 bool split) {
+  // Split q8_0 values decode as q8_0 blocks do, from loadPairs' scales and
+  // words.
+  if (split)
+    block = Q8_0Type::get(b.getContext());
   // Blocks dequantized to bf16 are decoded in f32 and rounded in pairs
   // (PTX cvt.rn.bf16x2.f32: the bf16 operand pair itself); to f16, in f16
   // pairs.
@@ -241,6 +265,18 @@ SmallVector<Value> KernelBuilder::pairsFromLoads(ValueRange loads, Value first,
       pairs.push_back(arith::MulFOp::create(
           b, loc, arith::SubFOp::create(b, loc, h, bias), scale));
   };
+  if (split) {
+    int64_t per = std::min<int64_t>(n, 16);
+    for (size_t next = 0; next < loads.size(); next += 1 + per / 4) {
+      Value scales =
+          bf16Blocks ? loads[next]
+                     : vector::BroadcastOp::create(b, loc, f16Pair, loads[next])
+                           .getResult();
+      for (Value w : loads.slice(next + 1, per / 4))
+        asPairs(arith::XOrIOp::create(b, loc, w, constant(0x80808080)), scales);
+    }
+    return pairs;
+  }
   int64_t per = std::min<int64_t>(n, 32);
   size_t next = 0;
   for (int64_t j = 0; j < n; j += per) {
@@ -382,14 +418,17 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
   // (4 m + q) kRun; its V values: runs of 8 from (8 m + g) 8 for floats
   // (the quad's, and the eight groups', loads cover whole sectors), the
   // vSlice from g vSlice for blocks.
+  // Split q8_0 V: the vSlice from g vSlice too where it is whole 16-byte
+  // loads.
+  const bool vBlockSlice = s.valueBlock || (isSplit(value) && vSlice % 16 == 0);
   const int64_t kRun = c.vectorWidth;
-  const int64_t vRun = s.valueBlock ? vSlice : 8;
+  const int64_t vRun = vBlockSlice ? vSlice : 8;
   auto kRunStart = [&](int64_t m) {
     return arith::MulIOp::create(b, loc, addIndex(quad, 4 * m), index(kRun))
         .getResult();
   };
   auto vRunStart = [&](int64_t m) {
-    if (s.valueBlock)
+    if (vBlockSlice)
       return arith::MulIOp::create(b, loc, g, index(vSlice)).getResult();
     return arith::MulIOp::create(b, loc, addIndex(g, 8 * m), index(8))
         .getResult();
@@ -494,30 +533,30 @@ SmallVector<Value> KernelBuilder::decodeMmaSync(Value query, Value key,
     size_t cursor = 0, row = 0;
     auto rowPairs = [&](int64_t count, int64_t run,
                         function_ref<Value(int64_t)> runStart,
-                        BlockQuantizedType block, int64_t dim) {
+                        BlockQuantizedType block, int64_t dim, bool split) {
       ValueRange rowLoads = loads.slice(cursor, sizes[row]);
       cursor += sizes[row++];
       SmallVector<Value> pairs;
       size_t perRun = rowLoads.size() / (count / run);
       for (int64_t m = 0; m < count / run; ++m)
-        pairs.append(pairsFromLoads(rowLoads.slice(m * perRun, perRun),
-                                    runStart(m), run, block,
-                                    /*natural=*/false, wideRows(block, dim)));
+        pairs.append(pairsFromLoads(
+            rowLoads.slice(m * perRun, perRun), runStart(m), run, block,
+            /*natural=*/false, wideRows(block, dim), split));
       return pairs;
     };
     for (int64_t u = 0; u < unroll; ++u) {
       first[u] = addIndex(warpBase, 16 * u);
       for (int64_t j = 0; j < 2; ++j) {
-        SmallVector<Value> pairs =
-            rowPairs(kSlice, kRun, kRunStart, s.keyBlock, s.headDim);
+        SmallVector<Value> pairs = rowPairs(kSlice, kRun, kRunStart, s.keyBlock,
+                                            s.headDim, isSplit(key));
         SmallVector<Value> operands;
         for (int64_t st = 0; st < kSteps; ++st)
           operands.push_back(rowsOf(bType, {pairs[2 * st], pairs[2 * st + 1]}));
         kB[u].push_back(operands);
       }
       for (int64_t k = 0; k < 4; ++k)
-        vPairs[u].push_back(
-            rowPairs(vSlice, vRun, vRunStart, s.valueBlock, s.valueDim));
+        vPairs[u].push_back(rowPairs(vSlice, vRun, vRunStart, s.valueBlock,
+                                     s.valueDim, isSplit(value)));
     }
     // S = Q K^T, scaled, masked, base 2; -inf past the split. Score
     // [u][j][i][e]: row g + 8 i, position first[u] + 8 j + 2q + e.

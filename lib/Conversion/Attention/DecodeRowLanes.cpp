@@ -35,6 +35,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -44,6 +45,8 @@ using namespace cachet::attention;
 SmallVector<Value> KernelBuilder::readFloats(Value source, RowIndices at,
                                              Value first, int64_t n,
                                              int64_t perLoad, Type element) {
+  if (Value scales = splitScales.lookup(source))
+    return readSplitFloats(source, scales, at, first, n, perLoad, element);
   Type f32Type = b.getF32Type();
   int64_t bytes = element.getIntOrFloatBitWidth() / 8;
   SmallVector<Value> values;
@@ -62,6 +65,46 @@ SmallVector<Value> KernelBuilder::readFloats(Value source, RowIndices at,
           b, loc, vector::ExtractOp::create(b, loc, load, e), f32Type));
   }
   return values;
+}
+
+SmallVector<Value> KernelBuilder::readSplitFloats(Value values, Value scales,
+                                                  RowIndices at, Value first,
+                                                  int64_t n, int64_t perLoad,
+                                                  Type element) {
+  Type f32Type = b.getF32Type();
+  SmallVector<Value> result;
+  // A load's values lie in one block of 32: loads are aligned to their
+  // size, which divides 32.
+  perLoad = std::clamp<int64_t>(perLoad, 1, 16);
+  for (int64_t j = 0; j < n; j += perLoad) {
+    Value x = addIndex(first, j);
+    Value d = arith::ExtFOp::create(
+        b, loc, f32Type,
+        memref::LoadOp::create(
+            b, loc, scales,
+            at(arith::DivUIOp::create(b, loc, x, index(32)).getResult()))
+            .getResult());
+    SmallVector<Value> quants;
+    if (perLoad == 1) {
+      quants.push_back(memref::LoadOp::create(b, loc, values, at(x)));
+    } else {
+      auto load = vector::LoadOp::create(
+          b, loc, VectorType::get({perLoad}, b.getI8Type()), values, at(x));
+      load.setAlignment(perLoad);
+      for (int64_t e = 0; e < perLoad; ++e)
+        quants.push_back(vector::ExtractOp::create(b, loc, load, e));
+    }
+    for (Value q : quants) {
+      // float(q) * d is exact in f32: one rounding to the element type.
+      Value v = arith::MulFOp::create(
+          b, loc, arith::SIToFPOp::create(b, loc, f32Type, q), d);
+      if (!element.isF32())
+        v = castFloat(b, loc, arith::TruncFOp::create(b, loc, element, v),
+                      f32Type);
+      result.push_back(v);
+    }
+  }
+  return result;
 }
 
 SmallVector<Value> KernelBuilder::decodeRowSlice(Value source, RowIndices at,
