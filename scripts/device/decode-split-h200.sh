@@ -11,7 +11,8 @@
 # cases at d4096 and d32768 of the first suite are checked against the CPU
 # reference (rewrites off and on byte-identical), then every suite's
 # d32768 and d4096 cases are timed in turns, ROUNDS times (cachet-bench
-# --repeat=REPEAT, default 10); results in $OUT/SUITE-*.json.
+# --repeat=REPEAT, default 10; DEPTHS, default "d32768 d4096"); results in
+# $OUT/SUITE-*.json.
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 D=.device; B=$D/bin; dir=$D
@@ -25,7 +26,7 @@ for c in $D/$first/decode-q8_0-split*-d4096 $D/$first/decode-q8_0-split*-d32768;
     grep -a "check\|differ\|rewrites off\|error"
 done
 for round in $(seq "${2:-2}"); do
-  for depth in d32768 d4096; do
+  for depth in ${DEPTHS:-d32768 d4096}; do
     for suite in $SUITES; do
       echo "== $suite $depth round $round"
       timeout 200 $B/cachet-bench $D/$suite --filter="$depth" \
