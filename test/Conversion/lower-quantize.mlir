@@ -7,7 +7,7 @@
 // values, the quantized rows inserted at a run-time position), by default
 // (quantize-kernel=subgroup) and with no device profile (subgroups of 32):
 // the 16
-// blocks are 8 workgroups of 64 threads, two blocks each. A lane loads its
+// blocks are 2 workgroups of 256 threads, eight blocks each. A lane loads its
 // one value; the scale comes from the 32 values read in order through
 // xor shuffles (a tree over the lanes: MAX of magnitudes is the same in any
 // order), or where a value is NaN (MAX keeps a NaN until the next value,
@@ -23,7 +23,7 @@
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: linalg.generic
 // CHECK: %[[SLICE:.*]] = memref.subview %arg0[%arg2, 0, 0] [4, 2, 68]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}})
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
 // CHECK: arith.minui %{{.*}}, %c15 : index
 // CHECK: memref.load %arg1{{.*}} : memref<4x2x64xbf16>
@@ -45,7 +45,7 @@
 // CHECK: gpu.terminator
 
 // EIGHT-LABEL: func.func @kv_append
-// EIGHT: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// EIGHT: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}})
 // EIGHT-COUNT-4: memref.load %arg1
 // EIGHT-NOT: memref.load
 // EIGHT-COUNT-3: gpu.shuffle  xor {{.*}}, %c8_i32 : i32
@@ -67,7 +67,7 @@
 // ODD: linalg.generic
 
 func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16>, %pos: index) -> tensor<16x2x2x!cachet.q8_0> {
-  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 34-byte block (1 of its values each, the block scanned through shuffles, each byte stored by one lane), workgroups of 64 threads}}
+  // expected-remark @below {{quantize: one kernel, 32 lanes of a subgroup of 32 per 34-byte block (1 of its values each, the block scanned through shuffles, each byte stored by one lane), workgroups of 256 threads}}
   %q = cachet.quantize %k : tensor<4x2x64xbf16> -> tensor<4x2x2x!cachet.q8_0>
   %r = tensor.insert_slice %q into %cache[%pos, 0, 0] [4, 2, 2] [1, 1, 1] : tensor<4x2x2x!cachet.q8_0> into tensor<16x2x2x!cachet.q8_0>
   return %r : tensor<16x2x2x!cachet.q8_0>
@@ -76,7 +76,7 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 // -----
 
 // A run-time number of rows into q5_1 (f16): the grid is the block count
-// over two blocks per workgroup, rounded up, and no launch where there are
+// over eight blocks per workgroup, rounded up, and no launch where there are
 // no rows. The minimum and the maximum are combined over the lanes in a
 // tree, each with its index (equal values, +0 and -0, keep the first, as
 // the scan in order does; NaN never wins either way): 4 xor shuffles per
@@ -89,10 +89,10 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 // GENERIC-LABEL: func.func @dynamic
 // CHECK: %[[DIM:.*]] = memref.dim %arg0, %c0 : memref<?x2x64xf16>
 // CHECK: %[[BLOCKS:.*]] = arith.muli %[[DIM]], %c4 : index
-// CHECK: %[[GRID:.*]] = arith.ceildivui %[[BLOCKS]], %c2 : index
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[BLOCKS]], %c8 : index
 // CHECK: %[[ANY:.*]] = arith.cmpi ne, %[[BLOCKS]], %c0 : index
 // CHECK: scf.if %[[ANY]]
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c64, {{.*}})
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}})
 // CHECK-NOT: scf.if
 // CHECK-COUNT-25: gpu.shuffle  xor
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : i32
@@ -101,7 +101,7 @@ func.func @kv_append(%cache: tensor<16x2x2x!cachet.q8_0>, %k: tensor<4x2x64xbf16
 // CHECK-NOT: memref.store
 
 // EIGHT-LABEL: func.func @dynamic
-// EIGHT: arith.ceildivui %{{.*}}, %c8 : index
+// EIGHT: arith.ceildivui %{{.*}}, %c32 : index
 // EIGHT-COUNT-15: gpu.shuffle  xor
 // EIGHT-NOT: gpu.shuffle
 // EIGHT-COUNT-3: memref.store
