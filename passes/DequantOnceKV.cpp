@@ -171,12 +171,12 @@ static OpFoldResult getReadPositions(OpBuilder &b, AttentionOp op,
 
 /// Returns why the kernels cannot dequant-transpose a run-time number of
 /// positions of `dequantize`'s cache (`what`: K or V), or "": the staged
-/// kernel takes packed blocks whose positions are whole 32-bit words. The
-/// split form's element-wise kernel takes a static number of positions:
-/// it is bounded by static groups instead (emitGroupedDequantTranspose).
+/// kernel takes packed blocks whose positions are whole 32-bit words.
 static std::string whyNotRunTimeBound(DequantizeOp dequantize, StringRef what) {
   if (dequantize.getScales())
-    return "";
+    return (what + " is the split form (values and scales apart), whose "
+                   "kernel takes a static number of positions")
+        .str();
   auto input = cast<RankedTensorType>(dequantize.getInput().getType());
   auto block = dyn_cast<BlockQuantizedType>(input.getElementType());
   int64_t bytes = input.getDimSize(1) * input.getDimSize(2) *
@@ -206,59 +206,6 @@ static Value emitBoundedDequantTranspose(OpBuilder &b, Location loc,
       emitDequantTranspose(b, loc, dequantize, b.getIndexAttr(0), size, into);
   return tensor::InsertSliceOp::create(b, loc, written, init, offsets, sizes,
                                        strides);
-}
-
-/// The positions of each of the (up to 16) static groups a split q8_0
-/// cache of `positions` is dequantized in under a run-time causal bound:
-/// whole 64-position runs.
-static int64_t getBoundGroupPositions(int64_t positions) {
-  return llvm::alignTo(llvm::divideCeil(positions, 16), 64);
-}
-
-/// Emits the dequant-transpose of `dequantize`'s split cache into the
-/// head-major `init` for the positions below the run-time `bound`: in
-/// static groups (getBoundGroupPositions), each dequantized
-/// (an `scf.if` on the host) where it starts below the bound. Returns
-/// `init` with them written (the others are not read).
-static Value emitGroupedDequantTranspose(OpBuilder &b, Location loc,
-                                         DequantizeOp dequantize, Value bound,
-                                         Value init) {
-  auto type = cast<RankedTensorType>(init.getType());
-  int64_t positions = type.getDimSize(1);
-  int64_t per = getBoundGroupPositions(positions);
-  Value current = init;
-  for (int64_t start = 0; start < positions; start += per) {
-    int64_t size = std::min(per, positions - start);
-    Value starts = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ult,
-        arith::ConstantIndexOp::create(b, loc, start), bound);
-    auto group = scf::IfOp::create(b, loc, TypeRange{type}, starts,
-                                   /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(group.thenBlock());
-      SmallVector<OpFoldResult> offsets = {
-          b.getIndexAttr(0), b.getIndexAttr(start), b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
-                                         b.getIndexAttr(size),
-                                         b.getIndexAttr(type.getDimSize(2))};
-      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-      Value into = tensor::ExtractSliceOp::create(b, loc, current, offsets,
-                                                  sizes, strides);
-      Value written =
-          emitDequantTranspose(b, loc, dequantize, b.getIndexAttr(start),
-                               b.getIndexAttr(size), into);
-      scf::YieldOp::create(b, loc,
-                           tensor::InsertSliceOp::create(b, loc, written,
-                                                         current, offsets,
-                                                         sizes, strides)
-                               .getResult());
-      b.setInsertionPointToStart(group.elseBlock());
-      scf::YieldOp::create(b, loc, current);
-    }
-    current = group.getResult(0);
-  }
-  return current;
 }
 
 /// Returns a `tensor.empty` of `shape` f32 filled with `value`.
@@ -318,15 +265,8 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
     if (c.bounded) {
       // Only the positions the kernel reads.
       OpFoldResult read = getReadPositions(b, op, s.queries, s.positions);
-      // The split form under a run-time bound: in static groups.
-      auto bounded = [&](DequantizeOp dequantize, Value init) {
-        Value bound = dyn_cast<Value>(read);
-        if (dequantize.getScales() && bound)
-          return emitGroupedDequantTranspose(b, loc, dequantize, bound, init);
-        return emitBoundedDequantTranspose(b, loc, dequantize, read, init);
-      };
-      key = bounded(c.key, kInit);
-      value = bounded(c.value, vInit);
+      key = emitBoundedDequantTranspose(b, loc, c.key, read, kInit);
+      value = emitBoundedDequantTranspose(b, loc, c.value, read, vInit);
     } else {
       key = emitDequantTranspose(b, loc, c.key, {}, {}, kInit);
       value = emitDequantTranspose(b, loc, c.value, {}, {}, vInit);
@@ -516,18 +456,12 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
       if (why.empty())
         why = whyNotRunTimeBound(c.value, "V");
       c.bounded = why.empty();
-      int64_t per = getBoundGroupPositions(s.positions);
-      std::string groups;
-      if (c.key.getScales() || c.value.getScales())
-        groups = llvm::formatv(" (the split form in {0} static groups of {1} "
-                               "positions, each where it starts below that)",
-                               llvm::divideCeil(s.positions, per), per);
       bound = c.bounded
                   ? llvm::formatv("; K/V dequantized at positions below "
                                   "min({0}, N + {1} + {2} rounded up to 64) "
-                                  "only{3}, N the run-time causal position "
-                                  "(the attention reads no further)",
-                                  s.positions, s.queries, kMaxKeyTile, groups)
+                                  "only, N the run-time causal position (the "
+                                  "attention reads no further)",
+                                  s.positions, s.queries, kMaxKeyTile)
                         .str()
                   : "; every position dequantized, though the run-time "
                     "causal position may leave most unread: " +

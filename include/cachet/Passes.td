@@ -471,11 +471,7 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     `tensor.insert_slice`); the attention reads the whole scratch view and
     none of the positions left out. The remark names the bound. (The 8B
     model's pp512 @ d4096 took 2 x 34 us per layer converting all 33280
-    positions; docs/BENCHMARKS.md run 140.) The split q8_0 form's
-    element-wise kernel takes a static number of positions: under a
-    run-time bound its cache is converted in 16 static groups of whole
-    64-position runs, each under an `scf.if` (on the host) that it starts
-    below the bound.
+    positions; docs/BENCHMARKS.md run 140.)
 
     ```mlir
     %n = arith.minui %aligned, %c4096 : index
