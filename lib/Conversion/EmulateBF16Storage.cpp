@@ -27,8 +27,37 @@ MemRefType getBitsType(Type type) {
       memref.clone(IntegerType::get(type.getContext(), 16)));
 }
 
+/// Rewrites `vector.bitcast`s from or to vectors of bf16 in `func` as
+/// bitcasts of i16 vectors and element-wise `arith.bitcast`s (a bf16 pair
+/// packed into a word, cachet::packBF16Pair): the arith emulation then
+/// leaves no bf16 vector.
+void rewriteVectorBitcasts(gpu::GPUFuncOp func) {
+  OpBuilder b(func.getContext());
+  func.walk([&](vector::BitCastOp cast) {
+    VectorType source = cast.getSourceVectorType();
+    VectorType result = cast.getResultVectorType();
+    bool fromBF16 = source.getElementType().isBF16();
+    bool toBF16 = result.getElementType().isBF16();
+    if (!fromBF16 && !toBF16)
+      return;
+    b.setInsertionPoint(cast);
+    Location loc = cast.getLoc();
+    Value value = cast.getSource();
+    if (fromBF16)
+      value =
+          arith::BitcastOp::create(b, loc, source.clone(b.getI16Type()), value);
+    value = vector::BitCastOp::create(
+        b, loc, toBF16 ? result.clone(b.getI16Type()) : result, value);
+    if (toBF16)
+      value = arith::BitcastOp::create(b, loc, result, value);
+    cast.getResult().replaceAllUsesWith(value);
+    cast.erase();
+  });
+}
+
 /// Rewrites the bf16 buffer arguments of `func` to i16.
 LogicalResult rewriteKernel(gpu::GPUFuncOp func) {
+  rewriteVectorBitcasts(func);
   OpBuilder b(func.getContext());
   SmallVector<Type> inputs(func.getArgumentTypes());
   for (BlockArgument arg : func.getArguments()) {

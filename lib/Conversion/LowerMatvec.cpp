@@ -1460,7 +1460,17 @@ struct LowerMatvecPass final
     // multiply-adds into its row of x's accumulator (a vector per row of x
     // would take `columns` times the registers).
     bool int8 = static_cast<bool>(xQuants);
-    auto accType = int8 || columns > 1 ? VectorType::get({1}, f32) : f32Vec;
+    // Float weights on a target with narrower vectors than a load
+    // (max-vector-elements): each load sliced into pieces of `piece` values.
+    bool blockClass = llvm::any_of(rowClass.members,
+                                   [](const Member &m) { return m.blocks; });
+    int64_t piece = width;
+    if (maxVectorElements > 0 && width > maxVectorElements && !blockClass &&
+        !int8)
+      piece = maxVectorElements;
+    auto accType = int8 || columns > 1 ? VectorType::get({1}, f32)
+                   : piece < width     ? VectorType::get({piece}, f32)
+                                       : f32Vec;
     Value zeros = arith::ConstantOp::create(
         ib, loc, accType, DenseElementsAttr::get(accType, 0.0f));
     // Each lane accumulates `width` partial sums per slot; `loadsPerLane`
@@ -1510,28 +1520,40 @@ struct LowerMatvecPass final
             at.insert(at.begin(), index(lb, c));
           x.push_back(load(vec, at, /*weight=*/false));
         }
-      auto toF32 = [&](Value v) {
-        return cast<VectorType>(v.getType()).getElementType().isF32()
+      auto toF32 = [&](Value v) -> Value {
+        auto type = cast<VectorType>(v.getType());
+        return type.getElementType().isF32()
                    ? v
-                   : arith::ExtFOp::create(lb, l, f32Vec, v);
+                   : arith::ExtFOp::create(lb, l, type.clone(f32), v);
+      };
+      // Piece `p` of `piece` values of the load `v`, in f32.
+      auto slice = [&](Value v, int64_t p) -> Value {
+        Value part = vector::ExtractStridedSliceOp::create(
+            lb, l, v, ArrayRef<int64_t>{p * piece}, ArrayRef<int64_t>{piece},
+            ArrayRef<int64_t>{1});
+        return toF32(part);
       };
       if (columns > 1) {
         // One-element vectors: vector.fma is an fma instruction on every
         // target (math.fma on scalars is a libdevice call on NVVM).
         auto elements = [&](Value v) {
           SmallVector<Value> e;
-          for (int64_t j = 0; j < width; ++j)
-            e.push_back(vector::BroadcastOp::create(
-                lb, l, accType,
-                vector::ExtractOp::create(lb, l, v, ArrayRef<int64_t>{j})));
+          for (int64_t p = 0; p < width / piece; ++p) {
+            Value part = piece < width ? slice(v, p) : toF32(v);
+            for (int64_t j = 0; j < piece; ++j)
+              e.push_back(vector::BroadcastOp::create(
+                  lb, l, accType,
+                  vector::ExtractOp::create(lb, l, part,
+                                            ArrayRef<int64_t>{j})));
+          }
           return e;
         };
         for (int64_t u = 0; u < loads; ++u) {
           SmallVector<SmallVector<Value>> xs;
           for (int64_t c = 0; c < columns; ++c)
-            xs.push_back(elements(toF32(x[u * columns + c])));
+            xs.push_back(elements(x[u * columns + c]));
           for (size_t s = 0; s < slots.size(); ++s) {
-            SmallVector<Value> as = elements(toF32(a[s][u]));
+            SmallVector<Value> as = elements(a[s][u]);
             for (int64_t c = 0; c < columns; ++c) {
               Value &acc = result[s * columns + c];
               for (int64_t j = 0; j < width; ++j)
@@ -1539,6 +1561,19 @@ struct LowerMatvecPass final
             }
           }
         }
+        return result;
+      }
+      if (piece < width) {
+        // Pieces of `piece` values of each load, converted and multiplied
+        // alone.
+        for (int64_t u = 0; u < loads; ++u)
+          for (int64_t p = 0; p < width / piece; ++p) {
+            Value xv = slice(x[u], p);
+            for (size_t s = 0; s < slots.size(); ++s)
+              result[s] = arith::AddFOp::create(
+                  lb, l, result[s],
+                  arith::MulFOp::create(lb, l, slice(a[s][u], p), xv));
+          }
         return result;
       }
       for (int64_t u = 0; u < loads; ++u) {
@@ -1569,8 +1604,7 @@ struct LowerMatvecPass final
                    scf::YieldOp::create(lb, l, body(lb, l, k, iter, loads));
                  })
                  .getResults();
-    bool blocks = llvm::any_of(rowClass.members,
-                               [](const Member &m) { return m.blocks; });
+    bool blocks = blockClass;
     if (mainCols < cols && blocks) {
       // Kernels over blocks run the last partial round in every lane (the
       // lanes past the row's end decode a slice of the round's first lane

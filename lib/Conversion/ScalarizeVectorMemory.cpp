@@ -55,6 +55,32 @@ struct SplitVectorLoad final : OpRewritePattern<vector::LoadOp> {
       elements.push_back(memref::LoadOp::create(
           rewriter, loc, op.getBase(),
           elementIndices(rewriter, loc, op.getIndices(), i)));
+    // Slices and single elements of the vector are taken from the scalars
+    // directly: a vector wider than SPIR-V's (more than 4 values) that is
+    // only used in such pieces never exists.
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
+      rewriter.setInsertionPoint(user);
+      if (auto slice = dyn_cast<vector::ExtractStridedSliceOp>(user);
+          slice && !slice.hasNonUnitStrides()) {
+        int64_t offset = cast<IntegerAttr>(slice.getOffsets()[0]).getInt();
+        int64_t size = cast<IntegerAttr>(slice.getSizes()[0]).getInt();
+        rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+            slice, slice.getType(),
+            ArrayRef<Value>(elements).slice(offset, size));
+        continue;
+      }
+      if (auto extract = dyn_cast<vector::ExtractOp>(user);
+          extract && extract.getDynamicPosition().empty() &&
+          !isa<VectorType>(extract.getType())) {
+        rewriter.replaceOp(extract, elements[extract.getStaticPosition()[0]]);
+        continue;
+      }
+    }
+    if (op->use_empty()) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    rewriter.setInsertionPoint(op);
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, elements);
     return success();
   }

@@ -232,20 +232,18 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     select.allowMma = false;
     break;
   }
-  // Mat-vecs: SPIR-V vectors have at most 4 components and bf16 is
-  // emulated per scalar there; auto keeps the generic kernel on SPIR-V for
-  // float weights, and takes the subgroup kernel for block-quantized ones
-  // (which the generic lowering would dequantize into a copy first).
+  // Mat-vecs: the subgroup kernel on every target. On SPIR-V its 16-byte
+  // loads of float weights and x are read as vector<4xi32> words
+  // (cachet-spirv-word-loads) and computed in pieces of 4 values
+  // (cachet-lower-matvec's max-vector-elements: SPIR-V's widest vectors);
+  // bf16 is emulated with integer ops.
   select.matvecKernel = options.matvecKernel;
   if (options.matvecKernel == cachet::MatvecKernel::Auto)
-    select.matvecKernel = spirv ? cachet::MatvecKernelChoice::Blocks
-                                : cachet::MatvecKernelChoice::Subgroup;
+    select.matvecKernel = cachet::MatvecKernelChoice::Subgroup;
   if (spirv) {
-    select.loadBytes = 8;
     // Block slices (and their x loads) in vectors of at most 4 values.
     select.blockSlice = 4;
     select.superBlockSlice = 4;
-    select.bf16Vectors = false;
     // Dequant-transpose: 4-byte staging loads, 8-byte stores.
     select.dequantTransposeLoadBytes = 4;
     select.dequantTransposeStoreBytes = 8;
@@ -359,7 +357,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
   bool spirv = options.target == Target::SPIRV;
   // Mat-vec kernels, chosen on buffers (the weights' pitches decide).
   addSelectKernelConfigs(builder, options);
-  builder.addOnFunctions(createLowerMatvec());
+  // SPIR-V vectors hold at most 4 values: wider loads computed in pieces.
+  LowerMatvecOptions lowerMatvec;
+  lowerMatvec.maxVectorElements = spirv ? 4 : 0;
+  builder.addOnFunctions(createLowerMatvec(lowerMatvec));
   // Dequant-transpose kernels (configured with the mat-vecs): on SPIR-V,
   // workgroup memory allocated in the kernel and scalar stores.
   LowerDequantTransposeOptions dequantTranspose;
@@ -413,8 +414,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
     addPrefetch(builder, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
+    // Buffers that only aligned vector loads read are read in 32-bit words
+    // (before the bf16 emulation, which leaves the rest to scalar loads).
     builder.add(
-        "cachet-emulate-bf16-storage,"
+        "cachet-spirv-word-loads,cachet-emulate-bf16-storage,"
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"
         "cachet-scalarize-vector-memory,"
         "arith-emulate-unsupported-floats{source-types=bf16 "
@@ -475,6 +478,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
   if (options.target == Target::NVVM && binary.toolkitPath.empty())
     binary.toolkitPath = getDefaultCudaToolkit();
   builder.add(createGpuModuleToBinaryPass(binary));
+  if (spirv)
+    builder.add("cachet-spirv-word-launch-operands");
   // Host code: memrefs to LLVM, launches to mgpu* calls. On SPIR-V, kernels
   // take bare buffer pointers, each followed by its size in bytes (the
   // Vulkan binding convention of the runtime); on NVVM and ROCDL they take

@@ -45,3 +45,28 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A vector of 8 (more than SPIR-V holds) used only in pieces: each strided
+// slice and single extract takes the scalar loads directly, and no vector
+// of 8 is built.
+// CHECK-LABEL: gpu.func @pieces
+// CHECK-COUNT-8: memref.load
+// CHECK-DAG: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK-DAG: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK-NOT: vector<8xf16>
+gpu.module @kernels {
+  gpu.func @pieces(%src: memref<64xf16, #gpu.address_space<workgroup>>,
+                   %dst: memref<8xf16>, %i: index) kernel {
+    %v = vector.load %src[%i] : memref<64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+    %lo = vector.extract_strided_slice %v {offsets = [0], sizes = [4], strides = [1]} : vector<8xf16> to vector<4xf16>
+    %hi = vector.extract_strided_slice %v {offsets = [4], sizes = [4], strides = [1]} : vector<8xf16> to vector<4xf16>
+    %e = vector.extract %v[7] : f16 from vector<8xf16>
+    %s = arith.addf %lo, %hi : vector<4xf16>
+    %c0 = arith.constant 0 : index
+    vector.store %s, %dst[%c0] : memref<8xf16>, vector<4xf16>
+    memref.store %e, %dst[%i] : memref<8xf16>
+    gpu.return
+  }
+}

@@ -20,10 +20,14 @@
 // SPIRV-LABEL: gpu.module @mv_kernel
 // SPIRV: spirv.module @__spv__mv_kernel Logical GLSL450
 // SPIRV: spirv.func @mv_kernel
+// The subgroup kernel's 16-byte loads of W and x, each one load of a
+// vector<4xi32> word (cachet-spirv-word-loads).
+// SPIRV: spirv.Load "StorageBuffer" %{{.*}} : vector<4xi32>
+// SPIRV: spirv.Bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
 // SPIRV: spirv.EntryPoint "GLCompute" @mv_kernel
-// SPIRV: spirv.ExecutionMode @mv_kernel "LocalSize", 64, 1, 1
-// SPIRV: gpu.func @mv_kernel({{.*}}) kernel
-// SPIRV-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>
+// SPIRV: spirv.ExecutionMode @mv_kernel "LocalSize", 32, 1, 1
+// SPIRV: gpu.func @mv_kernel(%{{.*}}: memref<256x32xvector<4xi32>>, %{{.*}}: memref<32xvector<4xi32>>, %{{.*}}: memref<256xf32>) kernel
+// SPIRV-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [32, 1, 1]>
 
 // BIN-NOT: cachet.device
 // BIN: llvm.func @mv(
@@ -33,8 +37,11 @@
 // LLVMIR: define {{.*}} @mv(
 // LLVMIR-DAG: call ptr @mgpuModuleLoad(
 // LLVMIR-DAG: call ptr @mgpuModuleGetFunction(
-// LLVMIR-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 2)
+// One launch (the zero fill done in the mat-vec kernel): W, x and y, each
+// a pointer and its size in bytes (W read as words: the same 131072 bytes).
 // LLVMIR-DAG: call void @mgpuLaunchKernel({{.*}}, ptr null, i64 6)
+// LLVMIR-DAG: store i64 131072, ptr
+// LLVMIR-DAG: store i64 512, ptr
 // LLVMIR-DAG: call ptr @mgpuMemAlloc(
 // LLVMIR-DAG: call void @mgpuMemcpy(
 // LLVMIR-DAG: call void @mgpuMemFree(

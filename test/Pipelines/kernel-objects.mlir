@@ -16,7 +16,7 @@
 // GCN: global_load
 // GCN: s_endpgm
 // SPV: OpEntryPoint GLCompute %{{.*}} "mv_kernel"
-// SPV: OpExecutionMode %{{.*}} LocalSize 64 1 1
+// SPV: OpExecutionMode %{{.*}} LocalSize 32 1 1
 // PTX: .target sm_90
 // PTX: .visible .entry mv_kernel(
 

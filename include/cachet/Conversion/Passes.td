@@ -260,8 +260,13 @@ def ScalarizeVectorMemory
     turns each `vector.load` / `vector.store` of a 1-D vector of more than
     one element, on a memref of the vector's element type, into one
     `memref.load` / `memref.store` per element along the innermost index
-    (the same elements; the driver may merge them again). Other vector
-    memory ops are left alone.
+    (the same elements; the driver may merge them again). The loaded
+    vector's strided slices and single-element extracts take the scalars
+    directly, so a vector of more than four elements that is only used in
+    such pieces (a 16-byte load of f16 computed in pieces of four) never
+    exists. Other vector memory ops are left alone. Kernel buffers that
+    only aligned vector loads read are left to `cachet-spirv-word-loads`
+    before this pass, which reads them in words instead.
 
     Before:
 
@@ -283,6 +288,86 @@ def ScalarizeVectorMemory
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def SPIRVWordLoads : Pass<"cachet-spirv-word-loads", "mlir::ModuleOp"> {
+  let summary = "Read kernel buffers that only aligned vector loads read in "
+                "32-bit words";
+  let description = [{
+    SPIR-V's Logical addressing reaches a value only through a variable of
+    its type: a `vector<4xf16>` load from a `memref<...xf16>` has no SPIR-V
+    form, and `cachet-scalarize-vector-memory` splits it into one load per
+    element (a bf16 row read 2 bytes at a time, a q8_0 word a byte at a
+    time). This pass, run before `cachet-emulate-bf16-storage`, gives a
+    kernel's buffer argument a buffer type of 32-bit words where every use
+    is a `vector.load` of one width, 4, 8 or 16 bytes, whose `alignment` is
+    that width: the element type becomes `i32`, `vector<2xi32>` or
+    `vector<4xi32>`, the innermost dimension (and every stride) is divided
+    by the elements per load, and each load becomes one `memref.load` of a
+    word and a `vector.bitcast` to the loaded vector (bf16 through i16, as
+    `cachet-emulate-bf16-storage` writes it). The SPIR-V buffer is then an
+    array of that word type: one load instruction per vector. A load of
+    more than four elements (16 bytes of f16 or i8) is rewritten only where
+    it is used in word-aligned pieces of at most four elements (bit casts,
+    strided slices, single extracts), which the bit-cast bubbling patterns
+    then take to the words, leaving no vector SPIR-V cannot hold. The host
+    passes the same buffer through an `unrealized_conversion_cast` (the
+    same bytes; `cachet-spirv-word-launch-operands` gives it a scalar
+    element type before `gpu-to-llvm`). Each argument rewritten, and each
+    one that vector loads read but that keeps its loads, gets a remark
+    with the reason.
+
+    Before:
+
+    ```mlir
+    gpu.func @k(%w: memref<64x128xf16>, ...) kernel {
+      %v = vector.load %w[%r, %c] {alignment = 8 : i64}
+          : memref<64x128xf16>, vector<4xf16>
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k(%w: memref<64x32xvector<2xi32>>, ...) kernel {
+      %c4 = arith.constant 4 : index
+      %cw = arith.divui %c, %c4 : index
+      %words = memref.load %w[%r, %cw] : memref<64x32xvector<2xi32>>
+      %v = vector.bitcast %words : vector<2xi32> to vector<4xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def SPIRVWordLaunchOperands
+    : Pass<"cachet-spirv-word-launch-operands", "mlir::ModuleOp"> {
+  let summary = "Give launch operands of word buffers a scalar element type";
+  let description = [{
+    Upstream's `gpu-to-llvm` passes each buffer of a SPIR-V kernel with its
+    size (`intersperse-sizes-for-kernels`), which it takes only from a
+    memref of integer or float elements. Run after `gpu-module-to-binary`
+    (when no `gpu.func` is left to check launch operand types against),
+    this pass casts each launch operand of a buffer of vector words
+    (`cachet-spirv-word-loads`) to the same bytes as a buffer of their
+    elements.
+
+    Before:
+
+    ```mlir
+    %w = builtin.unrealized_conversion_cast %a
+        : memref<64x128xf16> to memref<64x32xvector<2xi32>>
+    gpu.launch_func @kernels::@k ... args(%w : memref<64x32xvector<2xi32>>)
+    ```
+
+    After:
+
+    ```mlir
+    %s = builtin.unrealized_conversion_cast %w
+        : memref<64x32xvector<2xi32>> to memref<64x64xi32>
+    gpu.launch_func @kernels::@k ... args(%s : memref<64x64xi32>)
+    ```
+  }];
 }
 
 def GuardZeroTripLoops
@@ -830,7 +915,10 @@ def EmulateBF16Storage
     the same buffer through an `unrealized_conversion_cast` that lowering to
     LLVM folds away (both types have the same descriptor). Together with
     `arith-emulate-unsupported-floats` and `arith-expand{include-bf16}`, no
-    bf16 remains in the kernels. A bf16 buffer used by anything but loads
+    bf16 remains in the kernels. A `vector.bitcast` from or to a vector of
+    bf16 (a bf16 pair packed into a word) becomes a bitcast of the i16
+    vector and an element-wise `arith.bitcast`, which the same passes
+    fold. A bf16 buffer used by anything but loads
     and stores is an error naming the use.
 
     Before:
@@ -1503,7 +1591,20 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
 
     `subgroup-size=0` (the default) takes the subgroup size of the module's
     device profile (`#cachet.device`), or 32 without one.
+
+    `max-vector-elements=N` (SPIR-V: 4, its widest vectors) keeps a float
+    kernel's arithmetic on vectors of at most N values: each wider load of
+    the weight and of x (16 bytes of bf16: 8 values) is sliced into pieces
+    of N right after it, each piece converted and multiplied alone into an
+    accumulator of N partial sums (the load itself stays one 16-byte
+    load: `cachet-spirv-word-loads` reads it as 4 words).
   }];
+  let options = [
+    Option<"maxVectorElements", "max-vector-elements", "int64_t",
+           /*default=*/"0",
+           "the most values of a vector the float kernels compute on "
+           "(0: a whole load's)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",

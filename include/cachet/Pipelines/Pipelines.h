@@ -82,10 +82,8 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::init(MatvecKernel::Auto),
       llvm::cl::values(
           clEnumValN(MatvecKernel::Auto, "auto",
-                     "subgroup on NVVM and ROCDL; on SPIR-V (whose bf16 "
-                     "storage emulation does not take vector loads yet) "
-                     "subgroup for block-quantized weights, generic for "
-                     "float ones"),
+                     "subgroup on every target (on SPIR-V its 16-byte "
+                     "loads are read as vector<4xi32> words)"),
           clEnumValN(MatvecKernel::Subgroup, "subgroup",
                      "a subgroup per row, 16-byte loads, several in flight"),
           clEnumValN(MatvecKernel::Generic, "generic",

@@ -1,0 +1,38 @@
+// RUN: cachet-opt %s -split-input-file -cachet-emulate-bf16-storage | FileCheck %s
+
+// A bf16 buffer becomes an i16 one (loads and stores bit cast), the launch
+// passes it through a cast; a bf16 pair packed into a word
+// (cachet::packBF16Pair's vector.bitcast) becomes a bit cast of the i16
+// pair.
+// CHECK-LABEL: func.func @host
+// CHECK: %[[A:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<8xbf16> to memref<8xi16>
+// CHECK: gpu.launch_func @k::@pack {{.*}} args(%[[A]] : memref<8xi16>, %{{.*}} : memref<8xi32>
+// CHECK: gpu.func @pack(%[[K:.*]]: memref<8xi16>, %[[Y:.*]]: memref<8xi32>, %[[I:.*]]: index)
+// CHECK: %[[RAW:.*]] = memref.load %[[K]][%[[I]]] : memref<8xi16>
+// CHECK: %[[X:.*]] = arith.bitcast %[[RAW]] : i16 to bf16
+// CHECK: %[[T:.*]] = arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[T]] : vector<2xbf16> to vector<2xi16>
+// CHECK: vector.bitcast %[[BITS]] : vector<2xi16> to vector<1xi32>
+// CHECK: %[[S:.*]] = arith.bitcast %[[X]] : bf16 to i16
+// CHECK: memref.store %[[S]], %[[K]][%[[I]]] : memref<8xi16>
+module attributes {gpu.container_module} {
+  func.func @host(%a: memref<8xbf16>, %y: memref<8xi32>, %i: index) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@pack blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%a : memref<8xbf16>, %y : memref<8xi32>, %i : index)
+    return
+  }
+  gpu.module @k {
+    gpu.func @pack(%a: memref<8xbf16>, %y: memref<8xi32>, %i: index) kernel {
+      %x = memref.load %a[%i] : memref<8xbf16>
+      %f = arith.extf %x : bf16 to f32
+      %p = vector.from_elements %f, %f : vector<2xf32>
+      %t = arith.truncf %p : vector<2xf32> to vector<2xbf16>
+      %w = vector.bitcast %t : vector<2xbf16> to vector<1xi32>
+      %e = vector.extract %w[0] : i32 from vector<1xi32>
+      memref.store %e, %y[%i] : memref<8xi32>
+      memref.store %x, %a[%i] : memref<8xbf16>
+      gpu.return
+    }
+  }
+}
