@@ -2,7 +2,8 @@
 # One call: where NVIDIA's Vulkan driver takes the clocks during cachet's
 # Vulkan runs (issue 22, part 2). nvidia-smi samples P-state, SM and memory
 # clocks, load and the clock event reasons every 100 ms while:
-#   idle (3 s); the Vulkan suites; the same CUDA suites; the Vulkan suites
+#   idle (3 s); the Vulkan suites of the previous compiler (old: generic
+#   mat-vec kernels); the Vulkan suites; the same CUDA suites; the Vulkan suites
 #   again while another process holds a CUDA context (no work); the Vulkan
 #   suites once more, alone.
 # Each phase's samples go to $OUT/vclk/PHASE.csv, cachet-bench's output to
@@ -11,7 +12,8 @@
 #   scripts/device/vulkan-clock-h200.sh [REPEAT]
 #
 # Suites (.device/vclk): bench/make-suite.py --preset=h200 --target=spirv|nvvm
-# --only="matvec bf16 14336x4096" | "matvec q8_0 14336x4096" | "tg bf16".
+# --only="matvec bf16 14336x4096" | "matvec q8_0 14336x4096" | "tg bf16"
+# (spirv-*: also the other bf16 mat-vec shapes; old-*: built at fb4cde6).
 set -u
 OUT=${OUT:-bench-out}; mkdir -p "$OUT"
 W=$OUT/vclk; mkdir -p $W; D=.device; B=$D/bin; dir=$D
@@ -30,6 +32,7 @@ suites() { # PHASE TARGET
   done
 }
 smi idle; sleep 3; stop
+smi vkold; suites vkold old; stop
 smi vk1; suites vk1 spirv; stop
 smi cuda; suites cuda nvvm; stop
 cat > /tmp/hold.cu <<'CU'
@@ -51,5 +54,5 @@ kill $hold 2>/dev/null; wait $hold 2>/dev/null
 sleep 2
 smi vk2; suites vk2 spirv; stop
 nvidia-smi -q -d PERFORMANCE,CLOCK > $W/device-after.log 2>&1
-for f in $W/*.log; do echo "## $f"; grep -a "PASS\|FAIL\|matvec\|tg1\|ms\|error" $f | head -12; done
+for f in $W/*-*.log; do echo "## $f"; grep -a "^| [a-z]\|error\|FAIL" $f | grep -v "^| case" | head -6; done
 for c in $W/*.csv; do echo "## $c $(wc -l < $c) samples"; awk -F', ' '{print $2, $3, $4, $5}' $c | sort | uniq -c | sort -rn | head -8; done
