@@ -1,10 +1,10 @@
 //===- SPIRVWordLoads.cpp - Kernel buffers read in 32-bit words for SPIR-V
 //-===//
 //
-// A kernel buffer that is only read by aligned vector loads of 4, 8 or 16
-// bytes becomes a buffer of i32 / vector<2xi32> / vector<4xi32> words, so
-// that each load is one SPIR-V load of a word type instead of one load per
-// element. See Passes.td.
+// A kernel buffer that is only read (or written) by aligned vector loads
+// (stores) of 4, 8 or 16 bytes becomes a buffer of i32 / vector<2xi32> /
+// vector<4xi32> words, so that each access is one SPIR-V access of a word
+// type instead of one per element. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,12 +87,12 @@ bool isUsedInWordPieces(Value value, int64_t bits) {
   return true;
 }
 
-/// Returns how `arg` can be read in words; else std::nullopt, with `why`
-/// set where `arg` is a buffer that vector loads read.
+/// Returns how `arg` can be read (and written) in words; else std::nullopt,
+/// with `why` set where `arg` is a buffer that vector loads or stores use.
 std::optional<WordPlan> planWords(BlockArgument arg, std::string &why) {
   auto type = dyn_cast<MemRefType>(arg.getType());
   if (!type || llvm::none_of(arg.getUsers(), [](Operation *user) {
-        return isa<vector::LoadOp>(user);
+        return isa<vector::LoadOp, vector::StoreOp>(user);
       }))
     return std::nullopt;
   if (!type.hasStaticShape() || type.getRank() == 0 || type.getMemorySpace()) {
@@ -116,33 +116,41 @@ std::optional<WordPlan> planWords(BlockArgument arg, std::string &why) {
   int64_t bytes = 0;
   for (Operation *user : arg.getUsers()) {
     auto load = dyn_cast<vector::LoadOp>(user);
-    if (!load || load.getBase() != arg) {
+    auto store = dyn_cast<vector::StoreOp>(user);
+    if ((!load || load.getBase() != arg) &&
+        (!store || store.getBase() != arg)) {
       why = ("'" + user->getName().getStringRef() + "' uses it").str();
       return std::nullopt;
     }
-    VectorType vector = load.getVectorType();
+    VectorType vector = load ? load.getVectorType() : store.getVectorType();
     if (vector.getRank() != 1 || vector.isScalable()) {
-      why = "a load of a vector that is not 1-D";
+      why = "an access of a vector that is not 1-D";
+      return std::nullopt;
+    }
+    // A stored vector is built whole: at most SPIR-V's 4 values.
+    if (store && vector.getNumElements() > 4) {
+      why = "a store of more than 4 values";
       return std::nullopt;
     }
     int64_t loadBytes = vector.getNumElements() * bits / 8;
     if (bytes != 0 && loadBytes != bytes) {
-      why = "loads of " + std::to_string(bytes) + " and " +
+      why = "accesses of " + std::to_string(bytes) + " and " +
             std::to_string(loadBytes) + " bytes";
       return std::nullopt;
     }
     bytes = loadBytes;
     if (!getWordType(arg.getContext(), bytes)) {
-      why = "a load of " + std::to_string(bytes) + " bytes (not 4, 8 or 16)";
+      why = "an access of " + std::to_string(bytes) + " bytes (not 4, 8 or 16)";
       return std::nullopt;
     }
-    std::optional<uint64_t> align = load.getAlignment();
+    std::optional<uint64_t> align =
+        load ? load.getAlignment() : store.getAlignment();
     if (!align || *align % bytes != 0) {
-      why = "a load of " + std::to_string(bytes) +
+      why = "an access of " + std::to_string(bytes) +
             " bytes without an alignment of " + std::to_string(bytes);
       return std::nullopt;
     }
-    if (vector.getNumElements() > 4 &&
+    if (load && vector.getNumElements() > 4 &&
         !isUsedInWordPieces(load.getResult(), bits)) {
       why = "a vector of " + std::to_string(vector.getNumElements()) +
             " elements used other than in word pieces of at most 4";
@@ -177,20 +185,42 @@ std::optional<WordPlan> planWords(BlockArgument arg, std::string &why) {
   return plan;
 }
 
-/// Rewrites the loads of `arg` per `plan` and gives `arg` its word type.
+/// Rewrites the loads and stores of `arg` per `plan` and gives `arg` its
+/// word type.
 void rewriteLoads(BlockArgument arg, const WordPlan &plan) {
   OpBuilder b(arg.getContext());
   Type element = cast<MemRefType>(arg.getType()).getElementType();
   arg.setType(plan.type);
   for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+    Location loc = user->getLoc();
+    b.setInsertionPoint(user);
+    auto wordIndices = [&](ValueRange at) {
+      SmallVector<Value> indices(at);
+      indices.back() = arith::DivUIOp::create(
+          b, loc, indices.back(),
+          arith::ConstantIndexOp::create(b, loc, plan.elements));
+      return indices;
+    };
+    if (auto store = dyn_cast<vector::StoreOp>(user)) {
+      // The value's bits as words (bf16 through i16).
+      Value value = store.getValueToStore();
+      VectorType type = store.getVectorType();
+      if (element.isBF16())
+        value =
+            arith::BitcastOp::create(b, loc, type.clone(b.getI16Type()), value);
+      auto words = dyn_cast<VectorType>(plan.word);
+      Value word = vector::BitCastOp::create(
+          b, loc, words ? words : VectorType::get({1}, plan.word), value);
+      if (!words)
+        word = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+      memref::StoreOp::create(b, loc, word, arg,
+                              wordIndices(store.getIndices()));
+      store.erase();
+      continue;
+    }
     auto load = cast<vector::LoadOp>(user);
-    Location loc = load.getLoc();
-    b.setInsertionPoint(load);
-    SmallVector<Value> indices(load.getIndices());
-    indices.back() = arith::DivUIOp::create(
-        b, loc, indices.back(),
-        arith::ConstantIndexOp::create(b, loc, plan.elements));
-    Value word = memref::LoadOp::create(b, loc, arg, indices);
+    Value word =
+        memref::LoadOp::create(b, loc, arg, wordIndices(load.getIndices()));
     auto words = dyn_cast<VectorType>(plan.word);
     if (!words) {
       words = VectorType::get({1}, plan.word);
@@ -275,7 +305,7 @@ struct SPIRVWordLoadsPass final
           if (!why.empty())
             emitRemark(func.getLoc(), "cachet-spirv-word-loads: kernel @")
                 << func.getName() << " argument #" << arg.getArgNumber() << " ("
-                << old << ") keeps its loads: " << why;
+                << old << ") keeps its accesses: " << why;
           continue;
         }
         wide |= plan->elements > 4;
@@ -286,8 +316,8 @@ struct SPIRVWordLoadsPass final
         any = true;
         emitRemark(func.getLoc(), "cachet-spirv-word-loads: kernel @")
             << func.getName() << " argument #" << arg.getArgNumber() << " ("
-            << old << ") read as " << plan->type << ": " << loads
-            << (loads == 1 ? " load" : " loads") << ", one " << plan->word
+            << old << ") accessed as " << plan->type << ": " << loads
+            << (loads == 1 ? " access" : " accesses") << ", one " << plan->word
             << " word each";
       }
       if (!any)

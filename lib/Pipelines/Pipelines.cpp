@@ -244,8 +244,8 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     // Block slices (and their x loads) in vectors of at most 4 values.
     select.blockSlice = 4;
     select.superBlockSlice = 4;
-    // Dequant-transpose: 4-byte staging loads, 8-byte stores.
-    select.dequantTransposeLoadBytes = 4;
+    // Dequant-transpose: 16-byte staging loads (read as vector<4xi32>
+    // words), 8-byte stores (4 f16 values, vector<2xi32> words).
     select.dequantTransposeStoreBytes = 8;
   }
   builder.add(cachet::createSelectKernelConfigs(select),
@@ -362,10 +362,10 @@ LogicalResult cachet::buildCachetCompilePipeline(
   lowerMatvec.maxVectorElements = spirv ? 4 : 0;
   builder.addOnFunctions(createLowerMatvec(lowerMatvec));
   // Dequant-transpose kernels (configured with the mat-vecs): on SPIR-V,
-  // workgroup memory allocated in the kernel and scalar stores.
+  // workgroup memory allocated in the kernel; their vector stores of the
+  // scratch are word stores there (cachet-spirv-word-loads).
   LowerDequantTransposeOptions dequantTranspose;
   dequantTranspose.workgroupAlloc = spirv;
-  dequantTranspose.scalarStores = spirv;
   builder.addOnFunctions(createLowerDequantTranspose(dequantTranspose));
   // cachet.quantize to packed blocks: one kernel, a thread per block.
   builder.addOnFunctions(createLowerQuantize());
@@ -414,8 +414,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
     addPrefetch(builder, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.
-    // Buffers that only aligned vector loads read are read in 32-bit words
-    // (before the bf16 emulation, which leaves the rest to scalar loads).
+    // Buffers that only aligned vector loads and stores use are accessed
+    // in 32-bit words (before the bf16 emulation, which leaves the rest to
+    // scalar accesses).
     builder.add(
         "cachet-spirv-word-loads,cachet-emulate-bf16-storage,"
         "gpu.module(cachet-set-spirv-entry-point-abi,cachet-workgroup-allocs,"

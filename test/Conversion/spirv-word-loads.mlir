@@ -15,8 +15,8 @@
 // CHECK: vector.bitcast %[[WW]] : vector<2xi32> to vector<4xf16>
 // CHECK: memref.load %[[KX]][%{{.*}}] : memref<32xvector<2xi32>>
 // CHECK-NOT: vector.load
-// REMARK: remark: cachet-spirv-word-loads: kernel @f16 argument #0 ('memref<64x128xf16>') read as 'memref<64x32xvector<2xi32>>': 1 load, one 'vector<2xi32>' word each
-// REMARK: remark: cachet-spirv-word-loads: kernel @f16 argument #1 ('memref<128xf16>') read as 'memref<32xvector<2xi32>>': 1 load, one 'vector<2xi32>' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @f16 argument #0 ('memref<64x128xf16>') accessed as 'memref<64x32xvector<2xi32>>': 1 access, one 'vector<2xi32>' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @f16 argument #1 ('memref<128xf16>') accessed as 'memref<32xvector<2xi32>>': 1 access, one 'vector<2xi32>' word each
 module attributes {gpu.container_module} {
   func.func @f16(%w: memref<64x128xf16>, %x: memref<128xf16>, %y: memref<64xf32>, %r: index, %c: index) {
     %c1 = arith.constant 1 : index
@@ -53,7 +53,7 @@ module attributes {gpu.container_module} {
 // CHECK-DAG: arith.bitcast %[[LO16]] : vector<4xi16> to vector<4xbf16>
 // CHECK-DAG: arith.bitcast %[[HI16]] : vector<4xi16> to vector<4xbf16>
 // CHECK-NOT: vector<8x
-// REMARK: remark: cachet-spirv-word-loads: kernel @bf16 argument #0 ('memref<32x128xbf16, strided<[136, 1]>>') read as 'memref<32x16xvector<4xi32>, strided<[17, 1]>>': 1 load, one 'vector<4xi32>' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @bf16 argument #0 ('memref<32x128xbf16, strided<[136, 1]>>') accessed as 'memref<32x16xvector<4xi32>, strided<[17, 1]>>': 1 access, one 'vector<4xi32>' word each
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @bf16(%w: memref<32x128xbf16, strided<[136, 1]>>, %y: memref<32x4xf32>, %r: index, %c: index) kernel {
@@ -79,7 +79,7 @@ module attributes {gpu.container_module} {
 // CHECK: %[[WORD:.*]] = memref.load %[[Q]][%{{.*}}, %{{.*}}] : memref<8x16xi32>
 // CHECK: %[[V:.*]] = vector.broadcast %[[WORD]] : i32 to vector<1xi32>
 // CHECK: vector.bitcast %[[V]] : vector<1xi32> to vector<4xi8>
-// REMARK: remark: cachet-spirv-word-loads: kernel @quants argument #0 ('memref<8x64xi8>') read as 'memref<8x16xi32>': 1 load, one 'i32' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @quants argument #0 ('memref<8x64xi8>') accessed as 'memref<8x16xi32>': 1 access, one 'i32' word each
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @quants(%q: memref<8x64xi8>, %y: memref<8xi32>, %r: index, %c: index) kernel {
@@ -102,12 +102,12 @@ module attributes {gpu.container_module} {
 // CHECK-SAME: (%{{.*}}: memref<64xf16>, %{{.*}}: memref<64xf16>, %{{.*}}: memref<64xf16>, %{{.*}}: memref<64xf16>, %{{.*}}: memref<64xf16, #gpu.address_space<workgroup>>, %{{.*}}: memref<4x18xi8>, %{{.*}}: memref<64xf32>
 // CHECK-COUNT-7: vector.load
 // CHECK-NOT: vector.bitcast
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #0 ('memref<64xf16>') keeps its loads: loads of {{8 and 16|16 and 8}} bytes
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #1 ('memref<64xf16>') keeps its loads: a load of 8 bytes without an alignment of 8
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #2 ('memref<64xf16>') keeps its loads: 'memref.load' uses it
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #3 ('memref<64xf16>') keeps its loads: a vector of 8 elements used other than in word pieces of at most 4
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #4 ('memref<64xf16, #gpu.address_space<workgroup>>') keeps its loads: not a static buffer of rank 1 or more in global memory
-// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #5 ('memref<4x18xi8>') keeps its loads: rows, strides or offset not a whole number of 4-byte words
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #0 ('memref<64xf16>') keeps its accesses: accesses of {{8 and 16|16 and 8}} bytes
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #1 ('memref<64xf16>') keeps its accesses: an access of 8 bytes without an alignment of 8
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #2 ('memref<64xf16>') keeps its accesses: 'memref.load' uses it
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #3 ('memref<64xf16>') keeps its accesses: a vector of 8 elements used other than in word pieces of at most 4
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #4 ('memref<64xf16, #gpu.address_space<workgroup>>') keeps its accesses: not a static buffer of rank 1 or more in global memory
+// REMARK: remark: cachet-spirv-word-loads: kernel @kept argument #5 ('memref<4x18xi8>') keeps its accesses: rows, strides or offset not a whole number of 4-byte words
 // REMARK-NOT: argument #6
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -128,6 +128,35 @@ module attributes {gpu.container_module} {
       %h = arith.extf %g : f16 to f32
       %k = arith.addf %f, %h : f32
       memref.store %k, %y[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Stores too: a buffer only written by aligned 8-byte stores of vector<4xf16>
+// (a dequant-transpose's scratch) takes vector<2xi32> words, each store a
+// bit cast of the value; bf16 values go through i16; a store of 8 values
+// (more than SPIR-V builds) is kept.
+// CHECK-LABEL: gpu.func @stores
+// CHECK-SAME: (%[[O:.*]]: memref<4x16xvector<2xi32>>, %[[B:.*]]: memref<32xvector<2xi32>>, %{{.*}}: memref<64xf16>, %[[V:.*]]: vector<4xf16>, %[[W:.*]]: vector<4xbf16>
+// CHECK: %[[OW:.*]] = vector.bitcast %[[V]] : vector<4xf16> to vector<2xi32>
+// CHECK: memref.store %[[OW]], %[[O]][%{{.*}}, %{{.*}}] : memref<4x16xvector<2xi32>>
+// CHECK: %[[BI:.*]] = arith.bitcast %[[W]] : vector<4xbf16> to vector<4xi16>
+// CHECK: %[[BW:.*]] = vector.bitcast %[[BI]] : vector<4xi16> to vector<2xi32>
+// CHECK: memref.store %[[BW]], %[[B]][%{{.*}}] : memref<32xvector<2xi32>>
+// CHECK: vector.store %{{.*}} : memref<64xf16>, vector<8xf16>
+// REMARK: remark: cachet-spirv-word-loads: kernel @stores argument #0 ('memref<4x64xf16>') accessed as 'memref<4x16xvector<2xi32>>': 1 access, one 'vector<2xi32>' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @stores argument #1 ('memref<128xbf16>') accessed as 'memref<32xvector<2xi32>>': 1 access, one 'vector<2xi32>' word each
+// REMARK: remark: cachet-spirv-word-loads: kernel @stores argument #2 ('memref<64xf16>') keeps its accesses: a store of more than 4 values
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @stores(%o: memref<4x64xf16>, %b: memref<128xbf16>, %w8: memref<64xf16>,
+                     %v: vector<4xf16>, %w: vector<4xbf16>, %v8: vector<8xf16>, %i: index) kernel {
+      vector.store %v, %o[%i, %i] {alignment = 8 : i64} : memref<4x64xf16>, vector<4xf16>
+      vector.store %w, %b[%i] {alignment = 8 : i64} : memref<128xbf16>, vector<4xbf16>
+      vector.store %v8, %w8[%i] {alignment = 16 : i64} : memref<64xf16>, vector<8xf16>
       gpu.return
     }
   }

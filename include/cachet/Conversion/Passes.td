@@ -291,8 +291,8 @@ def ScalarizeVectorMemory
 }
 
 def SPIRVWordLoads : Pass<"cachet-spirv-word-loads", "mlir::ModuleOp"> {
-  let summary = "Read kernel buffers that only aligned vector loads read in "
-                "32-bit words";
+  let summary = "Access kernel buffers that only aligned vector loads and "
+                "stores use in 32-bit words";
   let description = [{
     SPIR-V's Logical addressing reaches a value only through a variable of
     its type: a `vector<4xf16>` load from a `memref<...xf16>` has no SPIR-V
@@ -300,12 +300,14 @@ def SPIRVWordLoads : Pass<"cachet-spirv-word-loads", "mlir::ModuleOp"> {
     element (a bf16 row read 2 bytes at a time, a q8_0 word a byte at a
     time). This pass, run before `cachet-emulate-bf16-storage`, gives a
     kernel's buffer argument a buffer type of 32-bit words where every use
-    is a `vector.load` of one width, 4, 8 or 16 bytes, whose `alignment` is
-    that width: the element type becomes `i32`, `vector<2xi32>` or
-    `vector<4xi32>`, the innermost dimension (and every stride) is divided
-    by the elements per load, and each load becomes one `memref.load` of a
-    word and a `vector.bitcast` to the loaded vector (bf16 through i16, as
-    `cachet-emulate-bf16-storage` writes it). The SPIR-V buffer is then an
+    is a `vector.load` or `vector.store` of one width, 4, 8 or 16 bytes,
+    whose `alignment` is that width: the element type becomes `i32`,
+    `vector<2xi32>` or `vector<4xi32>`, the innermost dimension (and every
+    stride) is divided by the elements per access, each load becomes one
+    `memref.load` of a word and a `vector.bitcast` to the loaded vector
+    (bf16 through i16, as `cachet-emulate-bf16-storage` writes it), each
+    store (of at most 4 values) a bit cast of the value and one
+    `memref.store`. The SPIR-V buffer is then an
     array of that word type: one load instruction per vector. A load of
     more than four elements (16 bytes of f16 or i8) is rewritten only where
     it is used in word-aligned pieces of at most four elements (bit casts,
@@ -314,8 +316,8 @@ def SPIRVWordLoads : Pass<"cachet-spirv-word-loads", "mlir::ModuleOp"> {
     passes the same buffer through an `unrealized_conversion_cast` (the
     same bytes; `cachet-spirv-word-launch-operands` gives it a scalar
     element type before `gpu-to-llvm`). Each argument rewritten, and each
-    one that vector loads read but that keeps its loads, gets a remark
-    with the reason.
+    one that vector loads or stores use but that keeps its accesses, gets
+    a remark with the reason.
 
     Before:
 
