@@ -9,7 +9,8 @@
 # Each phase's samples go to $OUT/vclk/PHASE.csv, cachet-bench's output to
 # PHASE-SUITE.log.
 #
-#   scripts/device/vulkan-clock-h200.sh [REPEAT]
+#   [SHORT=1] scripts/device/vulkan-clock-h200.sh [REPEAT]
+# (SHORT: without the last Vulkan round.)
 #
 # Suites (.device/vclk): bench/make-suite.py --preset=h200 --target=spirv|nvvm
 # --only="matvec bf16 14336x4096" | "matvec q8_0 14336x4096" | "tg bf16"
@@ -52,7 +53,7 @@ sleep 2
 smi vkhold; suites vkhold spirv; stop
 kill $hold 2>/dev/null; wait $hold 2>/dev/null
 sleep 2
-smi vk2; suites vk2 spirv; stop
+if [ -z "${SHORT:-}" ]; then smi vk2; suites vk2 spirv; stop; fi
 nvidia-smi -q -d PERFORMANCE,CLOCK > $W/device-after.log 2>&1
 for f in $W/*-*.log; do echo "## $f"; grep -a "^| [a-z]\|error\|FAIL" $f | grep -v "^| case" | head -6; done
 for c in $W/*.csv; do echo "## $c $(wc -l < $c) samples"; awk -F', ' '{print $2, $3, $4, $5}' $c | sort | uniq -c | sort -rn | head -8; done
