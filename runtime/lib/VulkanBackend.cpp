@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <functional>
 #include <vector>
 
@@ -333,6 +334,73 @@ struct StagingSlot {
   bool busy = false;
 };
 
+/// The CUDA primary context of an NVIDIA GPU, retained and never used.
+/// NVIDIA's driver holds a GPU's SM clock at its application clock while a
+/// CUDA context exists on it, and under Vulkan alone lets it fall to the
+/// idle clock whenever the SMs idle, between a call's uploads and its
+/// kernels (docs/BENCHMARKS.md, run 150: 345 MHz in 258 of 636 samples of
+/// the Vulkan suites, 1980 MHz in all 612 while another process held a
+/// context; a q8_0 decode step's attention 239 against 103 us). Through the
+/// driver API (dlopen'ed, as the CUDA backend does); no device setting is
+/// changed. CACHET_VULKAN_CUDA_CONTEXT=0 leaves it out.
+class CudaContextHold {
+public:
+  ~CudaContextHold() {
+    if (release)
+      release(device);
+  }
+
+  /// Retains the primary context of the CUDA device whose UUID is `uuid`;
+  /// returns whether one is held. Any missing library, symbol, device or
+  /// failed call leaves it out.
+  bool hold(const uint8_t (&uuid)[VK_UUID_SIZE]) {
+    if (const char *env = std::getenv("CACHET_VULKAN_CUDA_CONTEXT");
+        env && std::strcmp(env, "0") == 0)
+      return false;
+    const char *path = std::getenv("CACHET_CUDA_LIBRARY");
+    if (!path || !*path)
+      path = "libcuda.so.1";
+    // Kept loaded: the driver does not support being unloaded.
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      return false;
+    auto symbol = [&](const char *name) { return dlsym(library, name); };
+    auto init = reinterpret_cast<int (*)(unsigned)>(symbol("cuInit"));
+    auto count = reinterpret_cast<int (*)(int *)>(symbol("cuDeviceGetCount"));
+    auto get = reinterpret_cast<int (*)(int *, int)>(symbol("cuDeviceGet"));
+    void *uuidSymbol = symbol("cuDeviceGetUuid_v2");
+    if (!uuidSymbol)
+      uuidSymbol = symbol("cuDeviceGetUuid");
+    auto getUuid = reinterpret_cast<int (*)(char *, int)>(uuidSymbol);
+    auto retain = reinterpret_cast<int (*)(void **, int)>(
+        symbol("cuDevicePrimaryCtxRetain"));
+    auto releaseFn =
+        reinterpret_cast<int (*)(int)>(symbol("cuDevicePrimaryCtxRelease_v2"));
+    int devices = 0;
+    if (!init || !count || !get || !getUuid || !retain || !releaseFn ||
+        init(0) != 0 || count(&devices) != 0)
+      return false;
+    for (int i = 0; i < devices; ++i) {
+      int candidate = 0;
+      char id[16] = {};
+      if (get(&candidate, i) != 0 || getUuid(id, candidate) != 0 ||
+          std::memcmp(id, uuid, sizeof(id)) != 0)
+        continue;
+      void *context = nullptr;
+      if (retain(&context, candidate) != 0)
+        return false;
+      device = candidate;
+      release = releaseFn;
+      return true;
+    }
+    return false;
+  }
+
+private:
+  int (*release)(int) = nullptr;
+  int device = 0;
+};
+
 class VulkanBackend final : public Backend {
 public:
   ~VulkanBackend() override;
@@ -422,6 +490,8 @@ private:
   bool pushDescriptorsAllowed = true;
   SpirvLayoutRules layoutRules;
   uint32_t timestampValidBits = 0;
+  /// Declared first, destroyed last: the context outlives the device.
+  CudaContextHold cudaContext;
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties = {};
@@ -748,10 +818,17 @@ Status VulkanBackend::createDevice() {
   auto maintenance3 = makeStruct<VkPhysicalDeviceMaintenance3Properties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES);
   subgroup.pNext = &maintenance3;
+  auto ids = makeStruct<VkPhysicalDeviceIDProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES);
+  maintenance3.pNext = &ids;
   auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   props2.pNext = &subgroup;
   vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
+  // NVIDIA: the GPU's SM clock held while the runtime lives (see
+  // CudaContextHold).
+  if (properties.vendorID == 0x10de)
+    (void)cudaContext.hold(ids.deviceUUID);
   const VkPhysicalDeviceLimits &limits = properties.limits;
   std::snprintf(info.backend, sizeof(info.backend), "vulkan");
   std::snprintf(info.name, sizeof(info.name), "%s", properties.deviceName);

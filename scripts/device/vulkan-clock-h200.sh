@@ -9,8 +9,9 @@
 # Each phase's samples go to $OUT/vclk/PHASE.csv, cachet-bench's output to
 # PHASE-SUITE.log.
 #
-#   [SHORT=1] scripts/device/vulkan-clock-h200.sh [REPEAT]
-# (SHORT: without the last Vulkan round.)
+#   [SHORT=1 | VK_ONLY=1] scripts/device/vulkan-clock-h200.sh [REPEAT]
+# (SHORT: without the last Vulkan round; VK_ONLY: the idle samples and the
+# new Vulkan suites only.)
 #
 # Suites (.device/vclk): bench/make-suite.py --preset=h200 --target=spirv|nvvm
 # --only="matvec bf16 14336x4096" | "matvec q8_0 14336x4096" | "tg bf16"
@@ -33,6 +34,13 @@ suites() { # PHASE TARGET
   done
 }
 smi idle; sleep 3; stop
+if [ -n "${VK_ONLY:-}" ]; then
+  # The Vulkan suites alone (the runtime's own CUDA context, if any).
+  smi vk1; suites vk1 spirv; stop
+  for f in $W/*-*.log; do echo "## $f"; grep -a "^| [a-z]\|error\|FAIL" $f | grep -v "^| case" | head -8; done
+  for c in $W/*.csv; do echo "## $c $(wc -l < $c) samples"; awk -F', ' '{print $2, $3, $4, $5}' $c | sort | uniq -c | sort -rn | head -6; done
+  exit 0
+fi
 smi vkold; suites vkold old; stop
 smi vk1; suites vk1 spirv; stop
 smi cuda; suites cuda nvvm; stop
