@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace cachet {
 #define GEN_PASS_DEF_EMULATEBF16STORAGE
@@ -55,9 +56,34 @@ void rewriteVectorBitcasts(gpu::GPUFuncOp func) {
   });
 }
 
+/// extract(arith.bitcast(x), i) -> arith.bitcast(extract(x, i)): an element
+/// of a bf16 vector bit cast from i16 (rewriteVectorBitcasts, a word read
+/// by cachet-spirv-word-loads) taken from the i16 vector, so that no bf16
+/// vector is left for the scalar emulation.
+struct ExtractBeforeBitcast final : OpRewritePattern<vector::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ExtractOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cast = op.getSource().getDefiningOp<arith::BitcastOp>();
+    if (!cast || !op.getDynamicPosition().empty() ||
+        isa<VectorType>(op.getType()))
+      return failure();
+    Value element = vector::ExtractOp::create(
+        rewriter, op.getLoc(), cast.getIn(), op.getMixedPosition());
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), element);
+    return success();
+  }
+};
+
 /// Rewrites the bf16 buffer arguments of `func` to i16.
 LogicalResult rewriteKernel(gpu::GPUFuncOp func) {
   rewriteVectorBitcasts(func);
+  RewritePatternSet patterns(func.getContext());
+  patterns.add<ExtractBeforeBitcast>(func.getContext());
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return func.emitError(
+        "cachet-emulate-bf16-storage: the extract patterns did not converge");
   OpBuilder b(func.getContext());
   SmallVector<Type> inputs(func.getArgumentTypes());
   for (BlockArgument arg : func.getArguments()) {

@@ -1,5 +1,4 @@
-//===- SPIRVWordLoads.cpp - Kernel buffers read in 32-bit words for SPIR-V
-//-===//
+//===- SPIRVWordLoads.cpp - Kernel buffers in 32-bit words for SPIR-V ----===//
 //
 // A kernel buffer that is only read (or written) by aligned vector loads
 // (stores) of 4, 8 or 16 bytes becomes a buffer of i32 / vector<2xi32> /
@@ -187,13 +186,13 @@ std::optional<WordPlan> planWords(BlockArgument arg, std::string &why) {
 
 /// Rewrites the loads and stores of `arg` per `plan` and gives `arg` its
 /// word type.
-void rewriteLoads(BlockArgument arg, const WordPlan &plan) {
-  OpBuilder b(arg.getContext());
-  Type element = cast<MemRefType>(arg.getType()).getElementType();
+void rewriteAccesses(BlockArgument arg, const WordPlan &plan) {
+  IRRewriter rewriter(arg.getContext());
+  OpBuilder &b = rewriter;
   arg.setType(plan.type);
   for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
     Location loc = user->getLoc();
-    b.setInsertionPoint(user);
+    rewriter.setInsertionPoint(user);
     auto wordIndices = [&](ValueRange at) {
       SmallVector<Value> indices(at);
       indices.back() = arith::DivUIOp::create(
@@ -202,15 +201,12 @@ void rewriteLoads(BlockArgument arg, const WordPlan &plan) {
       return indices;
     };
     if (auto store = dyn_cast<vector::StoreOp>(user)) {
-      // The value's bits as words (bf16 through i16).
-      Value value = store.getValueToStore();
-      VectorType type = store.getVectorType();
-      if (element.isBF16())
-        value =
-            arith::BitcastOp::create(b, loc, type.clone(b.getI16Type()), value);
+      // The value's bits as words (a bf16 vector's bit cast is rewritten
+      // through i16 by cachet-emulate-bf16-storage).
       auto words = dyn_cast<VectorType>(plan.word);
       Value word = vector::BitCastOp::create(
-          b, loc, words ? words : VectorType::get({1}, plan.word), value);
+          b, loc, words ? words : VectorType::get({1}, plan.word),
+          store.getValueToStore());
       if (!words)
         word = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
       memref::StoreOp::create(b, loc, word, arg,
@@ -226,60 +222,12 @@ void rewriteLoads(BlockArgument arg, const WordPlan &plan) {
       words = VectorType::get({1}, plan.word);
       word = vector::BroadcastOp::create(b, loc, words, word);
     }
-    // bf16 through i16 (EmulateBF16Storage's form, which the bf16
-    // emulation passes expect); other types directly.
-    VectorType result = load.getVectorType();
-    Type bitsElement =
-        element.isBF16() ? Type(b.getI16Type()) : Type(result.getElementType());
-    Value value =
-        vector::BitCastOp::create(b, loc, result.clone(bitsElement), word);
-    if (element.isBF16())
-      value = arith::BitcastOp::create(b, loc, result, value);
-    load.getResult().replaceAllUsesWith(value);
-    load.erase();
+    // (A bit cast to bf16 is rewritten through i16 by
+    // cachet-emulate-bf16-storage.)
+    rewriter.replaceOpWithNewOp<vector::BitCastOp>(load, load.getVectorType(),
+                                                   word);
   }
 }
-
-/// extract_strided_slice(arith.bitcast(x)) -> arith.bitcast(slice(x)): an
-/// element-wise bit cast (bf16 from i16) moved after the slicing, so that
-/// the slicing meets the vector.bitcast of the words.
-struct SliceBeforeElementwiseBitcast final
-    : OpRewritePattern<vector::ExtractStridedSliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(vector::ExtractStridedSliceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto cast = op.getSource().getDefiningOp<arith::BitcastOp>();
-    if (!cast)
-      return failure();
-    Value source = cast.getIn();
-    auto slice = vector::ExtractStridedSliceOp::create(
-        rewriter, op.getLoc(), source,
-        extractFromIntegerArrayAttr<int64_t>(op.getOffsets()),
-        extractFromIntegerArrayAttr<int64_t>(op.getSizes()),
-        extractFromIntegerArrayAttr<int64_t>(op.getStrides()));
-    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), slice);
-    return success();
-  }
-};
-
-/// extract(arith.bitcast(x), i) -> arith.bitcast(extract(x, i)).
-struct ExtractBeforeElementwiseBitcast final
-    : OpRewritePattern<vector::ExtractOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(vector::ExtractOp op,
-                                PatternRewriter &rewriter) const override {
-    auto cast = op.getSource().getDefiningOp<arith::BitcastOp>();
-    if (!cast || !op.getDynamicPosition().empty() ||
-        isa<VectorType>(op.getType()))
-      return failure();
-    Value element = vector::ExtractOp::create(
-        rewriter, op.getLoc(), cast.getIn(), op.getMixedPosition());
-    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), element);
-    return success();
-  }
-};
 
 struct SPIRVWordLoadsPass final
     : public cachet::impl::SPIRVWordLoadsBase<SPIRVWordLoadsPass> {
@@ -311,7 +259,7 @@ struct SPIRVWordLoadsPass final
         wide |= plan->elements > 4;
         int64_t loads =
             std::distance(arg.getUsers().begin(), arg.getUsers().end());
-        rewriteLoads(arg, *plan);
+        rewriteAccesses(arg, *plan);
         types[arg.getArgNumber()] = plan->type;
         any = true;
         emitRemark(func.getLoc(), "cachet-spirv-word-loads: kernel @")
@@ -331,9 +279,6 @@ struct SPIRVWordLoadsPass final
       // Vectors of more than four elements leave in word pieces.
       RewritePatternSet patterns(&getContext());
       vector::populateBubbleVectorBitCastOpPatterns(patterns);
-      patterns
-          .add<SliceBeforeElementwiseBitcast, ExtractBeforeElementwiseBitcast>(
-              &getContext());
       vector::BitCastOp::getCanonicalizationPatterns(patterns, &getContext());
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         func.emitWarning("cachet-spirv-word-loads: the bit-cast patterns did "

@@ -36,3 +36,27 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Words read as bf16 (cachet-spirv-word-loads): the bit cast goes through
+// i16 and a single element is taken from the i16 vector, then bit cast
+// alone, so no bf16 vector is left for the arith emulation.
+// CHECK-LABEL: gpu.func @words
+// CHECK-SAME: (%[[WORDS:.*]]: vector<2xi32>, %[[Y:.*]]: memref<4xf32>)
+// CHECK: %[[BITS:.*]] = vector.bitcast %[[WORDS]] : vector<2xi32> to vector<4xi16>
+// CHECK: %[[E:.*]] = vector.extract %[[BITS]][3] : i16 from vector<4xi16>
+// CHECK: %[[X:.*]] = arith.bitcast %[[E]] : i16 to bf16
+// CHECK: arith.extf %[[X]] : bf16 to f32
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @words(%w: vector<2xi32>, %y: memref<4xf32>) kernel {
+      %v = vector.bitcast %w : vector<2xi32> to vector<4xbf16>
+      %e = vector.extract %v[3] : bf16 from vector<4xbf16>
+      %f = arith.extf %e : bf16 to f32
+      %c0 = arith.constant 0 : index
+      memref.store %f, %y[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}

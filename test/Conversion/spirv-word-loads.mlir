@@ -40,18 +40,16 @@ module attributes {gpu.container_module} {
 // -----
 
 // 16-byte loads of bf16 (8 values, more than a SPIR-V vector holds) used in
-// two pieces of 4: one vector<4xi32> load; each piece two words bit cast to
-// i16 and then to bf16, so no vector of 8 is left. A padded row pitch (136)
-// keeps its strides in words.
+// two pieces of 4: one vector<4xi32> load; each piece two words bit cast
+// to bf16 (cachet-emulate-bf16-storage takes such casts through i16), so no
+// vector of 8 is left. A padded row pitch (136) keeps its strides in words.
 // CHECK-LABEL: gpu.func @bf16
 // CHECK-SAME: %[[W:.*]]: memref<32x16xvector<4xi32>, strided<[17, 1]>>
 // CHECK: %[[WORDS:.*]] = memref.load %[[W]][%{{.*}}, %{{.*}}] : memref<32x16xvector<4xi32>, strided<[17, 1]>>
 // CHECK-DAG: %[[LO:.*]] = vector.extract_strided_slice %[[WORDS]] {offsets = [0], sizes = [2], strides = [1]} : vector<4xi32> to vector<2xi32>
 // CHECK-DAG: %[[HI:.*]] = vector.extract_strided_slice %[[WORDS]] {offsets = [2], sizes = [2], strides = [1]} : vector<4xi32> to vector<2xi32>
-// CHECK-DAG: %[[LO16:.*]] = vector.bitcast %[[LO]] : vector<2xi32> to vector<4xi16>
-// CHECK-DAG: %[[HI16:.*]] = vector.bitcast %[[HI]] : vector<2xi32> to vector<4xi16>
-// CHECK-DAG: arith.bitcast %[[LO16]] : vector<4xi16> to vector<4xbf16>
-// CHECK-DAG: arith.bitcast %[[HI16]] : vector<4xi16> to vector<4xbf16>
+// CHECK-DAG: vector.bitcast %[[LO]] : vector<2xi32> to vector<4xbf16>
+// CHECK-DAG: vector.bitcast %[[HI]] : vector<2xi32> to vector<4xbf16>
 // CHECK-NOT: vector<8x
 // REMARK: remark: cachet-spirv-word-loads: kernel @bf16 argument #0 ('memref<32x128xbf16, strided<[136, 1]>>') accessed as 'memref<32x16xvector<4xi32>, strided<[17, 1]>>': 1 access, one 'vector<4xi32>' word each
 module attributes {gpu.container_module} {
@@ -137,14 +135,13 @@ module attributes {gpu.container_module} {
 
 // Stores too: a buffer only written by aligned 8-byte stores of vector<4xf16>
 // (a dequant-transpose's scratch) takes vector<2xi32> words, each store a
-// bit cast of the value; bf16 values go through i16; a store of 8 values
-// (more than SPIR-V builds) is kept.
+// bit cast of the value (of bf16 too: cachet-emulate-bf16-storage takes it
+// through i16); a store of 8 values (more than SPIR-V builds) is kept.
 // CHECK-LABEL: gpu.func @stores
 // CHECK-SAME: (%[[O:.*]]: memref<4x16xvector<2xi32>>, %[[B:.*]]: memref<32xvector<2xi32>>, %{{.*}}: memref<64xf16>, %[[V:.*]]: vector<4xf16>, %[[W:.*]]: vector<4xbf16>
 // CHECK: %[[OW:.*]] = vector.bitcast %[[V]] : vector<4xf16> to vector<2xi32>
 // CHECK: memref.store %[[OW]], %[[O]][%{{.*}}, %{{.*}}] : memref<4x16xvector<2xi32>>
-// CHECK: %[[BI:.*]] = arith.bitcast %[[W]] : vector<4xbf16> to vector<4xi16>
-// CHECK: %[[BW:.*]] = vector.bitcast %[[BI]] : vector<4xi16> to vector<2xi32>
+// CHECK: %[[BW:.*]] = vector.bitcast %[[W]] : vector<4xbf16> to vector<2xi32>
 // CHECK: memref.store %[[BW]], %[[B]][%{{.*}}] : memref<32xvector<2xi32>>
 // CHECK: vector.store %{{.*}} : memref<64xf16>, vector<8xf16>
 // REMARK: remark: cachet-spirv-word-loads: kernel @stores argument #0 ('memref<4x64xf16>') accessed as 'memref<4x16xvector<2xi32>>': 1 access, one 'vector<2xi32>' word each

@@ -304,10 +304,10 @@ def SPIRVWordLoads : Pass<"cachet-spirv-word-loads", "mlir::ModuleOp"> {
     whose `alignment` is that width: the element type becomes `i32`,
     `vector<2xi32>` or `vector<4xi32>`, the innermost dimension (and every
     stride) is divided by the elements per access, each load becomes one
-    `memref.load` of a word and a `vector.bitcast` to the loaded vector
-    (bf16 through i16, as `cachet-emulate-bf16-storage` writes it), each
-    store (of at most 4 values) a bit cast of the value and one
-    `memref.store`. The SPIR-V buffer is then an
+    `memref.load` of a word and a `vector.bitcast` to the loaded vector,
+    each store (of at most 4 values) a bit cast of the value and one
+    `memref.store` (`cachet-emulate-bf16-storage` takes the bit casts of
+    bf16 vectors through i16). The SPIR-V buffer is then an
     array of that word type: one load instruction per vector. A load of
     more than four elements (16 bytes of f16 or i8) is rewritten only where
     it is used in word-aligned pieces of at most four elements (bit casts,
@@ -918,9 +918,10 @@ def EmulateBF16Storage
     LLVM folds away (both types have the same descriptor). Together with
     `arith-emulate-unsupported-floats` and `arith-expand{include-bf16}`, no
     bf16 remains in the kernels. A `vector.bitcast` from or to a vector of
-    bf16 (a bf16 pair packed into a word) becomes a bitcast of the i16
-    vector and an element-wise `arith.bitcast`, which the same passes
-    fold. A bf16 buffer used by anything but loads
+    bf16 (a bf16 pair packed into a word, a word read as bf16 by
+    `cachet-spirv-word-loads`) becomes a bitcast of the i16 vector and an
+    element-wise `arith.bitcast`, which the same passes fold; a single
+    element extracted from such a vector is taken from the i16 one. A bf16 buffer used by anything but loads
     and stores is an error naming the use.
 
     Before:
