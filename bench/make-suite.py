@@ -23,6 +23,9 @@ runtime alone. Cases:
              prefill's gate / up / SiLU (glu512: two GEMMs over the same
              x and their epilogue, one kernel), and
              the dequant-transpose of one K cache (bytes read + written)
+  launch     launch overhead: 1 and 64 dependent 64x64 f32 mat-vecs (a
+             kernel each, next to nothing to compute); cachet-bench prints
+             the kernel span and the host's wall time per launch
   grid       with --grid only: q8_0 / q4_0 token-major caches, GQA 1 / 4 / 8
              (Hq 32), 1, 4, 16, 64 and 512 new tokens after 512, 4096, 32768
              and 65536 cached ones: the dequant-once decision's A/B
@@ -206,6 +209,25 @@ def matvec_mlir(rows, cols, batch=0, element="bf16"):
         "  %z = arith.constant 0.0 : f32"] + lines + [
         f"  return %y : {yt}",
         "}"])
+
+
+def launch_mlir(launches, size=64):
+    """`launches` dependent mat-vecs y_i = w y_{i-1} of a `size`-square f32
+    weight: one small kernel each (a mat-vec is never fused with the next),
+    so the kernel span per launch is the cost of a launch."""
+    t = f"tensor<{size}xf32>"
+    wt = f"tensor<{size}x{size}xf32>"
+    lines = [f"func.func @launches(%w: {wt} {{cachet.weight}}, %x: {t}) -> {t} {{",
+             "  %z = arith.constant 0.0 : f32",
+             f"  %e = tensor.empty() : {t}",
+             f"  %f = linalg.fill ins(%z : f32) outs(%e : {t}) -> {t}"]
+    prev = "%x"
+    for i in range(launches):
+        lines.append(f"  %y{i} = linalg.matvec ins(%w, {prev} : {wt}, {t})"
+                     f" outs(%f : {t}) -> {t}")
+        prev = f"%y{i}"
+    lines += [f"  return {prev} : {t}", "}"]
+    return "\n".join(lines)
 
 
 def glu_mlir(tokens, hidden, ffn, element="bf16"):
@@ -476,6 +498,11 @@ def main():
             add("kernel", f"gemm{g} {fmt} bf16", f"{rows}x{cols}", "matvec",
                 block_matvec_mlir(fmt, rows, cols, g, element="bf16"),
                 flops=2 * g * rows * cols, tokens=g)
+
+    for launches in (1, 64):
+        add("launch", "matvec f32 64x64",
+            f"{launches} launch{'es' if launches > 1 else ''}", "launches",
+            launch_mlir(launches))
 
     t = preset["transpose"]
     for kv in ["q8_0", "q4_0"]:

@@ -33,6 +33,7 @@ struct SelectKernelConfigsPass final
     o.kernel = attentionKernel;
     o.allowMmaSync = allowMmaSync;
     o.allowMma = allowMma;
+    o.mmaFallback = mmaFallback;
     o.allowWgmma = allowWgmma;
     o.attentionWgmma = attentionWgmma;
     o.wgmmaStages = attentionWgmmaStages;
@@ -195,6 +196,9 @@ struct SelectKernelConfigsPass final
         return;
       configure(op, [&] {
         AttentionDecision d = selectAttentionConfig(op, profile, attention);
+        if (d.fallback)
+          op->setAttr(CachetDialect::getFallbackKernelConfigAttrName(),
+                      d.fallback);
         return std::make_pair(d.config, d.remark);
       });
     });

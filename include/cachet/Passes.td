@@ -808,7 +808,21 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       subgroups, a profile with 16x16x16 f16 cooperative matrices), else
       mma where the profile has that cooperative matrix and `allow-mma` is
       set (f16 only), else scalar. `scalar`, `mma`, `mma-sync` ask for one;
-      `reference` configures none.
+      `reference` configures none. With `mma-fallback` (cachet-compile sets
+      it on SPIR-V), where auto takes the mma kernel it also records the
+      kernel it would take without it as `cachet.fallback_kernel_config`:
+
+      ```mlir
+      %o = cachet.attention %q, %k, %v ... {cachet.kernel_config =
+             #cachet.kernel_config<attention_mma, tile = [64, 64], ...>,
+           cachet.fallback_kernel_config =
+             #cachet.kernel_config<attention_scalar, tile = [64, 32], ...>}
+      ```
+
+      cachet-lower-attention builds both, and the compiled code launches
+      the mma kernel where the device runs 16x16x16 f16 cooperative
+      matrices (`cachetMgpuHasCooperativeMatrixF16`, asked at run time),
+      else the fallback.
     * The key tile is the largest power of two up to 64 whose tiles fit the
       workgroup memory budget: the profile's, at most the 48 KiB of static
       memory a CUDA kernel gets, or with `dynamic-shared` the profile's over
@@ -958,6 +972,13 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
     Option<"allowMma", "allow-mma", "bool", /*default=*/"true",
            "Whether auto may choose the mma kernel (the target lowers "
            "gpu.subgroup_mma and the runtime runs it)">,
+    Option<"mmaFallback", "mma-fallback", "bool", /*default=*/"false",
+           "Where auto chooses the mma kernel, also choose the kernel it "
+           "would without it (cachet.fallback_kernel_config): "
+           "cachet-lower-attention builds both and the compiled code "
+           "launches the fallback where the device does not run 16x16x16 "
+           "f16 cooperative matrices (SPIR-V: the profile promises tensor "
+           "cores, the Vulkan device may lack VK_KHR_cooperative_matrix)">,
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"0",
            "Query rows per workgroup (0: from the profile's subgroup size; "
            "mma-sync: 8 subgroups where no compute unit then holds more "

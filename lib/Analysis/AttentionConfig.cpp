@@ -1376,6 +1376,25 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
       d.remark += "; not the wgmma kernel: " + noWgmma;
     }
   }
+  // The mma kernel on KHR cooperative matrices, which the profile promises
+  // but a device need not run: the kernel auto would take without them as
+  // well, launched instead where the device lacks them at run time.
+  if (variant == KernelVariant::AttentionMma && automatic && o.mmaFallback) {
+    AttentionConfigOptions without = o;
+    without.allowMma = false;
+    without.mmaFallback = false;
+    AttentionDecision other = selectAttentionConfig(op, profile, without);
+    if (other.config) {
+      d.fallback = other.config;
+      d.remark += "; where the device does not run 16x16x16 f16 cooperative "
+                  "matrices (checked at run time), the fallback: " +
+                  other.remark;
+    } else {
+      d.remark += "; no fallback where the device lacks cooperative "
+                  "matrices: " +
+                  other.remark;
+    }
+  }
   return d;
 }
 

@@ -20,8 +20,11 @@
 #include "cachet/Device/DeviceProfile.h"
 #include "cachet/Dialect/CachetDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -151,10 +154,14 @@ void buildAttentionPartial(RewriterBase &rewriter, AttentionPartialOp op,
   rewriter.replaceOp(op, results);
 }
 
-/// Replaces `op` by the kernel of `config`, which whyNotAttentionConfig
-/// accepted for it on `profile`.
-void buildAttention(RewriterBase &rewriter, AttentionOp op,
-                    KernelConfigAttr config, DeviceProfileAttr profile) {
+/// Builds the kernel of `config` (which whyNotAttentionConfig accepted on
+/// `profile`) for `op` at the insertion point of `b`, writing its result
+/// into the buffer `out`. The cachet.dequantize ops the kernel reads in
+/// place of K or V (packed or split caches decoded in the kernel) are added
+/// to `dequants`.
+void buildAttentionKernel(OpBuilder &b, AttentionOp op, KernelConfigAttr config,
+                          DeviceProfileAttr profile, Value out,
+                          SmallVectorImpl<DequantizeOp> &dequants) {
   std::string reason;
   AttentionShape shape = *getAttentionShape(op, reason);
   KernelConfig c = getKernelConfig(config, shape, profile);
@@ -175,9 +182,6 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
   shape.keySplit = bool(keySplit);
   shape.valueSplit = bool(valueSplit);
 
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  OpBuilder &b = rewriter;
   Location loc = op.getLoc();
   auto toBuffer = [&](Value tensor) -> Value {
     if (!tensor)
@@ -205,10 +209,6 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
                          : valueSplit ? valueSplit.getInput()
                                       : op.getValue());
   Value mask = toBuffer(op.getMask());
-  auto resultType = cast<RankedTensorType>(op.getType());
-  Value out = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get(resultType.getShape(), resultType.getElementType()));
   KernelBuilder builder(b, loc, shape, c);
   if (keySplit)
     builder.withSplitScales(key, toBuffer(keySplit.getScales()));
@@ -216,19 +216,75 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
     builder.withSplitScales(value, toBuffer(valueSplit.getScales()));
   builder.build(query, key, value, mask, out, op.getScale().convertToDouble(),
                 Causal(op.getCausalOffset(), op.getCausalPosition()));
-  Value result = bufferization::ToTensorOp::create(b, loc, resultType, out,
-                                                   /*restrict=*/true,
+  for (DequantizeOp dequant : {keyDequant, valueDequant, keySplit, valueSplit})
+    if (dequant && !llvm::is_contained(dequants, dequant))
+      dequants.push_back(dequant);
+}
+
+/// The runtime function compiled code asks whether the device runs
+/// MxNxK f16 cooperative matrices (runtime.h), declared in `module`.
+constexpr StringLiteral kHasCooperativeMatrix =
+    "cachetMgpuHasCooperativeMatrixF16";
+
+/// `cachetMgpuHasCooperativeMatrixF16(16, 16, 16) != 0`, at the insertion
+/// point of `b` (the function declared in the module of `op` if it is not).
+/// An llvm.func, as the other runtime calls of host code: a func.func
+/// declaration would be called through the `_mlir_ciface_` wrapper that
+/// llvm-request-c-wrappers asks for.
+Value buildCooperativeMatrixCheck(OpBuilder &b, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  Location loc = op->getLoc();
+  Type i32 = b.getI32Type();
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(kHasCooperativeMatrix);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    callee = LLVM::LLVMFuncOp::create(
+        b, loc, kHasCooperativeMatrix,
+        LLVM::LLVMFunctionType::get(i32, {i32, i32, i32}));
+  }
+  Value sixteen = arith::ConstantIntOp::create(b, loc, 16, 32);
+  Value has = LLVM::CallOp::create(b, loc, callee,
+                                   ValueRange{sixteen, sixteen, sixteen})
+                  .getResult();
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, has, zero);
+}
+
+/// Replaces `op` by the kernel of `config`; with a `fallback` config, by
+/// both kernels in an scf.if on whether the device runs 16x16x16 f16
+/// cooperative matrices (`config`'s mma kernel where it does), each writing
+/// the same result buffer, allocated before it.
+void buildAttention(RewriterBase &rewriter, AttentionOp op,
+                    KernelConfigAttr config, KernelConfigAttr fallback,
+                    DeviceProfileAttr profile) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto resultType = cast<RankedTensorType>(op.getType());
+  Value out = memref::AllocOp::create(
+      rewriter, loc,
+      MemRefType::get(resultType.getShape(), resultType.getElementType()));
+  SmallVector<DequantizeOp> dequants;
+  if (!fallback) {
+    buildAttentionKernel(rewriter, op, config, profile, out, dequants);
+  } else {
+    Value has = buildCooperativeMatrixCheck(rewriter, op);
+    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), has,
+                                  /*withElseRegion=*/true);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    buildAttentionKernel(rewriter, op, config, profile, out, dequants);
+    rewriter.setInsertionPointToStart(ifOp.elseBlock());
+    buildAttentionKernel(rewriter, op, fallback, profile, out, dequants);
+    rewriter.setInsertionPointAfter(ifOp);
+  }
+  Value result = bufferization::ToTensorOp::create(rewriter, loc, resultType,
+                                                   out, /*restrict=*/true,
                                                    /*writable=*/true);
   rewriter.replaceOp(op, result);
-  // K and V of one cachet.dequantize: erase it once.
-  if (!keyDequant)
-    keyDequant = keySplit;
-  if (!valueDequant)
-    valueDequant = valueSplit;
-  if (valueDequant == keyDequant)
-    valueDequant = {};
-  for (DequantizeOp dequant : {keyDequant, valueDequant})
-    if (dequant && dequant->use_empty())
+  // K and V of one cachet.dequantize: erased once, when nothing reads it.
+  for (DequantizeOp dequant : dequants)
+    if (dequant->use_empty())
       rewriter.eraseOp(dequant);
 }
 
@@ -239,18 +295,32 @@ void buildKernel(RewriterBase &rewriter, Operation *op, KernelConfigAttr config,
   if (auto partial = dyn_cast<AttentionPartialOp>(op))
     buildAttentionPartial(rewriter, partial, config, profile);
   else
-    buildAttention(rewriter, cast<AttentionOp>(op), config, profile);
+    buildAttention(rewriter, cast<AttentionOp>(op), config,
+                   op->getAttrOfType<KernelConfigAttr>(
+                       CachetDialect::getFallbackKernelConfigAttrName()),
+                   profile);
 }
 
-/// Returns the config of `op` and whether it can be built ("" when it
-/// can); a null config when the op has none.
+/// Returns the config of `op` and whether it and its fallback, if any, can
+/// be built ("" when they can); a null config when the op has none.
 std::pair<KernelConfigAttr, std::string> getConfig(Operation *op,
                                                    DeviceProfileAttr profile) {
   auto config = op->getAttrOfType<KernelConfigAttr>(
       CachetDialect::getKernelConfigAttrName());
   if (!config)
     return {};
-  return {config, whyNotAttentionConfig(op, config, profile)};
+  std::string why = whyNotAttentionConfig(op, config, profile);
+  auto fallback = op->getAttrOfType<KernelConfigAttr>(
+      CachetDialect::getFallbackKernelConfigAttrName());
+  if (why.empty() && fallback) {
+    why = whyNotAttentionConfig(op, fallback, profile);
+    if (!why.empty()) {
+      std::string text;
+      llvm::raw_string_ostream(text) << fallback;
+      why = "its fallback " + text + ": " + why;
+    }
+  }
+  return {config, why};
 }
 
 struct LowerAttentionPass final

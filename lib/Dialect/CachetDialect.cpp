@@ -516,6 +516,25 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
              << getPrefetchPlanAttrName() << "' must be on a gpu.launch_func";
     return success();
   }
+  if (attr.getName() == getFallbackKernelConfigAttrName()) {
+    auto fallback = dyn_cast<KernelConfigAttr>(attr.getValue());
+    if (!fallback || !fallback.isAttention())
+      return op->emitError("'")
+             << getFallbackKernelConfigAttrName()
+             << "' must be an attention #cachet.kernel_config";
+    auto primary =
+        op->getAttrOfType<KernelConfigAttr>(getKernelConfigAttrName());
+    if (!isa<AttentionOp>(op) || !primary ||
+        primary.getVariant() != KernelVariant::AttentionMma)
+      return op->emitError("'")
+             << getFallbackKernelConfigAttrName()
+             << "' must be on a cachet.attention whose '"
+             << getKernelConfigAttrName() << "' is of variant attention_mma";
+    if (fallback.getVariant() == KernelVariant::AttentionMma)
+      return op->emitError("'") << getFallbackKernelConfigAttrName()
+                                << "' cannot be the mma kernel it replaces";
+    return success();
+  }
   if (attr.getName() != getKernelConfigAttrName())
     return success();
   auto config = dyn_cast<KernelConfigAttr>(attr.getValue());

@@ -116,20 +116,6 @@ static constexpr StringLiteral kSPIRVTarget =
     "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
     "SPV_KHR_8bit_storage}";
 
-/// kSPIRVTarget plus KHR cooperative matrices (SPIR-V 1.6, so Vulkan 1.3),
-/// for the mma attention kernel. The runtime enables VK_KHR_cooperative_matrix
-/// where the device has it and refuses such a module elsewhere. The modules
-/// keep the GLSL450 memory model that convert-gpu-to-spirv gives shaders,
-/// though SPV_KHR_cooperative_matrix now asks for the Vulkan memory model
-/// (which would also need non-private workgroup accesses).
-static constexpr StringLiteral kSPIRVCoopMatrixTarget =
-    "spirv-attach-target{ver=v1.6 "
-    "caps=Shader,Float16,Int8,Int16,Int64,StorageBuffer16BitAccess,"
-    "StorageBuffer8BitAccess,CooperativeMatrixKHR,GroupNonUniform,"
-    "GroupNonUniformShuffle "
-    "exts=SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
-    "SPV_KHR_8bit_storage,SPV_KHR_cooperative_matrix}";
-
 /// Adds the launch plans (cachet-select-kernel-configs with `prefetch` and
 /// `prefetch-options`) and cachet-prefetch-matvec-chains, which carries them
 /// out: after outlining and the target attribute (which says what the chip
@@ -198,12 +184,13 @@ static std::string getNvvmChip(const cachet::CompileOptions &options) {
 static void addSelectKernelConfigs(PipelineBuilder &builder,
                                    const cachet::CompileOptions &options) {
   cachet::SelectKernelConfigsOptions select;
-  // The tensor-core attention kernels run by default on NVVM only
-  // (mma-sync, PTX's mma.sync; mma, wmma, when asked for): ROCDL lowers
-  // neither nvgpu nor gpu.subgroup_mma, and on SPIR-V mma is opt-in
-  // (attention-kernel=mma): it needs a Vulkan device with
-  // VK_KHR_cooperative_matrix, which a profile's coop_matrix (tensor cores)
-  // does not promise.
+  // The tensor-core attention kernels: on NVVM mma-sync (PTX's mma.sync;
+  // mma, wmma, when asked for); ROCDL lowers neither nvgpu nor
+  // gpu.subgroup_mma; on SPIR-V the mma kernel (KHR cooperative matrices)
+  // where the profile has 16x16x16 f16 ones, with a fallback kernel beside
+  // it: a profile's coop_matrix (tensor cores) does not promise a Vulkan
+  // device with VK_KHR_cooperative_matrix, so the compiled code asks the
+  // runtime and launches the fallback where the device lacks them.
   select.attentionKernel = options.attentionKernel;
   bool spirv = options.target == cachet::Target::SPIRV;
   switch (options.target) {
@@ -217,7 +204,8 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     select.warpSync = true;
     break;
   case cachet::Target::SPIRV:
-    select.allowMma = false;
+    select.allowMma = true;
+    select.mmaFallback = true;
     select.vectorBytes = 8;
     // No vectors of i8 (nor one-element vectors to bitcast to): K rows
     // read a value at a time.
@@ -408,9 +396,16 @@ LogicalResult cachet::buildCachetCompilePipeline(
   case Target::SPIRV:
     // Vulkan binds buffers only: scalar kernel arguments travel in them.
     builder.add("cachet-scalar-kernel-arguments");
-    builder.add(options.attentionKernel == AttentionKernel::Mma
-                    ? kSPIRVCoopMatrixTarget
-                    : kSPIRVTarget);
+    // The modules whose kernels use cooperative matrices (the mma
+    // attention kernel) alone get KHR cooperative matrices (SPIR-V 1.6, so
+    // Vulkan 1.3): the runtime refuses their kernels where the device lacks
+    // VK_KHR_cooperative_matrix, and the compiled code launches the
+    // fallback there. They keep the GLSL450 memory model that
+    // convert-gpu-to-spirv gives shaders, though SPV_KHR_cooperative_matrix
+    // now asks for the Vulkan memory model (which would also need
+    // non-private workgroup accesses).
+    builder.add(kSPIRVTarget);
+    builder.add("cachet-spirv-coop-matrix-targets");
     addPrefetch(builder, options);
     // bf16 has no SPIR-V type on most devices: i16 storage, f32 arithmetic,
     // conversions with integer ops.

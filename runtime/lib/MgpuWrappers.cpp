@@ -33,6 +33,7 @@
 #include "cachet/runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -90,6 +91,61 @@ MgpuState &state() {
   static MgpuState *instance = new MgpuState();
   return *instance;
 }
+
+/// CACHET_MGPU_PROFILE=1: the host time spent in each mgpu entry point and
+/// its calls, summed over the process and printed to stderr at exit (where
+/// a call's host time goes: recording launches, transfers, waits).
+struct HostProfile {
+  std::mutex mutex;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> byFunction;
+};
+
+HostProfile *hostProfile() {
+  static HostProfile *profile = []() -> HostProfile * {
+    const char *env = std::getenv("CACHET_MGPU_PROFILE");
+    if (!env || std::strcmp(env, "1") != 0)
+      return nullptr;
+    std::atexit([] {
+      HostProfile *p = hostProfile();
+      std::lock_guard<std::mutex> lock(p->mutex);
+      std::fprintf(stderr, "libcachet_runtime: CACHET_MGPU_PROFILE: host "
+                           "time per mgpu function (ms, calls, us/call)\n");
+      for (const auto &[name, entry] : p->byFunction)
+        std::fprintf(stderr, "  %-28s %10.3f ms %8llu calls %9.2f us\n",
+                     name.c_str(), entry.first / 1e6,
+                     static_cast<unsigned long long>(entry.second),
+                     entry.second ? entry.first / 1e3 / entry.second : 0.0);
+    });
+    return new HostProfile();
+  }();
+  return profile;
+}
+
+/// Adds the host time of its scope to `function`'s entry of the profile.
+class ProfileScope {
+public:
+  explicit ProfileScope(const char *function)
+      : function(hostProfile() ? function : nullptr) {
+    if (this->function)
+      start = std::chrono::steady_clock::now();
+  }
+  ~ProfileScope() {
+    if (!function)
+      return;
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+    HostProfile *p = hostProfile();
+    std::lock_guard<std::mutex> lock(p->mutex);
+    auto &entry = p->byFunction[function];
+    entry.first += static_cast<uint64_t>(ns);
+    ++entry.second;
+  }
+
+private:
+  const char *function;
+  std::chrono::steady_clock::time_point start;
+};
 
 /// Returns the device copy of resident `host` if it is bound with at least
 /// `bytes`, else null.
@@ -331,6 +387,9 @@ struct KernelSpan {
   bool active = false;
   bool started = false;
   bool pending = false;
+  /// Kernels launched since cachetMgpuKernelSpanBegin (not the span's own
+  /// wait kernel).
+  uint64_t launches = 0;
   CachetEvent first = nullptr;
   CachetEvent last = nullptr;
 };
@@ -413,6 +472,8 @@ void launch(const char *caller, void *function, intptr_t gridX, intptr_t gridY,
   launchNow(caller, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
             params, extra, paramsCount, flags);
   span.pending = runtime && span.started;
+  if (span.active)
+    ++span.launches;
 }
 
 /// getRuntime for the calls that queue or wait for work: first queues the
@@ -440,6 +501,7 @@ extern "C" {
 /// Loads a kernel module of `gpuBlobSize` bytes (SPIR-V on Vulkan; cubin,
 /// fatbin or PTX on CUDA; a code object on HIP).
 CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  ProfileScope profile(__func__);
   CachetRuntime runtime = getQueueRuntime(__func__);
   CachetModule module = nullptr;
   if (runtime &&
@@ -452,6 +514,7 @@ CACHET_RT_EXPORT void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
 /// gpu.binary objects in assembly format (CUDA only; the driver's default
 /// JIT optimization level is used, `optLevel` is ignored).
 CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  ProfileScope profile(__func__);
   CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime)
     return nullptr;
@@ -481,6 +544,7 @@ CACHET_RT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 
 /// Unloads a module from mgpuModuleLoad.
 CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
+  ProfileScope profile(__func__);
   if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__,
            cachetModuleUnload(runtime, static_cast<CachetModule>(module)));
@@ -488,6 +552,7 @@ CACHET_RT_EXPORT void mgpuModuleUnload(void *module) {
 
 /// Returns the kernel `name` of `module`.
 CACHET_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  ProfileScope profile(__func__);
   CachetRuntime runtime = getRuntime(__func__);
   CachetKernel kernel = nullptr;
   if (runtime &&
@@ -509,6 +574,7 @@ CACHET_RT_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
                                        intptr_t blockZ, int32_t smem,
                                        void *stream, void **params,
                                        void **extra, size_t paramsCount) {
+  ProfileScope profile(__func__);
   launch(__func__, function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
          params, extra, paramsCount, 0);
 }
@@ -524,26 +590,32 @@ void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX, intptr_t gridY,
 
 /// Returns a stream: every stream is the runtime's one in-order queue.
 CACHET_RT_EXPORT void *mgpuStreamCreate() {
+  ProfileScope profile(__func__);
   getRuntime(__func__);
   return new MgpuStream();
 }
 
 /// Destroys a stream from mgpuStreamCreate.
 CACHET_RT_EXPORT void mgpuStreamDestroy(void *stream) {
+  ProfileScope profile(__func__);
   delete static_cast<MgpuStream *>(stream);
 }
 
 /// Waits for all work.
 CACHET_RT_EXPORT void mgpuStreamSynchronize(void *stream) {
+  ProfileScope profile(__func__);
   if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetSynchronize(runtime));
 }
 
 /// Orders `stream` after `event`: a no-op on one in-order queue.
-CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {}
+CACHET_RT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+  ProfileScope profile(__func__);
+}
 
 /// Creates an event (a device timestamp mark).
 CACHET_RT_EXPORT void *mgpuEventCreate() {
+  ProfileScope profile(__func__);
   auto *event = new MgpuEvent();
   if (CachetRuntime runtime = getRuntime(__func__))
     failed(__func__, cachetEventCreate(runtime, &event->event));
@@ -552,6 +624,7 @@ CACHET_RT_EXPORT void *mgpuEventCreate() {
 
 /// Destroys an event from mgpuEventCreate.
 CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
+  ProfileScope profile(__func__);
   auto *mgpuEvent = static_cast<MgpuEvent *>(event);
   if (!mgpuEvent)
     return;
@@ -562,12 +635,14 @@ CACHET_RT_EXPORT void mgpuEventDestroy(void *event) {
 
 /// Waits until the work before the event's record has completed.
 CACHET_RT_EXPORT void mgpuEventSynchronize(void *event) {
+  ProfileScope profile(__func__);
   if (CachetRuntime runtime = getQueueRuntime(__func__))
     failed(__func__, cachetSynchronize(runtime));
 }
 
 /// Records the event after the work recorded so far.
 CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  ProfileScope profile(__func__);
   auto *mgpuEvent = static_cast<MgpuEvent *>(event);
   CachetRuntime runtime = getQueueRuntime(__func__);
   if (runtime && mgpuEvent && mgpuEvent->event)
@@ -579,6 +654,7 @@ CACHET_RT_EXPORT void mgpuEventRecord(void *event, void *stream) {
 /// copies through). CUDA and HIP: returns the device address.
 CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                     bool isHostShared) {
+  ProfileScope profile(__func__);
   CachetRuntime runtime = getRuntime(__func__);
   if (!runtime)
     return nullptr;
@@ -652,6 +728,7 @@ CACHET_RT_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
 
 /// Frees memory from mgpuMemAlloc.
 CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+  ProfileScope profile(__func__);
   if (!ptr)
     return;
   CachetRuntime runtime = getQueueRuntime(__func__);
@@ -684,6 +761,7 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
 /// runtime) or host memory.
 CACHET_RT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                  void *stream) {
+  ProfileScope profile(__func__);
   CachetRuntime runtime = getQueueRuntime(__func__);
   if (!runtime || !sizeBytes)
     return;
@@ -745,6 +823,7 @@ CACHET_RT_EXPORT void mgpuMemset16(void *dst, unsigned short value,
 /// supported (CACHET_VULKAN_DEVICE, CACHET_CUDA_DEVICE or CACHET_HIP_DEVICE
 /// picks another).
 CACHET_RT_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  ProfileScope profile(__func__);
   if (device != 0)
     reportError(__func__,
                 "only device 0 is supported; set "
@@ -950,6 +1029,19 @@ CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags) {
   return CACHET_SUCCESS;
 }
 
+int32_t cachetMgpuHasCooperativeMatrixF16(int32_t m, int32_t n, int32_t k) {
+  CachetRuntime runtime = getRuntime(__func__);
+  CachetCooperativeMatrixInfo info;
+  if (!runtime ||
+      failed(__func__, cachetGetCooperativeMatrixInfo(runtime, &info)) ||
+      !info.enabled)
+    return 0;
+  std::string shapes = std::string(",") + info.shapes + ",";
+  std::string shape = "," + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                      std::to_string(k) + ":f16->f32,";
+  return shapes.find(shape) != std::string::npos ? 1 : 0;
+}
+
 CachetStatus cachetMgpuKernelSpanBegin(void) {
   CachetRuntime runtime = getRuntime(__func__);
   if (!runtime)
@@ -964,6 +1056,7 @@ CachetStatus cachetMgpuKernelSpanBegin(void) {
   span.active = true;
   span.started = false;
   span.pending = false;
+  span.launches = 0;
   return CACHET_SUCCESS;
 }
 
@@ -995,6 +1088,13 @@ CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns) {
       cachetEventElapsedNs(runtime, span.first, span.last, ns);
   failed(__func__, status);
   return status;
+}
+
+CachetStatus cachetMgpuKernelSpanLaunches(uint64_t *launches) {
+  if (!launches)
+    return CACHET_ERROR_INVALID_ARGUMENT;
+  *launches = kernelSpan().launches;
+  return CACHET_SUCCESS;
 }
 
 CachetStatus cachetMgpuEventElapsedNs(void *start, void *end, uint64_t *ns) {

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <functional>
+#include <map>
 #include <vector>
 
 using namespace cachet::runtime;
@@ -267,6 +268,12 @@ public:
   VkDevice device;
   VkShaderModule shader = VK_NULL_HANDLE;
   SpirvModuleInfo spirv;
+  /// Why the device cannot run this module's kernels ("" when it can): a
+  /// module that needs a feature the device lacks (cooperative matrices)
+  /// loads without a shader, and getting a kernel of it fails with this
+  /// reason. Compiled code that checks the feature first
+  /// (cachetMgpuCooperativeMatrix) and launches a fallback then runs.
+  std::string unsupported;
 };
 
 class VulkanKernel final : public Kernel {
@@ -509,6 +516,18 @@ private:
   uint32_t recordedCommands = 0;
   /// Buffers freed while recorded work may still use them.
   std::vector<std::unique_ptr<Buffer>> pendingFrees;
+  /// Buffers freed and done with (no recorded work uses them), by size and
+  /// host visibility, that allocate() hands out again: vkCreateBuffer +
+  /// vkAllocateMemory took 65 us per buffer on NVIDIA's driver (an H100,
+  /// CACHET_MGPU_PROFILE), and compiled code allocates each call's
+  /// temporaries afresh. At most kMaxCachedBytes.
+  std::multimap<std::pair<uint64_t, bool>, std::unique_ptr<Buffer>>
+      cachedBuffers;
+  uint64_t cachedBytes = 0;
+  static constexpr uint64_t kMaxCachedBytes = uint64_t(1) << 30;
+  /// Keeps `buffer`, which no work uses any more, for allocate() where it
+  /// fits the cache; destroys it otherwise.
+  void recycle(std::unique_ptr<Buffer> buffer);
   /// The staging buffers of host transfers, created at the first transfer
   /// that needs one; `nextSlot` is the one the next chunk goes through.
   StagingSlot staging[numStagingSlots];
@@ -520,6 +539,7 @@ VulkanBackend::~VulkanBackend() {
     (void)flush();
     vkDeviceWaitIdle(device);
     pendingFrees.clear();
+    cachedBuffers.clear();
     for (StagingSlot &slot : staging) {
       slot.buffer.reset();
       if (slot.fence)
@@ -860,6 +880,11 @@ Status VulkanBackend::createDevice() {
 }
 
 void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
+  if (const char *env = std::getenv("CACHET_VULKAN_COOP_MATRIX");
+      env && std::string(env) == "0") {
+    noCoopMatrix = "CACHET_VULKAN_COOP_MATRIX=0 leaves it off";
+    return;
+  }
   if (!exposed) {
     noCoopMatrix = "it does not expose VK_KHR_cooperative_matrix";
     return;
@@ -1037,12 +1062,27 @@ Status VulkanBackend::createBuffer(uint64_t bytes, BufferKind kind,
 
 Status VulkanBackend::allocate(uint64_t bytes, uint32_t flags,
                                std::unique_ptr<Buffer> &result) {
+  auto it =
+      cachedBuffers.find({bytes, (flags & CACHET_BUFFER_HOST_VISIBLE) != 0});
+  if (it != cachedBuffers.end()) {
+    result = std::move(it->second);
+    cachedBuffers.erase(it);
+    cachedBytes -= bytes;
+    return Status::success();
+  }
+  BufferKind kind = flags & CACHET_BUFFER_HOST_VISIBLE ? BufferKind::HostVisible
+                                                       : BufferKind::Device;
   std::unique_ptr<VulkanBuffer> buffer;
-  CACHET_RETURN_IF_ERROR(createBuffer(bytes,
-                                      flags & CACHET_BUFFER_HOST_VISIBLE
-                                          ? BufferKind::HostVisible
-                                          : BufferKind::Device,
-                                      buffer));
+  Status status = createBuffer(bytes, kind, buffer);
+  if (!status.ok() && status.getCode() == CACHET_ERROR_OUT_OF_MEMORY &&
+      !cachedBuffers.empty()) {
+    // The cached buffers' memory first.
+    cachedBuffers.clear();
+    cachedBytes = 0;
+    buffer.reset();
+    status = createBuffer(bytes, kind, buffer);
+  }
+  CACHET_RETURN_IF_ERROR(status);
   result = std::move(buffer);
   return Status::success();
 }
@@ -1054,6 +1094,17 @@ void VulkanBackend::release(std::unique_ptr<Buffer> buffer) {
   }
   // A copy through a staging buffer may still use it.
   (void)waitTransfers();
+  recycle(std::move(buffer));
+}
+
+void VulkanBackend::recycle(std::unique_ptr<Buffer> buffer) {
+  auto *vkBuffer = static_cast<VulkanBuffer *>(buffer.get());
+  uint64_t bytes = buffer->getSize();
+  if (cachedBytes + bytes > kMaxCachedBytes)
+    return;
+  cachedBytes += bytes;
+  cachedBuffers.emplace(std::make_pair(bytes, vkBuffer->hostVisible),
+                        std::move(buffer));
 }
 
 Status VulkanBackend::ensureRecording() {
@@ -1107,6 +1158,9 @@ Status VulkanBackend::flush() {
   for (VkDescriptorPool pool : descriptorPools)
     vkResetDescriptorPool(device, pool, 0);
   currentPool = 0;
+  for (std::unique_ptr<Buffer> &buffer : pendingFrees)
+    if (result == VK_SUCCESS)
+      recycle(std::move(buffer));
   pendingFrees.clear();
   if (result != VK_SUCCESS)
     return vulkanFailure("vkQueueSubmit/vkWaitForFences", result);
@@ -1380,11 +1434,17 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
   const std::vector<uint32_t> &capabilities = module->spirv.getCapabilities();
   if (!coopMatrix.enabled &&
       std::find(capabilities.begin(), capabilities.end(),
-                spirvCapabilityCooperativeMatrixKHR) != capabilities.end())
-    return Status(CACHET_ERROR_UNSUPPORTED,
-                  "the module declares capability CooperativeMatrixKHR, "
-                  "which needs VK_KHR_cooperative_matrix; " +
-                      deviceName() + " cannot run it: " + noCoopMatrix);
+                spirvCapabilityCooperativeMatrixKHR) != capabilities.end()) {
+    // Loaded without a shader (the driver never sees it): its kernels fail
+    // when they are asked for, so that code which launches them only where
+    // the device has cooperative matrices loads everywhere.
+    module->unsupported = "the module declares capability "
+                          "CooperativeMatrixKHR, which needs "
+                          "VK_KHR_cooperative_matrix; " +
+                          deviceName() + " cannot run it: " + noCoopMatrix;
+    result = std::move(module);
+    return Status::success();
+  }
   // Where the linked SPIRV-Tools does not know one of the module's
   // capabilities (CooperativeMatrixKHR before SPIRV-Tools 2023.4), it cannot
   // validate the module and is skipped (`skipped` says why; the runtime has
@@ -1413,6 +1473,9 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
 Status VulkanBackend::getKernel(Module &module, const char *name,
                                 std::unique_ptr<Kernel> &result) {
   auto &vkModule = static_cast<VulkanModule &>(module);
+  if (!vkModule.unsupported.empty())
+    return Status(CACHET_ERROR_UNSUPPORTED, "kernel '" + std::string(name) +
+                                                "': " + vkModule.unsupported);
   CachetKernelInfo kernelInfo;
   CACHET_RETURN_IF_ERROR(vkModule.spirv.describeEntryPoint(name, kernelInfo));
   if (kernelInfo.pushConstantBytes > info.maxPushConstantBytes)

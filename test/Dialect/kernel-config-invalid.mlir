@@ -423,3 +423,44 @@ func.func @wgmma_producer_without_blocks(%x: memref<256x128xf16>, %w: memref<128
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_wgmma, tile = [128, 128], workgroup = 384, subgroup = 32, stages = 4, dynamic_shared = true>}
   return
 }
+
+// -----
+
+// A fallback belongs beside the mma kernel it replaces where the device
+// lacks cooperative matrices.
+func.func @fallback_without_mma(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+1 {{'cachet.fallback_kernel_config' must be on a cachet.attention whose 'cachet.kernel_config' is of variant attention_mma}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32, 32]>,
+       cachet.fallback_kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [32, 32]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @fallback_is_mma(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                           %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+1 {{'cachet.fallback_kernel_config' cannot be the mma kernel it replaces}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 32]>,
+       cachet.fallback_kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 32]>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @fallback_not_attention(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                  %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+1 {{'cachet.fallback_kernel_config' must be an attention #cachet.kernel_config}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 32]>,
+       cachet.fallback_kernel_config = "scalar"}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}

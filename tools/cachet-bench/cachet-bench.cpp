@@ -12,6 +12,8 @@
 //   attention  pp512 @ dDEPTH per KV type: ms, tokens/s, TFLOP/s, off/on
 //   tg         mat-vec chains: ms, TB/s (weight bytes over kernel time)
 //   kernel     one kernel: ms, achieved TB/s (bytes read + written) or TFLOP/s
+//   launch     chains of tiny kernels: kernel span and host wall time per
+//              launch, us (the launch overhead of the backend)
 //
 // Times are the device time from the first kernel's start to the last one's
 // end of a call (uploads excluded), medians with [min, max]. Needs only
@@ -159,12 +161,55 @@ std::string rate(const Case &c, double seconds) {
   return "-";
 }
 
+/// "median [min, max]" of `samples` divided by `launches`, in us.
+std::string perLaunch(const std::vector<double> &samples, uint64_t launches) {
+  if (!launches)
+    return "-";
+  Spread s = spread(samples);
+  double scale = 1e3 / static_cast<double>(launches);
+  return fixed(s.median * scale, 2) + " [" + fixed(s.min * scale, 2) + ", " +
+         fixed(s.max * scale, 2) + "]";
+}
+
+/// The launch table: the kernel span and the host's wall time of a call
+/// per kernel it launched.
+void printLaunchTable(const std::vector<Case> &cases, int repeat) {
+  std::cout << "\nlaunch (per kernel launched, us: median [min, max] of "
+            << repeat
+            << " interleaved calls; span = device time from the first "
+               "kernel's start to the last one's end, wall = the host's "
+               "time of the call)\n";
+  std::cout << "| case | test | launches off / on | span off | span on | "
+               "wall off | wall on | values |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const Case &c : cases) {
+    if (c.table != "launch")
+      continue;
+    std::cout << "| " << c.label << " | " << c.test << " | ";
+    if (!c.ran) {
+      std::cout << "error: " << c.error << " | | | | | |\n";
+      continue;
+    }
+    const VariantTimes *t = c.result.times;
+    std::cout << t[0].launches << " / " << t[1].launches << " | "
+              << perLaunch(t[0].kernels, t[0].launches) << " | "
+              << perLaunch(t[1].kernels, t[1].launches) << " | "
+              << perLaunch(t[0].wall, t[0].launches) << " | "
+              << perLaunch(t[1].wall, t[1].launches) << " | "
+              << (c.result.identical ? "identical" : "DIFFERENT") << " |\n";
+  }
+}
+
 void printTables(const std::vector<Case> &cases, int repeat) {
   std::vector<std::string> tables;
   for (const Case &c : cases)
     if (std::find(tables.begin(), tables.end(), c.table) == tables.end())
       tables.push_back(c.table);
   for (const std::string &table : tables) {
+    if (table == "launch") {
+      printLaunchTable(cases, repeat);
+      continue;
+    }
     std::cout << "\n"
               << table << " (kernel time, ms: median [min, max] of " << repeat
               << " interleaved calls)\n";
@@ -243,7 +288,8 @@ bool writeJson(const std::string &path, const std::string &suite,
       out << ",\n     \"" << names[v]
           << "\": {\"kernels_ms\": " << spreadJson(r.times[v].kernels)
           << ",\n            \"device_ms\": " << spreadJson(r.times[v].device)
-          << "}";
+          << ",\n            \"wall_ms\": " << spreadJson(r.times[v].wall)
+          << ",\n            \"launches\": " << r.times[v].launches << "}";
     out << "}";
   }
   out << "\n  ]\n}\n";

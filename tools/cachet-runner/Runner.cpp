@@ -534,14 +534,15 @@ bool timeInterleaved(const Manifest &manifest,
   bool ok = true;
   for (int i = 0; ok && i < warmup + repeat; ++i)
     for (int v = 0; ok && v < 2; ++v) {
-      uint64_t ns = 0, kernelNs = 0;
+      uint64_t ns = 0, kernelNs = 0, launches = 0;
       auto start = std::chrono::steady_clock::now();
       ok = cachetMgpuKernelSpanBegin() == CACHET_SUCCESS &&
            cachetEventRecord(runtime, begin) == CACHET_SUCCESS &&
            variants[v]->call(manifest, inputs, scratch, error) &&
            cachetEventRecord(runtime, end) == CACHET_SUCCESS &&
            cachetEventElapsedNs(runtime, begin, end, &ns) == CACHET_SUCCESS &&
-           cachetMgpuKernelSpanNs(&kernelNs) == CACHET_SUCCESS;
+           cachetMgpuKernelSpanNs(&kernelNs) == CACHET_SUCCESS &&
+           cachetMgpuKernelSpanLaunches(&launches) == CACHET_SUCCESS;
       if (!ok) {
         if (error.empty())
           error = cachetGetLastError();
@@ -554,6 +555,7 @@ bool timeInterleaved(const Manifest &manifest,
                                   .count());
       times[v].device.push_back(ns / 1e6);
       times[v].kernels.push_back(kernelNs / 1e6);
+      times[v].launches = launches;
     }
   cachetEventDestroy(runtime, begin);
   cachetEventDestroy(runtime, end);
@@ -1274,7 +1276,7 @@ int ArtifactRun::timeVariants() {
     report(times[v].device);
     out << ", wall";
     report(times[v].wall);
-    out << "\n";
+    out << ", " << times[v].launches << " launches\n";
   }
   double on = spread(times[1].kernels).median;
   if (on > 0)

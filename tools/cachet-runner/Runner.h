@@ -42,6 +42,8 @@ struct VariantTimes {
   std::vector<double> device;
   /// Host wall time of the call.
   std::vector<double> wall;
+  /// Kernels launched by the call (the latest call's count).
+  uint64_t launches = 0;
 };
 
 /// Median and range of a sample.

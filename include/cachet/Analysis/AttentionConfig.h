@@ -206,6 +206,10 @@ struct AttentionConfigOptions {
   AttentionKernelChoice kernel = AttentionKernelChoice::Auto;
   /// Whether auto may choose the mma-sync / mma kernel.
   bool allowMmaSync = false, allowMma = true;
+  /// Where auto chooses the mma kernel (KHR cooperative matrices), also
+  /// the kernel it would choose without it, as the fallback that runs where
+  /// the device lacks them (AttentionDecision::fallback).
+  bool mmaFallback = false;
   /// The target has sm_90a's warpgroup MMA, and attention-wgmma: where auto
   /// or attention-kernel=mma-sync would take the mma-sync kernel, the
   /// wgmma kernel runs instead wherever it can.
@@ -305,6 +309,9 @@ std::string checkAttentionConfigOptions(const AttentionConfigOptions &options);
 struct AttentionDecision {
   KernelConfigAttr config;
   std::string remark;
+  /// With AttentionConfigOptions::mmaFallback: the kernel to launch where
+  /// the device does not run `config`'s cooperative matrices, or null.
+  KernelConfigAttr fallback;
 };
 
 /// Chooses the kernel of `op` (a cachet.attention or

@@ -456,6 +456,49 @@ def SPIRVInterfaceVersion
   }];
 }
 
+def SPIRVCoopMatrixTargets
+    : Pass<"cachet-spirv-coop-matrix-targets", "mlir::ModuleOp"> {
+  let summary = "KHR cooperative matrices in the SPIR-V target of the "
+                "gpu.modules that use them";
+  let description = [{
+    Runs after `spirv-attach-target` and before `convert-gpu-to-spirv`.
+    Every `gpu.module` with an op on a `!gpu.mma_matrix` value (the mma
+    attention kernel's `gpu.subgroup_mma_*`) gets, in each of its
+    `#spirv.target_env` targets, capability `CooperativeMatrixKHR`,
+    extension `SPV_KHR_cooperative_matrix` and at least SPIR-V 1.6 (which
+    that extension's operations need); the other modules keep the target
+    they have. Only the modules that use cooperative matrices then declare
+    the capability, which the runtime refuses to run on a Vulkan device
+    without `VK_KHR_cooperative_matrix`: such a module still loads there,
+    its kernels are refused when launched, and an attention with a fallback
+    kernel launches the fallback (see `cachet-lower-attention`). A remark
+    names each module upgraded.
+
+    Before:
+
+    ```mlir
+    gpu.module @attention_kernel [#spirv.target_env<#spirv.vce<v1.3,
+        [Shader, Float16, ...], [SPV_KHR_16bit_storage, ...]>, ...>] {
+      gpu.func @attention_kernel(...) kernel {
+        %a = gpu.subgroup_mma_load_matrix ... -> !gpu.mma_matrix<16x16xf16, "AOp">
+        ...
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    gpu.module @attention_kernel [#spirv.target_env<#spirv.vce<v1.6,
+        [Shader, Float16, ..., CooperativeMatrixKHR],
+        [SPV_KHR_16bit_storage, ..., SPV_KHR_cooperative_matrix]>, ...>] {
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
 def NestSPIRVModules : Pass<"cachet-nest-spirv-modules", "mlir::ModuleOp"> {
   let summary = "Move each spirv.module into the gpu.module it was converted from";
   let description = [{
@@ -1239,7 +1282,20 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
 
     The pass decides nothing: it builds the kernel of each op's
     `#cachet.kernel_config` (set by `cachet-select-kernel-configs`, which
-    documents the choice, or written in the input). An op without one keeps
+    documents the choice, or written in the input). An op that also has a
+    `cachet.fallback_kernel_config` (the mma kernel's, on SPIR-V) gets both
+    kernels, chosen at run time by the runtime's answer:
+
+    ```mlir
+    %has = llvm.call @cachetMgpuHasCooperativeMatrixF16(%c16, %c16, %c16)
+        : (i32, i32, i32) -> i32
+    %coop = arith.cmpi ne, %has, %c0 : i32
+    %o = scf.if %coop -> (tensor<1x64x8x64xf16>) {
+      // the mma kernel (KHR cooperative matrices)
+    } else {
+      // the fallback's kernel
+    }
+    ``` An op without one keeps
     the reference lowering of `cachet-lower-to-linalg`; a config the kernel
     cannot serve (element types, head dimensions, subgroups, workgroup
     memory; see `whyNotAttentionConfig`) is an error naming the reason.
@@ -1351,6 +1407,7 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",

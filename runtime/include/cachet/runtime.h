@@ -486,6 +486,16 @@ CACHET_RT_EXPORT void cachetMgpuLaunchKernelEx(void *function, intptr_t gridX,
  *  elsewhere). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuSetNextLaunchFlags(uint32_t flags);
 
+/** 1 when the device of the mgpu functions' runtime runs subgroup-scope
+ *  cooperative matrices of `m`x`n`x`k` with f16 A and B and an f32
+ *  accumulator ("MxNxK:f16->f32" among cachetGetCooperativeMatrixInfo's
+ *  shapes: Vulkan with VK_KHR_cooperative_matrix enabled), else 0 (CUDA and
+ *  HIP, whose kernels use no KHR cooperative matrices; no runtime). Compiled
+ *  code calls it before a cooperative-matrix kernel that has a fallback
+ *  (the SPIR-V mma attention kernel) and launches the one it says. */
+CACHET_RT_EXPORT int32_t cachetMgpuHasCooperativeMatrixF16(int32_t m, int32_t n,
+                                                           int32_t k);
+
 /** Starts a kernel span: the device time from the first mgpu kernel launch
  *  after this call to the end of the latest one, read with
  *  cachetMgpuKernelSpanNs. Uploads before the first launch and downloads
@@ -506,6 +516,11 @@ CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanBegin(void);
 /** Ends the span begun by cachetMgpuKernelSpanBegin and returns it in ns
  *  (0 when nothing was launched). */
 CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanNs(uint64_t *ns);
+
+/** The number of kernels the mgpu functions launched since the latest
+ *  cachetMgpuKernelSpanBegin (the span's own wait kernel on CUDA not
+ *  counted): a span divided by it is the device time per launch. */
+CACHET_RT_EXPORT CachetStatus cachetMgpuKernelSpanLaunches(uint64_t *launches);
 
 /** Returns the process-wide runtime behind the mgpu* functions (created on
  *  first use; it lives until the process exits: do not destroy it). */
