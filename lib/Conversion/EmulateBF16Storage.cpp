@@ -76,11 +76,34 @@ struct ExtractBeforeBitcast final : OpRewritePattern<vector::ExtractOp> {
   }
 };
 
+/// arith.bitcast(from_elements(x...)) -> from_elements(arith.bitcast(x)...):
+/// a bf16 vector built from scalars and bit cast to i16 (a store of bf16
+/// values in words, rewriteVectorBitcasts) built from i16 scalars instead,
+/// whose bit casts fold into the scalar emulation's; no bf16 vector is left
+/// (SPIR-V, which has no bf16, would cast a 16-bit scalar to a 32-bit one).
+struct BitcastOfFromElements final : OpRewritePattern<arith::BitcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::BitcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto elements = op.getIn().getDefiningOp<vector::FromElementsOp>();
+    auto result = dyn_cast<VectorType>(op.getType());
+    if (!elements || !result)
+      return failure();
+    SmallVector<Value> casts;
+    for (Value element : elements.getElements())
+      casts.push_back(arith::BitcastOp::create(
+          rewriter, op.getLoc(), result.getElementType(), element));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, result, casts);
+    return success();
+  }
+};
+
 /// Rewrites the bf16 buffer arguments of `func` to i16.
 LogicalResult rewriteKernel(gpu::GPUFuncOp func) {
   rewriteVectorBitcasts(func);
   RewritePatternSet patterns(func.getContext());
-  patterns.add<ExtractBeforeBitcast>(func.getContext());
+  patterns.add<ExtractBeforeBitcast, BitcastOfFromElements>(func.getContext());
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return func.emitError(
         "cachet-emulate-bf16-storage: the extract patterns did not converge");

@@ -60,3 +60,33 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Four bf16 values stored as two words (the dequant-transpose's 8-byte
+// store of a bf16 scratch): the vector is built from i16 bit casts of the
+// scalars, so no bf16 vector is left for SPIR-V (which would bit cast a
+// 16-bit scalar to 32 bits).
+// CHECK-LABEL: gpu.func @store_words
+// CHECK: %[[T0:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[T1:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[B0:.*]] = arith.bitcast %[[T0]] : bf16 to i16
+// CHECK: %[[B1:.*]] = arith.bitcast %[[T1]] : bf16 to i16
+// CHECK: %[[B2:.*]] = arith.bitcast %[[T0]] : bf16 to i16
+// CHECK: %[[B3:.*]] = arith.bitcast %[[T1]] : bf16 to i16
+// CHECK: %[[V:.*]] = vector.from_elements %[[B0]], %[[B1]], %[[B2]], %[[B3]] : vector<4xi16>
+// CHECK-NOT: vector<4xbf16>
+// CHECK: vector.bitcast %[[V]] : vector<4xi16> to vector<2xi32>
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @store_words(%x: f32, %y: f32, %out: memref<2xvector<2xi32>>) kernel {
+      %c0 = arith.constant 0 : index
+      %a = arith.truncf %x : f32 to bf16
+      %b = arith.truncf %y : f32 to bf16
+      %v = vector.from_elements %a, %b, %a, %b : vector<4xbf16>
+      %w = vector.bitcast %v : vector<4xbf16> to vector<2xi32>
+      memref.store %w, %out[%c0] : memref<2xvector<2xi32>>
+      gpu.return
+    }
+  }
+}
