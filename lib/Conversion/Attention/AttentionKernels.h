@@ -407,9 +407,12 @@ private:
 
   /// Copies the `[keyTile][dim]` tile of `source` (K or V) at position
   /// `start` into workgroup memory `tile`, zeros past the last position.
+  /// Values decoded from `block`s are rounded to `element` (K's or V's
+  /// dequantized type) first, as the dequant-once scratch holds them, then
+  /// converted to the tile's type (f32 for bf16 in the scalar kernel).
   void loadTile(mlir::Value source, mlir::Value tile, int64_t dim,
                 mlir::Value kvHead, mlir::Value start, mlir::Value thread,
-                BlockQuantizedType block);
+                BlockQuantizedType block, mlir::Type element);
   /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
   /// the queries) and position `pos` from the dot product `dot`: -inf for
   /// positions past the end or after the causal bound.

@@ -105,7 +105,7 @@ void KernelBuilder::markOccupancy(gpu::LaunchOp launch) {
 
 void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
                              Value kvHead, Value start, Value thread,
-                             BlockQuantizedType block) {
+                             BlockQuantizedType block, Type kvElement) {
   Type element = cast<MemRefType>(tile.getType()).getElementType();
   forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
     Value j = arith::DivUIOp::create(b, loc, i, index(dim));
@@ -126,7 +126,9 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
                                           ValueRange{clamped, kvHead, offset})
                 .getResult();
           });
-      v = castFloat(b, loc, decoder.decodeValue(x), element);
+      v = castFloat(b, loc,
+                    castFloat(b, loc, decoder.decodeValue(x), kvElement),
+                    element);
     } else {
       v = castFloat(
           b, loc,
@@ -656,12 +658,14 @@ std::pair<Value, Value> KernelBuilder::kvStage(Value key, Value value,
                                                  c.vectorWidth * c.threads);
   gpu::BarrierOp::create(b, loc);
   if (s.keyBlock)
-    loadTile(key, kTile, s.headDim, f.kvHead, start, f.thread, s.keyBlock);
+    loadTile(key, kTile, s.headDim, f.kvHead, start, f.thread, s.keyBlock,
+             s.keyElement);
   else
     storeVectors(SmallVector<Value>(carried.take_front(kCount)), c.keyTile,
                  s.headDim, f.thread, kTile);
   if (s.valueBlock)
-    loadTile(value, vTile, s.valueDim, f.kvHead, start, f.thread, s.valueBlock);
+    loadTile(value, vTile, s.valueDim, f.kvHead, start, f.thread, s.valueBlock,
+             s.valueElement);
   else
     storeVectors(SmallVector<Value>(carried.drop_front(kCount)), c.keyTile,
                  s.valueDim, f.thread, vTile);

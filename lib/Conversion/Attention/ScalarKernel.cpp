@@ -125,8 +125,10 @@ void KernelBuilder::buildScalar(Value query, Value key, Value value, Value mask,
     Value start = arith::MulIOp::create(b, loc, tiles.getInductionVar(),
                                         index(c.keyTile));
     gpu::BarrierOp::create(b, loc);
-    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock);
-    loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock);
+    loadTile(key, kTile, s.headDim, kvHead, start, thread, s.keyBlock,
+             s.keyElement);
+    loadTile(value, vTile, s.valueDim, kvHead, start, thread, s.valueBlock,
+             s.valueElement);
     gpu::BarrierOp::create(b, loc);
     Value newMax =
         arith::MaximumFOp::create(b, loc, runningMax, scoreTile(start));
