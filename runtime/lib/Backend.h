@@ -187,6 +187,11 @@ public:
 
 /// Creates the Vulkan backend on the default (or CACHET_VULKAN_DEVICE)
 /// device.
+/// The most bytes of freed memory kept for reuse, by the mgpu functions on
+/// CUDA and HIP and by the Vulkan backend (CACHET_MGPU_CACHE_BYTES; default
+/// 8 GiB; 0 keeps nothing).
+uint64_t getFreedCacheLimit();
+
 Status createVulkanBackend(uint32_t flags, std::unique_ptr<Backend> &result);
 /// Creates the CUDA backend (driver API over dlopen) on the default (or
 /// CACHET_CUDA_DEVICE) device.

@@ -32,6 +32,8 @@
 
 #include "cachet/runtime.h"
 
+#include "Backend.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -76,16 +78,6 @@ struct MgpuState {
   std::multimap<uint64_t, std::pair<CachetBuffer, void *>> freed;
   uint64_t freedBytes = 0;
 };
-
-/// The most bytes kept in MgpuState::freed (CACHET_MGPU_CACHE_BYTES;
-/// default 8 GiB; 0 frees at once).
-uint64_t freedLimit() {
-  static uint64_t limit = [] {
-    const char *text = std::getenv("CACHET_MGPU_CACHE_BYTES");
-    return text && *text ? std::strtoull(text, nullptr, 10) : uint64_t(8) << 30;
-  }();
-  return limit;
-}
 
 MgpuState &state() {
   static MgpuState *instance = new MgpuState();
@@ -746,7 +738,8 @@ CACHET_RT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
     uint64_t bytes = it->second.bytes;
     s.allocatedBytes -= bytes;
     s.allocations.erase(it);
-    if (isDeviceAddressBackend(s) && s.freedBytes + bytes <= freedLimit()) {
+    if (isDeviceAddressBackend(s) &&
+        s.freedBytes + bytes <= cachet::runtime::getFreedCacheLimit()) {
       s.freed.insert({bytes, {buffer, ptr}});
       s.freedBytes += bytes;
       return;

@@ -19,6 +19,14 @@
 
 using namespace cachet::runtime;
 
+uint64_t cachet::runtime::getFreedCacheLimit() {
+  static uint64_t limit = [] {
+    const char *text = std::getenv("CACHET_MGPU_CACHE_BYTES");
+    return text && *text ? std::strtoull(text, nullptr, 10) : uint64_t(8) << 30;
+  }();
+  return limit;
+}
+
 struct CachetBufferImpl {
   /// The allocation; null for a sub-allocation of an arena.
   std::unique_ptr<Buffer> owned;

@@ -272,7 +272,7 @@ public:
   /// module that needs a feature the device lacks (cooperative matrices)
   /// loads without a shader, and getting a kernel of it fails with this
   /// reason. Compiled code that checks the feature first
-  /// (cachetMgpuCooperativeMatrix) and launches a fallback then runs.
+  /// (cachetMgpuHasCooperativeMatrixF16) and launches a fallback then runs.
   std::string unsupported;
 };
 
@@ -520,11 +520,10 @@ private:
   /// host visibility, that allocate() hands out again: vkCreateBuffer +
   /// vkAllocateMemory took 65 us per buffer on NVIDIA's driver (an H100,
   /// CACHET_MGPU_PROFILE), and compiled code allocates each call's
-  /// temporaries afresh. At most kMaxCachedBytes.
+  /// temporaries afresh. At most getFreedCacheLimit() bytes.
   std::multimap<std::pair<uint64_t, bool>, std::unique_ptr<Buffer>>
       cachedBuffers;
   uint64_t cachedBytes = 0;
-  static constexpr uint64_t kMaxCachedBytes = uint64_t(1) << 30;
   /// Keeps `buffer`, which no work uses any more, for allocate() where it
   /// fits the cache; destroys it otherwise.
   void recycle(std::unique_ptr<Buffer> buffer);
@@ -1100,7 +1099,7 @@ void VulkanBackend::release(std::unique_ptr<Buffer> buffer) {
 void VulkanBackend::recycle(std::unique_ptr<Buffer> buffer) {
   auto *vkBuffer = static_cast<VulkanBuffer *>(buffer.get());
   uint64_t bytes = buffer->getSize();
-  if (cachedBytes + bytes > kMaxCachedBytes)
+  if (cachedBytes + bytes > getFreedCacheLimit())
     return;
   cachedBytes += bytes;
   cachedBuffers.emplace(std::make_pair(bytes, vkBuffer->hostVisible),
