@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,10 @@ try:
         config.available_features.add("vulkan")
         if "cooperative matrix: off" not in probe.stdout:
             config.available_features.add("vulkan-coop-matrix")
+        # `vulkan-subgroup-N`: the device's (default) subgroup size.
+        subgroup = re.search(r"subgroup (\d+)", probe.stdout)
+        if subgroup:
+            config.available_features.add("vulkan-subgroup-" + subgroup.group(1))
 except (OSError, subprocess.TimeoutExpired):
     pass
 

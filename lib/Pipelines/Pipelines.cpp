@@ -422,7 +422,7 @@ LogicalResult cachet::buildCachetCompilePipeline(
         "cachet-guard-zero-trip-loops,convert-math-to-spirv),"
         "convert-gpu-to-spirv,cachet-nest-spirv-modules,"
         "gpu.module(spirv.module(cachet-hoist-spirv-variables,"
-        "spirv-lower-abi-attrs,"
+        "spirv-lower-abi-attrs,cachet-spirv-subgroup-size,"
         "spirv-update-vce,cachet-spirv-interface-version))");
     break;
   case Target::NVVM: {

@@ -26,6 +26,7 @@ enum : uint32_t {
   OpTypeStruct = 30,
   OpTypePointer = 32,
   OpConstant = 43,
+  OpSpecConstant = 50,
   OpVariable = 59,
   OpDecorate = 71,
   OpMemberDecorate = 72,
@@ -34,6 +35,7 @@ enum : uint32_t {
   OpTypeCooperativeMatrixKHR = 4456,
 };
 enum : uint32_t {
+  DecorationSpecId = 1,
   DecorationBlock = 2,
   DecorationBufferBlock = 3,
   DecorationArrayStride = 6,
@@ -96,6 +98,10 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
   info.binding.assign(bound, -1);
   info.blockKind.assign(bound, 0);
   info.arrayStride.assign(bound, 0);
+  // OpSpecConstant results (id, default value's first word) and the id
+  // decorated with the subgroup size's SpecId.
+  std::vector<std::pair<uint32_t, uint32_t>> specConstantValue;
+  uint32_t subgroupSizeId = 0;
   info.constantValue.assign(bound, UINT64_MAX);
   info.memberOffsets.resize(bound);
   auto checkId = [&](uint32_t id) { return id < bound; };
@@ -153,6 +159,11 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
       if (count >= 4 && checkId(op[2]))
         info.constantValue[op[2]] = op[3];
       break;
+    case OpSpecConstant:
+      if (count < 4 || !checkId(op[2]))
+        return invalid("malformed OpSpecConstant");
+      specConstantValue.emplace_back(op[2], op[3]);
+      break;
     case OpVariable:
       if (count < 4 || !checkId(op[2]))
         return invalid("malformed OpVariable");
@@ -169,6 +180,9 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
         info.blockKind[op[1]] = op[2];
       else if (op[2] == DecorationArrayStride && count >= 4)
         info.arrayStride[op[1]] = op[3];
+      else if (op[2] == DecorationSpecId && count >= 4 &&
+               op[3] == CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID)
+        subgroupSizeId = op[1];
       break;
     case OpMemberDecorate:
       if (count < 4 || !checkId(op[1]))
@@ -183,6 +197,17 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
   }
   if (info.entryPoints.empty())
     return invalid("the module has no entry point");
+  if (subgroupSizeId) {
+    auto found = std::find_if(
+        specConstantValue.begin(), specConstantValue.end(),
+        [&](const auto &entry) { return entry.first == subgroupSizeId; });
+    if (found == specConstantValue.end() || found->second == 0 ||
+        (found->second & (found->second - 1)) != 0)
+      return invalid("the subgroup-size specialization constant (SpecId " +
+                     std::to_string(CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID) +
+                     ") is not an OpSpecConstant of a power of two");
+    info.subgroupSize = found->second;
+  }
   result = std::move(info);
   return Status::success();
 }
@@ -287,6 +312,7 @@ Status SpirvModuleInfo::describeEntryPoint(const std::string &name,
 
   info = CachetKernelInfo();
   std::copy(entry->localSize, entry->localSize + 3, info.workgroupSize);
+  info.subgroupSize = subgroupSize;
   // From SPIR-V 1.4 on, the interface lists every global the entry point
   // uses; before, only inputs and outputs, so every global counts.
   bool useInterface = version >= 0x00010400;

@@ -451,6 +451,10 @@ private:
   Status pickDevice();
   Status createDevice();
   void describeCooperativeMatrix(bool exposed, bool feature);
+  /// Fails with CACHET_ERROR_UNSUPPORTED where the device cannot run kernel
+  /// `name` at the subgroup size it was compiled for.
+  Status checkSubgroupSize(const char *name, const CachetKernelInfo &kernelInfo,
+                           uint64_t invocations) const;
   /// "device 'NAME'", for messages.
   std::string deviceName() const;
   /// Whether host access to device memory crosses a bus: a discrete GPU, or a
@@ -496,6 +500,11 @@ private:
   uint32_t maxPushDescriptors = 0;
   bool pushDescriptorsAllowed = true;
   SpirvLayoutRules layoutRules;
+  /// VK_EXT_subgroup_size_control (core in Vulkan 1.3): the sizes a
+  /// pipeline may ask for, where subgroupSizeControl is on.
+  bool subgroupSizeControl = false;
+  bool computeFullSubgroups = false;
+  VkPhysicalDeviceSubgroupSizeControlProperties sizeControl = {};
   uint32_t timestampValidBits = 0;
   /// Declared first, destroyed last: the context outlives the device.
   CudaContextHold cudaContext;
@@ -775,6 +784,8 @@ Status VulkanBackend::createDevice() {
   // Capture/replay and multi-device addresses need more than we set up.
   features12.bufferDeviceAddressCaptureReplay = VK_FALSE;
   features12.bufferDeviceAddressMultiDevice = VK_FALSE;
+  subgroupSizeControl = vulkan13 && features13.subgroupSizeControl;
+  computeFullSubgroups = subgroupSizeControl && features13.computeFullSubgroups;
 
   float priority = 1.0f;
   auto queueInfo = makeStruct<VkDeviceQueueCreateInfo>(
@@ -840,10 +851,18 @@ Status VulkanBackend::createDevice() {
   auto ids = makeStruct<VkPhysicalDeviceIDProperties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES);
   maintenance3.pNext = &ids;
+  sizeControl = makeStruct<VkPhysicalDeviceSubgroupSizeControlProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
+  if (subgroupSizeControl)
+    ids.pNext = &sizeControl;
   auto props2 = makeStruct<VkPhysicalDeviceProperties2>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   props2.pNext = &subgroup;
   vkGetPhysicalDeviceProperties2(physicalDevice, &props2);
+  sizeControl.pNext = nullptr;
+  subgroupSizeControl =
+      subgroupSizeControl &&
+      (sizeControl.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
   // NVIDIA: the GPU's SM clock held while the runtime lives (see
   // CudaContextHold).
   if (properties.vendorID == 0x10de)
@@ -1469,6 +1488,44 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
   return Status::success();
 }
 
+Status VulkanBackend::checkSubgroupSize(const char *name,
+                                        const CachetKernelInfo &kernelInfo,
+                                        uint64_t invocations) const {
+  uint32_t need = kernelInfo.subgroupSize;
+  if (!need)
+    return Status::success();
+  // With subgroupSizeControl the pipeline asks for the size (getKernel);
+  // without it the driver picks one, which must be the one it reports and
+  // the only one it has.
+  bool requestable =
+      subgroupSizeControl && need >= sizeControl.minSubgroupSize &&
+      need <= sizeControl.maxSubgroupSize &&
+      invocations <= uint64_t(need) * sizeControl.maxComputeWorkgroupSubgroups;
+  bool fixed = need == info.subgroupSize &&
+               (!subgroupSizeControl ||
+                sizeControl.minSubgroupSize == sizeControl.maxSubgroupSize);
+  if (requestable || fixed)
+    return Status::success();
+  std::string why;
+  if (!subgroupSizeControl)
+    why = " (without subgroupSizeControl a size cannot be asked for)";
+  else if (need < sizeControl.minSubgroupSize ||
+           need > sizeControl.maxSubgroupSize)
+    why = " (it can run " + std::to_string(sizeControl.minSubgroupSize) +
+          " to " + std::to_string(sizeControl.maxSubgroupSize) + " lanes)";
+  else
+    why = "; the kernel's " + std::to_string(invocations) +
+          " invocations are more than the " +
+          std::to_string(sizeControl.maxComputeWorkgroupSubgroups) +
+          " subgroups per workgroup it allows";
+  return Status(CACHET_ERROR_UNSUPPORTED,
+                "kernel '" + std::string(name) +
+                    "' was compiled for subgroups of " + std::to_string(need) +
+                    " lanes (its device profile's); " + deviceName() +
+                    " runs subgroups of " + std::to_string(info.subgroupSize) +
+                    why + ": compile for this device's profile");
+}
+
 Status VulkanBackend::getKernel(Module &module, const char *name,
                                 std::unique_ptr<Kernel> &result) {
   auto &vkModule = static_cast<VulkanModule &>(module);
@@ -1503,6 +1560,7 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
             std::to_string(
                 properties.limits.maxPerStageDescriptorStorageBuffers) +
             " (maxPerStageDescriptorStorageBuffers)");
+  CACHET_RETURN_IF_ERROR(checkSubgroupSize(name, kernelInfo, invocations));
   auto kernel = std::make_unique<VulkanKernel>(device, kernelInfo, name);
   std::vector<VkDescriptorSetLayoutBinding> bindings(kernelInfo.numBindings);
   for (uint32_t i = 0; i < kernelInfo.numBindings; ++i) {
@@ -1539,6 +1597,17 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
       VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   pipelineInfo.stage.sType =
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  auto requiredSize = makeStruct<
+      VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
+  if (kernelInfo.subgroupSize && subgroupSizeControl) {
+    requiredSize.requiredSubgroupSize = kernelInfo.subgroupSize;
+    pipelineInfo.stage.pNext = &requiredSize;
+    if (computeFullSubgroups &&
+        kernelInfo.workgroupSize[0] % kernelInfo.subgroupSize == 0)
+      pipelineInfo.stage.flags |=
+          VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  }
   pipelineInfo.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipelineInfo.stage.module = vkModule.shader;
   pipelineInfo.stage.pName = kernel->name.c_str();

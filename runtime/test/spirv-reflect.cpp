@@ -2,9 +2,9 @@
 //
 // Unit test driver of the Vulkan backend's SPIR-V reader (SpirvReflect.cpp,
 // compiled in): prints the version and capabilities it parsed, what it
-// reflects for each named entry point (the bindings, push-constant bytes
-// and workgroup size a launch checks), whether Vulkan 1.N accepts the
-// module's version, and what the SPIR-V validator makes of it. No device is
+// reflects for each named entry point (the bindings, push-constant bytes,
+// workgroup size and subgroup size a launch checks), whether Vulkan 1.N accepts
+// the module's version, and what the SPIR-V validator makes of it. No device is
 // needed.
 //
 //   cachet-spirv-reflect FILE.spv [--entry=NAME]... [--vulkan=N]
@@ -77,13 +77,17 @@ int main(int argc, char **argv) {
   for (const std::string &entry : entries) {
     CachetKernelInfo info;
     Status described = module.describeEntryPoint(entry, info);
-    if (described.ok())
+    if (described.ok()) {
+      std::string subgroup =
+          info.subgroupSize
+              ? "subgroups of " + std::to_string(info.subgroupSize)
+              : std::string("any subgroup size");
       std::printf("entry point '%s': %u bindings, %u push-constant bytes, "
-                  "workgroup %ux%ux%u\n",
+                  "workgroup %ux%ux%u, %s\n",
                   entry.c_str(), info.numBindings, info.pushConstantBytes,
                   info.workgroupSize[0], info.workgroupSize[1],
-                  info.workgroupSize[2]);
-    else
+                  info.workgroupSize[2], subgroup.c_str());
+    } else
       std::printf("entry point '%s': %s\n", entry.c_str(),
                   describe(described).c_str());
   }

@@ -456,6 +456,62 @@ def SPIRVInterfaceVersion
   }];
 }
 
+def SPIRVSubgroupSize
+    : Pass<"cachet-spirv-subgroup-size", "mlir::spirv::ModuleOp"> {
+  let summary = "Record in a spirv.module the subgroup size its kernels were "
+                "compiled for, where they use subgroup operations";
+  let description = [{
+    Kernels that shuffle, reduce or hold cooperative matrices across a
+    subgroup are written for the subgroup size of the device profile (the
+    target environment's `subgroup_size`): a 32-lane shuffle tree on a device
+    that runs 8-lane subgroups (lavapipe) or 64-lane ones (AMD's wave64)
+    computes wrong values without any error. Vulkan fixes a kernel's
+    subgroup size at pipeline creation (VK_EXT_subgroup_size_control, core in
+    1.3), not in SPIR-V, whose `SubgroupSize` execution mode is for OpenCL
+    kernels only. So this pass gives a module that uses subgroup operations
+    (`spirv.GroupNonUniform*`, `spirv.Group*`, `spirv.KHR.*` subgroup and
+    cooperative-matrix ops, or the Subgroup* / NumSubgroups built-ins) an
+    unused specialization constant, `@cachet_subgroup_size`, with the
+    reserved SpecId 0x63616368 (`CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID` in
+    cachet/runtime.h) and the subgroup size as its value. The Vulkan runtime
+    reads it when it creates a kernel's pipeline: it asks for that size where
+    the device can run it, and refuses the kernel (CACHET_ERROR_UNSUPPORTED,
+    naming both sizes) where it cannot, instead of computing wrong values.
+    A module without subgroup operations runs at any subgroup size and is
+    left as it is. The requirement holds for every entry point of the
+    module (cachet outlines one kernel per module). Each module gets a
+    remark either way.
+
+    Before (target environment with `subgroup_size = 32`):
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader,
+        GroupNonUniformShuffle], []> {
+      spirv.func @k() "None" {
+        %s = spirv.GroupNonUniformShuffleXor <Subgroup> %v, %c16 : f32, i32
+        ...
+      }
+      spirv.EntryPoint "GLCompute" @k, ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader,
+        GroupNonUniformShuffle], []> {
+      spirv.SpecConstant @cachet_subgroup_size spec_id(1667326824) = 32 : i32
+      spirv.func @k() "None" { ... }
+      spirv.EntryPoint "GLCompute" @k, ...
+    }
+    ```
+
+    A module that already declares the constant keeps it if its value is
+    the target's subgroup size; a different value, or another constant
+    with the reserved SpecId, is an error.
+  }];
+}
+
 def SPIRVCoopMatrixTargets
     : Pass<"cachet-spirv-coop-matrix-targets", "mlir::ModuleOp"> {
   let summary = "KHR cooperative matrices in the SPIR-V target of the "

@@ -161,6 +161,15 @@ typedef struct CachetBinding {
   uint64_t range;
 } CachetBinding;
 
+/** The SpecId of the specialization constant through which a SPIR-V module
+ *  states the subgroup size its kernels were written for (a 32-bit integer,
+ *  the constant's default value). cachet's compiler adds it to the modules
+ *  whose kernels use subgroup operations (cachet-spirv-subgroup-size); the
+ *  Vulkan backend asks the device for that size when it creates the
+ *  pipeline (VK_EXT_subgroup_size_control, core in Vulkan 1.3) and refuses
+ *  the kernel with CACHET_ERROR_UNSUPPORTED where the device cannot run it. */
+#define CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID 0x63616368u
+
 /** What the runtime found in a kernel's SPIR-V. */
 typedef struct CachetKernelInfo {
   /** Number of storage-buffer bindings (descriptor set 0, bindings 0..n-1). */
@@ -170,6 +179,10 @@ typedef struct CachetKernelInfo {
   /** Workgroup size declared by the shader (0 where given by
    *  specialization). */
   uint32_t workgroupSize[3];
+  /** The subgroup size the kernel was written for
+   *  (CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID), which it runs with; 0 where the
+   *  module states none (any size). */
+  uint32_t subgroupSize;
 } CachetKernelInfo;
 
 /*===--------------------------------------------------------------------===*
