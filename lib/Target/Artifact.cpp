@@ -6,6 +6,7 @@
 #include "cachet/Dialect/CachetDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -214,18 +215,45 @@ LogicalResult addPackedEntry(llvm::Module &module, StringRef entry) {
   return success();
 }
 
+/// The host code of the GPU variants is launch glue (buffers, descriptors,
+/// mgpu calls) in a few huge basic blocks: at -O3 SelectionDAG's list
+/// scheduler, quadratic in a block's size, took about a third of the 8B
+/// model's compile; -O0 (FastISel) compiles it in a fraction of that and
+/// leaves the host time per launch within its spread
+/// (docs/BENCHMARKS.md). The CPU reference computes everything on the host:
+/// -O3.
+constexpr llvm::CodeGenOptLevel kGpuHostOptLevel = llvm::CodeGenOptLevel::None;
+constexpr llvm::CodeGenOptLevel kReferenceOptLevel =
+    llvm::CodeGenOptLevel::Aggressive;
+
 /// Runs `build` on a clone of `module`, translates the result to LLVM IR and
-/// links it into the shared object `path`.
+/// links its host code, compiled at `hostOptLevel`, into the shared object
+/// `path`.
 LogicalResult
 buildSharedObject(ModuleOp module, const ArtifactOptions &options,
                   function_ref<LogicalResult(OpPassManager &)> build,
-                  StringRef path) {
+                  StringRef path, llvm::CodeGenOptLevel hostOptLevel) {
   OwningOpRef<ModuleOp> clone = module.clone();
   PassManager pm(module.getContext());
   if (failed(build(pm)))
     return failure();
+  // Without verifyEachPass the IR is verified once, after the last pass (as
+  // clang leaves LLVM's verifier off between passes): the 8B model's
+  // functions have thousands of ops per kernel and dozens of passes.
+  pm.enableVerifier(options.verifyEachPass);
+  // The pass manager's command-line options (--mlir-timing, ...) where the
+  // tool registered them.
+  if (options.passManagerCLOptions) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
+  }
   if (failed(pm.run(*clone)))
     return failure();
+  if (!options.verifyEachPass && failed(verify(*clone)))
+    return module.emitError("artifact: the compiled module of ")
+           << path << " does not verify (a pass produced invalid IR; "
+           << "--verify-each names it)";
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -247,7 +275,7 @@ buildSharedObject(ModuleOp module, const ArtifactOptions &options,
   targetOptions.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, kHostCPU, "", targetOptions, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      hostOptLevel));
   llvmModule->setDataLayout(machine->createDataLayout());
   loadAndStoreBF16AsI16(*llvmModule);
   if (failed(addPackedEntry(*llvmModule, options.entry)))
@@ -321,7 +349,7 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
             [&](OpPassManager &pm) {
               return buildCachetCompilePipeline(pm, compile, emitError);
             },
-            file(rewrites ? "gpu.so" : "gpu-norewrite.so"))))
+            file(rewrites ? "gpu.so" : "gpu-norewrite.so"), kGpuHostOptLevel)))
       return failure();
   }
   if (options.reference &&
@@ -330,7 +358,7 @@ LogicalResult cachet::emitArtifact(ModuleOp module,
           [&](OpPassManager &pm) {
             return buildCachetReferencePipeline(pm, options.compile, emitError);
           },
-          file("ref.so"))))
+          file("ref.so"), kReferenceOptLevel)))
     return failure();
 
   std::error_code ec;

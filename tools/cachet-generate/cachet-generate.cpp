@@ -37,6 +37,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/Support/CommandLine.h"
@@ -112,6 +114,11 @@ static cl::opt<uint64_t> maxScratchBytes(
     cl::desc("Cap on the dequant-once K/V scratch in bytes (cachet-compile's "
              "max-scratch-bytes: larger layers in KV chunks; 0: no cap)"),
     cl::init(0));
+static cl::opt<bool> verifyEach(
+    "verify-each", cl::cat(generateCategory),
+    cl::desc("Verify the IR after every compiler pass (default: once, after "
+             "the last; a pass that breaks the IR is then named)"),
+    cl::init(false));
 static cl::opt<std::string> profile("profile", cl::cat(generateCategory),
                                     cl::desc("Device profile"),
                                     cl::init("lavapipe"));
@@ -276,6 +283,8 @@ bool compile(const std::string &text, const std::string &directory,
     return false;
   }
   options.gpu = !gpuCached;
+  options.passManagerCLOptions = true;
+  options.verifyEachPass = verifyEach;
   options.reference = reference;
   sys::fs::remove_directories(options.directory);
   if (failed(emitArtifact(*module, options))) {
@@ -308,6 +317,9 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   registerCachetPasses();
   registerCachetConversionPasses();
+  // --mlir-timing and the other pass-manager options (hidden from --help).
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(generateCategory);
   cl::ParseCommandLineOptions(argc, argv, "cachet-generate\n");
 

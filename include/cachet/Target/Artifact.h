@@ -46,6 +46,14 @@ struct ArtifactOptions {
   /// ref.so (the CPU reference, which only a check runs). manifest.json
   /// is always written.
   bool gpu = true, reference = true;
+  /// Applies MLIR's pass-manager and timing command-line options
+  /// (--mlir-timing, --mlir-print-ir-after=..., ...) to each build; only for
+  /// a tool that called mlir::registerPassManagerCLOptions() and
+  /// mlir::registerDefaultTimingManagerCLOptions().
+  bool passManagerCLOptions = false;
+  /// Verifies the IR after every pass (MLIR's default) instead of once at
+  /// the end.
+  bool verifyEachPass = true;
 };
 
 /// Builds the artifact of `module` (which is not modified). Errors are
