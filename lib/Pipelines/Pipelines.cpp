@@ -259,6 +259,28 @@ static std::string getDefaultCudaToolkit() {
   return "";
 }
 
+/// The ROCm folder gpu-module-to-binary takes for ROCDL where `toolkit` is
+/// not given: upstream's default (ROCM_PATH, ROCM_ROOT or ROCM_HOME in the
+/// environment, else the ROCm that LLVM was built with) where one of those
+/// is set or /opt/rocm holds the device bitcode, else the build's
+/// ROCm-style folder of Debian's rocm-device-libs and LLVM's ld.lld
+/// (CMakeLists.txt) where it holds it. Without the bitcode the generic
+/// kernels' math calls (`__ocml_exp_f32`, ...) cannot be linked and the
+/// module does not serialize.
+static std::string getDefaultRocmToolkit() {
+  for (const char *name : {"ROCM_PATH", "ROCM_ROOT", "ROCM_HOME"})
+    if (const char *value = std::getenv(name); value && *value)
+      return "";
+  if (llvm::sys::fs::is_directory("/opt/rocm/amdgcn/bitcode"))
+    return "";
+#ifdef CACHET_DEFAULT_ROCM_TOOLKIT
+  if (llvm::sys::fs::is_directory(llvm::Twine(CACHET_DEFAULT_ROCM_TOOLKIT) +
+                                  "/amdgcn/bitcode"))
+    return CACHET_DEFAULT_ROCM_TOOLKIT;
+#endif
+  return "";
+}
+
 /// The passes both pipelines start with: IR that upstream passes would
 /// crash on becomes a diagnostic, whole-cache updates of arguments stay
 /// writes, and the profile of `options` is attached.
@@ -473,6 +495,8 @@ LogicalResult cachet::buildCachetCompilePipeline(
   binary.toolkitPath = options.toolkit;
   if (options.target == Target::NVVM && binary.toolkitPath.empty())
     binary.toolkitPath = getDefaultCudaToolkit();
+  if (options.target == Target::ROCDL && binary.toolkitPath.empty())
+    binary.toolkitPath = getDefaultRocmToolkit();
   builder.add(createGpuModuleToBinaryPass(binary));
   if (spirv)
     builder.add("cachet-spirv-word-launch-operands");
