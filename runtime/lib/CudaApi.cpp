@@ -220,10 +220,8 @@ CudaApi::~CudaApi() {
 }
 
 Status CudaApi::open(int index) {
-  const char *path = std::getenv("CACHET_CUDA_LIBRARY");
-  if (!path || !*path)
-    path = "libcuda.so.1";
-  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  const char *path = nullptr;
+  library = openCudaLibrary(path);
   if (!library) {
     const char *why = dlerror();
     return Status(CACHET_ERROR_NO_DEVICE,
@@ -492,4 +490,11 @@ Status CudaApi::elapsedMs(void *start, void *end, float &ms) {
 
 std::unique_ptr<DriverApi> cachet::runtime::createCudaApi() {
   return std::make_unique<CudaApi>();
+}
+
+void *cachet::runtime::openCudaLibrary(const char *&path) {
+  path = std::getenv("CACHET_CUDA_LIBRARY");
+  if (!path || !*path)
+    path = "libcuda.so.1";
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }

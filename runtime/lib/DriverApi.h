@@ -92,8 +92,13 @@ public:
 /// (out of memory, no device, invalid binary, not found, out of resources).
 Status driverFailure(int result, const char *resultName, const char *call);
 
-/// Creates the (not yet opened) CUDA driver API over dlopen of libcuda.so.1,
-/// or of $CACHET_CUDA_LIBRARY where set.
+/// dlopens the CUDA driver library, $CACHET_CUDA_LIBRARY where set, else
+/// libcuda.so.1 (RTLD_NOW | RTLD_LOCAL; never closed: the driver does not
+/// support being unloaded). Returns null where it cannot be loaded; `path`
+/// receives the name tried.
+void *openCudaLibrary(const char *&path);
+
+/// Creates the (not yet opened) CUDA driver API over openCudaLibrary().
 std::unique_ptr<DriverApi> createCudaApi();
 /// Creates the (not yet opened) HIP API over dlopen of libamdhip64.so, or of
 /// $CACHET_HIP_LIBRARY where set.

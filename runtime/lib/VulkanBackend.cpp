@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "DriverApi.h"
 #include "SpirvReflect.h"
 
 #include <vulkan/vulkan.h>
@@ -364,11 +365,8 @@ public:
     if (const char *env = std::getenv("CACHET_VULKAN_CUDA_CONTEXT");
         env && std::strcmp(env, "0") == 0)
       return false;
-    const char *path = std::getenv("CACHET_CUDA_LIBRARY");
-    if (!path || !*path)
-      path = "libcuda.so.1";
-    // Kept loaded: the driver does not support being unloaded.
-    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *path = nullptr;
+    void *library = openCudaLibrary(path);
     if (!library)
       return false;
     auto symbol = [&](const char *name) { return dlsym(library, name); };
