@@ -33,7 +33,7 @@ for r in $(seq $ROUNDS); do
     timeout 150 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 \
       --ubatch=512 --ctx=4352 --prefill=$(ls -d $D/gen$v/prefill-*) \
       --decode=$(ls -d $D/gen$v/decode-*) --bench --bench-on-only \
-      --bench-depths=512 --bench-prompt=0 --bench-gen=64 --bench-reps=3 \
+      --bench-depths=512 --bench-prompt=0 --bench-gen=32 --bench-reps=3 \
       > $W/gen$v-$r.log 2> $W/gen$v-$r.err
     echo "rc $?" >> $W/gen$v-$r.log
     s
