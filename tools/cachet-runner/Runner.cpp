@@ -411,6 +411,17 @@ public:
             std::string &error) {
     // Failures of earlier calls are not this variant's.
     cachetMgpuTakeError(nullptr, 0);
+    // Loaded once: a second dlopen of the same file would only raise its
+    // reference count, and the one dlclose of the destructor would leave it
+    // loaded until exit, where its destructor unloads the kernels after
+    // NVIDIA's Vulkan driver has torn itself down (exit 139 after
+    // `--repeat`'s call after the timed ones: docs/BENCHMARKS.md, run 157).
+    if (handle && fn)
+      return true;
+    if (handle) {
+      error = path + " has no _cachet_packed_" + entry;
+      return false;
+    }
     // RTLD_LOCAL: the variants define the same symbols. Their constructors
     // load the kernels.
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
