@@ -11,10 +11,10 @@
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
-#include "mlir/IR/SymbolTable.h"
 
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <set>
 
 namespace cachet {
 #define GEN_PASS_DEF_SPIRVSUBGROUPSIZE
@@ -31,11 +31,11 @@ constexpr StringLiteral kConstantName = "cachet_subgroup_size";
 /// The attribute that spirv.SpecConstant keeps its SpecId in.
 constexpr StringLiteral kSpecIdAttr = "spec_id";
 
-/// Op-name prefixes of the operations that act across a subgroup.
+/// Op-name prefixes of the operations that act across a subgroup
+/// ("spirv.Group" covers spirv.GroupNonUniform*).
 constexpr StringLiteral kSubgroupOpPrefixes[] = {
-    "spirv.GroupNonUniform",       "spirv.Group",
-    "spirv.KHR.CooperativeMatrix", "spirv.KHR.Subgroup",
-    "spirv.INTEL.Subgroup",        "spirv.NV.CooperativeMatrix"};
+    "spirv.Group", "spirv.KHR.CooperativeMatrix", "spirv.KHR.Subgroup",
+    "spirv.INTEL.Subgroup", "spirv.NV.CooperativeMatrix"};
 
 /// Built-ins whose values depend on the subgroup size.
 bool isSubgroupBuiltIn(StringRef builtIn) {
@@ -44,25 +44,21 @@ bool isSubgroupBuiltIn(StringRef builtIn) {
 
 /// The names of what `module` uses across subgroups (ops and built-ins),
 /// sorted; empty if nothing.
-SmallVector<std::string> subgroupUses(spirv::ModuleOp module) {
-  llvm::SetVector<StringRef> uses;
+std::set<std::string> subgroupUses(spirv::ModuleOp module) {
+  std::set<std::string> uses;
   module.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
     for (StringRef prefix : kSubgroupOpPrefixes)
       if (name.starts_with(prefix)) {
-        uses.insert(name);
+        uses.insert(name.str());
         return;
       }
     if (auto variable = dyn_cast<spirv::GlobalVariableOp>(op))
       if (std::optional<StringRef> builtIn = variable.getBuiltIn())
         if (isSubgroupBuiltIn(*builtIn))
-          uses.insert(*builtIn);
+          uses.insert(builtIn->str());
   });
-  SmallVector<std::string> sorted;
-  for (StringRef use : uses)
-    sorted.push_back(use.str());
-  llvm::sort(sorted);
-  return sorted;
+  return uses;
 }
 
 std::string entryPointNames(spirv::ModuleOp module) {
@@ -81,7 +77,7 @@ struct SPIRVSubgroupSizePass final
   void runOnOperation() override {
     spirv::ModuleOp module = getOperation();
     std::string kernels = entryPointNames(module);
-    SmallVector<std::string> uses = subgroupUses(module);
+    std::set<std::string> uses = subgroupUses(module);
     if (uses.empty()) {
       module.emitRemark("cachet-spirv-subgroup-size: kernel ")
           << kernels

@@ -265,7 +265,7 @@ static std::string getDefaultCudaToolkit() {
 /// is set or /opt/rocm holds the device bitcode, else the build's
 /// ROCm-style folder of Debian's rocm-device-libs and LLVM's ld.lld
 /// (CMakeLists.txt) where it holds it. Without the bitcode the generic
-/// kernels' math calls (`__ocml_exp_f32`, ...) cannot be linked and the
+/// kernels' math calls (`__ocml_exp2_f32`, ...) cannot be linked and the
 /// module does not serialize.
 static std::string getDefaultRocmToolkit() {
   for (const char *name : {"ROCM_PATH", "ROCM_ROOT", "ROCM_HOME"})

@@ -98,9 +98,9 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
   info.binding.assign(bound, -1);
   info.blockKind.assign(bound, 0);
   info.arrayStride.assign(bound, 0);
-  // OpSpecConstant results (id, default value's first word) and the id
-  // decorated with the subgroup size's SpecId.
-  std::vector<std::pair<uint32_t, uint32_t>> specConstantValue;
+  // The default value (first word) of each OpSpecConstant, by id, and the
+  // id decorated with the subgroup size's SpecId.
+  std::vector<uint64_t> specDefault(bound, UINT64_MAX);
   uint32_t subgroupSizeId = 0;
   info.constantValue.assign(bound, UINT64_MAX);
   info.memberOffsets.resize(bound);
@@ -162,7 +162,7 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
     case OpSpecConstant:
       if (count < 4 || !checkId(op[2]))
         return invalid("malformed OpSpecConstant");
-      specConstantValue.emplace_back(op[2], op[3]);
+      specDefault[op[2]] = op[3];
       break;
     case OpVariable:
       if (count < 4 || !checkId(op[2]))
@@ -198,15 +198,12 @@ Status SpirvModuleInfo::parse(const std::vector<uint32_t> &words,
   if (info.entryPoints.empty())
     return invalid("the module has no entry point");
   if (subgroupSizeId) {
-    auto found = std::find_if(
-        specConstantValue.begin(), specConstantValue.end(),
-        [&](const auto &entry) { return entry.first == subgroupSizeId; });
-    if (found == specConstantValue.end() || found->second == 0 ||
-        (found->second & (found->second - 1)) != 0)
+    uint64_t size = specDefault[subgroupSizeId];
+    if (size == UINT64_MAX || size == 0 || (size & (size - 1)) != 0)
       return invalid("the subgroup-size specialization constant (SpecId " +
                      std::to_string(CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID) +
                      ") is not an OpSpecConstant of a power of two");
-    info.subgroupSize = found->second;
+    info.subgroupSize = uint32_t(size);
   }
   result = std::move(info);
   return Status::success();

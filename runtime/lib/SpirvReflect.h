@@ -54,10 +54,6 @@ public:
   Status describeEntryPoint(const std::string &name,
                             CachetKernelInfo &info) const;
 
-  /// The subgroup size the module's kernels were written for: the default
-  /// value of its specialization constant decorated with SpecId
-  /// CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID; 0 where there is none.
-  uint32_t getSubgroupSize() const { return subgroupSize; }
   /// The version word of the header (0x00010600 for SPIR-V 1.6).
   uint32_t getVersion() const { return version; }
   /// The capabilities the module declares (OpCapability), in order.
@@ -88,6 +84,9 @@ private:
   uint64_t typeSize(uint32_t id, unsigned depth) const;
 
   uint32_t version = 0;
+  /// The subgroup size the module's kernels were written for: the default
+  /// value of its specialization constant decorated with SpecId
+  /// CACHET_SPIRV_SUBGROUP_SIZE_SPEC_ID; 0 where there is none.
   uint32_t subgroupSize = 0;
   std::vector<uint32_t> capabilities;
   std::vector<EntryPoint> entryPoints;

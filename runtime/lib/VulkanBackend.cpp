@@ -450,9 +450,10 @@ private:
   Status createDevice();
   void describeCooperativeMatrix(bool exposed, bool feature);
   /// Fails with CACHET_ERROR_UNSUPPORTED where the device cannot run kernel
-  /// `name` at the subgroup size it was compiled for.
+  /// `name` at the subgroup size it was compiled for; sets `request` where
+  /// its pipeline is to ask for that size.
   Status checkSubgroupSize(const char *name, const CachetKernelInfo &kernelInfo,
-                           uint64_t invocations) const;
+                           uint64_t invocations, bool &request) const;
   /// "device 'NAME'", for messages.
   std::string deviceName() const;
   /// Whether host access to device memory crosses a bus: a discrete GPU, or a
@@ -1488,21 +1489,20 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
 
 Status VulkanBackend::checkSubgroupSize(const char *name,
                                         const CachetKernelInfo &kernelInfo,
-                                        uint64_t invocations) const {
+                                        uint64_t invocations,
+                                        bool &request) const {
   uint32_t need = kernelInfo.subgroupSize;
-  if (!need)
-    return Status::success();
-  // With subgroupSizeControl the pipeline asks for the size (getKernel);
-  // without it the driver picks one, which must be the one it reports and
-  // the only one it has.
-  bool requestable =
-      subgroupSizeControl && need >= sizeControl.minSubgroupSize &&
+  // With subgroupSizeControl the pipeline asks for the size; without it (or
+  // beyond its limits) the driver picks one, which must be the one it
+  // reports and the only one it has.
+  request =
+      need && subgroupSizeControl && need >= sizeControl.minSubgroupSize &&
       need <= sizeControl.maxSubgroupSize &&
       invocations <= uint64_t(need) * sizeControl.maxComputeWorkgroupSubgroups;
   bool fixed = need == info.subgroupSize &&
                (!subgroupSizeControl ||
                 sizeControl.minSubgroupSize == sizeControl.maxSubgroupSize);
-  if (requestable || fixed)
+  if (!need || request || fixed)
     return Status::success();
   std::string why;
   if (!subgroupSizeControl)
@@ -1558,7 +1558,9 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
             std::to_string(
                 properties.limits.maxPerStageDescriptorStorageBuffers) +
             " (maxPerStageDescriptorStorageBuffers)");
-  CACHET_RETURN_IF_ERROR(checkSubgroupSize(name, kernelInfo, invocations));
+  bool requestSubgroupSize = false;
+  CACHET_RETURN_IF_ERROR(
+      checkSubgroupSize(name, kernelInfo, invocations, requestSubgroupSize));
   auto kernel = std::make_unique<VulkanKernel>(device, kernelInfo, name);
   std::vector<VkDescriptorSetLayoutBinding> bindings(kernelInfo.numBindings);
   for (uint32_t i = 0; i < kernelInfo.numBindings; ++i) {
@@ -1598,7 +1600,7 @@ Status VulkanBackend::getKernel(Module &module, const char *name,
   auto requiredSize = makeStruct<
       VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);
-  if (kernelInfo.subgroupSize && subgroupSizeControl) {
+  if (requestSubgroupSize) {
     requiredSize.requiredSubgroupSize = kernelInfo.subgroupSize;
     pipelineInfo.stage.pNext = &requiredSize;
     if (computeFullSubgroups &&
