@@ -16,6 +16,7 @@ checks every GEMM tiling.
 
 Usage: bench/make-gemm-check.py -o DIR [--seed=N] [--count=N]
            [--compile-options=OPTS ...] [--profile=h200] [--chip=CHIP]
+           [--target=nvvm|spirv|rocdl]
            [--blocks]
            [--cachet-run=PATH]
 DIR gets <variant>/<case>/ (variant v0, v1, ... in the order of the
@@ -47,6 +48,9 @@ def main():
     p.add_argument("--count", type=int, default=6)
     p.add_argument("--compile-options", action="append", default=[])
     p.add_argument("--profile", default="h200")
+    p.add_argument("--target", default="nvvm",
+                   help="nvvm (the mma-sync / wgmma GEMMs), spirv or rocdl "
+                   "(the tiled GEMM)")
     p.add_argument("--chip", default="",
                    help="e.g. sm_90a (the wgmma GEMM)")
     p.add_argument("--blocks", action="store_true",
@@ -86,7 +90,7 @@ def main():
             with open(source, "w") as f:
                 f.write(mlir + "\n")
             command = [args.cachet_run, source, "--entry=matvec",
-                       "--target=nvvm", f"--profile={args.profile}",
+                       f"--target={args.target}", f"--profile={args.profile}",
                        f"--emit={os.path.join(folder, name)}", "--no-run"]
             if args.chip:
                 command.append(f"--chip={args.chip}")

@@ -1192,15 +1192,21 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "result is the same bytes. Where the steps do not divide among "
            "the subgroups that many at a time, 1">,
     Option<"gemm", "gemm", "bool", /*default=*/"true",
-           "With allow-mma-sync (NVVM): a linalg.matmul reading its weight "
-           "transposed with more rows of x than small-batch (a prefill's "
-           "linear layer) takes the mma-sync GEMM (gemm_mma_sync) where it "
-           "serves it: f16 or bf16 x and weight, f32 result, columns a "
-           "multiple of 32; else the generic kernel">,
+           "A linalg.matmul reading its weight transposed with more rows "
+           "of x than small-batch (a prefill's linear layer) takes a GEMM "
+           "kernel where one serves it (f16 or bf16 x and weight, f32 "
+           "result, contiguous 16-byte aligned rows): with allow-mma-sync "
+           "(NVVM) the mma-sync GEMM (gemm_mma_sync; columns a multiple of "
+           "32), without (SPIR-V, ROCDL) the tiled GEMM on f32 fused "
+           "multiply-adds (gemm_tiled; columns a multiple of 8); else the "
+           "generic kernel">,
     Option<"gemmTileM", "gemm-tile-m", "int64_t", /*default=*/"0",
            "Rows of x per workgroup tile of the GEMM (a multiple of 64; "
            "0: 128, or 64 for a mat-mul of at most 64 rows; wgmma also 64 "
-           "where gemm-fill-eighths says)">,
+           "where gemm-fill-eighths says; the tiled GEMM: 0 with "
+           "gemm-tile-n 0 takes 128 x 128 tiles where their grid gives "
+           "each of the profile's compute units a workgroup, else 64 x "
+           "64)">,
     Option<"gemmTileN", "gemm-tile-n", "int64_t", /*default=*/"0",
            "Weight rows per workgroup tile of the GEMM (mma-sync: a "
            "multiple of 32, 0: 128; wgmma: a multiple of 8 up to 256, 0: "
@@ -1220,11 +1226,14 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "1024x4096 at 512 tokens 0.028 -> 0.016 ms on an H100, run 138)">,
     Option<"gemmStep", "gemm-step", "int64_t", /*default=*/"0",
            "Columns per step of the mma-sync GEMM (a multiple of 16 that "
-           "divides the columns; 0: 64 where it divides them, else 32)">,
+           "divides the columns; 0: 64 where it divides them, else 32); of "
+           "the tiled GEMM (a multiple of 8; 0: 16 where it divides them, "
+           "else 8)">,
     Option<"gemmSubgroups", "gemm-subgroups", "int64_t", /*default=*/"0",
            "Subgroups per workgroup of the mma-sync GEMM, each computing 64 "
            "rows of x by a multiple of 16 weight rows of the tile (0: one "
-           "per 64 x 64 of a 128-row tile, per 64 x 32 of a 64-row one)">,
+           "per 64 x 64 of a 128-row tile, per 64 x 32 of a 64-row one); "
+           "the tiled GEMM's threads / 32 (0: 256 threads)">,
     Option<"gemmStages", "gemm-stages", "int64_t", /*default=*/"0",
            "Steps of the GEMM buffered in workgroup memory (2 to 8; the "
            "copies of the next stages - 1 steps in flight while one "

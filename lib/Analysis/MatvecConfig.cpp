@@ -64,8 +64,10 @@ std::string cachet::checkMatvecConfigOptions(const MatvecConfigOptions &o) {
   if (o.gemmFillEighths < 0 || o.gemmFillEighths > 8)
     return bad("gemm-fill-eighths", o.gemmFillEighths,
                "0 (never smaller tiles) to 8");
-  if (o.gemmStep < 0 || o.gemmStep % 16 != 0)
-    return bad("gemm-step", o.gemmStep, "0 (64) or a multiple of 16");
+  if (o.gemmStep < 0 || o.gemmStep % 8 != 0)
+    return bad("gemm-step", o.gemmStep,
+               "0 (the kernel's default) or a multiple of 8 (of 16 for the "
+               "mma-sync GEMM)");
   if (o.gemmSubgroups < 0)
     return bad("gemm-subgroups", o.gemmSubgroups,
                "0 (one per 64 x 64 of a 128-row tile, 64 x 32 of a "
@@ -672,6 +674,80 @@ static MatvecDecision selectWgmma(Operation *op, const MatvecOperands &operands,
   return d;
 }
 
+/// The tiled GEMM (gemm_tiled: f32 fused multiply-adds, for targets without
+/// matrix instructions) for the mat-mul `op`, or no config with `whyNot`.
+static MatvecDecision selectTiledGemm(Operation *op,
+                                      const MatvecOperands &operands,
+                                      DeviceProfileAttr profile,
+                                      const MatvecConfigOptions &o,
+                                      std::string &whyNot) {
+  MatvecDecision d;
+  auto w = cast<MemRefType>(operands.weight.getType());
+  int64_t rowsM = operands.columns, rowsN = w.getDimSize(0),
+          columns = w.getDimSize(1);
+  int64_t units =
+      profile ? static_cast<int64_t>(profile.getComputeUnits()) : int64_t(0);
+  int64_t threads = o.gemmSubgroups > 0 ? 32 * o.gemmSubgroups : 256;
+  // 128 x 128 tiles (8 x 8 sums per thread of 256) where their grid gives
+  // every compute unit a workgroup; else 64 x 64 (4 x 4), four times the
+  // workgroups.
+  int64_t tileM = o.gemmTileM, tileN = o.gemmTileN;
+  std::string tileFrom = "gemm-tile-m / gemm-tile-n";
+  if (tileM <= 0 && tileN <= 0) {
+    int64_t big =
+        llvm::divideCeil(rowsM, int64_t(128)) * llvm::divideCeil(rowsN, 128);
+    bool large = units == 0 || big >= units;
+    tileM = tileN = large ? 128 : 64;
+    tileFrom =
+        units == 0
+            ? std::string("no profile")
+            : llvm::formatv("{0} workgroups of 128 x 128 {1} the profile's "
+                            "{2} compute units",
+                            big, large ? "fill" : "would not fill", units)
+                  .str();
+  } else {
+    tileM = tileM > 0 ? tileM : 128;
+    tileN = tileN > 0 ? tileN : 128;
+  }
+  int64_t step = o.gemmStep > 0 ? o.gemmStep : columns % 16 == 0 ? 16 : 8;
+  int64_t perThread = tileM * tileN / std::max<int64_t>(threads, 1);
+  int64_t threadColumns = tileN >= 128 && perThread >= 32 ? 8 : 4;
+  if (std::string why = whyNotGemm(op, tileN, step); !why.empty()) {
+    whyNot = why;
+    return d;
+  }
+  if (std::string why =
+          whyNotTiledGemmTiles({tileM, tileN, step}, threads, threadColumns);
+      !why.empty()) {
+    whyNot = why;
+    return d;
+  }
+  int64_t threadRows = perThread / threadColumns;
+  d.config = KernelConfigAttr::get(
+      op->getContext(), KernelVariant::GemmTiled, {tileM, tileN, step}, threads,
+      /*subgroup=*/0, threadColumns, 1, 1, 1, 0, {}, 0, {}, false, false, false,
+      false, /*fuseSiblings=*/false,
+      /*fuseEpilogues=*/o.fuseEpilogues, /*loadBytes=*/0);
+  std::string unused;
+  std::optional<BlockWeight> blocks = getBlockWeight(op, unused);
+  auto elementType = cast<MemRefType>(operands.x.getType()).getElementType();
+  d.remark =
+      llvm::formatv(
+          "tiled GEMM for a mat-mul of {0} rows of x: workgroup tiles of {1} "
+          "rows of x by {2} weight rows ({3}), {4} threads each summing {5} "
+          "rows of x by {6} weight rows with f32 fused multiply-adds, steps "
+          "of {7} columns of {8} read in 16-byte loads and staged in "
+          "workgroup memory as f32, the next step's loads in flight while "
+          "one computes{9}",
+          rowsM, tileM, tileN, tileFrom, threads, threadRows, threadColumns,
+          step, elementType.isBF16() ? "bf16" : "f16",
+          blocks ? "; the " + blocks->block.getFormatName().str() +
+                       " weight dequantized by a kernel of its own first"
+                 : std::string())
+          .str();
+  return d;
+}
+
 MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                           DeviceProfileAttr profile,
                                           const MatvecConfigOptions &o) {
@@ -702,8 +778,16 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                       "than small-batch ({1})",
                                       operands->columns, o.smallBatch)
                             .str();
-      if (!o.mmaSync || !o.gemm)
+      if (!o.gemm)
         return generic(why);
+      if (!o.mmaSync) {
+        std::string notTiled;
+        MatvecDecision td =
+            selectTiledGemm(op, *operands, profile, o, notTiled);
+        if (td.config)
+          return td;
+        return generic(why + "; not the tiled GEMM: " + notTiled);
+      }
       // A workgroup tile of 128 (64 for at most 64) rows of x by 128
       // weight rows, 8 (4) subgroups of 64 x 32, by default.
       int64_t tileM = o.gemmTileM > 0           ? o.gemmTileM
@@ -1023,6 +1107,8 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
   if (config.getVariant() == KernelVariant::GemmMmaSync)
     return whyNotGemm(op, config.getTile()[1],
                       config.getTile().size() > 2 ? config.getTile()[2] : 32);
+  if (config.getVariant() == KernelVariant::GemmTiled)
+    return whyNotGemm(op, config.getTile()[1], config.getTile()[2]);
   if (config.getVariant() == KernelVariant::GemmWgmma) {
     if (std::string why = whyNotGemm(op, config.getTile()[1], 64);
         !why.empty() || config.getLoadBytes() == 0)

@@ -263,7 +263,8 @@ struct LowerMatvecPass final
           (config.getVariant() != cachet::KernelVariant::MatvecSubgroup &&
            config.getVariant() != cachet::KernelVariant::MatvecMmaSync &&
            config.getVariant() != cachet::KernelVariant::GemmMmaSync &&
-           config.getVariant() != cachet::KernelVariant::GemmWgmma))
+           config.getVariant() != cachet::KernelVariant::GemmWgmma &&
+           config.getVariant() != cachet::KernelVariant::GemmTiled))
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
@@ -273,7 +274,8 @@ struct LowerMatvecPass final
         return;
       }
       if (config.getVariant() == cachet::KernelVariant::GemmMmaSync ||
-          config.getVariant() == cachet::KernelVariant::GemmWgmma) {
+          config.getVariant() == cachet::KernelVariant::GemmWgmma ||
+          config.getVariant() == cachet::KernelVariant::GemmTiled) {
         gemms.push_back(op);
         return;
       }
@@ -316,7 +318,7 @@ struct LowerMatvecPass final
               formGroup(op, gemmSet, grouped, gemmAliases, /*gemm=*/true));
       for (Operation *op : gemms)
         if (std::optional<cachet::BlockWeight> w = copies.lookup(op))
-          lowerGemmWeightDequantize(*w, op);
+          lowerGemmWeightDequantize(*w, op, maxVectorElements);
       for (Group &group : gemmGroups)
         lowerGemm(group);
     }
@@ -399,8 +401,13 @@ struct LowerMatvecPass final
     tiles.padBytes = config.getPadBytes();
     tiles.dynamicShared = config.getDynamicShared();
     bool wgmma = config.getVariant() == cachet::KernelVariant::GemmWgmma;
+    bool tiled = config.getVariant() == cachet::KernelVariant::GemmTiled;
     if (wgmma)
       tiles.k = 64;
+    if (tiled) {
+      tiles.threads = config.getWorkgroup();
+      tiles.threadColumns = config.getVectorWidth();
+    }
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
     int64_t weights = static_cast<int64_t>(c.members.size());
@@ -431,18 +438,30 @@ struct LowerMatvecPass final
       stores.push_back(storesResult(m, c));
     InFlightDiagnostic diag =
         emitRemark(first.op->getLoc(), "cachet-lower-matvec: ")
-        << (wgmma ? "wgmma" : "mma-sync") << " GEMM: ";
+        << (wgmma   ? "wgmma"
+            : tiled ? "tiled"
+                    : "mma-sync")
+        << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
          << llvm::divideCeil(w.getDimSize(0), tiles.n / weights)
-         << " workgroups of " << (wgmma ? tiles.m / 64 : tiles.subgroups)
-         << (wgmma ? " warpgroups" : " subgroups") << ", each a " << tiles.m
-         << " x " << tiles.n << " tile over " << x.getDimSize(1)
-         << " columns in steps of " << tiles.k << " (" << tiles.stages
-         << " buffers";
+         << " workgroups of "
+         << (wgmma   ? tiles.m / 64
+             : tiled ? tiles.threads
+                     : tiles.subgroups)
+         << (wgmma   ? " warpgroups"
+             : tiled ? " threads"
+                     : " subgroups")
+         << ", each a " << tiles.m << " x " << tiles.n << " tile over "
+         << x.getDimSize(1) << " columns in steps of " << tiles.k;
+    if (tiled)
+      diag << " (" << tiles.tiledBytes() << " bytes of workgroup memory, f32)";
+    else
+      diag << " (" << tiles.stages << " buffers";
     if (tiles.dynamicShared)
       diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
            << " bytes of dynamic workgroup memory";
-    diag << ")";
+    if (!tiled)
+      diag << ")";
     if (first.fill)
       diag << "; the zero fill of the result is done in the kernel";
     if (weights > 1)
@@ -498,6 +517,8 @@ struct LowerMatvecPass final
         matrices.push_back(m.getMatrix());
       cachet::buildGemmWgmma(b, loc, operands.x, matrices, store, tiles,
                              blocks ? &staged : nullptr);
+    } else if (tiled) {
+      cachet::buildGemmTiled(b, loc, operands.x, operands.weight, store, tiles);
     } else {
       cachet::buildGemmMmaSync(b, loc, operands.x, operands.weight, store,
                                tiles);
@@ -542,9 +563,13 @@ struct LowerMatvecPass final
   /// kernel decodes them (the same values), stored with one vector store.
   /// The copy is still written: the GEMM reads it (issue 23 would decode
   /// in the GEMM's producers).
-  static void lowerGemmWeightDequantize(cachet::BlockWeight w,
-                                        Operation *gemm) {
-    constexpr int64_t slice = 8, threads = 256;
+  static void lowerGemmWeightDequantize(cachet::BlockWeight w, Operation *gemm,
+                                        int64_t maxVectorElements) {
+    // Slices of 8 values, or of the target's widest vector (SPIR-V: 4, the
+    // mat-vec's block-slice there: its decoders build no wider vector).
+    constexpr int64_t threads = 256;
+    int64_t slice =
+        maxVectorElements > 0 ? std::min<int64_t>(8, maxVectorElements) : 8;
     auto out = cast<MemRefType>(w.buffer.getType());
     Type element = out.getElementType();
     int64_t rows = out.getDimSize(0), cols = out.getDimSize(1);

@@ -2,7 +2,8 @@
 //
 // Private to lib/Conversion: the m16n8k16 multiply-accumulate that the
 // attention kernels and the GEMM share, and the mma-sync GEMM of
-// cachet-lower-matvec (MmaSync.cpp), NVVM only.
+// cachet-lower-matvec (MmaSync.cpp), NVVM only; the tiled GEMM of the
+// other targets (GemmTiled.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,13 @@ struct GemmTiles {
   /// The wgmma GEMM decoding a block weight itself: producer warpgroups
   /// (128 more threads each) copy and decode while the others multiply.
   int64_t producers = 0;
+  /// The tiled GEMM: threads per workgroup, and the weight rows each
+  /// computes (a multiple of 4; its rows of x: m * n / (threads *
+  /// threadColumns)).
+  int64_t threads = 0, threadColumns = 0;
+  /// Bytes of the tiled GEMM's workgroup memory: one step of x's and the
+  /// weight's rows as f32.
+  int64_t tiledBytes() const { return 4 * k * (m + n); }
 };
 
 /// A block weight the wgmma GEMM decodes in workgroup memory (a
@@ -150,6 +158,22 @@ void emitGemmStore(mlir::OpBuilder &b, mlir::Location loc, int64_t rows,
 void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value w, const GemmStore &store,
                       const GemmTiles &t);
+
+/// The same product on any target with f32 fused multiply-adds
+/// (GemmTiled.cpp), for those without matrix instructions: workgroup
+/// (bx, by) computes the `t.m x t.n` tile at rows `bx t.m` of x and `by
+/// t.n` of w with `t.threads` threads, each summing `t.threadColumns`
+/// weight rows (in runs of 4, `t.n * 4 / t.threadColumns` apart) by
+/// `t.m * t.n / (t.threads * t.threadColumns)` rows of x (likewise) in f32
+/// registers. Each step of `t.k` columns (a multiple of 8) is read in
+/// 16-byte loads (8 values), converted to f32 and stored transposed
+/// ([k][rows]) in workgroup memory, while the next step's loads are in
+/// flight in registers; the sums run over the columns in order (so every
+/// tiling gives the same bytes). x and w of one 16-bit float type, rows
+/// 16-byte aligned, K a multiple of `t.k`, N even; rows past M or N are
+/// read clamped and never stored.
+void buildGemmTiled(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                    mlir::Value w, const GemmStore &store, const GemmTiles &t);
 
 /// The same product on sm_90a warpgroup MMA (GemmWgmma.cpp): workgroup
 /// tiles of `t.m` rows of x (one warpgroup of 128 threads per 64) by `t.n`

@@ -202,6 +202,38 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
   return "";
 }
 
+std::string cachet::whyNotTiledGemmTiles(ArrayRef<int64_t> tile,
+                                         int64_t workgroup,
+                                         int64_t threadColumns) {
+  if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 4 != 0 || tile[1] <= 0 ||
+      tile[1] % 4 != 0 || tile[2] <= 0 || tile[2] % 8 != 0)
+    return "'tile' must be [rows of x, weight rows, columns per step], "
+           "multiples of 4, 4 and 8";
+  int64_t m = tile[0], n = tile[1];
+  if (workgroup <= 0 || threadColumns <= 0 || threadColumns % 4 != 0 ||
+      n % threadColumns != 0 || (m * n) % (workgroup * threadColumns) != 0)
+    return llvm::formatv("'vector_width' ({0}, weight rows per thread) must "
+                         "be a multiple of 4 dividing the tile's {1}, and "
+                         "'workgroup' ({2}) threads of that many must divide "
+                         "the tile's {3} x {1} sums",
+                         threadColumns, n, workgroup, m)
+        .str();
+  int64_t threadRows = m * n / (workgroup * threadColumns);
+  if (threadRows % 4 != 0 || m % threadRows != 0)
+    return llvm::formatv("each thread's {0} rows of x (the tile's {1} x {2} "
+                         "sums over {3} threads of {4} weight rows) must be "
+                         "a multiple of 4 dividing {1}",
+                         threadRows, m, n, workgroup, threadColumns)
+        .str();
+  int64_t bytes = 4 * tile[2] * (m + n);
+  if (bytes > 48 * 1024)
+    return llvm::formatv("a step's f32 tiles take {0} bytes of workgroup "
+                         "memory, more than 48 KiB",
+                         bytes)
+        .str();
+  return "";
+}
+
 std::string cachet::whyNotWgmmaTiles(ArrayRef<int64_t> tile, int64_t workgroup,
                                      int64_t subgroup, int64_t stages,
                                      int64_t padBytes, bool dynamicShared,
@@ -338,6 +370,19 @@ LogicalResult KernelConfigAttr::verify(
     if (fuseSiblings && (variant != KernelVariant::GemmWgmma || loadBytes != 0))
       return fail() << "'fuse_siblings' needs the wgmma GEMM over a float "
                        "weight (no 'load_bytes'): siblings share its tiles";
+    return success();
+  }
+  if (variant == KernelVariant::GemmTiled) {
+    if (std::string why =
+            cachet::whyNotTiledGemmTiles(tile, workgroup, vectorWidth);
+        !why.empty())
+      return fail() << why;
+    if (rowBlocks != 1 || stages != 1 || split != 1 || padBytes != 0 ||
+        !loads.empty() || minWorkgroupsPerSM != 0 || !resident.empty() ||
+        dynamicShared || warpSync || lazyRescale || stageX || fuseSiblings ||
+        loadBytes != 0)
+      return fail() << "the tiled GEMM takes only 'tile', 'workgroup', "
+                       "'subgroup', 'vector_width' and 'fuse_epilogues'";
     return success();
   }
   if (decode && loadBytes != 0 &&

@@ -8,9 +8,9 @@
 // The 32-column, 2-buffer tiling of 8 subgroups (static workgroup memory).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm-step=32 gemm-stages=2 gemm-subgroups=8},func.func(cachet-lower-matvec))' 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true},func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
-// gemm=false, or no allow-mma-sync (SPIR-V, ROCDL): the generic kernel.
+// gemm=false: the generic kernel (no allow-mma-sync, as on SPIR-V and
+// ROCDL: the tiled GEMM, gemm-tiled.mlir).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{allow-mma-sync=true gemm=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 // The whole NVVM pipeline down to PTX.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=nvvm chip=sm_90 format=isa" 2>/dev/null | FileCheck %s --check-prefix=PTX
 // Three buffers of 64 columns, 128 x 256 tiles of 8 subgroups of 64 x 64

@@ -23,3 +23,16 @@ func.func @gemm_f32(%w: memref<128x64xf32>, %x: memref<256x64xf32>, %y: memref<2
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma_sync, tile = [128, 128], workgroup = 256, subgroup = 32, stages = 2, pad_bytes = 16>}
   return
 }
+
+// -----
+
+// A tiled GEMM config on a mat-mul whose columns its step does not divide:
+// an error naming why.
+func.func @gemm_tiled_step(%w: memref<128x40xf16>, %x: memref<256x40xf16>, %y: memref<256x128xf32>) {
+  // expected-remark @+2 {{cachet-select-kernel-configs: the config in the IR is kept}}
+  // expected-error @+1 {{cachet-lower-matvec: cannot build #cachet.kernel_config<variant = gemm_tiled, tile = [64, 64, 16], workgroup = 256, vector_width = 4>: 40 columns are not a multiple of 16 (a step)}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x40xf16>, memref<128x40xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [64, 64, 16], workgroup = 256, vector_width = 4>}
+  return
+}

@@ -3,7 +3,7 @@
 // kernel, each decoded weight slice multiplied with every row of x, one
 // accumulator per (weight row, row of x).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
-// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch=0},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch=0 gemm=false},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=NONE
 // RUN: not cachet-opt %s -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch=-1})' 2>&1 | FileCheck %s --check-prefix=BAD
 // small-batch-loads=8: at 4 rows of x, 2 loads in flight (8 / 4).
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{small-batch-loads=8},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=LOADS8
@@ -116,16 +116,19 @@ func.func @gate_up(%x: memref<2x256xf16>, %wg: memref<64x256xf16>, %wu: memref<6
 
 // -----
 
-// More rows of x than small-batch (a prefill): the generic lowering, with
-// a remark; so for a dynamic batch. A mat-mul reading its weight in place
+// More rows of x than small-batch (a prefill): a GEMM (without
+// allow-mma-sync the tiled one, gemm-tiled.mlir), with a remark; a dynamic
+// batch keeps the generic lowering. A mat-mul reading its weight in place
 // (`x W`, the default maps) is no mat-vec: left alone, no remark.
 // CHECK-LABEL: func.func @not_small
-// CHECK-COUNT-3: linalg.matmul
+// CHECK: gpu.launch
+// CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: gpu.launch
 func.func @not_small(%w: memref<64x256xf16>, %x: memref<16x256xf16>, %y: memref<16x64xf32>,
                      %xd: memref<?x256xf16>, %yd: memref<?x64xf32>,
                      %wk: memref<256x64xf16>, %x4: memref<4x256xf16>, %y4: memref<4x64xf32>) {
-  // expected-remark @+1 {{cachet-select-kernel-configs: generic kernel: a mat-mul of 16 rows of x, more than small-batch (8)}}
+  // expected-remark @+2 {{cachet-select-kernel-configs: tiled GEMM for a mat-mul of 16 rows of x}}
+  // expected-remark @+1 {{cachet-lower-matvec: tiled GEMM: 1 x 1 workgroups of 256 threads}}
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : memref<16x256xf16>, memref<64x256xf16>) outs(%y : memref<16x64xf32>)
   // expected-remark @+1 {{cachet-select-kernel-configs: generic kernel: a mat-mul with a dynamic number of rows of x}}

@@ -464,3 +464,53 @@ func.func @fallback_not_attention(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf1
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>
 }
+
+// -----
+
+func.func @gemm_tiled_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{#cachet.kernel_config<variant = gemm_tiled>: 'tile' must be [rows of x, weight rows, columns per step], multiples of 4, 4 and 8}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128], workgroup = 256, vector_width = 8>}
+  return
+}
+
+// -----
+
+func.func @gemm_tiled_threads(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'vector_width' (6, weight rows per thread) must be a multiple of 4 dividing the tile's 128, and 'workgroup' (256) threads of that many must divide the tile's 128 x 128 sums}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 16], workgroup = 256, vector_width = 6>}
+  return
+}
+
+// -----
+
+func.func @gemm_tiled_rows(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{each thread's 2 rows of x (the tile's 64 x 128 sums over 1024 threads of 4 weight rows) must be a multiple of 4 dividing 64}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [64, 128, 16], workgroup = 1024, vector_width = 4>}
+  return
+}
+
+// -----
+
+func.func @gemm_tiled_memory(%x: memref<256x512xf16>, %w: memref<128x512xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{a step's f32 tiles take 65536 bytes of workgroup memory, more than 48 KiB}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x512xf16>, memref<128x512xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 64], workgroup = 256, vector_width = 8>}
+  return
+}
+
+// -----
+
+func.func @gemm_tiled_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{the tiled GEMM takes only 'tile', 'workgroup', 'subgroup', 'vector_width' and 'fuse_epilogues'}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 16], workgroup = 256, vector_width = 8, stages = 2>}
+  return
+}

@@ -1624,6 +1624,33 @@ def LowerMatvec : Pass<"cachet-lower-matvec", "mlir::func::FuncOp"> {
     // packed memref<384x272xi8>, decoded, nvvm.wgmma.mma_async.
     ```
 
+    `gemm_tiled` (every target; selected without allow-mma-sync, so on
+    SPIR-V and ROCDL, where the mat-mul kept the generic kernel before:
+    f16 or bf16 x and weight, f32 y, K a multiple of the step): the same
+    product on f32 fused multiply-adds. Workgroup (bx, by) computes the
+    `tile[0] x tile[1]` block of y with `workgroup` threads; each step of
+    `tile[2]` columns is read in 16-byte loads (SPIR-V: one `vector<4xi32>`
+    word each), converted to f32 and stored transposed (`[column][row]`)
+    into workgroup memory between two barriers, and the next step's loads
+    are issued before this step's products so that they are in flight
+    while it computes. Each thread sums `vector_width` weight rows by
+    `tile[0] * tile[1] / (workgroup * vector_width)` rows of x, both in
+    runs of 4 read as `vector<4xf32>` from workgroup memory, with
+    `vector.fma` over the columns in order; the stores and epilogues are
+    the mma-sync GEMM's:
+
+    ```mlir
+    // Before:
+    linalg.matmul {cachet.kernel_config = #cachet.kernel_config<
+        variant = gemm_tiled, tile = [128, 128, 16], workgroup = 256,
+        vector_width = 8>}
+        ins(%x, %w : memref<256x128xbf16>, memref<384x128xbf16>) ...
+    // After: one gpu.launch of 2 x 3 workgroups of 256 threads, workgroup
+    // memory memref<16x128xf32> twice, an scf.for over the 8 steps
+    // carrying 16 vector<4xf32> sums and the next step's 16 values,
+    // vector.fma, pairs stored under scf.if.
+    ```
+
     The GEMMs take `fuse-siblings` and `fuse-epilogues` from their configs
     too, with the conditions above. The element-wise op runs where each
     thread stores a pair of sums (row r, columns c and c + 1): its inputs

@@ -144,6 +144,7 @@ def Cachet_AttentionWgmma
     : I32EnumAttrCase<"AttentionWgmma", 12, "attention_wgmma">;
 def Cachet_QuantizeSubgroup
     : I32EnumAttrCase<"QuantizeSubgroup", 14, "quantize_subgroup">;
+def Cachet_GemmTiled : I32EnumAttrCase<"GemmTiled", 15, "gemm_tiled">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
@@ -152,7 +153,7 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
      Cachet_AttentionWgmma,
-     Cachet_QuantizeSubgroup]> {
+     Cachet_QuantizeSubgroup, Cachet_GemmTiled]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -223,6 +224,14 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       of 128 threads per 64 rows: `workgroup = 2 * tile[0]`) and a
       multiple of 8 up to 256; `stages` (2 to 8) steps of 64 columns in
       dynamic workgroup memory, `dynamic_shared` set)
+      and `gemm_tiled` (every target, for those without matrix
+      instructions: the same product on f32 fused multiply-adds; `tile =
+      [rows of x, weight rows, columns per step]`, multiples of 4, 4 and 8;
+      `workgroup` threads, each computing `vector_width` weight rows (a
+      multiple of 4) by `tile[0] * tile[1] / (workgroup * vector_width)`
+      rows of x (a multiple of 4) in registers; each step's columns staged
+      in workgroup memory as f32 while the next step's loads are in
+      flight in registers)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked
@@ -250,7 +259,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       per store; decode: values of a K/V row each lane reads (1: each
       thread reads whole rows; n > 1: head-dim / n lanes read a row
       together, with `stages = 1`); decode mma-sync: the K values of a row
-      a lane reads in one run (8 or more; whole blocks for blocks).
+      a lane reads in one run (8 or more; whole blocks for blocks);
+      `gemm_tiled`: the weight rows each thread computes.
     * `load_bytes` (0): bytes per staging load of the staged
       dequant-transpose (a power of two from 4); bytes per load of a K row
       in the decode kernel (a power of two from 1 to 16); `gemm_wgmma`: 4

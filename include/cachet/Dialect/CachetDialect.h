@@ -35,6 +35,11 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
                             int64_t subgroup, int64_t stages, int64_t padBytes,
                             bool dynamicShared);
 
+/// The same for a gemm_tiled config's `tile`, `workgroup` and
+/// `vector_width` (weight rows per thread).
+std::string whyNotTiledGemmTiles(llvm::ArrayRef<int64_t> tile,
+                                 int64_t workgroup, int64_t threadColumns);
+
 /// The same for a gemm_wgmma config (`tile`, `workgroup`, `subgroup`,
 /// `stages`, `pad_bytes`, `dynamic_shared`); `decodesBlocks` (its
 /// `load_bytes` set) allows one or two producer warpgroups (`workgroup`
