@@ -59,6 +59,7 @@ struct SelectKernelConfigsPass final
     o.decodeMmaUnroll = decodeMmaUnroll;
     o.decodeMmaStages = decodeMmaStages;
     o.decodeWorkgroupsPerUnit = decodeWorkgroupsPerUnit;
+    o.decodeBlockWorkgroupsPerUnit = decodeBlockWorkgroupsPerUnit;
     o.decodeWorkgroupRows = decodeWorkgroupRows;
     return o;
   }

@@ -1086,6 +1086,15 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "decode-mma-stages=2, else four with the split rounded down to a "
            "power of two); on mma.sync it also asks the kernel's registers "
            "to allow that many per SM (min_workgroups_per_sm)">,
+    Option<"decodeBlockWorkgroupsPerUnit", "decode-block-workgroups-per-cu",
+           "int64_t", /*default=*/"0",
+           "decode-workgroups-per-cu of the decode kernel (not mma.sync) over "
+           "K/V of block-quantized caches (read as the cache holds them or "
+           "dequantized once from them) where decode-workgroups-per-cu is 0 "
+           "(0: its default). The SPIR-V pipeline sets 2: on NVIDIA's "
+           "Vulkan driver q8_0 and q4_0 tg1 / tg4 from d4096 to d65536 took "
+           "0.88-1.01x the time of the default (H200 run 157, H100 run 159), "
+           "f16 1.14x">,
     Option<"matvecKernel", "matvec-kernel", "::cachet::MatvecKernelChoice",
            /*default=*/"::cachet::MatvecKernelChoice::Auto",
            "linalg.matvec kernel", [{::llvm::cl::values(
@@ -1205,8 +1214,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "0: 128, or 64 for a mat-mul of at most 64 rows; wgmma also 64 "
            "where gemm-fill-eighths says; the tiled GEMM: 0 with "
            "gemm-tile-n 0 takes 128 x 128 tiles where their grid gives "
-           "each of the profile's compute units a workgroup, else 64 x "
-           "64)">,
+           "workgroups to gemm-fill-eighths of the profile's compute "
+           "units, else 64 x 64)">,
     Option<"gemmTileN", "gemm-tile-n", "int64_t", /*default=*/"0",
            "Weight rows per workgroup tile of the GEMM (mma-sync: a "
            "multiple of 32, 0: 128; wgmma: a multiple of 8 up to 256, 0: "
@@ -1223,12 +1232,14 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "gives workgroups to fewer than this many eighths of the "
            "profile's compute units, tiles of 64 rows of x by 128 weight "
            "rows where that grid reaches them, else by 64 (0: never; "
-           "1024x4096 at 512 tokens 0.028 -> 0.016 ms on an H100, run 138)">,
+           "1024x4096 at 512 tokens 0.028 -> 0.016 ms on an H100, run 138); "
+           "the tiled GEMM: 64 x 64 tiles there (1024x4096 0.48 -> 0.21 ms "
+           "through Vulkan on an H100, run 159)">,
     Option<"gemmStep", "gemm-step", "int64_t", /*default=*/"0",
            "Columns per step of the mma-sync GEMM (a multiple of 16 that "
            "divides the columns; 0: 64 where it divides them, else 32); of "
-           "the tiled GEMM (a multiple of 8; 0: 16 where it divides them, "
-           "else 8)">,
+           "the tiled GEMM (a multiple of 8; 0: 32 for 64 x 64 tiles and "
+           "16 for larger ones where it divides them, else 8)">,
     Option<"gemmSubgroups", "gemm-subgroups", "int64_t", /*default=*/"0",
            "Subgroups per workgroup of the mma-sync GEMM, each computing 64 "
            "rows of x by a multiple of 16 weight rows of the tile (0: one "

@@ -195,6 +195,9 @@ cachet::checkAttentionConfigOptions(const AttentionConfigOptions &o) {
   if (o.decodeWorkgroupsPerUnit < 0 || o.decodeWorkgroupsPerUnit > 32)
     return bad("decode-workgroups-per-cu", o.decodeWorkgroupsPerUnit,
                "0 (auto) to 32");
+  if (o.decodeBlockWorkgroupsPerUnit < 0 || o.decodeBlockWorkgroupsPerUnit > 32)
+    return bad("decode-block-workgroups-per-cu", o.decodeBlockWorkgroupsPerUnit,
+               "0 (its default) to 32");
   if (o.decodeLoadBytes < 1 || o.decodeLoadBytes > 16 ||
       !llvm::isPowerOf2_64(o.decodeLoadBytes))
     return bad("decode-load-bytes", o.decodeLoadBytes,
@@ -997,9 +1000,14 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     if (minWorkgroups < 2)
       minWorkgroups = 0;
   }
+  // Over block-quantized K/V (as the cache holds them or dequantized once:
+  // rewrites off and on split alike), decode-block-workgroups-per-cu.
+  AttentionConfigOptions splitOptions = o;
+  if (!o.decodeWorkgroupsPerUnit && (keyFrom || valueFrom))
+    splitOptions.decodeWorkgroupsPerUnit = o.decodeBlockWorkgroupsPerUnit;
   std::string splitFrom;
-  int64_t split =
-      getDecodeSplit(s, profile, o, stepPositions, threads, splitFrom);
+  int64_t split = getDecodeSplit(s, profile, splitOptions, stepPositions,
+                                 threads, splitFrom);
   if (profile && profile.getVendor() == "mesa") {
     int64_t iterations =
         getDecodeIterations(s, rows, threads, stepPositions, split);

@@ -689,27 +689,37 @@ static MatvecDecision selectTiledGemm(Operation *op,
       profile ? static_cast<int64_t>(profile.getComputeUnits()) : int64_t(0);
   int64_t threads = o.gemmSubgroups > 0 ? 32 * o.gemmSubgroups : 256;
   // 128 x 128 tiles (8 x 8 sums per thread of 256) where their grid gives
-  // every compute unit a workgroup; else 64 x 64 (4 x 4), four times the
-  // workgroups.
+  // workgroups to gemm-fill-eighths of the compute units; else 64 x 64 (4 x
+  // 4), four times the workgroups. On an H100 through Vulkan (512 tokens,
+  // docs/BENCHMARKS.md run 159) 128 x 128 took 4096x4096 from 0.72 to
+  // 0.49 ms at 128 workgroups on 132 SMs, and 64 x 64 1024x4096 from 0.48
+  // to 0.21 ms at 32.
   int64_t tileM = o.gemmTileM, tileN = o.gemmTileN;
   std::string tileFrom = "gemm-tile-m / gemm-tile-n";
   if (tileM <= 0 && tileN <= 0) {
     int64_t big =
         llvm::divideCeil(rowsM, int64_t(128)) * llvm::divideCeil(rowsN, 128);
-    bool large = units == 0 || big >= units;
+    bool large = units == 0 || 8 * big >= units * o.gemmFillEighths;
     tileM = tileN = large ? 128 : 64;
-    tileFrom =
-        units == 0
-            ? std::string("no profile")
-            : llvm::formatv("{0} workgroups of 128 x 128 {1} the profile's "
-                            "{2} compute units",
-                            big, large ? "fill" : "would not fill", units)
-                  .str();
+    tileFrom = units == 0
+                   ? std::string("no profile")
+                   : llvm::formatv("{0} workgroups of 128 x 128 {1} {2} / 8 "
+                                   "of the profile's {3} compute units "
+                                   "(gemm-fill-eighths)",
+                                   big, large ? "reach" : "would not reach",
+                                   o.gemmFillEighths, units)
+                         .str();
   } else {
     tileM = tileM > 0 ? tileM : 128;
     tileN = tileN > 0 ? tileN : 128;
   }
-  int64_t step = o.gemmStep > 0 ? o.gemmStep : columns % 16 == 0 ? 16 : 8;
+  // Steps of 16 columns, 32 for 64 x 64 tiles (their 16 products per
+  // column and thread take fewer barriers: 4096x4096 0.72 -> 0.68 ms,
+  // 1024x4096 0.21 -> 0.19, run 159; 128 x 128 tiles were 7% slower).
+  int64_t step = o.gemmStep > 0                                  ? o.gemmStep
+                 : tileM * tileN <= 64 * 64 && columns % 32 == 0 ? 32
+                 : columns % 16 == 0                             ? 16
+                                                                 : 8;
   int64_t perThread = tileM * tileN / std::max<int64_t>(threads, 1);
   int64_t threadColumns = tileN >= 128 && perThread >= 32 ? 8 : 4;
   if (std::string why = whyNotGemm(op, tileN, step); !why.empty()) {

@@ -210,6 +210,9 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     // No vectors of i8 (nor one-element vectors to bitcast to): K rows
     // read a value at a time.
     select.decodeLoadBytes = 4;
+    // Over q8_0 / q4_0 blocks 2 decode workgroups per compute unit, not 4
+    // (NVIDIA's Vulkan driver, docs/BENCHMARKS.md runs 157 and 159).
+    select.decodeBlockWorkgroupsPerUnit = 2;
     // The decode kernel by default, as on the other targets: the decode
     // suites at d4096, d32768 and d65536 pass on NVIDIA's Vulkan driver
     // (H200, runs 57, 71 and 77: byte-identical off / on), and at tg1 @

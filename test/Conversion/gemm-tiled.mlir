@@ -6,8 +6,9 @@
 // summing a block of 8 x 8 (4 x 4) of the tile with f32 fused
 // multiply-adds, the next step's loads in flight while one computes.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs,func.func(cachet-lower-matvec))' -verify-diagnostics | FileCheck %s
-// A profile whose compute units a grid of 128 x 128 tiles would not fill:
-// 64 x 64 tiles of 4 x 4 per thread; the options choose others.
+// A profile whose compute units a grid of 128 x 128 tiles would not fill
+// (7 / 8 of them, gemm-fill-eighths): 64 x 64 tiles of 4 x 4 per thread,
+// steps of 32 columns; the options choose others.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=h200},cachet-select-kernel-configs,func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=SMALL
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{gemm-tile-m=128 gemm-tile-n=64 gemm-step=32 gemm-subgroups=4},func.func(cachet-lower-matvec))' 2>&1 >/dev/null | FileCheck %s --check-prefix=OPTS
 // Options that make no kernel: the generic one, with the reason.
@@ -20,8 +21,8 @@
 // RUN: env -u ROCM_PATH -u ROCM_ROOT -u ROCM_HOME cachet-opt %s -split-input-file -cachet-compile="target=rocdl chip=gfx942" -cachet-dump-kernel-objects=directory=%t -o /dev/null
 // RUN: cat %t/*.s | FileCheck %s --check-prefix=GCN
 
-// SMALL: tiled GEMM for a mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows (6 workgroups of 128 x 128 would not fill the profile's 132 compute units), 256 threads each summing 4 rows of x by 4 weight rows
-// SMALL: tiled GEMM: 4 x 6 workgroups of 256 threads, each a 64 x 64 tile over 128 columns in steps of 16 (8192 bytes of workgroup memory, f32)
+// SMALL: tiled GEMM for a mat-mul of 256 rows of x: workgroup tiles of 64 rows of x by 64 weight rows (6 workgroups of 128 x 128 would not reach 7 / 8 of the profile's 132 compute units (gemm-fill-eighths)), 256 threads each summing 4 rows of x by 4 weight rows {{.*}} steps of 32 columns
+// SMALL: tiled GEMM: 4 x 6 workgroups of 256 threads, each a 64 x 64 tile over 128 columns in steps of 32 (16384 bytes of workgroup memory, f32)
 // OPTS: tiled GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 64 weight rows (gemm-tile-m / gemm-tile-n), 128 threads each summing 16 rows of x by 4 weight rows {{.*}} steps of 32 columns
 // OPTS: tiled GEMM: 2 x 6 workgroups of 128 threads, each a 128 x 64 tile over 128 columns in steps of 32 (24576 bytes of workgroup memory, f32)
 // UNEVEN: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the tiled GEMM: 'vector_width' (4, weight rows per thread) must be a multiple of 4 dividing the tile's 64, and 'workgroup' (96) threads of that many must divide the tile's 64 x 64 sums

@@ -51,6 +51,14 @@
 // Bad options are errors naming the option.
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=64" 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-load-bytes=3" 2>&1 | FileCheck %s --check-prefix=BADLOAD
+// decode-block-workgroups-per-cu (the SPIR-V pipeline's 2): the split of
+// the kernels over blocks (q8_0 K/V) from 2 workgroups per compute unit,
+// exact, the f16 ones' unchanged.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-row-values=1 decode-block-workgroups-per-cu=2" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=BLOCKSPLIT
+// RUN: not cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-block-workgroups-per-cu=40" 2>&1 | FileCheck %s --check-prefix=BADBLOCKSPLIT
+// BLOCKSPLIT: decode flash-attention kernel (split-KV, 16 splits: 2 workgroups on each of 132 compute units over 8 KV heads, at least 256 positions each): 4 query rows per KV head
+// BLOCKSPLIT: decode flash-attention kernel (split-KV, 32 splits: 4 workgroups on each of 132 compute units
+// BADBLOCKSPLIT: bad decode-block-workgroups-per-cu 40: 0 (its default) to 32
 // BADROWS: cachet-select-kernel-configs: bad decode-rows 64: 0 (never) to 32
 // BADLOAD: cachet-select-kernel-configs: bad decode-load-bytes 3: a power of two from 1 to 16
 

@@ -259,6 +259,10 @@ struct AttentionConfigOptions {
   /// threads' worth for the pipelined mma-sync kernel, else four with the
   /// split a power of two); on mma.sync also its min_workgroups_per_sm.
   int64_t decodeWorkgroupsPerUnit = 0;
+  /// decodeWorkgroupsPerUnit of the decode kernel (not mma.sync) over
+  /// block-quantized K/V where decodeWorkgroupsPerUnit is 0 (0: its
+  /// default).
+  int64_t decodeBlockWorkgroupsPerUnit = 0;
 };
 
 /// The most query rows of one KV head the decode kernel keeps in registers.
