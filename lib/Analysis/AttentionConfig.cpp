@@ -366,6 +366,19 @@ static BlockQuantizedType getDequantizedOnceFrom(Value kv) {
   return cast<BlockQuantizedType>(Q8_0Type::get(kv.getContext()));
 }
 
+/// Whether `kv` is a head-major scratch that cachet-dequant-once-kv filled
+/// from packed blocks (whole, or the positions read, inserted into it): the
+/// K/V that rewrites off read as packed blocks. Not the split form, which
+/// rewrites off read as i8 values and scales.
+static bool isDequantizedOnceFromPacked(Value kv) {
+  if (auto insert = kv.getDefiningOp<tensor::InsertSliceOp>())
+    kv = insert.getSource();
+  auto dequant = kv.getDefiningOp<DequantTransposeOp>();
+  return dequant &&
+         isa<BlockQuantizedType>(
+             cast<ShapedType>(dequant.getInput().getType()).getElementType());
+}
+
 /// Iterations of the decode kernel's loops in one workgroup (llvmpipe caps
 /// a loop nest): the Q staging, the KV steps of one split and the
 /// accumulator's merge and store.
@@ -1000,10 +1013,16 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     if (minWorkgroups < 2)
       minWorkgroups = 0;
   }
-  // Over block-quantized K/V (as the cache holds them or dequantized once:
-  // rewrites off and on split alike), decode-block-workgroups-per-cu.
+  // Over packed block K/V (as the cache holds them, or dequantized once
+  // from them, whole or bounded: rewrites off and on must split alike),
+  // decode-block-workgroups-per-cu. Not split caches: rewrites off reads
+  // their i8 values as floats.
   AttentionConfigOptions splitOptions = o;
-  if (!o.decodeWorkgroupsPerUnit && (keyFrom || valueFrom))
+  bool packed =
+      s.keyBlock || s.valueBlock ||
+      (attention && (isDequantizedOnceFromPacked(attention.getKey()) ||
+                     isDequantizedOnceFromPacked(attention.getValue())));
+  if (!o.decodeWorkgroupsPerUnit && packed)
     splitOptions.decodeWorkgroupsPerUnit = o.decodeBlockWorkgroupsPerUnit;
   std::string splitFrom;
   int64_t split = getDecodeSplit(s, profile, splitOptions, stepPositions,
