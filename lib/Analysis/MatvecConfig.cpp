@@ -732,6 +732,16 @@ static MatvecDecision selectTiledGemm(Operation *op,
     whyNot = why;
     return d;
   }
+  int64_t sharedBytes =
+      profile ? static_cast<int64_t>(profile.getSharedMemoryBytes()) : 0;
+  if (int64_t bytes = 4 * step * (tileM + tileN);
+      sharedBytes > 0 && bytes > sharedBytes) {
+    whyNot = llvm::formatv("a step's f32 tiles take {0} bytes of workgroup "
+                           "memory, more than the profile's {1}",
+                           bytes, sharedBytes)
+                 .str();
+    return d;
+  }
   int64_t threadRows = perThread / threadColumns;
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::GemmTiled, {tileM, tileN, step}, threads,

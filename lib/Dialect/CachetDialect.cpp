@@ -206,9 +206,14 @@ std::string cachet::whyNotTiledGemmTiles(ArrayRef<int64_t> tile,
                                          int64_t workgroup,
                                          int64_t threadColumns) {
   if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 4 != 0 || tile[1] <= 0 ||
-      tile[1] % 4 != 0 || tile[2] <= 0 || tile[2] % 8 != 0)
+      tile[1] % 4 != 0 || tile[2] <= 0 || tile[2] % 8 != 0 ||
+      llvm::any_of(tile, [](int64_t v) { return v > 65536; }))
     return "'tile' must be [rows of x, weight rows, columns per step], "
-           "multiples of 4, 4 and 8";
+           "multiples of 4, 4 and 8 (at most 65536)";
+  if (workgroup > 1024)
+    return llvm::formatv("'workgroup' must be at most 1024 threads, got {0}",
+                         workgroup)
+        .str();
   int64_t m = tile[0], n = tile[1];
   if (workgroup <= 0 || threadColumns <= 0 || threadColumns % 4 != 0 ||
       n % threadColumns != 0 || (m * n) % (workgroup * threadColumns) != 0)

@@ -14,6 +14,7 @@
 // Options that make no kernel: the generic one, with the reason.
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{gemm-tile-m=64 gemm-tile-n=64 gemm-subgroups=3})' 2>&1 >/dev/null | FileCheck %s --check-prefix=UNEVEN
 // RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-select-kernel-configs{gemm=false})' 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: cachet-opt %s -split-input-file -pass-pipeline='builtin.module(cachet-attach-device{profile=lavapipe},cachet-select-kernel-configs{gemm-tile-m=128 gemm-tile-n=256 gemm-step=32})' 2>&1 >/dev/null | FileCheck %s --check-prefix=MEMORY
 // The whole SPIR-V pipeline (16-byte loads as vector<4xi32> words, bf16
 // emulated) and ROCDL's down to GCN.
 // RUN: cachet-opt %s -split-input-file -cachet-compile="target=spirv profile=h200 stop-before-binary=true" 2>/dev/null | FileCheck %s --check-prefix=SPIRV
@@ -26,6 +27,7 @@
 // OPTS: tiled GEMM for a mat-mul of 256 rows of x: workgroup tiles of 128 rows of x by 64 weight rows (gemm-tile-m / gemm-tile-n), 128 threads each summing 16 rows of x by 4 weight rows {{.*}} steps of 32 columns
 // OPTS: tiled GEMM: 2 x 6 workgroups of 128 threads, each a 128 x 64 tile over 128 columns in steps of 32 (24576 bytes of workgroup memory, f32)
 // UNEVEN: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8); not the tiled GEMM: 'vector_width' (4, weight rows per thread) must be a multiple of 4 dividing the tile's 64, and 'workgroup' (96) threads of that many must divide the tile's 64 x 64 sums
+// MEMORY: not the tiled GEMM: a step's f32 tiles take 49152 bytes of workgroup memory, more than the profile's 32768
 // OFF-NOT: tiled GEMM
 // OFF: generic kernel: a mat-mul of 256 rows of x, more than small-batch (8)
 

@@ -514,3 +514,13 @@ func.func @gemm_tiled_extra(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 16], workgroup = 256, vector_width = 8, stages = 2>}
   return
 }
+
+// -----
+
+func.func @gemm_tiled_huge(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' must be at most 1024 threads, got 4611686018427387904}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 16], workgroup = 4611686018427387904, vector_width = 4>}
+  return
+}
