@@ -28,10 +28,9 @@ struct TiledGemmBuilder : cachet::GemmEmitter {
   /// threads along the tile's weight rows.
   int64_t threadRows, threadColumns, threadsN;
 
-  /// One thread's 16-byte pieces of a step of `rows` rows: piece p of the
-  /// workgroup's threads' p, p + threads, ... (where the threads do not
-  /// divide the pieces, those past the last take it again: the same bytes
-  /// to the same place). Their rows and 8-column parts, per round.
+  /// One thread's 16-byte pieces of a step of `rows` rows (piece p of the
+  /// workgroup's threads' p, p + threads, ...: GemmEmitter::piece), their
+  /// rows and 8-column parts, per round.
   struct Pieces {
     SmallVector<Value> rows, parts;
   };
@@ -40,11 +39,9 @@ struct TiledGemmBuilder : cachet::GemmEmitter {
     Pieces p;
     int64_t perRow = t.k / 8, pieces = rows * perRow;
     for (int64_t first = 0; first < pieces; first += threads) {
-      Value piece = add(tid, first);
-      if (first + threads > pieces)
-        piece = arith::MinUIOp::create(b, loc, piece, index(pieces - 1));
-      p.rows.push_back(div(piece, perRow));
-      p.parts.push_back(rem(piece, perRow));
+      auto [row, part] = piece(tid, first, pieces, perRow);
+      p.rows.push_back(row);
+      p.parts.push_back(part);
     }
     return p;
   }
@@ -57,9 +54,7 @@ struct TiledGemmBuilder : cachet::GemmEmitter {
     SmallVector<Value> values;
     auto type = VectorType::get({8}, half);
     for (auto [row, part] : llvm::zip(p.rows, p.parts)) {
-      Value at = add(first, row);
-      if (count % rows != 0)
-        at = arith::MinUIOp::create(b, loc, at, index(count - 1));
+      Value at = sourceRow(first, row, count, rows);
       Value col = add(mul(step, t.k), mul(part, 8));
       auto v =
           vector::LoadOp::create(b, loc, type, source, ValueRange{at, col});

@@ -108,6 +108,23 @@ Value cachet::GemmEmitter::rem(Value x, int64_t y) {
   return arith::RemUIOp::create(b, loc, x, index(y));
 }
 
+std::pair<Value, Value> cachet::GemmEmitter::piece(Value tid, int64_t first,
+                                                   int64_t pieces,
+                                                   int64_t perRow) {
+  Value piece = add(tid, first);
+  if (first + threads > pieces)
+    piece = arith::MinUIOp::create(b, loc, piece, index(pieces - 1));
+  return {div(piece, perRow), rem(piece, perRow)};
+}
+
+Value cachet::GemmEmitter::sourceRow(Value first, Value row, int64_t count,
+                                     int64_t rows) {
+  Value at = add(first, row);
+  if (count % rows != 0)
+    at = arith::MinUIOp::create(b, loc, at, index(count - 1));
+  return at;
+}
+
 void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
                                    int64_t rows, Value tile, Value stage,
                                    Value step, Value tid,
@@ -115,18 +132,9 @@ void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
                                    int64_t tileRow) {
   int64_t perRow = t.k / 8, pieces = rows * perRow;
   for (int64_t p = 0; p < pieces; p += threads) {
-    Value piece = add(tid, p);
-    // Where the threads do not divide the pieces, the last round's threads
-    // past them copy the tile's last piece again (the same bytes), instead
-    // of writing past the tile's rows and reading past the source's.
-    if (p + threads > pieces)
-      piece = arith::MinUIOp::create(b, loc, piece, index(pieces - 1));
-    Value row = div(piece, perRow);
-    Value part = rem(piece, perRow);
+    auto [row, part] = piece(tid, p, pieces, perRow);
     Value col = mul(part, 8);
-    Value at = add(first, row);
-    if (count % rows != 0)
-      at = arith::MinUIOp::create(b, loc, at, index(count - 1));
+    Value at = sourceRow(first, row, count, rows);
     Value srcCol = add(mul(step, t.k), col);
     Value dstCol =
         swizzle ? mul(arith::XOrIOp::create(b, loc, part, rem(row, 8)), 8)

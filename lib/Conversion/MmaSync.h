@@ -115,6 +115,17 @@ struct GemmEmitter {
   mlir::Value div(mlir::Value x, int64_t y);
   mlir::Value rem(mlir::Value x, int64_t y);
 
+  /// Piece `tid + first` of `pieces` 16-byte pieces of `perRow` per row,
+  /// as its row and its part of the row: where a round of the threads
+  /// passes the last piece, those past it take the last again (the same
+  /// bytes to the same place) instead of reaching past the tile.
+  std::pair<mlir::Value, mlir::Value> piece(mlir::Value tid, int64_t first,
+                                            int64_t pieces, int64_t perRow);
+  /// Row `first + row` of a source of `count` rows read in tiles of `rows`,
+  /// clamped to its last where the tiles do not divide it.
+  mlir::Value sourceRow(mlir::Value first, mlir::Value row, int64_t count,
+                        int64_t rows);
+
   /// Starts the copies of step `step`'s `t.k` columns of the `rows` rows of
   /// `source` from `first` (clamped to its `count` rows) into buffer
   /// `stage` of `tile` ([stages][rows][pitch]): 16-byte pieces, piece p of
