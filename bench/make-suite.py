@@ -8,7 +8,9 @@ runtime alone. Cases:
   attention  pp{Sq} @ d{depth}: Sq new tokens after `depth` cached ones,
              causal, GQA; KV f16 (head-major cache) and q8_0 / q4_0 (packed
              ggml blocks, token-major as llama.cpp stores them; rewrites on,
-             cachet-dequant-once-kv dequantizes them once into head-major f16)
+             cachet-dequant-once-kv dequantizes them once into head-major f16);
+             a bf16 model's: bf16 Q with a bf16 or q8_0 token-major cache
+             (dequantized to bf16)
   decode     tg{1,4} @ d{depth}: 1 or 4 new tokens after `depth` cached ones,
              causal, GQA, token-major KV f16 / bf16 / q8_0 / q4_0, and split
              q8_0 (i8 values and f16 scales dequantized by generics, as
@@ -89,7 +91,8 @@ PRESETS = {
 
 
 def decode_mlir(kv, hq, hkv, d, sq, depth):
-    """Decode attention over a token-major cache (as llama.cpp and front ends
+    """Attention of `sq` new tokens (decode; or a bf16 model's prefill) over
+    a token-major cache (as llama.cpp and front ends
     with an appended KV cache keep it): f16 / bf16 values or packed blocks
     (dequantized to f16, or to bf16 with bf16 queries for "q8_0-bf16" /
     "q4_0-bf16", as a bf16 model has them)."""
@@ -335,8 +338,8 @@ def main():
     parser.add_argument("--prefetch", default="auto")
     parser.add_argument("--matvec-kernel", default="")
     parser.add_argument("--attention-kernel", default="",
-                        help="auto (cachet-run's default), scalar, mma or "
-                             "reference")
+                        help="auto (cachet-run's default), scalar, tiled, "
+                             "mma or reference")
     parser.add_argument("--compile-options", default="",
                         help="more cachet-compile options, e.g. "
                              "'matvec-options={rows-per-subgroup=2}'")
@@ -385,6 +388,13 @@ def main():
         for kv in ["f16", "q8_0", "q4_0"]:
             add("attention", kv, f"pp{a['sq']} @ d{depth}", "attention",
                 attention_mlir(kv, a["hq"], a["hkv"], a["d"], a["sq"], depth),
+                tokens=a["sq"],
+                flops=attention_flops(a["hq"], a["d"], a["sq"], depth))
+        # A bf16 model's prefill: bf16 Q and a bf16 cache, or a q8_0 cache
+        # dequantized to bf16 (token-major, as its decoder appends it).
+        for kv in ["bf16", "q8_0-bf16"]:
+            add("attention", kv, f"pp{a['sq']} @ d{depth}", "attention",
+                decode_mlir(kv, a["hq"], a["hkv"], a["d"], a["sq"], depth),
                 tokens=a["sq"],
                 flops=attention_flops(a["hq"], a["d"], a["sq"], depth))
 

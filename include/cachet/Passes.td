@@ -807,7 +807,11 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       (f16 or bf16 Q/K/V, head dimensions that are multiples of 16, 32-lane
       subgroups, a profile with 16x16x16 f16 cooperative matrices), else
       mma where the profile has that cooperative matrix and `allow-mma` is
-      set (f16 only), else scalar. `scalar`, `mma`, `mma-sync` ask for one;
+      set (f16 only), else tiled (f32 fused multiply-adds on register
+      tiles: query and key tiles of 64, 16 threads per group of 4 rows, the
+      widest step of up to 32 columns whose buffer fits the workgroup
+      memory budget), else scalar. `scalar`, `tiled`, `mma`, `mma-sync` ask
+      for one;
       `reference` configures none. With `mma-fallback` (cachet-compile sets
       it on SPIR-V), where auto takes the mma kernel it also records the
       kernel it would take without it as `cachet.fallback_kernel_config`:
@@ -816,7 +820,7 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
       %o = cachet.attention %q, %k, %v ... {cachet.kernel_config =
              #cachet.kernel_config<attention_mma, tile = [64, 64], ...>,
            cachet.fallback_kernel_config =
-             #cachet.kernel_config<attention_scalar, tile = [64, 32], ...>}
+             #cachet.kernel_config<attention_tiled, tile = [64, 64, 32], ...>}
       ```
 
       cachet-lower-attention builds both, and the compiled code launches
@@ -964,6 +968,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
                  "PTX mma.sync, the softmax in registers (NVVM)"),
       clEnumValN(::cachet::AttentionKernelChoice::Decode, "decode",
                  "split-KV flash-decoding, every target"),
+      clEnumValN(::cachet::AttentionKernelChoice::Tiled, "tiled",
+                 "f32 fused multiply-adds on register tiles, every target"),
       clEnumValN(::cachet::AttentionKernelChoice::Reference, "reference",
                  "no config: the reference lowering"))}]>,
     Option<"allowMmaSync", "allow-mma-sync", "bool", /*default=*/"false",

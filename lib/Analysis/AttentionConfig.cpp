@@ -234,7 +234,7 @@ static std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
 /// kernel.
 static constexpr llvm::StringLiteral kNoPartialState =
     "a chunk of keys (cachet.attention_partial) carries its online-softmax "
-    "state in the scalar and mma-sync kernels only";
+    "state in the scalar, tiled and mma-sync kernels only";
 
 static int64_t largestPowerOfTwo(int64_t limit,
                                  function_ref<bool(int64_t)> fits) {
@@ -440,6 +440,10 @@ int64_t cachet::getAttentionWorkgroupBytes(const AttentionShape &s,
   }
   if (config.getVariant() == KernelVariant::AttentionScalar)
     return getScalarBytes(s, tile[0], tile[1]);
+  if (config.getVariant() == KernelVariant::AttentionTiled)
+    return TiledAttentionLayout(tile[0], tile[1], tile[2],
+                                config.getWorkgroup(), s.valueDim)
+        .bytes();
   return getMmaTiles(s, config.getVariant(), tile[0], tile[1],
                      config.getPadBytes(), config.getRowBlocks(),
                      getKVStaging(s, config.getStages()), config.getStages())
@@ -505,6 +509,90 @@ static int64_t getAutoSubgroups(const AttentionShape &s,
   return perUnit(8) <= perUnit(4) ? 8 : 4;
 }
 
+/// Why the tiled kernel cannot run `s` with `tile` (query rows, key
+/// positions, columns per step) and `threads`, or "": the checks that
+/// depend on the attention's shape (whyNotTiledAttentionTiles has the
+/// others).
+static std::string whyNotTiledAttention(const AttentionShape &s,
+                                        ArrayRef<int64_t> tile,
+                                        int64_t threads) {
+  if (std::string why = whyNotTiledAttentionTiles(tile, threads); !why.empty())
+    return why;
+  int64_t rowThreads = threads / (tile[0] / 4);
+  if (s.valueDim % rowThreads != 0)
+    return llvm::formatv("the value dimension {0} is not a multiple of the "
+                         "{1} threads sharing a group of rows",
+                         s.valueDim, rowThreads)
+        .str();
+  if (s.headDim % tile[2] != 0)
+    return llvm::formatv("a step of {0} columns does not divide the head "
+                         "dimension {1}",
+                         tile[2], s.headDim)
+        .str();
+  return "";
+}
+
+/// Iterations of the tiled kernel's loops (llvmpipe caps them): per key
+/// tile its head-dim steps and its V steps.
+static int64_t getTiledIterations(const AttentionShape &s,
+                                  ArrayRef<int64_t> tile) {
+  return llvm::divideCeil(s.positions, tile[1]) *
+         (1 + s.headDim / tile[2] + tile[1] / tile[2]);
+}
+
+/// The tiled kernel for `s` within `budget` bytes of workgroup memory: query
+/// and key tiles of 64 (or the options'), 16 threads per group of 4 rows
+/// (fewer where they do not divide the key tile and the value dimension),
+/// the widest step of up to 32 columns that fits. Null with `why`.
+static KernelConfigAttr
+selectTiledAttention(MLIRContext *ctx, const AttentionShape &s,
+                     DeviceProfileAttr profile, const AttentionConfigOptions &o,
+                     int64_t subgroup, uint64_t budget, std::string &why) {
+  int64_t queryTile = o.queryTile > 0 ? o.queryTile : 64;
+  int64_t keyTile = o.keyTile > 0 ? o.keyTile : 64;
+  if (queryTile % 4 != 0) {
+    why = llvm::formatv("query-tile {0} is not a multiple of 4 (each "
+                        "thread's rows)",
+                        queryTile);
+    return {};
+  }
+  int64_t rowGroups = queryTile / 4, rowThreads = 16;
+  while (rowThreads > 1 &&
+         (keyTile % rowThreads != 0 || s.valueDim % rowThreads != 0 ||
+          rowGroups * rowThreads > 256))
+    rowThreads /= 2;
+  int64_t threads = rowGroups * rowThreads;
+  why.clear();
+  for (int64_t step = 32; step >= 1; step /= 2) {
+    SmallVector<int64_t> tile = {queryTile, keyTile, step};
+    std::string no = whyNotTiledAttention(s, tile, threads);
+    int64_t bytes =
+        TiledAttentionLayout(queryTile, keyTile, step, threads, s.valueDim)
+            .bytes();
+    if (no.empty() && bytes > int64_t(budget))
+      no = llvm::formatv("{0} bytes of workgroup memory, the budget is {1}",
+                         bytes, budget);
+    if (no.empty() && profile && profile.getVendor() == "mesa" &&
+        getTiledIterations(s, tile) > kLlvmpipeLoopIterations)
+      no = llvm::formatv("its loops run {0} iterations, more than the {1} "
+                         "llvmpipe executes (profile vendor mesa)",
+                         getTiledIterations(s, tile), kLlvmpipeLoopIterations);
+    if (no.empty())
+      return KernelConfigAttr::get(
+          ctx, KernelVariant::AttentionTiled, tile, threads, subgroup,
+          /*vectorWidth=*/1, /*rowBlocks=*/1, /*stages=*/1, /*split=*/1,
+          /*padBytes=*/0, /*loads=*/{}, /*minWorkgroupsPerSM=*/0,
+          /*resident=*/{}, /*dynamicShared=*/false, /*warpSync=*/false,
+          /*lazyRescale=*/false, /*stageX=*/false, /*fuseSiblings=*/false,
+          /*fuseEpilogues=*/false, /*loadBytes=*/0);
+    if (why.empty())
+      why = llvm::formatv("query tile {0}, key tile {1}, {2} threads, steps "
+                          "of 32 columns: {3}",
+                          queryTile, keyTile, threads, no);
+  }
+  return {};
+}
+
 /// The remark for `config` chosen for `s`: the kernel, its tiles and
 /// memory, and for the scalar kernel why no mma kernel (`noMma`).
 static std::string describeAttentionConfig(const AttentionShape &s,
@@ -530,6 +618,18 @@ static std::string describeAttentionConfig(const AttentionShape &s,
   common += decoded;
   std::string remark;
   llvm::raw_string_ostream os(remark);
+  if (config.getVariant() == KernelVariant::AttentionTiled) {
+    int64_t rowThreads = threads / (queryTile / 4);
+    os << "tiled flash-attention kernel (f32 fused multiply-adds; " << noMma
+       << "): "
+       << llvm::formatv("query tile {0}, each thread 4 rows by {1} positions "
+                        "of Q K^T and {2} value columns of P V, steps of {3} "
+                        "columns, ",
+                        queryTile, keyTile / rowThreads,
+                        s.valueDim / rowThreads, config.getTile()[2])
+       << common;
+    return remark;
+  }
   if (config.getVariant() == KernelVariant::AttentionScalar) {
     os << "scalar flash-attention kernel (" << noMma << "): "
        << llvm::formatv("query tile {0} (one thread per row), ", queryTile)
@@ -1222,6 +1322,8 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     std::string &why = sync ? noSync : noMma;
     why = o.kernel == AttentionKernelChoice::Scalar
               ? std::string("attention-kernel=scalar")
+          : o.kernel == AttentionKernelChoice::Tiled
+              ? std::string("attention-kernel=tiled")
               : whyNotMma(s, profile, /*allowBF16=*/sync);
     if (why.empty() && automatic && !o.allowMma)
       why = "allow-mma is off: the target does not run the mma kernel";
@@ -1306,6 +1408,20 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
            (s.headDim % vectorWidth != 0 || s.valueDim % vectorWidth != 0))
       vectorWidth /= 2;
   } else {
+    // The tiled kernel on f32 fused multiply-adds where it fits, else the
+    // scalar one.
+    if (o.kernel != AttentionKernelChoice::Scalar) {
+      std::string noTiled;
+      if (KernelConfigAttr tiled = selectTiledAttention(
+              op->getContext(), s, profile, o, subgroup, budget, noTiled)) {
+        d.config = tiled;
+        d.remark = describeAttentionConfig(s, tiled, profile, o, noMma);
+        return d;
+      }
+      if (o.kernel == AttentionKernelChoice::Tiled)
+        return keep("attention-kernel=tiled: " + noTiled);
+      noMma += "; not the tiled kernel: " + noTiled;
+    }
     variant = KernelVariant::AttentionScalar;
     // One thread per query row: two subgroups, at least 32 rows.
     queryTile =
@@ -1532,6 +1648,16 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
             "llvmpipe executes (profile vendor mesa)",
             iterations, kLlvmpipeLoopIterations);
     }
+  } else if (variant == KernelVariant::AttentionTiled) {
+    std::string why = whyNotTiledAttention(s, tile, config.getWorkgroup());
+    if (!why.empty())
+      return why;
+    if (profile && profile.getVendor() == "mesa" &&
+        getTiledIterations(s, tile) > kLlvmpipeLoopIterations)
+      return llvm::formatv(
+          "the tiled kernel's loops run {0} iterations, more than the {1} "
+          "llvmpipe executes (profile vendor mesa)",
+          getTiledIterations(s, tile), kLlvmpipeLoopIterations);
   } else if (scalar) {
     if (config.getWorkgroup() != 0 && config.getWorkgroup() != tile[0])
       return llvm::formatv("the scalar kernel runs one thread per query row: "

@@ -62,6 +62,9 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   case KernelVariant::AttentionDecodeMmaSync:
     c.variant = Variant::DecodeMmaSync;
     break;
+  case KernelVariant::AttentionTiled:
+    c.variant = Variant::Tiled;
+    break;
   default:
     c.variant = Variant::Scalar;
     break;
@@ -69,6 +72,7 @@ KernelConfig getKernelConfig(KernelConfigAttr config, const AttentionShape &s,
   ArrayRef<int64_t> tile = config.getTile();
   c.queryTile = tile[0];
   c.keyTile = tile[1];
+  c.step = tile.size() > 2 ? tile[2] : 0;
   c.subgroup = config.getSubgroup();
   if (c.subgroup == 0)
     c.subgroup = profile && profile.getSubgroupSize() > 0

@@ -202,6 +202,33 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
   return "";
 }
 
+std::string cachet::whyNotTiledAttentionTiles(ArrayRef<int64_t> tile,
+                                              int64_t workgroup) {
+  if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 4 != 0 || tile[1] <= 0 ||
+      tile[2] <= 0 || llvm::any_of(tile, [](int64_t v) { return v > 4096; }))
+    return "'tile' must be [query rows, key positions, columns per step]: a "
+           "multiple of 4 and two positive entries (at most 4096)";
+  if (workgroup <= 0 || workgroup > 1024)
+    return llvm::formatv("'workgroup' must be 1 to 1024 threads, got {0}",
+                         workgroup)
+        .str();
+  int64_t rowGroups = tile[0] / 4;
+  if (workgroup % rowGroups != 0 || tile[1] % (workgroup / rowGroups) != 0)
+    return llvm::formatv("'workgroup' ({0}) must be a multiple of the query "
+                         "tile's {1} groups of 4 rows, and its {2} threads "
+                         "per group must divide the key tile {3}",
+                         workgroup, rowGroups,
+                         workgroup % rowGroups ? 0 : workgroup / rowGroups,
+                         tile[1])
+        .str();
+  if (tile[1] % tile[2] != 0)
+    return llvm::formatv("a step of {0} positions must divide the key tile "
+                         "{1}",
+                         tile[2], tile[1])
+        .str();
+  return "";
+}
+
 std::string cachet::whyNotTiledGemmTiles(ArrayRef<int64_t> tile,
                                          int64_t workgroup,
                                          int64_t threadColumns) {
@@ -388,6 +415,18 @@ LogicalResult KernelConfigAttr::verify(
         loadBytes != 0)
       return fail() << "the tiled GEMM takes only 'tile', 'workgroup', "
                        "'subgroup', 'vector_width' and 'fuse_epilogues'";
+    return success();
+  }
+  if (variant == KernelVariant::AttentionTiled) {
+    if (std::string why = cachet::whyNotTiledAttentionTiles(tile, workgroup);
+        !why.empty())
+      return fail() << why;
+    if (vectorWidth != 1 || rowBlocks != 1 || stages != 1 || split != 1 ||
+        padBytes != 0 || !loads.empty() || minWorkgroupsPerSM != 0 ||
+        !resident.empty() || dynamicShared || warpSync || lazyRescale ||
+        stageX || fuseSiblings || fuseEpilogues || loadBytes != 0)
+      return fail() << "the tiled attention kernel takes only 'tile', "
+                       "'workgroup' and 'subgroup'";
     return success();
   }
   if (decode && loadBytes != 0 &&

@@ -142,3 +142,25 @@ func.func @decode_mma_q4_1(%q: tensor<32x1x128xf16>, %kq: tensor<4096x8x4x!cache
       : tensor<32x1x128xf16>, tensor<4096x8x128xf16>, tensor<4096x8x128xf16> -> tensor<32x1x128xf16>
   return %o : tensor<32x1x128xf16>
 }
+
+// -----
+
+// The tiled kernel's step of head-dim columns divides the head dimension,
+// and its threads per row group divide the value dimension.
+func.func @tiled_step(%q: tensor<2x4x40xf16>, %k: tensor<8x2x40xf16>, %v: tensor<8x2x40xf16>) -> tensor<2x4x40xf16> {
+  // expected-error @+1 {{a step of 16 columns does not divide the head dimension 40}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 128>}
+      : tensor<2x4x40xf16>, tensor<8x2x40xf16>, tensor<8x2x40xf16> -> tensor<2x4x40xf16>
+  return %o : tensor<2x4x40xf16>
+}
+
+// -----
+
+func.func @tiled_columns(%q: tensor<2x4x40xf16>, %k: tensor<8x2x40xf16>, %v: tensor<8x2x40xf16>) -> tensor<2x4x40xf16> {
+  // expected-error @+1 {{the value dimension 40 is not a multiple of the 16 threads sharing a group of rows}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 8], workgroup = 256>}
+      : tensor<2x4x40xf16>, tensor<8x2x40xf16>, tensor<8x2x40xf16> -> tensor<2x4x40xf16>
+  return %o : tensor<2x4x40xf16>
+}

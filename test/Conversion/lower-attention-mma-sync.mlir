@@ -17,8 +17,11 @@
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=gfx942 -cachet-select-kernel-configs="attention-kernel=mma-sync" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=WAVE64
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="attention-kernel=mma-sync" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOCOOP
 //
-// bf16 on the scalar kernel (lavapipe): K/V tiles staged as f32.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
+// bf16 on the tiled kernel (lavapipe's default: one f32 workgroup buffer,
+// Q/K columns and V rows converted as they are staged, fused multiply-adds)
+// and on the scalar kernel (K/V tiles staged as f32).
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=TILED
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs=attention-kernel=scalar -cachet-lower-attention 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // CHECK-LABEL: func.func @head_major
 // CHECK: gpu.launch
@@ -177,8 +180,24 @@ func.func @q8_0_rows_of_34_bytes(%q: tensor<4x40x32xf16>, %kq: tensor<80x2x1x!ca
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: vector.store %{{.*}} : memref<8x64x128xbf16>, vector<2xbf16>
 // REMARK: remark: cachet-select-kernel-configs: mma-sync flash-attention kernel (nvvm.mma.sync m16n8k16 bf16, f32 accumulate, softmax in registers): query tile 64
-// NOSYNC: remark: cachet-select-kernel-configs: scalar flash-attention kernel (Q, K and V are not all f16)
-// SCALAR: remark: cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix)
+// NOSYNC: remark: cachet-select-kernel-configs: tiled flash-attention kernel (f32 fused multiply-adds; Q, K and V are not all f16)
+// TILED: remark: cachet-select-kernel-configs: tiled flash-attention kernel (f32 fused multiply-adds; the profile has no 16x16x16:f16->f32 cooperative matrix)
+// TILED-LABEL: func.func @bf16
+// TILED: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256{{.*}} workgroup(%[[SMEM:.*]] : memref<6432xf32, #gpu.address_space<workgroup>>)
+// TILED: scf.for
+// TILED: scf.for
+// TILED: gpu.barrier
+// TILED: memref.load %{{.*}} : memref<8x64x128xbf16
+// TILED: arith.extf %{{.*}} : bf16 to f32
+// TILED: gpu.barrier
+// TILED: math.fma
+// TILED: math.exp2
+// TILED: arith.truncf %{{.*}} : f32 to bf16
+// TILED: scf.for
+// TILED: math.fma
+// TILED: arith.truncf %{{.*}} : f32 to bf16
+// TILED: memref.store %{{.*}} : memref<8x64x128xbf16
+// SCALAR: remark: cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar)
 // SCALAR-LABEL: func.func @bf16
 // SCALAR: gpu.launch {{.*}} workgroup(%{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<{{[0-9]+}}x128xf32, #gpu.address_space<workgroup>>
 // SCALAR: memref.load %{{.*}} : memref<2x256x128xbf16, strided<[?, ?, 1], offset: ?>>

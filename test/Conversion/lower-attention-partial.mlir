@@ -1,12 +1,13 @@
 // cachet.attention_partial (a chunk of keys continuing an online softmax)
-// through the attention kernels: the scalar kernel (lavapipe) and the
-// mma-sync kernel (NVVM) read the state before the first key tile and write
-// it back in place after the last; causal masking compares absolute
-// positions (key_offset + chunk position).
-// RUN: cachet-opt %s -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=SCALAR
+// through the attention kernels: the tiled and scalar kernels (lavapipe)
+// and the mma-sync kernel (NVVM) read the state before the first key tile
+// and write it back in place after the last; causal masking compares
+// absolute positions (key_offset + chunk position).
+// RUN: cachet-opt %s -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=TILED
+// RUN: cachet-opt %s -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs=attention-kernel=scalar -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=SCALAR
 // RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="allow-mma-sync=true dynamic-shared=true async-copy=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=SYNC
 // The mma (wmma) and decode kernels carry no chunk state: auto picks
-// mma-sync or scalar for a chunk, and a config naming either is an error
+// mma-sync or tiled for a chunk, and a config naming either is an error
 // (lower-attention-partial-invalid.mlir).
 // RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs 2>&1 >/dev/null | FileCheck %s --check-prefix=NOMMA
 // RUN: cachet-opt %s -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="attention-kernel=decode" 2>&1 >/dev/null | FileCheck %s --check-prefix=NODECODE
@@ -41,6 +42,33 @@
 // SCALAR: %[[L:.*]] = bufferization.to_tensor %[[SUM]] restrict writable
 // SCALAR: return %[[O]], %[[M]], %[[L]]
 
+// TILED-LABEL: func.func @chunk
+// TILED-DAG: %[[ACC:.*]] = bufferization.to_buffer %arg4 : tensor<8x64x128xf32> to memref<8x64x128xf32>
+// TILED-DAG: %[[MAX:.*]] = bufferization.to_buffer %arg5 : tensor<8x64xf32> to memref<8x64xf32>
+// TILED-DAG: %[[SUM:.*]] = bufferization.to_buffer %arg6 : tensor<8x64xf32> to memref<8x64xf32>
+// TILED: gpu.launch
+// Each of the thread's 4 rows: its state; then its accumulator values.
+// TILED-COUNT-4: memref.load %[[MAX]]
+// TILED: memref.load %[[ACC]]
+// The tile loop's bound: the query tile's last visible position (tile
+// start + 64 + 960), relative to the chunk.
+// TILED: %[[LAST:.*]] = arith.addi %{{.*}}, %c1024 : index
+// TILED: arith.cmpi ule, %[[LAST]], %arg3 : index
+// TILED: scf.for {{.*}} iter_args
+// TILED: %[[ABS:.*]] = arith.addi %{{.*}}, %arg3 : index
+// TILED: arith.cmpi ule, %[[ABS]], %{{.*}} : index
+// TILED: math.exp2
+// TILED: scf.yield
+// The state stored by the first thread of each row group, the accumulator
+// by all.
+// TILED: scf.if
+// TILED: memref.store %{{.*}}, %[[MAX]]
+// TILED: memref.store %{{.*}}, %[[SUM]]
+// TILED: }
+// TILED: memref.store %{{.*}}, %[[ACC]]
+// TILED-NOT: arith.truncf
+// TILED: gpu.terminator
+
 // SYNC-LABEL: func.func @chunk
 // SYNC: gpu.launch
 // The lane's accumulator fragments, two f32 per row and 8-column block.
@@ -54,7 +82,7 @@
 // SYNC-NOT: arith.truncf
 // SYNC: gpu.terminator
 
-// NOMMA: remark: cachet-select-kernel-configs: scalar flash-attention kernel (a chunk of keys (cachet.attention_partial) carries its online-softmax state in the scalar and mma-sync kernels only)
+// NOMMA: remark: cachet-select-kernel-configs: tiled flash-attention kernel (f32 fused multiply-adds; a chunk of keys (cachet.attention_partial) carries its online-softmax state in the scalar, tiled and mma-sync kernels only)
 // NODECODE: remark: cachet-select-kernel-configs: {{.*}}flash-attention kernel
 
 func.func @chunk(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,

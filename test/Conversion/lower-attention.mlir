@@ -1,10 +1,10 @@
 // The prefill kernels (scalar, mma, mma-sync); decode-rows=0 keeps the
 // decode kernel (lower-attention-decode.mlir) off the few-row cases.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention -verify-diagnostics | FileCheck %s
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar" -cachet-lower-attention -verify-diagnostics | FileCheck %s
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=MMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar query-tile=16 key-tile=8" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=FORCED-IR
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar query-tile=16 key-tile=8" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=FORCED
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0" -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-select-kernel-configs="decode-rows=0 attention-kernel=scalar" -cachet-lower-attention -cachet-lower-to-linalg 2>/dev/null | FileCheck %s --check-prefix=LINALG
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 allow-mma=false" -mlir-print-op-on-diagnostic=false 2>/dev/null | FileCheck %s --check-prefix=NOMMA
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-select-kernel-configs="decode-rows=0 dynamic-shared=true async-copy=true warp-sync=true" -cachet-lower-attention 2>/dev/null | FileCheck %s --check-prefix=ASYNC
 
@@ -85,9 +85,9 @@
 // FORCED-IR-NOT: gpu.subgroup_mma
 // FORCED-IR: return
 // NOMMA-LABEL: func.func @head_major_causal
-// NOMMA: #cachet.kernel_config<variant = attention_scalar, tile = [64, 64], workgroup = 64, subgroup = 32>
+// NOMMA: #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 32], workgroup = 256, subgroup = 32>
 func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %v: tensor<2x96x64xf16>) -> tensor<8x48x64xf16> {
-  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x8 workgroups of 32 threads, GQA 4:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory)}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125 causal 48
       : tensor<8x48x64xf16>, tensor<2x96x64xf16>, tensor<2x96x64xf16> -> tensor<8x48x64xf16>
   return %o : tensor<8x48x64xf16>
@@ -106,7 +106,7 @@ func.func @head_major_causal(%q: tensor<8x48x64xf16>, %k: tensor<2x96x64xf16>, %
 // MMA-NOT: gpu.subgroup_mma
 // MMA: return
 func.func @token_major_mask_f32(%q: tensor<4x8x32xf32>, %k: tensor<16x2x32xf32>, %v: tensor<16x2x32xf32>, %m: tensor<4x8x16xf32>) -> tensor<4x8x32xf32> {
-  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar): query tile 32}}
   %o = cachet.attention %q, %k, %v mask %m layout <token_major> scale 0.25
       : tensor<4x8x32xf32>, tensor<16x2x32xf32>, tensor<16x2x32xf32>, tensor<4x8x16xf32> -> tensor<4x8x32xf32>
   return %o : tensor<4x8x32xf32>
@@ -188,7 +188,7 @@ func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v
 func.func @in_kernel_dequant(%q: tensor<4x40x64xf16>, %kq: tensor<80x2x2x!cachet.q8_0>, %vq: tensor<80x2x2x!cachet.q4_0>) -> tensor<4x40x64xf16> {
   %k = cachet.dequantize %kq : tensor<80x2x2x!cachet.q8_0> -> tensor<80x2x64xf16>
   %v = cachet.dequantize %vq : tensor<80x2x2x!cachet.q4_0> -> tensor<80x2x64xf16>
-  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x4 workgroups of 32 threads, GQA 2:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory); K decoded from q8_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: scalar flash-attention kernel (attention-kernel=scalar): query tile 32 (one thread per row), key tile 64 (32768 bytes of workgroup memory), 2x4 workgroups of 32 threads, GQA 2:1 (profile lavapipe; subgroup 8, 32768 bytes of workgroup memory); K decoded from q8_0 blocks in the kernel; V decoded from q4_0 blocks in the kernel}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.125 causal 40
       : tensor<4x40x64xf16>, tensor<80x2x64xf16>, tensor<80x2x64xf16> -> tensor<4x40x64xf16>
   return %o : tensor<4x40x64xf16>

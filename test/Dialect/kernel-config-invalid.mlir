@@ -524,3 +524,51 @@ func.func @gemm_tiled_huge(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y:
       {cachet.kernel_config = #cachet.kernel_config<variant = gemm_tiled, tile = [128, 128, 16], workgroup = 4611686018427387904, vector_width = 4>}
   return
 }
+
+// -----
+
+func.func @attention_tiled_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{#cachet.kernel_config<variant = attention_tiled>: 'tile' must be [query rows, key positions, columns per step]: a multiple of 4 and two positive entries (at most 4096)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64], workgroup = 256>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @attention_tiled_threads(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                   %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{'workgroup' (200) must be a multiple of the query tile's 16 groups of 4 rows, and its 0 threads per group must divide the key tile 64}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 200>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @attention_tiled_step(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{a step of 24 positions must divide the key tile 64}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 24], workgroup = 256>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+func.func @attention_tiled_stages(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                  %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the tiled attention kernel takes only 'tile', 'workgroup' and 'subgroup'}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 256, stages = 2, dynamic_shared = true>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}

@@ -15,14 +15,14 @@
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 stop-before-binary=true" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=SPIRV
 
 // H200-LABEL: func.func @chosen
-// H200: cachet.fallback_kernel_config = #cachet.kernel_config<variant = attention_scalar, tile = [64, 64], workgroup = 64, subgroup = 32>
+// H200: cachet.fallback_kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 32], workgroup = 256, subgroup = 32>
 // H200-SAME: cachet.kernel_config = #cachet.kernel_config<variant = attention_mma, tile = [64, 32], workgroup = 128, subgroup = 32, vector_width = 8, pad_bytes = 16>
 // H200-LABEL: func.func @written
 // H200-NOT: cachet.fallback_kernel_config
 // H200: #cachet.kernel_config<variant = attention_scalar, tile = [16, 8]>
 // H200-LABEL: func.func @bf16
 // H200-NOT: cachet.fallback_kernel_config
-// H200: #cachet.kernel_config<variant = attention_scalar
+// H200: #cachet.kernel_config<variant = attention_tiled
 // H200-LABEL: func.func @decode
 // H200-NOT: cachet.fallback_kernel_config
 // H200: #cachet.kernel_config<variant = attention_decode
@@ -31,9 +31,9 @@
 
 // LAVAPIPE-NOT: cachet.fallback_kernel_config
 // LAVAPIPE-LABEL: func.func @chosen
-// LAVAPIPE: #cachet.kernel_config<variant = attention_scalar
+// LAVAPIPE: #cachet.kernel_config<variant = attention_tiled
 
-// REMARK: remark: cachet-select-kernel-configs: mma flash-attention kernel {{.*}}; where the device does not run 16x16x16 f16 cooperative matrices (checked at run time), the fallback: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
+// REMARK: remark: cachet-select-kernel-configs: mma flash-attention kernel {{.*}}; where the device does not run 16x16x16 f16 cooperative matrices (checked at run time), the fallback: tiled flash-attention kernel (f32 fused multiply-adds; allow-mma is off: the target does not run the mma kernel)
 // REMARK: remark: cachet-select-kernel-configs: the config in the IR is kept
 
 // LOWERED: llvm.func @cachetMgpuHasCooperativeMatrixF16(i32, i32, i32) -> i32

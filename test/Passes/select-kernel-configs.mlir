@@ -34,13 +34,13 @@
 // WMMA-LABEL: func.func @written
 // WMMA: #cachet.kernel_config<variant = attention_scalar, tile = [16, 8]>
 // WMMA-LABEL: func.func @bf16
-// WMMA: #cachet.kernel_config<variant = attention_scalar, tile = [64, 32], workgroup = 64, subgroup = 32>
+// WMMA: #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 32], workgroup = 256, subgroup = 32>
 
 // NVVM-LABEL: func.func @chosen
 // NVVM: #cachet.kernel_config<variant = attention_mma_sync, tile = [64, 64], workgroup = 128, subgroup = 32, vector_width = 8, stages = 2, pad_bytes = 16, dynamic_shared = true, warp_sync = true>
 
 // LAVAPIPE-LABEL: func.func @chosen
-// LAVAPIPE: #cachet.kernel_config<variant = attention_scalar, tile = [32, 64], workgroup = 32, subgroup = 8>
+// LAVAPIPE: #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 256, subgroup = 8>
 
 // GFX942-LABEL: func.func @chosen
 // GFX942: #cachet.kernel_config<variant = attention_mma, tile = [64, 32], workgroup = 256, subgroup = 64, vector_width = 8, pad_bytes = 16>
@@ -52,7 +52,7 @@
 
 // REMARK: remark: cachet-select-kernel-configs: mma flash-attention kernel
 // REMARK: remark: cachet-select-kernel-configs: the config in the IR is kept
-// REMARK: remark: cachet-select-kernel-configs: scalar flash-attention kernel (Q, K and V are not all f16)
+// REMARK: remark: cachet-select-kernel-configs: tiled flash-attention kernel (f32 fused multiply-adds; Q, K and V are not all f16)
 // REMARK: remark: cachet-select-kernel-configs: reference lowering kept: dynamic shape
 
 // LOWERED-LABEL: func.func @chosen

@@ -71,14 +71,14 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm chip=sm_90 features=+ptx80 profile=h200 format=isa attention-kernel=mma attention-options={lazy-rescale=true}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAZY
 // LAZY: subgroup staging synchronized by nvvm.bar.warp.sync, lazy rescaling
 //
-// SPIR-V with the same profile: the default is the scalar kernel (a Vulkan
-// driver need not have VK_KHR_cooperative_matrix where the GPU has tensor
-// cores); asking for mma gives KHR cooperative-matrix loads, multiply-adds
+// SPIR-V with the same profile: the mma kernel with the tiled kernel as its
+// fallback (a Vulkan driver need not have VK_KHR_cooperative_matrix where
+// the GPU has tensor cores); asking for mma gives KHR cooperative-matrix loads, multiply-adds
 // and stores in a SPIR-V 1.6 module that declares the capability and the
 // extension.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPIRV-AUTO
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=h200 attention-kernel=mma stop-before-binary" 2>/dev/null | FileCheck %s --check-prefix=SPIRV
-// SPIRV-AUTO: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel)
+// SPIRV-AUTO: the fallback: tiled flash-attention kernel (f32 fused multiply-adds; allow-mma is off: the target does not run the mma kernel)
 // SPIRV: spirv.module @__spv__attention_kernel Logical GLSL450 requires #spirv.vce<v1.6, [{{.*}}CooperativeMatrixKHR{{.*}}], [{{.*}}SPV_KHR_cooperative_matrix{{.*}}]>
 // SPIRV: spirv.GlobalVariable {{.*}} : !spirv.ptr<{{.*}}, Workgroup>
 // SPIRV: spirv.KHR.CooperativeMatrixLoad {{.*}}, <ColumnMajor>
@@ -97,17 +97,16 @@
 // SPIRV-MMA: spirv.KHR.CooperativeMatrixMulAdd
 // SPIRV-MMA-NOT: spirv.Bitcast {{.*}} : !spirv.ptr
 //
-// ROCDL with a 64-lane profile: the scalar kernel (ROCDL does not lower
-// gpu.subgroup_mma), its query tile halved from 128 rows so that the
-// accumulator rows leave room for a key tile in 48 KiB.
+// ROCDL with a 64-lane profile: the tiled kernel (ROCDL does not lower
+// gpu.subgroup_mma), steps of 32 columns in 48 KiB.
 // RUN: cachet-opt %s -cachet-compile="target=rocdl chip=gfx942 profile=gfx942 stop-before-binary" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROCDL
-// ROCDL: scalar flash-attention kernel (allow-mma is off: the target does not run the mma kernel): query tile 64 (one thread per row), key tile 16 (45056 bytes of workgroup memory)
+// ROCDL: tiled flash-attention kernel (f32 fused multiply-adds; allow-mma is off: the target does not run the mma kernel): query tile 64, each thread 4 rows by 4 positions of Q K^T and 8 value columns of P V, steps of 32 columns, key tile 64 (34048 bytes of workgroup memory)
 // ROCDL-NOT: error
 //
-// Lavapipe (no cooperative matrix): the scalar kernel, through the whole
-// SPIR-V pipeline.
+// Lavapipe (no cooperative matrix): the tiled kernel, steps of 16 columns in
+// its 32 KiB, through the whole SPIR-V pipeline.
 // RUN: cachet-opt %s -cachet-compile="target=spirv profile=lavapipe" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAVAPIPE
-// LAVAPIPE: scalar flash-attention kernel (the profile has no 16x16x16:f16->f32 cooperative matrix)
+// LAVAPIPE: tiled flash-attention kernel (f32 fused multiply-adds; the profile has no 16x16x16:f16->f32 cooperative matrix): {{.*}} steps of 16 columns, key tile 64 (25728 bytes of workgroup memory)
 // LAVAPIPE-NOT: error
 
 func.func @attention(%q: tensor<8x64x128xf16>, %k: tensor<2x256x128xf16>,

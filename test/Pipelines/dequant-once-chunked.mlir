@@ -76,7 +76,7 @@
 
 // SPIRV: IR Dump After DeviceBuffers
 // SPIRV-NOT: scf.for
-// SPIRV-COUNT-4: gpu.launch_func  @chunked_kernel_{{[0-9]+}}::@chunked_kernel blocks in (%c2, %c8, %c1) threads in (%c32, %c1, %c1)  args(%{{.*}} : memref<8x64xf32>
+// SPIRV-COUNT-4: gpu.launch_func  @chunked_kernel_{{[0-9]+}}::@chunked_kernel blocks in (%c1, %c8, %c1) threads in (%c256, %c1, %c1)  args(%{{.*}} : memref<8x64xf32>
 
 // REF: IR Dump After DeviceBuffers
 // REF: scf.for %{{.*}} = %c0 to %c1024 step %c256 {

@@ -64,8 +64,8 @@ static cl::opt<std::string>
                    cl::init(""));
 static cl::opt<std::string> attentionKernel(
     "attention-kernel",
-    cl::desc("auto (default), scalar, mma, mma-sync or reference attention "
-             "kernels"),
+    cl::desc("auto (default), scalar, tiled, mma, mma-sync, decode or "
+             "reference attention kernels"),
     cl::init("auto"));
 static cl::opt<std::string> inputs("inputs",
                                    cl::desc("random:SEED (default random:1)"),

@@ -18,6 +18,7 @@
 #include "llvm/Support/Alignment.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <string>
 
 namespace cachet {
@@ -181,6 +182,33 @@ MmaTiles getMmaTiles(const AttentionShape &s, KernelVariant variant,
                      int64_t queryTile, int64_t keyTile, int64_t padBytes,
                      int64_t rowBlocks, KVStaging staging, int64_t stages = 2);
 
+/// The workgroup memory of the tiled kernel (attention_tiled), one f32
+/// buffer: P for the key tile ([query rows][keys + 4]) at 0, then a region
+/// that holds in turn a step's Q and K columns transposed ([step][rows +
+/// 1], [step][keys + 1]), a step's V rows ([step][value-dim]) and the rows'
+/// partial maxima and sums ([rows][threads per row group + 1]). Offsets
+/// and strides in f32 elements; the paddings keep the threads' stores and
+/// reads in distinct banks.
+struct TiledAttentionLayout {
+  int64_t queryTile, keyTile, step, threads, valueDim;
+  /// Threads sharing 4 query rows (each holds keyTile / this many
+  /// positions and valueDim / this many value columns of them).
+  int64_t rowThreads;
+  int64_t pStride, region, qStride, kOffset, kStride, redStride, total;
+  TiledAttentionLayout(int64_t queryTile, int64_t keyTile, int64_t step,
+                       int64_t threads, int64_t valueDim)
+      : queryTile(queryTile), keyTile(keyTile), step(step), threads(threads),
+        valueDim(valueDim), rowThreads(threads / (queryTile / 4)),
+        pStride(keyTile + 4), region(queryTile * (keyTile + 4)),
+        qStride(queryTile + 1), kOffset(region + step * (queryTile + 1)),
+        kStride(keyTile + 1), redStride(rowThreads + 1) {
+    int64_t phase = std::max({step * (queryTile + 1) + step * (keyTile + 1),
+                              step * valueDim, queryTile * redStride});
+    total = region + phase;
+  }
+  int64_t bytes() const { return 4 * total; }
+};
+
 /// The most positions a key tile of the prefill kernels may hold: a kernel
 /// reads keys up to the end of the tile that holds the causal bound, so
 /// cachet-dequant-once-kv dequantizes that many positions past the bound.
@@ -197,6 +225,7 @@ enum class AttentionKernelChoice {
   Mma,
   MmaSync,
   Decode,
+  Tiled,
   Reference
 };
 

@@ -1370,6 +1370,18 @@ def LowerAttention : Pass<"cachet-lower-attention", "mlir::ModuleOp"> {
       Query tile: two subgroups of rows, at least 32,
       halved (down to 32) until the accumulator rows leave room for a key
       tile.
+    * `attention_tiled`: the scalar kernel's online softmax with the
+      products blocked in registers, for targets without matrix
+      instructions the attention can use (bf16 on SPIR-V, devices without
+      cooperative matrices, ROCDL). Threads form groups sharing 4 query
+      rows; each thread sums 4 rows by a slice of the key tile's positions
+      of `Q K^T` and the same rows by a slice of the value columns of `P V`
+      on f32 fused multiply-adds. Steps of head-dim columns of Q and K, then
+      steps of positions of V, are staged in one f32 workgroup buffer (K/V
+      decoded from blocks as the dequant-once scratch holds them); the rows'
+      maxima and sums over a key tile go through workgroup memory, folded in
+      the threads' order, so a chunk's state carries over as in the scalar
+      kernel. Runs on every target.
     * `attention_mma`: one pass (FlashAttention-2 style). `Q K^T` and `P V` are
       16x16x16 f16 matrix multiply-accumulates with f32 accumulators
       (`gpu.subgroup_mma_*`; `wmma` on NVVM, `OpCooperativeMatrix*KHR` on

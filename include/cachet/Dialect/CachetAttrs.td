@@ -145,6 +145,8 @@ def Cachet_AttentionWgmma
 def Cachet_QuantizeSubgroup
     : I32EnumAttrCase<"QuantizeSubgroup", 14, "quantize_subgroup">;
 def Cachet_GemmTiled : I32EnumAttrCase<"GemmTiled", 15, "gemm_tiled">;
+def Cachet_AttentionTiled
+    : I32EnumAttrCase<"AttentionTiled", 16, "attention_tiled">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
@@ -153,7 +155,7 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
      Cachet_AttentionWgmma,
-     Cachet_QuantizeSubgroup, Cachet_GemmTiled]> {
+     Cachet_QuantizeSubgroup, Cachet_GemmTiled, Cachet_AttentionTiled]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -204,8 +206,15 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       `attention_wgmma` (NVVM on sm_90a: the mma-sync kernel's online
       softmax with `Q K^T` and `P V` on warpgroup MMA, one warpgroup of 128
       threads per 64 query rows, its Q/K/V tiles in wgmma's 128-byte
-      swizzle; `vector_width = 8`, `dynamic_shared`, no padding) on
-      `cachet.attention`
+      swizzle; `vector_width = 8`, `dynamic_shared`, no padding) and
+      `attention_tiled` (every target, for those without matrix
+      instructions the attention can use: the online softmax on f32 fused
+      multiply-adds; `tile = [query rows, key positions, columns per
+      step]`, `workgroup` threads, each computing 4 query rows by
+      `tile[1] / (workgroup / (tile[0] / 4))` positions of `Q K^T` and as
+      many value columns of `P V` per 4 rows in registers; each step of
+      head-dim columns of Q and K, then each step of positions of V,
+      staged in workgroup memory as f32) on `cachet.attention`
       (cachet-lower-attention);
       `matvec_subgroup` and `matvec_generic` on `linalg.matvec` and on a
       small-batch `linalg.matmul` reading its weight transposed, and
@@ -345,7 +354,8 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       return getVariant() == KernelVariant::AttentionScalar ||
              getVariant() == KernelVariant::AttentionMma ||
              getVariant() == KernelVariant::AttentionMmaSync ||
-             getVariant() == KernelVariant::AttentionWgmma || isDecode();
+             getVariant() == KernelVariant::AttentionWgmma ||
+             getVariant() == KernelVariant::AttentionTiled || isDecode();
     }
     /// Whether the variant is one of the split-KV decode kernels.
     bool isDecode() const {

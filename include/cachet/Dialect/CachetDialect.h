@@ -40,6 +40,12 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
 std::string whyNotTiledGemmTiles(llvm::ArrayRef<int64_t> tile,
                                  int64_t workgroup, int64_t threadColumns);
 
+/// The same for an attention_tiled config's `tile` (query rows, key
+/// positions, columns per step) and `workgroup` (threads), apart from the
+/// attention's shape.
+std::string whyNotTiledAttentionTiles(llvm::ArrayRef<int64_t> tile,
+                                      int64_t workgroup);
+
 /// The same for a gemm_wgmma config (`tile`, `workgroup`, `subgroup`,
 /// `stages`, `pad_bytes`, `dynamic_shared`); `decodesBlocks` (its
 /// `load_bytes` set) allows one or two producer warpgroups (`workgroup`

@@ -133,9 +133,10 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
       llvm::cl::values(
           clEnumValN(
               AttentionKernel::Auto, "auto",
-              "decode where a KV head has at most 16 query rows (NVVM, ROCDL), "
-              "else mma-sync on NVVM where the profile has 16x16x16 "
-              "f16 cooperative matrices, scalar otherwise"),
+              "decode where a KV head has at most 16 query rows, else "
+              "mma-sync on NVVM where the profile has 16x16x16 f16 "
+              "cooperative matrices, mma on SPIR-V for f16 (the tiled kernel "
+              "its run-time fallback), tiled otherwise"),
           clEnumValN(AttentionKernel::Scalar, "scalar",
                      "one thread per query row, every target"),
           clEnumValN(AttentionKernel::Mma, "mma",
@@ -145,6 +146,9 @@ struct CompileOptions : public mlir::PassPipelineOptions<CompileOptions> {
                      "PTX mma.sync, the softmax in registers (NVVM)"),
           clEnumValN(AttentionKernel::Decode, "decode",
                      "split-KV flash-decoding, every target"),
+          clEnumValN(AttentionKernel::Tiled, "tiled",
+                     "f32 fused multiply-adds on register tiles, every "
+                     "target"),
           clEnumValN(AttentionKernel::Reference, "reference",
                      "the linalg lowering of cachet-lower-to-linalg"))};
   Option<bool> rewrites{

@@ -13,6 +13,7 @@
 //                      reductions, the mma kernels' launch, vectors and
 //                      key-tile loop;
 //   ScalarKernel.cpp   buildScalar (every target);
+//   TiledKernel.cpp    buildTiled (every target, f32 register tiles);
 //   MmaKernel.cpp      buildMma (gpu.subgroup_mma);
 //   MmaSyncKernel.cpp  buildMmaSync (nvgpu/nvvm mma.sync, NVVM only);
 //   WgmmaKernel.cpp    buildWgmma (sm_90a warpgroup MMA, NVVM only);
@@ -43,7 +44,15 @@ namespace cachet::attention {
 constexpr double kLog2E = 1.4426950408889634;
 
 /// The kernels cachet-lower-attention builds.
-enum class Variant { Scalar, Mma, MmaSync, Wgmma, Decode, DecodeMmaSync };
+enum class Variant {
+  Scalar,
+  Tiled,
+  Mma,
+  MmaSync,
+  Wgmma,
+  Decode,
+  DecodeMmaSync
+};
 
 /// The kernel chosen for one attention: its #cachet.kernel_config, with
 /// what it leaves out resolved.
@@ -54,6 +63,9 @@ struct KernelConfig {
   int64_t queryTile;
   /// KV positions staged in workgroup memory at a time.
   int64_t keyTile;
+  /// Head-dim columns of Q and K, and positions of V, staged at a time
+  /// (tiled kernel).
+  int64_t step = 0;
   /// Threads per workgroup.
   int64_t threads;
   /// Lanes per subgroup (mma kernel).
@@ -166,6 +178,14 @@ private:
   void buildScalar(mlir::Value query, mlir::Value key, mlir::Value value,
                    mlir::Value mask, mlir::Value out, double scale,
                    Causal causal);
+
+  /// Emits the tiled kernel (TiledKernel.cpp): the scalar kernel's online
+  /// softmax with each thread computing 4 query rows by a slice of the key
+  /// tile's positions and of the value columns in registers, on f32 fused
+  /// multiply-adds from steps of Q, K and V staged in workgroup memory.
+  void buildTiled(mlir::Value query, mlir::Value key, mlir::Value value,
+                  mlir::Value mask, mlir::Value out, double scale,
+                  Causal causal);
 
   /// Emits the one-pass kernel with `Q K^T` and `P V` on 16x16x16 f16
   /// subgroup matrix multiply-accumulates (gpu.subgroup_mma_*), the output
@@ -413,6 +433,13 @@ private:
   void loadTile(mlir::Value source, mlir::Value tile, int64_t dim,
                 mlir::Value kvHead, mlir::Value start, mlir::Value thread,
                 BlockQuantizedType block, mlir::Type element);
+  /// Value `x` of K or V (`source`, `block`s or floats) at position `pos`
+  /// (in range) of `kvHead`, as `element`; decoded from blocks, rounded to
+  /// `kvElement` (K's or V's dequantized type) first, as the dequant-once
+  /// scratch holds it.
+  mlir::Value loadKV(mlir::Value source, mlir::Value kvHead, mlir::Value pos,
+                     mlir::Value x, BlockQuantizedType block,
+                     mlir::Type kvElement, mlir::Type element);
   /// Returns the scaled, masked score of query `row` (`loadRow` clamped to
   /// the queries) and position `pos` from the dot product `dot`: -inf for
   /// positions past the end or after the causal bound.

@@ -29,7 +29,8 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
                           const ChunkState *chunkState) {
   chunk = chunkState;
   assert((!chunk || c.variant == Variant::Scalar ||
-          c.variant == Variant::MmaSync || c.variant == Variant::Wgmma) &&
+          c.variant == Variant::Tiled || c.variant == Variant::MmaSync ||
+          c.variant == Variant::Wgmma) &&
          "a chunk's state is carried by the scalar and mma-sync kernels");
   switch (c.variant) {
   case Variant::MmaSync:
@@ -39,6 +40,8 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
     return buildMma(query, key, value, mask, out, scale, causal);
   case Variant::Scalar:
     return buildScalar(query, key, value, mask, out, scale, causal);
+  case Variant::Tiled:
+    return buildTiled(query, key, value, mask, out, scale, causal);
   case Variant::Decode:
   case Variant::DecodeMmaSync:
     return buildDecode(query, key, value, mask, out, scale, causal);
@@ -117,29 +120,31 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
     // that becomes a Function variable inside the loop, which lavapipe
     // allocates anew on every iteration.
     Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-    Value v;
-    if (block) {
-      // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
-      BlockDecoder decoder(
-          b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
-            return memref::LoadOp::create(rb, rl, source,
-                                          ValueRange{clamped, kvHead, offset})
-                .getResult();
-          });
-      v = castFloat(b, loc,
-                    castFloat(b, loc, decoder.decodeValue(x), kvElement),
-                    element);
-    } else {
-      v = castFloat(
-          b, loc,
-          memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
-          element);
-    }
+    Value v = loadKV(source, kvHead, clamped, x, block, kvElement, element);
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     memref::StoreOp::create(b, loc,
                             arith::SelectOp::create(b, loc, inRange, v, zero),
                             tile, tileIndices(tile, j, x));
   });
+}
+
+Value KernelBuilder::loadKV(Value source, Value kvHead, Value pos, Value x,
+                            BlockQuantizedType block, Type kvElement,
+                            Type element) {
+  if (!block)
+    return castFloat(
+        b, loc,
+        memref::LoadOp::create(b, loc, source, kvIndices(kvHead, pos, x)),
+        element);
+  // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
+  BlockDecoder decoder(
+      b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+        return memref::LoadOp::create(rb, rl, source,
+                                      ValueRange{pos, kvHead, offset})
+            .getResult();
+      });
+  return castFloat(b, loc, castFloat(b, loc, decoder.decodeValue(x), kvElement),
+                   element);
 }
 
 Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,
