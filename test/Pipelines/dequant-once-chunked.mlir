@@ -55,7 +55,7 @@
 // RUN: cachet-opt %s -cachet-compile="target=nvvm profile=h200 attention-kernel=reference stop-before-binary dequant-once-options={max-scratch-bytes=262144 force=true}" -mlir-print-ir-after=cachet-device-buffers -mlir-disable-threading -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep -v "remark:\|^ *^\|^  %o = " | FileCheck %s --check-prefix=REF
 
 // REMARK: remark: cachet-dequant-once-kv: rewritten (forced){{.*}}4 KV chunks of 256 positions (max-scratch-bytes 262144), merged with online softmax
-// REMARK: remark: cachet-select-kernel-configs: {{mma-sync|scalar|wgmma}} flash-attention kernel
+// REMARK: remark: cachet-select-kernel-configs: {{mma-sync|tiled|wgmma}} flash-attention kernel
 // REMARK-NOT: dequant-transpose: generic kernel
 
 // NVVM: IR Dump After DeviceBuffers
