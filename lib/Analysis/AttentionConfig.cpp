@@ -524,6 +524,21 @@ static std::string whyNotTiledAttention(const AttentionShape &s,
                          "{1} threads sharing a group of rows",
                          s.valueDim, rowThreads)
         .str();
+  if (s.valueDim / rowThreads > 32)
+    return llvm::formatv("each thread would hold {0} value columns of its 4 "
+                         "rows (value dimension {1} over {2} threads a "
+                         "group), more than 32",
+                         s.valueDim / rowThreads, s.valueDim, rowThreads)
+        .str();
+  // The staging is unrolled: at most 64 values a thread per step.
+  int64_t staged = llvm::divideCeil(tile[2] * tile[0], threads) +
+                   llvm::divideCeil(tile[2] * tile[1], threads) +
+                   llvm::divideCeil(tile[2] * s.valueDim, threads);
+  if (staged > 64)
+    return llvm::formatv("each thread would stage {0} values a step (steps "
+                         "of {1} over {2} threads), more than 64",
+                         staged, tile[2], threads)
+        .str();
   if (s.headDim % tile[2] != 0)
     return llvm::formatv("a step of {0} columns does not divide the head "
                          "dimension {1}",
@@ -587,8 +602,8 @@ selectTiledAttention(MLIRContext *ctx, const AttentionShape &s,
           /*fuseEpilogues=*/false, /*loadBytes=*/0);
     if (why.empty())
       why = llvm::formatv("query tile {0}, key tile {1}, {2} threads, steps "
-                          "of 32 columns: {3}",
-                          queryTile, keyTile, threads, no);
+                          "of {3} columns: {4}",
+                          queryTile, keyTile, threads, step, no);
   }
   return {};
 }
@@ -1495,8 +1510,8 @@ cachet::selectAttentionConfig(Operation *op, DeviceProfileAttr profile,
     if (iterations > kLlvmpipeLoopIterations)
       return keep(llvm::formatv(
           "the scalar kernel's KV-tile loop nest runs {0} iterations, more "
-          "than the {1} llvmpipe executes (profile vendor mesa)",
-          iterations, kLlvmpipeLoopIterations));
+          "than the {1} llvmpipe executes (profile vendor mesa; {2})",
+          iterations, kLlvmpipeLoopIterations, noMma));
   }
   MLIRContext *ctx = op->getContext();
   d.config = KernelConfigAttr::get(

@@ -204,22 +204,26 @@ std::string cachet::whyNotGemmTiles(ArrayRef<int64_t> tile, int64_t workgroup,
 
 std::string cachet::whyNotTiledAttentionTiles(ArrayRef<int64_t> tile,
                                               int64_t workgroup) {
-  if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 4 != 0 || tile[1] <= 0 ||
-      tile[2] <= 0 || llvm::any_of(tile, [](int64_t v) { return v > 4096; }))
+  if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 4 != 0 || tile[0] > 256 ||
+      tile[1] <= 0 || tile[1] > 1024 || tile[2] <= 0 || tile[2] > 32)
     return "'tile' must be [query rows, key positions, columns per step]: a "
-           "multiple of 4 and two positive entries (at most 4096)";
+           "multiple of 4 up to 256, up to 1024 and up to 32";
   if (workgroup <= 0 || workgroup > 1024)
     return llvm::formatv("'workgroup' must be 1 to 1024 threads, got {0}",
                          workgroup)
         .str();
   int64_t rowGroups = tile[0] / 4;
-  if (workgroup % rowGroups != 0 || tile[1] % (workgroup / rowGroups) != 0)
+  if (workgroup % rowGroups != 0)
     return llvm::formatv("'workgroup' ({0}) must be a multiple of the query "
-                         "tile's {1} groups of 4 rows, and its {2} threads "
-                         "per group must divide the key tile {3}",
-                         workgroup, rowGroups,
-                         workgroup % rowGroups ? 0 : workgroup / rowGroups,
-                         tile[1])
+                         "tile's {1} groups of 4 rows",
+                         workgroup, rowGroups)
+        .str();
+  int64_t rowThreads = workgroup / rowGroups;
+  if (tile[1] % rowThreads != 0 || tile[1] / rowThreads > 16)
+    return llvm::formatv("the {0} threads per group of rows must divide the "
+                         "key tile {1} into at most 16 positions a thread "
+                         "(its scores are in registers)",
+                         rowThreads, tile[1])
         .str();
   if (tile[1] % tile[2] != 0)
     return llvm::formatv("a step of {0} positions must divide the key tile "

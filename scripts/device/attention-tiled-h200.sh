@@ -7,6 +7,7 @@
 # Prepared here (build/bin -> .device/bin, libcachet_runtime -> .device/lib):
 #   bench/make-suite.py -o .device/atT --preset=h200 --target=spirv --only="pp512 @ d"
 #   bench/make-suite.py -o .device/atS --preset=h200 --target=spirv --only="pp512 @ d" --attention-kernel=scalar
+#   bench/make-suite.py -o .device/atTi --preset=h200 --target=spirv --only="pp512 @ d32768" --attention-kernel=tiled
 #   bench/make-suite.py -o .device/atSmall --preset=small --target=spirv --only=attention
 #   .device/fz/cN: cachet-run X.mlir --entry=attention --profile=h200 --emit=.device/fz/cN --no-run
 #     for X = test/Integration/Inputs/attention.py with the shapes of the log
@@ -25,14 +26,13 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv,noheader 
 M=/tmp/llama3-8b-bf16.gguf
 ( $B/cachet-gguf random llama3-8b --type=bf16 --seed=1 -o $M > $W/gguf.log 2>&1 ) &
 gguf=$!
-{ for c in $D/fz/c*; do check $c; done
-  for c in $D/atSmall/attention-*; do [ -d $c ] && check $c; done; } > $W/check.log 2>&1
+timeout 50 bash -c ". $(dirname "$0")/env.sh; B=$B; for c in $D/fz/c* $D/atSmall/attention-*; do [ -d \$c ] && check \$c; done" > $W/check.log 2>&1
 s
-timeout 120 $B/cachet-bench $D/atT --repeat=10 --json=$OUT/tiled1.json > $W/bench-tiled1.log 2>&1; s
-timeout 150 $B/cachet-bench $D/atS --repeat=3 --filter=bf16 --json=$OUT/scalar.json > $W/bench-scalar.log 2>&1; s
-timeout 120 $B/cachet-bench $D/atT --repeat=10 --json=$OUT/tiled2.json > $W/bench-tiled2.log 2>&1; s
+timeout 60 $B/cachet-bench $D/atT --repeat=5 --json=$OUT/tiled1.json > $W/bench-tiled1.log 2>&1; s
+timeout 60 $B/cachet-bench $D/atS --repeat=2 --filter=d32768 --json=$OUT/scalar.json > $W/bench-scalar.log 2>&1; s
+timeout 40 $B/cachet-bench $D/atTi --repeat=3 --json=$OUT/forced.json > $W/bench-forced.log 2>&1; s
 wait $gguf
-timeout 330 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 --ubatch=512 \
+timeout 200 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 --ubatch=512 \
   --prefill=$(ls -d $D/g8v4/prefill-*) --decode=$(ls -d $D/g8v4/decode-*) --ctx=33280 \
   --bench --bench-depths=4096,32768 --bench-gen=32 --bench-reps=2 > $W/model.log 2>&1
 echo "rc $?" >> $W/model.log
@@ -40,5 +40,5 @@ s
 cat $W/device.log
 grep -a "==\|check\|rewrites off" $W/check.log | grep -v PASS | grep -v "byte-identical" | head -40
 grep -ac PASS $W/check.log; grep -ac byte-identical $W/check.log
-grep -a "attention\|rc\|error" $W/bench-tiled1.log $W/bench-scalar.log $W/bench-tiled2.log | head -60
+for f in tiled1 scalar forced; do echo "## $f"; grep -a "^|\|suite\|error" $W/bench-$f.log; done
 grep -a "^|\|identical\|differ\|rc\|error\|time:\|model:" $W/model.log | head -30

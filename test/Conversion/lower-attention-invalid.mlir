@@ -164,3 +164,25 @@ func.func @tiled_columns(%q: tensor<2x4x40xf16>, %k: tensor<8x2x40xf16>, %v: ten
       : tensor<2x4x40xf16>, tensor<8x2x40xf16>, tensor<8x2x40xf16> -> tensor<2x4x40xf16>
   return %o : tensor<2x4x40xf16>
 }
+
+// -----
+
+// The thread's value columns (in registers) and its staging (unrolled) are
+// bounded.
+func.func @tiled_registers(%q: tensor<2x4x256xf16>, %k: tensor<8x2x256xf16>, %v: tensor<8x2x256xf16>) -> tensor<2x4x256xf16> {
+  // expected-error @+1 {{each thread would hold 64 value columns of its 4 rows (value dimension 256 over 4 threads a group), more than 32}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [4, 16, 4], workgroup = 4>}
+      : tensor<2x4x256xf16>, tensor<8x2x256xf16>, tensor<8x2x256xf16> -> tensor<2x4x256xf16>
+  return %o : tensor<2x4x256xf16>
+}
+
+// -----
+
+func.func @tiled_staging(%q: tensor<2x4x32xf16>, %k: tensor<8x2x32xf16>, %v: tensor<8x2x32xf16>) -> tensor<2x4x32xf16> {
+  // expected-error @+1 {{each thread would stage 136 values a step (steps of 32 over 16 threads), more than 64}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.25
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [4, 32, 32], workgroup = 16>}
+      : tensor<2x4x32xf16>, tensor<8x2x32xf16>, tensor<8x2x32xf16> -> tensor<2x4x32xf16>
+  return %o : tensor<2x4x32xf16>
+}

@@ -157,7 +157,7 @@ func.func @too_wide(%q: tensor<1x4x4096xf32>, %k: tensor<8x1x4096xf32>, %v: tens
 // CHECK-LABEL: func.func @llvmpipe_long
 // CHECK: cachet.attention
 func.func @llvmpipe_long(%q: tensor<1x4x128xf16>, %k: tensor<1x8192x128xf16>, %v: tensor<1x8192x128xf16>) -> tensor<1x4x128xf16> {
-  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: the scalar kernel's KV-tile loop nest runs 147968 iterations, more than the 65535 llvmpipe executes (profile vendor mesa)}}
+  // expected-remark @+1 {{cachet-select-kernel-configs: reference lowering kept: the scalar kernel's KV-tile loop nest runs 147968 iterations, more than the 65535 llvmpipe executes (profile vendor mesa; attention-kernel=scalar)}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.088
       : tensor<1x4x128xf16>, tensor<1x8192x128xf16>, tensor<1x8192x128xf16> -> tensor<1x4x128xf16>
   return %o : tensor<1x4x128xf16>

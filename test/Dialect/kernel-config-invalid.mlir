@@ -529,7 +529,7 @@ func.func @gemm_tiled_huge(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y:
 
 func.func @attention_tiled_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
                                 %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
-  // expected-error @+2 {{#cachet.kernel_config<variant = attention_tiled>: 'tile' must be [query rows, key positions, columns per step]: a multiple of 4 and two positive entries (at most 4096)}}
+  // expected-error @+2 {{#cachet.kernel_config<variant = attention_tiled>: 'tile' must be [query rows, key positions, columns per step]: a multiple of 4 up to 256, up to 1024 and up to 32}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64], workgroup = 256>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
@@ -541,7 +541,7 @@ func.func @attention_tiled_tile(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>
 
 func.func @attention_tiled_threads(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
                                    %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
-  // expected-error @+2 {{'workgroup' (200) must be a multiple of the query tile's 16 groups of 4 rows, and its 0 threads per group must divide the key tile 64}}
+  // expected-error @+2 {{'workgroup' (200) must be a multiple of the query tile's 16 groups of 4 rows}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 200>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
@@ -568,6 +568,19 @@ func.func @attention_tiled_stages(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf1
   // expected-error @+2 {{the tiled attention kernel takes only 'tile', 'workgroup' and 'subgroup'}}
   %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
       {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 64, 16], workgroup = 256, stages = 2, dynamic_shared = true>}
+      : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
+      -> tensor<8x16x64xf16>
+  return %o : tensor<8x16x64xf16>
+}
+
+// -----
+
+// A thread's scores are in registers: at most 16 positions each.
+func.func @attention_tiled_keys(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>,
+                                %v: tensor<2x64x64xf16>) -> tensor<8x16x64xf16> {
+  // expected-error @+2 {{the 1 threads per group of rows must divide the key tile 999 into at most 16 positions a thread (its scores are in registers)}}
+  %o = cachet.attention %q, %k, %v layout <head_major> scale 0.125
+      {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [4, 999, 1], workgroup = 1>}
       : tensor<8x16x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16>
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>

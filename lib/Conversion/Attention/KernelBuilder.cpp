@@ -31,7 +31,8 @@ void KernelBuilder::build(Value query, Value key, Value value, Value mask,
   assert((!chunk || c.variant == Variant::Scalar ||
           c.variant == Variant::Tiled || c.variant == Variant::MmaSync ||
           c.variant == Variant::Wgmma) &&
-         "a chunk's state is carried by the scalar and mma-sync kernels");
+         "a chunk's state is carried by the scalar, tiled and mma-sync "
+         "kernels");
   switch (c.variant) {
   case Variant::MmaSync:
   case Variant::Wgmma:
