@@ -24,15 +24,18 @@ W=/tmp/tiled; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 s() { tar czf $OUT/tiled.tgz -C $W .; }
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv,noheader > $W/device.log 2>&1
 M=/tmp/llama3-8b-bf16.gguf
-( $B/cachet-gguf random llama3-8b --type=bf16 --seed=1 -o $M > $W/gguf.log 2>&1 ) &
+[ -n "${QUICK:-}" ] || ( $B/cachet-gguf random llama3-8b --type=bf16 --seed=1 -o $M > $W/gguf.log 2>&1 ) &
 gguf=$!
-timeout 50 bash -c ". $(dirname "$0")/env.sh; B=$B; for c in $D/fz/c* $D/atSmall/attention-*; do [ -d \$c ] && check \$c; done" > $W/check.log 2>&1
+# QUICK=1: the fuzz checks and the kernel suites only (no model).
+checks="$D/fz/c*"; [ -n "${QUICK:-}" ] || checks="$checks $D/atSmall/attention-*"
+timeout 50 bash -c ". $(dirname "$0")/env.sh; B=$B; for c in $checks; do [ -d \$c ] && check \$c; done" > $W/check.log 2>&1
 s
 timeout 60 $B/cachet-bench $D/atT --repeat=5 --json=$OUT/tiled1.json > $W/bench-tiled1.log 2>&1; s
 timeout 60 $B/cachet-bench $D/atS --repeat=2 --filter=d32768 --json=$OUT/scalar.json > $W/bench-scalar.log 2>&1; s
 timeout 40 $B/cachet-bench $D/atTi --repeat=3 --json=$OUT/forced.json > $W/bench-forced.log 2>&1; s
+[ -n "${QUICK:-}" ] && kill $gguf 2>/dev/null
 wait $gguf
-timeout 200 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 --ubatch=512 \
+[ -n "${QUICK:-}" ] || timeout 200 $B/cachet-generate-runner --model=$M --kv=q8_0-packed --dtype=bf16 --ubatch=512 \
   --prefill=$(ls -d $D/g8v4/prefill-*) --decode=$(ls -d $D/g8v4/decode-*) --ctx=33280 \
   --bench --bench-depths=4096,32768 --bench-gen=32 --bench-reps=2 > $W/model.log 2>&1
 echo "rc $?" >> $W/model.log
