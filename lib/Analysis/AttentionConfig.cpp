@@ -587,11 +587,12 @@ selectTiledAttention(MLIRContext *ctx, const AttentionShape &s,
     if (no.empty() && bytes > int64_t(budget))
       no = llvm::formatv("{0} bytes of workgroup memory, the budget is {1}",
                          bytes, budget);
+    int64_t iterations = getTiledIterations(s, tile);
     if (no.empty() && profile && profile.getVendor() == "mesa" &&
-        getTiledIterations(s, tile) > kLlvmpipeLoopIterations)
+        iterations > kLlvmpipeLoopIterations)
       no = llvm::formatv("its loops run {0} iterations, more than the {1} "
                          "llvmpipe executes (profile vendor mesa)",
-                         getTiledIterations(s, tile), kLlvmpipeLoopIterations);
+                         iterations, kLlvmpipeLoopIterations);
     if (no.empty())
       return KernelConfigAttr::get(
           ctx, KernelVariant::AttentionTiled, tile, threads, subgroup,
@@ -1667,12 +1668,13 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
     std::string why = whyNotTiledAttention(s, tile, config.getWorkgroup());
     if (!why.empty())
       return why;
+    int64_t iterations = getTiledIterations(s, tile);
     if (profile && profile.getVendor() == "mesa" &&
-        getTiledIterations(s, tile) > kLlvmpipeLoopIterations)
+        iterations > kLlvmpipeLoopIterations)
       return llvm::formatv(
           "the tiled kernel's loops run {0} iterations, more than the {1} "
           "llvmpipe executes (profile vendor mesa)",
-          getTiledIterations(s, tile), kLlvmpipeLoopIterations);
+          iterations, kLlvmpipeLoopIterations);
   } else if (scalar) {
     if (config.getWorkgroup() != 0 && config.getWorkgroup() != tile[0])
       return llvm::formatv("the scalar kernel runs one thread per query row: "

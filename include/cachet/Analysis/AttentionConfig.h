@@ -190,18 +190,16 @@ MmaTiles getMmaTiles(const AttentionShape &s, KernelVariant variant,
 /// and strides in f32 elements; the paddings keep the threads' stores and
 /// reads in distinct banks.
 struct TiledAttentionLayout {
-  int64_t queryTile, keyTile, step, threads, valueDim;
   /// Threads sharing 4 query rows (each holds keyTile / this many
   /// positions and valueDim / this many value columns of them).
   int64_t rowThreads;
   int64_t pStride, region, qStride, kOffset, kStride, redStride, total;
   TiledAttentionLayout(int64_t queryTile, int64_t keyTile, int64_t step,
                        int64_t threads, int64_t valueDim)
-      : queryTile(queryTile), keyTile(keyTile), step(step), threads(threads),
-        valueDim(valueDim), rowThreads(threads / (queryTile / 4)),
-        pStride(keyTile + 4), region(queryTile * (keyTile + 4)),
-        qStride(queryTile + 1), kOffset(region + step * (queryTile + 1)),
-        kStride(keyTile + 1), redStride(rowThreads + 1) {
+      : rowThreads(threads / (queryTile / 4)), pStride(keyTile + 4),
+        region(queryTile * (keyTile + 4)), qStride(queryTile + 1),
+        kOffset(region + step * (queryTile + 1)), kStride(keyTile + 1),
+        redStride(rowThreads + 1) {
     int64_t phase = std::max({step * (queryTile + 1) + step * (keyTile + 1),
                               step * valueDim, queryTile * redStride});
     total = region + phase;

@@ -434,9 +434,9 @@ private:
                 mlir::Value kvHead, mlir::Value start, mlir::Value thread,
                 BlockQuantizedType block, mlir::Type element);
   /// Value `x` of K or V (`source`, `block`s or floats) at position `pos`
-  /// (in range) of `kvHead`, as `element`; decoded from blocks, rounded to
-  /// `kvElement` (K's or V's dequantized type) first, as the dequant-once
-  /// scratch holds it.
+  /// of `kvHead`, as `element`, zero past the last position; decoded from
+  /// blocks, rounded to `kvElement` (K's or V's dequantized type) first, as
+  /// the dequant-once scratch holds it.
   mlir::Value loadKV(mlir::Value source, mlir::Value kvHead, mlir::Value pos,
                      mlir::Value x, BlockQuantizedType block,
                      mlir::Type kvElement, mlir::Type element);

@@ -114,17 +114,10 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
   forLoop(thread, index(c.keyTile * dim), index(c.threads), [&](Value i) {
     Value j = arith::DivUIOp::create(b, loc, i, index(dim));
     Value x = arith::RemUIOp::create(b, loc, i, index(dim));
-    Value pos = arith::AddIOp::create(b, loc, start, j);
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          pos, index(s.positions));
-    // A clamped load and a select, not an scf.if with a result: on SPIR-V
-    // that becomes a Function variable inside the loop, which lavapipe
-    // allocates anew on every iteration.
-    Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-    Value v = loadKV(source, kvHead, clamped, x, block, kvElement, element);
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     memref::StoreOp::create(b, loc,
-                            arith::SelectOp::create(b, loc, inRange, v, zero),
+                            loadKV(source, kvHead,
+                                   arith::AddIOp::create(b, loc, start, j), x,
+                                   block, kvElement, element),
                             tile, tileIndices(tile, j, x));
   });
 }
@@ -132,20 +125,31 @@ void KernelBuilder::loadTile(Value source, Value tile, int64_t dim,
 Value KernelBuilder::loadKV(Value source, Value kvHead, Value pos, Value x,
                             BlockQuantizedType block, Type kvElement,
                             Type element) {
-  if (!block)
-    return castFloat(
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos,
+                                        index(s.positions));
+  // A clamped load and a select, not an scf.if with a result: on SPIR-V
+  // that becomes a Function variable inside the loop, which lavapipe
+  // allocates anew on every iteration.
+  Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
+  Value v;
+  if (!block) {
+    v = castFloat(
         b, loc,
-        memref::LoadOp::create(b, loc, source, kvIndices(kvHead, pos, x)),
+        memref::LoadOp::create(b, loc, source, kvIndices(kvHead, clamped, x)),
         element);
-  // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
-  BlockDecoder decoder(
-      b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
-        return memref::LoadOp::create(rb, rl, source,
-                                      ValueRange{pos, kvHead, offset})
-            .getResult();
-      });
-  return castFloat(b, loc, castFloat(b, loc, decoder.decodeValue(x), kvElement),
-                   element);
+  } else {
+    // ggml bytes [pos][kv_head][block bytes]: the reference's decoding.
+    BlockDecoder decoder(
+        b, loc, block, [&](OpBuilder &rb, Location rl, Value offset) {
+          return memref::LoadOp::create(rb, rl, source,
+                                        ValueRange{clamped, kvHead, offset})
+              .getResult();
+        });
+    v = castFloat(b, loc, castFloat(b, loc, decoder.decodeValue(x), kvElement),
+                  element);
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  return arith::SelectOp::create(b, loc, inRange, v, zero);
 }
 
 Value KernelBuilder::maskedScore(Value dot, double scale, Value mask,

@@ -60,12 +60,6 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   b.setInsertionPointToStart(&launch.getBody().front());
   Value smem = launch.getWorkgroupAttributions()[0];
 
-  auto add = [&](Value a, Value v) -> Value {
-    return arith::AddIOp::create(b, loc, a, v);
-  };
-  auto addC = [&](Value a, int64_t v) -> Value {
-    return v == 0 ? a : add(a, index(v));
-  };
   auto mulC = [&](Value a, int64_t v) -> Value {
     return arith::MulIOp::create(b, loc, a, index(v));
   };
@@ -96,7 +90,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
       mulC(arith::DivUIOp::create(b, loc, thread, index(l.rowThreads)), rows);
   SmallVector<Value> row, loadRow, rowValid;
   for (int64_t i = 0; i < rows; ++i) {
-    row.push_back(add(tileStart, addC(rowBase, i)));
+    row.push_back(addIndex(tileStart, addIndex(rowBase, i)));
     rowValid.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                              row.back(), index(s.queries)));
     // Rows past the end compute on the last row and store nothing.
@@ -106,7 +100,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   // The thread's value columns (and, from the key tile's start, positions).
   SmallVector<Value> column;
   for (int64_t j = 0; j < std::max(keys, columns); ++j)
-    column.push_back(addC(lane, j * l.rowThreads));
+    column.push_back(addIndex(lane, j * l.rowThreads));
   Value zero = index(0);
   Value f32Zero = f32(0);
   Value minusInf = f32(-std::numeric_limits<double>::infinity());
@@ -115,8 +109,9 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   // Workgroup memory offsets of this thread's rows: P's and the reduction's.
   SmallVector<Value> pRow, redRow;
   for (int64_t i = 0; i < rows; ++i) {
-    pRow.push_back(mulC(addC(rowBase, i), l.pStride));
-    redRow.push_back(addC(mulC(addC(rowBase, i), l.redStride), l.region));
+    pRow.push_back(mulC(addIndex(rowBase, i), l.pStride));
+    redRow.push_back(
+        addIndex(mulC(addIndex(rowBase, i), l.redStride), l.region));
   }
 
   // The state before the first key tile: the chunk's, or none seen yet.
@@ -140,7 +135,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
   // `body(i)` for i = thread, thread + threads, ... below `count`.
   auto staged = [&](int64_t count, function_ref<void(Value)> body) {
     for (int64_t first = 0; first < count; first += c.threads) {
-      Value i = addC(thread, first);
+      Value i = addIndex(thread, first);
       if (first + c.threads <= count) {
         body(i);
         continue;
@@ -155,27 +150,18 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
       body(i);
     }
   };
-  // Value `x` of K or V at position `pos` as f32, zero past the end.
-  auto kvValue = [&](Value source, Value pos, Value x, BlockQuantizedType block,
-                     Type element) -> Value {
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          pos, index(s.positions));
-    Value clamped = arith::MinUIOp::create(b, loc, pos, index(s.positions - 1));
-    Value v = loadKV(source, kvHead, clamped, x, block, element, f32Type);
-    return arith::SelectOp::create(b, loc, inRange, v, f32Zero);
-  };
   // Folds the values the threads of each of this thread's row groups wrote
   // for its rows (in lane order): `combine` over `partial`.
   auto acrossLanes = [&](ArrayRef<Value> partial, bool sum) {
     barrier();
     for (int64_t i = 0; i < rows; ++i)
-      store(partial[i], add(redRow[i], lane));
+      store(partial[i], addIndex(redRow[i], lane));
     barrier();
     SmallVector<Value> folded;
     for (int64_t i = 0; i < rows; ++i) {
       Value v = load(redRow[i]);
       for (int64_t t = 1; t < l.rowThreads; ++t) {
-        Value other = load(addC(redRow[i], t));
+        Value other = load(addIndex(redRow[i], t));
         v = sum ? arith::AddFOp::create(b, loc, v, other).getResult()
                 : arith::MaximumFOp::create(b, loc, v, other).getResult();
       }
@@ -204,31 +190,31 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
       staged(step * c.queryTile, [&](Value i) {
         Value r = arith::DivUIOp::create(b, loc, i, index(step));
         Value x = arith::RemUIOp::create(b, loc, i, index(step));
-        Value q = arith::MinUIOp::create(b, loc, add(tileStart, r),
+        Value q = arith::MinUIOp::create(b, loc, addIndex(tileStart, r),
                                          index(s.queries - 1));
-        Value v =
-            castFloat(b, loc,
-                      memref::LoadOp::create(
-                          b, loc, query, ValueRange{head, q, add(first, x)}),
-                      f32Type);
-        store(v, add(addC(mulC(x, l.qStride), l.region), r));
+        Value v = castFloat(
+            b, loc,
+            memref::LoadOp::create(b, loc, query,
+                                   ValueRange{head, q, addIndex(first, x)}),
+            f32Type);
+        store(v, addIndex(addIndex(mulC(x, l.qStride), l.region), r));
       });
       staged(step * c.keyTile, [&](Value i) {
         Value j = arith::DivUIOp::create(b, loc, i, index(step));
         Value x = arith::RemUIOp::create(b, loc, i, index(step));
-        store(kvValue(key, add(start, j), add(first, x), s.keyBlock,
-                      s.keyElement),
-              add(addC(mulC(x, l.kStride), l.kOffset), j));
+        store(loadKV(key, kvHead, addIndex(start, j), addIndex(first, x),
+                     s.keyBlock, s.keyElement, f32Type),
+              addIndex(addIndex(mulC(x, l.kStride), l.kOffset), j));
       });
       barrier();
       SmallVector<Value> acc(dots.getRegionIterArgs());
-      Value qAt = addC(rowBase, l.region), kAt = addC(lane, l.kOffset);
+      Value qAt = addIndex(rowBase, l.region), kAt = addIndex(lane, l.kOffset);
       for (int64_t x = 0; x < step; ++x) {
         SmallVector<Value> q, k;
         for (int64_t i = 0; i < rows; ++i)
-          q.push_back(load(addC(qAt, x * l.qStride + i)));
+          q.push_back(load(addIndex(qAt, x * l.qStride + i)));
         for (int64_t j = 0; j < keys; ++j)
-          k.push_back(load(addC(kAt, x * l.kStride + j * l.rowThreads)));
+          k.push_back(load(addIndex(kAt, x * l.kStride + j * l.rowThreads)));
         outerProduct(acc, q, k);
       }
       scf::YieldOp::create(b, loc, acc);
@@ -244,7 +230,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
         Value score = arith::MulFOp::create(
             b, loc,
             maskedScore(dots.getResult(i * keys + j), scale, mask, head, row[i],
-                        loadRow[i], add(start, column[j]), causal),
+                        loadRow[i], addIndex(start, column[j]), causal),
             log2e);
         scores.push_back(score);
         m = arith::MaximumFOp::create(b, loc, m, score);
@@ -266,7 +252,7 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
             /*base2=*/true);
         Value rounded =
             castFloat(b, loc, castFloat(b, loc, p, s.valueElement), f32Type);
-        store(rounded, add(pRow[i], column[j]));
+        store(rounded, addIndex(pRow[i], column[j]));
         sum = arith::AddFOp::create(b, loc, sum, rounded);
       }
       laneSum.push_back(sum);
@@ -296,22 +282,22 @@ void KernelBuilder::buildTiled(Value query, Value key, Value value, Value mask,
       staged(step * s.valueDim, [&](Value i) {
         Value j = arith::DivUIOp::create(b, loc, i, index(s.valueDim));
         Value x = arith::RemUIOp::create(b, loc, i, index(s.valueDim));
-        store(kvValue(value, add(start, add(first, j)), x, s.valueBlock,
-                      s.valueElement),
-              addC(i, l.region));
+        store(loadKV(value, kvHead, addIndex(start, addIndex(first, j)), x,
+                     s.valueBlock, s.valueElement, f32Type),
+              addIndex(i, l.region));
       });
       barrier();
       SmallVector<Value> acc(products.getRegionIterArgs());
       SmallVector<Value> pAt;
       for (int64_t i = 0; i < rows; ++i)
-        pAt.push_back(add(pRow[i], first));
-      Value vAt = addC(lane, l.region);
+        pAt.push_back(addIndex(pRow[i], first));
+      Value vAt = addIndex(lane, l.region);
       for (int64_t k = 0; k < step; ++k) {
         SmallVector<Value> p, v;
         for (int64_t i = 0; i < rows; ++i)
-          p.push_back(load(addC(pAt[i], k)));
+          p.push_back(load(addIndex(pAt[i], k)));
         for (int64_t j = 0; j < columns; ++j)
-          v.push_back(load(addC(vAt, k * s.valueDim + j * l.rowThreads)));
+          v.push_back(load(addIndex(vAt, k * s.valueDim + j * l.rowThreads)));
         outerProduct(acc, p, v);
       }
       scf::YieldOp::create(b, loc, acc);
