@@ -23,6 +23,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
+#include <numeric>
 
 namespace cachet {
 #define GEN_PASS_DEF_DEQUANTONCEKV
@@ -34,8 +35,19 @@ using namespace cachet;
 
 /// Positions a chunk is a multiple of: the largest key tile of the
 /// attention kernels (cachet-select-kernel-configs picks at most 64 unless
-/// its key-tile option says otherwise).
+/// its key-tile option says otherwise: then the pass's key-tile option, or
+/// a config already on the attention, makes it lcm(64, key tile)).
 static constexpr int64_t kChunkAlign = 64;
+
+/// Copies the kernel decisions already in the IR on `from` (a config
+/// written by hand or by an earlier pipeline) to the attention that
+/// replaces it, so that rewrites off and on run the same kernel.
+static void copyKernelConfigs(Operation *from, Operation *to) {
+  for (StringRef name : {CachetDialect::getKernelConfigAttrName(),
+                         CachetDialect::getFallbackKernelConfigAttrName()})
+    if (Attribute config = from->getAttr(name))
+      to->setAttr(name, config);
+}
 
 /// The unit attribute marking the function-level KV scratch.
 static constexpr StringLiteral kScratchAttrName =
@@ -271,11 +283,12 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
       key = emitDequantTranspose(b, loc, c.key, {}, {}, kInit);
       value = emitDequantTranspose(b, loc, c.value, {}, {}, vInit);
     }
-    return AttentionOp::create(b, loc, op.getType(), op.getQuery(), key, value,
-                               op.getMask(), op.getCausalPosition(), headMajor,
-                               op.getScaleAttr(), op.getCausalOffsetAttr(),
-                               op.getAccumulatorAttr())
-        .getResult();
+    auto rewritten = AttentionOp::create(
+        b, loc, op.getType(), op.getQuery(), key, value, op.getMask(),
+        op.getCausalPosition(), headMajor, op.getScaleAttr(),
+        op.getCausalOffsetAttr(), op.getAccumulatorAttr());
+    copyKernelConfigs(op, rewritten);
+    return rewritten.getResult();
   }
 
   // One chunk of `size` positions from `start`: K and V dequantized into
@@ -298,6 +311,7 @@ static Value rewriteCandidate(OpBuilder &b, const Candidate &c, Value scratch,
         op.getQuery(), key, value, offset, state[0], state[1], state[2],
         op.getCausalPosition(), headMajor, op.getScaleAttr(),
         op.getCausalOffsetAttr(), op.getAccumulatorAttr());
+    copyKernelConfigs(op, partial);
     SmallVector<Value> next = {key, value};
     next.append(partial.getResults().begin(), partial.getResults().end());
     return next;
@@ -353,6 +367,12 @@ struct DequantOnceKVPass final
   using Base::Base;
 
   void runOnOperation() override {
+    if (keyTile < 0) {
+      getOperation().emitError("cachet-dequant-once-kv: key-tile must be 0 "
+                               "or positive, not ")
+          << int64_t(keyTile);
+      return signalPassFailure();
+    }
     DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
     getOperation()->walk(
         [&](func::FuncOp func) { runOnFunction(func, profile); });
@@ -426,15 +446,23 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
   if (maxScratchBytes > 0 &&
       static_cast<uint64_t>(e.f16Bytes) > maxScratchBytes) {
     // Whole key tiles per chunk (the kernels' are at most kChunkAlign
-    // positions), so that the chunks' kernels walk the tiles of one pass.
-    c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition /
-              kChunkAlign * kChunkAlign;
+    // positions unless a config or the key-tile option says otherwise), so
+    // that the chunks' kernels walk the tiles of one pass.
+    int64_t keyTile = this->keyTile;
+    if (auto config = op->getAttrOfType<KernelConfigAttr>(
+            CachetDialect::getKernelConfigAttrName());
+        config && config.getTile().size() > 1)
+      keyTile = config.getTile()[1];
+    int64_t align = keyTile > 0 ? std::lcm(kChunkAlign, keyTile) : kChunkAlign;
+    c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition / align *
+              align;
     if (c.chunk == 0)
       return skip(llvm::formatv("max-scratch-bytes {0} is below {1} "
                                 "positions' f16 K+V ({2} bytes; chunks are "
-                                "whole key tiles of up to {1} positions)",
-                                maxScratchBytes, kChunkAlign,
-                                kChunkAlign * bytesPerPosition));
+                                "multiples of {1} positions: whole key tiles "
+                                "of the attention kernels)",
+                                maxScratchBytes, align,
+                                align * bytesPerPosition));
     if (op.getMask())
       return skip("chunking an attention with an additive mask is not "
                   "supported");

@@ -488,7 +488,10 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     `max-scratch-bytes` caps the scratch: when one layer's f16 K+V is
     larger, the positions are split into chunks of
     `C = max-scratch-bytes / (2 Hkv (D + Dv))` rounded down to a multiple of
-    64 (whole key tiles of the attention kernels): an `scf.for` over the
+    64 (whole key tiles of the attention kernels; of lcm(64, key tile) where
+    the attention already carries a `#cachet.kernel_config` or `key-tile`
+    names the key tile cachet-select-kernel-configs is told to use, so that
+    the chunks' kernels walk the same tiles as one pass): an `scf.for` over the
     full chunks, carrying the chunk's K and V views of the scratch (so that
     each chunk writes them in place) and the online-softmax state, plus one
     remainder chunk. Each chunk is sliced from the quantized cache at its
@@ -497,7 +500,9 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     row max, row sum; 0, -inf, 0 before the first chunk); the output is
     `acc * (1 / sum)`. The attention kernels carry exactly that state from
     key tile to key tile, so the chunked output is byte-identical to the
-    unchunked one and to rewrites off. `unroll-chunks` emits the chunks one
+    unchunked one and to rewrites off. A kernel config already on the
+    attention (`cachet.kernel_config`, `cachet.fallback_kernel_config`) is
+    carried to the attention or chunks that replace it. `unroll-chunks` emits the chunks one
     after the other at static offsets instead of the loop (cachet-compile
     sets it on SPIR-V, whose kernels take no run-time offsets). Chunking an
     attention with an additive mask is not supported (remark, no rewrite).
@@ -543,6 +548,10 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     Option<"force", "force", "bool", /*default=*/"false",
            "Rewrite every eligible attention, whatever the cost function "
            "says">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
+           "The key tile cachet-select-kernel-configs' key-tile option sets "
+           "(0: its default, at most 64): the chunks of a capped scratch are "
+           "multiples of lcm(64, key-tile) positions">,
     Option<"unrollChunks", "unroll-chunks", "bool", /*default=*/"false",
            "Emit the chunks of a capped scratch one after the other instead "
            "of as an scf.for (static offsets, for targets whose kernels take "

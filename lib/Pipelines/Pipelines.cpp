@@ -245,6 +245,21 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
                {"dequant-transpose-options", options.dequantTransposeOptions}});
 }
 
+/// The value of the last `name=value` in the flat pass-option text `text`
+/// (std::nullopt where there is none).
+static std::optional<StringRef> getLastOptionValue(StringRef text,
+                                                   StringRef name) {
+  std::optional<StringRef> value;
+  SmallVector<StringRef> words;
+  text.split(words, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef word : words) {
+    auto [key, rest] = word.split('=');
+    if (key.trim() == name && word.contains('='))
+      value = rest.trim();
+  }
+  return value;
+}
+
 /// The CUDA toolkit gpu-module-to-binary takes for NVVM where `toolkit` is
 /// not given: upstream's default (CUDA_ROOT, CUDA_HOME or CUDA_PATH in the
 /// environment, else the path LLVM was built with) where one of those is
@@ -330,10 +345,18 @@ LogicalResult cachet::buildCachetCompilePipeline(
         options.maxScratchBytes
             ? "max-scratch-bytes=" + std::to_string(options.maxScratchBytes)
             : "";
+    // A key tile set through attention-options makes the chunks of a
+    // capped scratch whole multiples of it (rewrites off and on then walk
+    // the same tiles).
+    std::string keyTile;
+    if (std::optional<StringRef> value =
+            getLastOptionValue(options.attentionOptions, "key-tile"))
+      keyTile = ("key-tile=" + *value).str();
     builder.add(
         createDequantOnceKV(),
         {{"dequant-once-options",
           options.target == cachet::Target::NVVM ? "dequant-cost=2" : ""},
+         {"attention-options", keyTile},
          {"dequant-once-options",
           options.target == cachet::Target::SPIRV ? "unroll-chunks=true" : ""},
          {"max-scratch-bytes", cap},

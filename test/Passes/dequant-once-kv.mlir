@@ -3,6 +3,11 @@
 // Chunked scratch: max-scratch-bytes below one layer's f16 K+V.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=262144 2>/dev/null | FileCheck %s --check-prefix=CHUNK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=400000 2>/dev/null | FileCheck %s --check-prefix=REST
+// A key tile of 40 (cachet-select-kernel-configs' key-tile option, which
+// cachet-compile forwards): chunks of lcm(64, 40) = 320 positions, whole
+// key tiles, so the chunks' kernels walk the tiles of one pass.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=400000 key-tile=40" 2>/dev/null | FileCheck %s --check-prefix=KEYTILE
+// RUN: not cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=key-tile=-1 2>&1 >/dev/null | FileCheck %s --check-prefix=BADTILE
 // Unrolled chunks (cachet-compile sets this on SPIR-V).
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=262144 unroll-chunks=true" 2>/dev/null | FileCheck %s --check-prefix=UNROLL
 // A cap below 64 positions' K+V (the largest key tile): no rewrite, with a remark.
@@ -88,11 +93,18 @@
 // UNROLL-NOT: cachet.attention_partial
 // UNROLL: return
 
-// TINY: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes 100 is below 64 positions' f16 K+V (65536 bytes; chunks are whole key tiles of up to 64 positions)
+// TINY: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes 100 is below 64 positions' f16 K+V (65536 bytes; chunks are multiples of 64 positions: whole key tiles of the attention kernels)
 
 // FREE-LABEL: func.func @prefill_q8_0_split
 // FREE-NOT: dequant_transpose
 // FREE: cachet.attention {{.*}} layout <token_major>
+
+// KEYTILE-LABEL: func.func @prefill_q8_0_split
+// KEYTILE: bufferization.alloc_tensor() {cachet.kv_scratch} : tensor<163840xf16>
+// KEYTILE: scf.for {{.*}} step %{{.*}} iter_args({{.*}}) -> (tensor<2x320x128xf16>, tensor<2x320x128xf16>,
+// KEYTILE: tensor.extract_slice %arg1[960, 0, 0] [64, 2, 128] [1, 1, 1]
+
+// BADTILE: error: cachet-dequant-once-kv: key-tile must be 0 or positive, not -1
 
 // MINQ-LABEL: func.func @prefill_q8_0_split
 // MINQ-NOT: dequant_transpose
@@ -364,4 +376,23 @@ func.func @bounded_odd(%q: tensor<4x256x32xf16>, %kq: tensor<4096x1x1x!cachet.q4
   // expected-remark @below {{; every position dequantized, though the run-time causal position may leave most unread: one position of K is 18 bytes, no whole number of 32-bit words}}
   %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal %pos : tensor<4x256x32xf16>, tensor<4096x1x32xf16>, tensor<4096x1x32xf16> -> tensor<4x256x32xf16>
   return %o : tensor<4x256x32xf16>
+}
+
+// -----
+
+// A kernel config already in the IR (written by hand or by an earlier
+// pipeline) stays with the attention that replaces it and with each chunk,
+// and its key tile (256) sets the chunk size: 400000 bytes hold 390
+// positions, 256 of them whole key tiles.
+// CHECK-LABEL: func.func @configured
+// CHECK: cachet.attention {{.*}} layout <head_major> {{.*}} {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 256, 32], workgroup = 256>}
+// REST-LABEL: func.func @configured
+// REST: scf.for {{.*}} -> (tensor<2x256x128xf16>, tensor<2x256x128xf16>,
+// REST: cachet.attention_partial {{.*}} {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 256, 32], workgroup = 256>}
+func.func @configured(%q: tensor<8x64x128xf16>, %kq: tensor<1024x2x128xi8>, %ks: tensor<1024x2x4xf16>, %vq: tensor<1024x2x128xi8>, %vs: tensor<1024x2x4xf16>) -> tensor<8x64x128xf16> {
+  %k = cachet.dequantize %kq scales %ks : tensor<1024x2x128xi8>, tensor<1024x2x4xf16> -> tensor<1024x2x128xf16>
+  %v = cachet.dequantize %vq scales %vs : tensor<1024x2x128xi8>, tensor<1024x2x4xf16> -> tensor<1024x2x128xf16>
+  // expected-remark @below {{rewritten}}
+  %o = cachet.attention %q, %k, %v layout <token_major> scale 0.0883883461 causal 960 {cachet.kernel_config = #cachet.kernel_config<variant = attention_tiled, tile = [64, 256, 32], workgroup = 256>} : tensor<8x64x128xf16>, tensor<1024x2x128xf16>, tensor<1024x2x128xf16> -> tensor<8x64x128xf16>
+  return %o : tensor<8x64x128xf16>
 }
