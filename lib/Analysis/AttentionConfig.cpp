@@ -352,31 +352,41 @@ DecodeLayout cachet::getDecodeLayout(const AttentionShape &s, int64_t rows,
   return l;
 }
 
-/// The block format `kv` was dequantized once from (the head-major scratch
-/// of cachet-dequant-once-kv), or null.
-static BlockQuantizedType getDequantizedOnceFrom(Value kv) {
+namespace {
+/// What a head-major scratch of cachet-dequant-once-kv was filled from:
+/// packed blocks (their format) or the split q8_0 form (i8 values, f16
+/// scales). Rewrites off read those K/V in the kernel as such, and the
+/// decode kernels' choices that set the order of their sums follow what
+/// rewrites off read, so that off and on give the same bytes.
+struct DequantizedOnceFrom {
+  BlockQuantizedType block;
+  bool split = false;
+};
+} // namespace
+
+/// How `kv` was dequantized once (whole, or the positions the attention
+/// reads inserted into the scratch); nothing where it is not a scratch.
+static DequantizedOnceFrom getDequantizedOnceFrom(Value kv) {
+  if (auto insert = kv.getDefiningOp<tensor::InsertSliceOp>())
+    kv = insert.getSource();
   auto dequant = kv.getDefiningOp<DequantTransposeOp>();
   if (!dequant)
     return {};
   Type element =
       cast<ShapedType>(dequant.getInput().getType()).getElementType();
   if (auto block = dyn_cast<BlockQuantizedType>(element))
-    return block;
-  // The split form: i8 values and f16 scales, q8_0's.
-  return cast<BlockQuantizedType>(Q8_0Type::get(kv.getContext()));
+    return {block, false};
+  return {nullptr, true};
 }
 
-/// Whether `kv` is a head-major scratch that cachet-dequant-once-kv filled
-/// from packed blocks (whole, or the positions read, inserted into it): the
-/// K/V that rewrites off read as packed blocks. Not the split form, which
-/// rewrites off read as i8 values and scales.
-static bool isDequantizedOnceFromPacked(Value kv) {
-  if (auto insert = kv.getDefiningOp<tensor::InsertSliceOp>())
-    kv = insert.getSource();
-  auto dequant = kv.getDefiningOp<DequantTransposeOp>();
-  return dequant &&
-         isa<BlockQuantizedType>(
-             cast<ShapedType>(dequant.getInput().getType()).getElementType());
+/// getDequantizedOnceFrom of `op`'s K and V (nothing for a partial).
+static std::pair<DequantizedOnceFrom, DequantizedOnceFrom>
+getKVDequantizedOnceFrom(Operation *op) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  if (!attention)
+    return {};
+  return {getDequantizedOnceFrom(attention.getKey()),
+          getDequantizedOnceFrom(attention.getValue())};
 }
 
 /// Iterations of the decode kernel's loops in one workgroup (llvmpipe caps
@@ -886,11 +896,11 @@ static int64_t getDecodeSplit(const AttentionShape &s,
 
 /// The mma-sync decode kernel's decision for `s` with `rows` of its
 /// `allRows` query rows per workgroup; `keyFromBlocks`: K is a cache's
-/// blocks, decoded in the kernel or dequantized once.
-static AttentionDecision
-selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
-                      bool keyFromBlocks, DeviceProfileAttr profile,
-                      const AttentionConfigOptions &o) {
+/// blocks, decoded in the kernel or dequantized once; `keySplit`: K is a
+/// split q8_0 cache, read in the kernel or dequantized once.
+static AttentionDecision selectDecodeMmaConfig(
+    Operation *op, const AttentionShape &s, int64_t rows, bool keyFromBlocks,
+    bool keySplit, DeviceProfileAttr profile, const AttentionConfigOptions &o) {
   AttentionDecision d;
   int64_t allRows = s.group * s.queries;
   int64_t threads = o.decodeThreads ? o.decodeThreads : 128;
@@ -924,9 +934,9 @@ selectDecodeMmaConfig(Operation *op, const AttentionShape &s, int64_t rows,
   // reading 64 consecutive bytes of a row per load.
   // Split q8_0 K: runs of 16 (16-byte loads of its i8 values) where they
   // divide the lane's values.
-  int64_t keyRun = keyFromBlocks                             ? s.headDim / 4
-                   : s.keySplit && (s.headDim / 4) % 16 == 0 ? 16
-                                                             : 8;
+  int64_t keyRun = keyFromBlocks                           ? s.headDim / 4
+                   : keySplit && (s.headDim / 4) % 16 == 0 ? 16
+                                                           : 8;
   d.config = KernelConfigAttr::get(
       op->getContext(), KernelVariant::AttentionDecodeMmaSync,
       {rows, stepPositions}, threads, /*subgroup=*/32, keyRun,
@@ -983,12 +993,14 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // The same with K dequantized once from blocks (cachet-dequant-once-kv's
   // head-major scratch): rewrites off and on must split the positions alike
   // to sum in the same order.
-  auto attention = dyn_cast<AttentionOp>(op);
-  BlockQuantizedType keyOnceFrom =
-      attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
-  BlockQuantizedType valueOnceFrom =
-      attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+  // A scratch filled from the split form counts as split, as rewrites off
+  // read it.
+  auto [keyOnce, valueOnce] = getKVDequantizedOnceFrom(op);
+  BlockQuantizedType keyOnceFrom = keyOnce.block;
+  BlockQuantizedType valueOnceFrom = valueOnce.block;
   bool keyFromBlocks = s.keyBlock || keyOnceFrom;
+  bool keySplit = s.keySplit || keyOnce.split;
+  bool valueSplit = s.valueSplit || valueOnce.split;
   // Staged (NVVM): each step's K/V rows copied into double-buffered
   // workgroup memory. The threads (positions per step) are the most, from
   // 128 down to 64, whose buffers of rows as the cache holds them (blocks
@@ -1000,7 +1012,7 @@ static AttentionDecision selectDecodeConfig(Operation *op,
       s.valueDim, s.valueElement, valueOnceFrom ? valueOnceFrom : s.valueBlock);
   // Not for split q8_0 K/V, which the staged kernel would copy as floats.
   bool staged = o.decodeStages == 2 && o.asyncCopy && o.dynamicShared &&
-                !s.keySplit && !s.valueSplit && getDecodeKeyStride(keyRow) &&
+                !keySplit && !valueSplit && getDecodeKeyStride(keyRow) &&
                 getPackedCopyBytes(valueRow) &&
                 getDecodeKeyStride(
                     getDecodeRowBytes(s.headDim, s.keyElement, s.keyBlock)) &&
@@ -1054,7 +1066,8 @@ static AttentionDecision selectDecodeConfig(Operation *op,
     mmaWhy = "auto keeps a position per thread for blocks at up to 4 rows "
              "and fewer than 16384 positions";
   if (mmaWhy.empty())
-    return selectDecodeMmaConfig(op, s, mmaRows, keyFromBlocks, profile, o);
+    return selectDecodeMmaConfig(op, s, mmaRows, keyFromBlocks, keySplit,
+                                 profile, o);
   int64_t rowValues = 1;
   std::string rowValuesWhy;
   // Where mma.sync does not serve (SPIR-V, ROCDL) auto takes lanes for
@@ -1134,10 +1147,7 @@ static AttentionDecision selectDecodeConfig(Operation *op,
   // decode-block-workgroups-per-cu. Not split caches: rewrites off reads
   // their i8 values as floats.
   AttentionConfigOptions splitOptions = o;
-  bool packed =
-      s.keyBlock || s.valueBlock ||
-      (attention && (isDequantizedOnceFromPacked(attention.getKey()) ||
-                     isDequantizedOnceFromPacked(attention.getValue())));
+  bool packed = keyFromBlocks || s.valueBlock || valueOnceFrom;
   if (!o.decodeWorkgroupsPerUnit && packed)
     splitOptions.decodeWorkgroupsPerUnit = o.decodeBlockWorkgroupsPerUnit;
   std::string splitFrom;
@@ -1583,11 +1593,9 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
                          tile[1], kMaxKeyTile)
         .str();
   if (variant == KernelVariant::AttentionDecodeMmaSync) {
-    auto attention = dyn_cast<AttentionOp>(op);
-    BlockQuantizedType keyOnce =
-        attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
-    BlockQuantizedType valueOnce =
-        attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+    auto [keyOnceFrom, valueOnceFrom] = getKVDequantizedOnceFrom(op);
+    BlockQuantizedType keyOnce = keyOnceFrom.block;
+    BlockQuantizedType valueOnce = valueOnceFrom.block;
     std::string why =
         whyNotDecodeMma(s, tile[0], keyOnce ? keyOnce : s.keyBlock,
                         valueOnce ? valueOnce : s.valueBlock);
@@ -1619,11 +1627,9 @@ std::string cachet::whyNotAttentionConfig(Operation *op,
     if (!why.empty())
       return why;
     if (rowValues > 1) {
-      auto attention = dyn_cast<AttentionOp>(op);
-      BlockQuantizedType keyOnce =
-          attention ? getDequantizedOnceFrom(attention.getKey()) : nullptr;
-      BlockQuantizedType valueOnce =
-          attention ? getDequantizedOnceFrom(attention.getValue()) : nullptr;
+      auto [keyOnceFrom, valueOnceFrom] = getKVDequantizedOnceFrom(op);
+      BlockQuantizedType keyOnce = keyOnceFrom.block;
+      BlockQuantizedType valueOnce = valueOnceFrom.block;
       why = whyNotRowValues(s, rowValues, subgroup, tile[0],
                             keyOnce ? keyOnce : s.keyBlock,
                             valueOnce ? valueOnce : s.valueBlock);
