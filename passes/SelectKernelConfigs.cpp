@@ -100,6 +100,9 @@ struct SelectKernelConfigsPass final
     o.gemmSubgroups = gemmSubgroups;
     o.gemmStages = gemmStages;
     o.gemmFillEighths = gemmFillEighths;
+    o.mma = allowMma;
+    o.gemmMma = gemmMma;
+    o.mmaFallback = mmaFallback;
     o.wgmma = allowWgmma;
     o.gemmWgmma = gemmWgmma;
     o.gemmDecodeBlocks = gemmDecodeBlocks;
@@ -208,6 +211,13 @@ struct SelectKernelConfigsPass final
         return;
       configure(op, [&] {
         MatvecDecision d = selectMatvecConfig(op, profile, matvec);
+        if (d.fallback) {
+          // cachet-lower-matvec (a pass on functions) calls the check the
+          // module declares.
+          op->setAttr(CachetDialect::getFallbackKernelConfigAttrName(),
+                      d.fallback);
+          declareCooperativeMatrixCheck(module);
+        }
         // No config (on tensors): no decision yet, no remark.
         return std::make_pair(d.config, d.config ? d.remark : std::string());
       });

@@ -1266,6 +1266,12 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "computes; above 48 KiB in dynamic workgroup memory, at most the "
            "profile's shared_memory_bytes; 0: 3 for mma-sync, or 2 where "
            "the profile's workgroup memory holds no more, 4 for wgmma)">,
+    Option<"gemmMma", "gemm-mma", "bool", /*default=*/"false",
+           "With allow-mma, where the tiled GEMM would run an f16 mat-mul and "
+           "the profile has 16x16x16:f16->f32 cooperative matrices: the "
+           "GEMM on gpu.subgroup_mma (gemm_mma), with the tiled GEMM beside "
+           "it as the fallback launched where the device lacks them "
+           "(mma-fallback). Off until measured on a GPU">,
     Option<"allowWgmma", "allow-wgmma", "bool", /*default=*/"false",
            "Whether the target has sm_90a's warpgroup MMA (NVVM with "
            "chip=sm_90a; cachet-compile sets it)">,
@@ -1407,7 +1413,8 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "int64_t", /*default=*/"16",
            "Bytes each dequant-transpose store writes (values of one block)">,
   ];
-  let dependentDialects = ["::cachet::CachetDialect"];
+  let dependentDialects = ["::cachet::CachetDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // CACHET_PASSES_TD

@@ -768,6 +768,90 @@ static MatvecDecision selectTiledGemm(Operation *op,
   return d;
 }
 
+/// The mma GEMM (gemm_mma: 16x16x16 f16 cooperative matrices through
+/// gpu.subgroup_mma) for the f16 mat-mul `op`, or no config with `whyNot`.
+static MatvecDecision selectMmaGemm(Operation *op,
+                                    const MatvecOperands &operands,
+                                    DeviceProfileAttr profile,
+                                    const MatvecConfigOptions &o,
+                                    std::string &whyNot) {
+  MatvecDecision d;
+  if (!o.mma) {
+    whyNot = "the target does not lower gpu.subgroup_mma (allow-mma off)";
+    return d;
+  }
+  if (!profile || !llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
+        auto str = dyn_cast<StringAttr>(shape);
+        return str && str.getValue() == "16x16x16:f16->f32";
+      })) {
+    whyNot = "the profile has no 16x16x16:f16->f32 cooperative matrix";
+    return d;
+  }
+  auto x = cast<MemRefType>(operands.x.getType());
+  auto w = cast<MemRefType>(operands.weight.getType());
+  if (!x.getElementType().isF16() || !w.getElementType().isF16()) {
+    whyNot = "x and the weight are not both f16 (the cooperative matrices "
+             "are f16 ones)";
+    return d;
+  }
+  int64_t subgroup = profile.getSubgroupSize();
+  if (subgroup <= 0) {
+    whyNot = "the profile gives no subgroup size";
+    return d;
+  }
+  // 64 x 64 tiles of 4 subgroups, each 32 x 32 (2 x 2 fragments), steps of
+  // 32 columns: the tiled GEMM's smaller tiles, whose workgroup memory
+  // (27 KiB with the sums) leaves room for two workgroups per compute unit
+  // in 64 KiB. Not measured on a GPU yet.
+  int64_t tileM = o.gemmTileM > 0 ? o.gemmTileM : 64;
+  int64_t tileN = o.gemmTileN > 0 ? o.gemmTileN : 64;
+  int64_t columns = w.getDimSize(1);
+  int64_t step = o.gemmStep > 0 ? o.gemmStep : columns % 32 == 0 ? 32 : 16;
+  int64_t threads = tileM * tileN / 1024 * subgroup;
+  int64_t vectorWidth = 4, padBytes = 16;
+  if (std::string why = whyNotGemm(op, tileN, step); !why.empty()) {
+    whyNot = why;
+    return d;
+  }
+  if (std::string why = whyNotMmaGemmTiles({tileM, tileN, step}, threads,
+                                           subgroup, vectorWidth, padBytes);
+      !why.empty()) {
+    whyNot = why;
+    return d;
+  }
+  int64_t bytes = getMmaGemmBytes(tileM, tileN, step, padBytes);
+  int64_t sharedBytes = static_cast<int64_t>(profile.getSharedMemoryBytes());
+  if (sharedBytes > 0 && bytes > sharedBytes) {
+    whyNot = llvm::formatv("its tiles take {0} bytes of workgroup memory, "
+                           "more than the profile's {1}",
+                           bytes, sharedBytes)
+                 .str();
+    return d;
+  }
+  d.config = KernelConfigAttr::get(
+      op->getContext(), KernelVariant::GemmMma, {tileM, tileN, step}, threads,
+      subgroup, vectorWidth, 1, 1, 1, padBytes, {}, 0, {}, false, false, false,
+      false, /*fuseSiblings=*/false,
+      /*fuseEpilogues=*/o.fuseEpilogues, /*loadBytes=*/0);
+  std::string unused;
+  std::optional<BlockWeight> blocks = getBlockWeight(op, unused);
+  d.remark =
+      llvm::formatv(
+          "mma GEMM for a mat-mul of {0} rows of x: workgroup tiles of {1} "
+          "rows of x by {2} weight rows, {3} subgroups of {4} lanes each "
+          "summing 2 x 2 fragments of 16x16x16 f16 cooperative matrices "
+          "(gpu.subgroup_mma, f32 accumulators), steps of {5} columns "
+          "staged in workgroup memory ({6} bytes with the f32 sums), the "
+          "next step's loads in flight while one computes{7}",
+          operands.columns, tileM, tileN, threads / subgroup, subgroup, step,
+          bytes,
+          blocks ? "; the " + blocks->block.getFormatName().str() +
+                       " weight dequantized by a kernel of its own first"
+                 : std::string())
+          .str();
+  return d;
+}
+
 MatvecDecision cachet::selectMatvecConfig(Operation *op,
                                           DeviceProfileAttr profile,
                                           const MatvecConfigOptions &o) {
@@ -804,6 +888,24 @@ MatvecDecision cachet::selectMatvecConfig(Operation *op,
         std::string notTiled;
         MatvecDecision td =
             selectTiledGemm(op, *operands, profile, o, notTiled);
+        if (td.config && o.gemmMma) {
+          // The mma GEMM, the tiled GEMM beside it where the device may
+          // lack cooperative matrices.
+          std::string notMma;
+          MatvecDecision md = selectMmaGemm(op, *operands, profile, o, notMma);
+          if (!md.config) {
+            td.remark += "; not the mma GEMM: " + notMma;
+            return td;
+          }
+          if (o.mmaFallback) {
+            md.fallback = td.config;
+            md.remark += "; where the device does not run 16x16x16 f16 "
+                         "cooperative matrices (checked at run time), the "
+                         "fallback: " +
+                         td.remark;
+          }
+          return md;
+        }
         if (td.config)
           return td;
         return generic(why + "; not the tiled GEMM: " + notTiled);
@@ -1129,6 +1231,16 @@ std::string cachet::whyNotMatvecConfig(Operation *op, KernelConfigAttr config) {
                       config.getTile().size() > 2 ? config.getTile()[2] : 32);
   if (config.getVariant() == KernelVariant::GemmTiled)
     return whyNotGemm(op, config.getTile()[1], config.getTile()[2]);
+  if (config.getVariant() == KernelVariant::GemmMma) {
+    if (std::string why =
+            whyNotGemm(op, config.getTile()[1], config.getTile()[2]);
+        !why.empty())
+      return why;
+    if (!cast<MemRefType>(operands->x.getType()).getElementType().isF16())
+      return "x and the weight are not both f16 (the cooperative matrices "
+             "are f16 ones)";
+    return "";
+  }
   if (config.getVariant() == KernelVariant::GemmWgmma) {
     if (std::string why = whyNotGemm(op, config.getTile()[1], 64);
         !why.empty() || config.getLoadBytes() == 0)

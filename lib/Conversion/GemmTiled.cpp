@@ -28,24 +28,6 @@ struct TiledGemmBuilder : cachet::GemmEmitter {
   /// threads along the tile's weight rows.
   int64_t threadRows, threadColumns, threadsN;
 
-  /// One thread's 16-byte pieces of a step of `rows` rows (piece p of the
-  /// workgroup's threads' p, p + threads, ...: GemmEmitter::piece), their
-  /// rows and 8-column parts, per round.
-  struct Pieces {
-    SmallVector<Value> rows, parts;
-  };
-
-  Pieces getPieces(Value tid, int64_t rows) {
-    Pieces p;
-    int64_t perRow = t.k / 8, pieces = rows * perRow;
-    for (int64_t first = 0; first < pieces; first += threads) {
-      auto [row, part] = piece(tid, first, pieces, perRow);
-      p.rows.push_back(row);
-      p.parts.push_back(part);
-    }
-    return p;
-  }
-
   /// The pieces of step `step` of `source`'s rows from `first` (clamped to
   /// its `count` rows), each as 8 f32 scalars (single-element extracts of
   /// the 16-byte load: SPIR-V reads it as one vector<4xi32> word).
@@ -88,14 +70,8 @@ void TiledGemmBuilder::build(Value x, Value w,
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto aTileType = MemRefType::get({t.k, t.m}, f32, nullptr, workgroup);
   auto bTileType = MemRefType::get({t.k, t.n}, f32, nullptr, workgroup);
-  Value one = index(1);
-  int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
-  auto launch = gpu::LaunchOp::create(
-      b, loc, index(gridM), index(gridN), one, index(threads), one, one,
-      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/nullptr,
-      /*asyncDependencies=*/{}, TypeRange{aTileType, bTileType});
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::LaunchOp launch = beginLaunch(TypeRange{aTileType, bTileType});
   Value aTile = launch.getWorkgroupAttributions()[0];
   Value bTile = launch.getWorkgroupAttributions()[1];
   Value tid = launch.getThreadIds().x;
@@ -107,7 +83,9 @@ void TiledGemmBuilder::build(Value x, Value w,
   Value tn = rem(tid, threadsN), tm = div(tid, threadsN);
   int64_t runsM = threadRows / 4, runsN = threadColumns / 4;
   int64_t strideM = t.m / runsM, strideN = t.n / runsN;
-  Pieces xPieces = getPieces(tid, t.m), wPieces = getPieces(tid, t.n);
+  // 16-byte pieces: 8 values each.
+  Pieces xPieces = getPieces(tid, t.m, t.k / 8),
+         wPieces = getPieces(tid, t.n, t.k / 8);
   auto loadStep = [&](Value step) {
     SmallVector<Value> values = load(x, rowsM, firstM, t.m, xPieces, step);
     llvm::append_range(values, load(w, rowsN, firstN, t.n, wPieces, step));
@@ -118,55 +96,41 @@ void TiledGemmBuilder::build(Value x, Value w,
       b, loc, f32x4, DenseElementsAttr::get(f32x4, b.getF32FloatAttr(0)));
   int64_t sums = threadRows * runsN;
   SmallVector<Value> init(sums, zero);
-  SmallVector<Value> first = loadStep(index(0));
   int64_t xValues = 8 * static_cast<int64_t>(xPieces.rows.size());
-  llvm::append_range(init, first);
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), index(steps), one, init,
-      [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        // Every thread past the previous step's reads, then this step's
-        // values (loaded during the previous step) into workgroup memory.
-        gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> loaded(carried.begin() + sums, carried.end());
-        store(ArrayRef<Value>(loaded).take_front(xValues), xPieces, aTile);
-        store(ArrayRef<Value>(loaded).drop_front(xValues), wPieces, bTile);
-        gpu::BarrierOp::create(b, loc);
-        // The next step's loads (the last step's again after it: the same
-        // bytes, never stored) in flight while this one computes.
-        Value next =
-            arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
-        SmallVector<Value> ahead = loadStep(next);
-        SmallVector<Value> acc(carried.begin(), carried.begin() + sums);
-        for (int64_t kk = 0; kk < t.k; ++kk) {
-          SmallVector<Value> a, bv;
-          for (int64_t c = 0; c < runsM; ++c) {
-            auto v = vector::LoadOp::create(
-                b, loc, f32x4, aTile,
-                ValueRange{index(kk), add(mul(tm, 4), c * strideM)});
-            v.setAlignment(16);
-            for (int64_t e = 0; e < 4; ++e)
-              a.push_back(vector::BroadcastOp::create(
-                  b, loc, f32x4,
-                  vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e})
-                      .getResult()));
-          }
-          for (int64_t c = 0; c < runsN; ++c) {
-            auto v = vector::LoadOp::create(
-                b, loc, f32x4, bTile,
-                ValueRange{index(kk), add(mul(tn, 4), c * strideN)});
-            v.setAlignment(16);
-            bv.push_back(v);
-          }
-          for (int64_t i = 0; i < threadRows; ++i)
-            for (int64_t c = 0; c < runsN; ++c)
-              acc[i * runsN + c] = vector::FMAOp::create(b, loc, a[i], bv[c],
-                                                         acc[i * runsN + c]);
-        }
-        llvm::append_range(acc, ahead);
-        scf::YieldOp::create(b, loc, acc);
-      });
+  auto stage = [&](ArrayRef<Value> loaded) {
+    store(loaded.take_front(xValues), xPieces, aTile);
+    store(loaded.drop_front(xValues), wPieces, bTile);
+  };
+  auto compute = [&](ValueRange carried) {
+    SmallVector<Value> acc(carried);
+    for (int64_t kk = 0; kk < t.k; ++kk) {
+      SmallVector<Value> a, bv;
+      for (int64_t c = 0; c < runsM; ++c) {
+        auto v = vector::LoadOp::create(
+            b, loc, f32x4, aTile,
+            ValueRange{index(kk), add(mul(tm, 4), c * strideM)});
+        v.setAlignment(16);
+        for (int64_t e = 0; e < 4; ++e)
+          a.push_back(vector::BroadcastOp::create(
+              b, loc, f32x4,
+              vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e})
+                  .getResult()));
+      }
+      for (int64_t c = 0; c < runsN; ++c) {
+        auto v = vector::LoadOp::create(
+            b, loc, f32x4, bTile,
+            ValueRange{index(kk), add(mul(tn, 4), c * strideN)});
+        v.setAlignment(16);
+        bv.push_back(v);
+      }
+      for (int64_t i = 0; i < threadRows; ++i)
+        for (int64_t c = 0; c < runsN; ++c)
+          acc[i * runsN + c] =
+              vector::FMAOp::create(b, loc, a[i], bv[c], acc[i * runsN + c]);
+    }
+    return acc;
+  };
+  scf::ForOp loop = emitStagedSteps(steps, init, loadStep, stage, compute);
 
   // Sum (i, c) is row (i / 4) strideM + 4 tm + i % 4 of the tile, columns
   // c strideN + 4 tn .. + 3: stored in pairs.

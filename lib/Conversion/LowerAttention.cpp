@@ -225,36 +225,6 @@ void buildAttentionKernel(OpBuilder &b, AttentionOp op, KernelConfigAttr config,
       dequants.push_back(dequant);
 }
 
-/// The runtime function compiled code asks whether the device runs
-/// MxNxK f16 cooperative matrices (runtime.h), declared in `module`.
-constexpr StringLiteral kHasCooperativeMatrix =
-    "cachetMgpuHasCooperativeMatrixF16";
-
-/// `cachetMgpuHasCooperativeMatrixF16(16, 16, 16) != 0`, at the insertion
-/// point of `b` (the function declared in the module of `op` if it is not).
-/// An llvm.func, as the other runtime calls of host code: a func.func
-/// declaration would be called through the `_mlir_ciface_` wrapper that
-/// llvm-request-c-wrappers asks for.
-Value buildCooperativeMatrixCheck(OpBuilder &b, Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  Location loc = op->getLoc();
-  Type i32 = b.getI32Type();
-  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(kHasCooperativeMatrix);
-  if (!callee) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    callee = LLVM::LLVMFuncOp::create(
-        b, loc, kHasCooperativeMatrix,
-        LLVM::LLVMFunctionType::get(i32, {i32, i32, i32}));
-  }
-  Value sixteen = arith::ConstantIntOp::create(b, loc, 16, 32);
-  Value has = LLVM::CallOp::create(b, loc, callee,
-                                   ValueRange{sixteen, sixteen, sixteen})
-                  .getResult();
-  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, has, zero);
-}
-
 /// Replaces `op` by the kernel of `config`; with a `fallback` config, by
 /// both kernels in an scf.if on whether the device runs 16x16x16 f16
 /// cooperative matrices (`config`'s mma kernel where it does), each writing
@@ -273,6 +243,7 @@ void buildAttention(RewriterBase &rewriter, AttentionOp op,
   if (!fallback) {
     buildAttentionKernel(rewriter, op, config, profile, out, dequants);
   } else {
+    declareCooperativeMatrixCheck(op->getParentOfType<ModuleOp>());
     Value has = buildCooperativeMatrixCheck(rewriter, op);
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange(), has,
                                   /*withElseRegion=*/true);

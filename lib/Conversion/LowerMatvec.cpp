@@ -264,7 +264,8 @@ struct LowerMatvecPass final
            config.getVariant() != cachet::KernelVariant::MatvecMmaSync &&
            config.getVariant() != cachet::KernelVariant::GemmMmaSync &&
            config.getVariant() != cachet::KernelVariant::GemmWgmma &&
-           config.getVariant() != cachet::KernelVariant::GemmTiled))
+           config.getVariant() != cachet::KernelVariant::GemmTiled &&
+           config.getVariant() != cachet::KernelVariant::GemmMma))
         return;
       if (std::string why = cachet::whyNotMatvecConfig(op, config);
           !why.empty()) {
@@ -275,7 +276,32 @@ struct LowerMatvecPass final
       }
       if (config.getVariant() == cachet::KernelVariant::GemmMmaSync ||
           config.getVariant() == cachet::KernelVariant::GemmWgmma ||
-          config.getVariant() == cachet::KernelVariant::GemmTiled) {
+          config.getVariant() == cachet::KernelVariant::GemmTiled ||
+          config.getVariant() == cachet::KernelVariant::GemmMma) {
+        // The mma GEMM's fallback (the tiled GEMM) is built beside it, and
+        // called through the check the module declares.
+        if (auto fallback = op->getAttrOfType<cachet::KernelConfigAttr>(
+                cachet::CachetDialect::getFallbackKernelConfigAttrName())) {
+          std::string why;
+          if (config.getVariant() != cachet::KernelVariant::GemmMma ||
+              fallback.getVariant() != cachet::KernelVariant::GemmTiled)
+            why = "a GEMM's fallback is the tiled GEMM beside the mma GEMM";
+          else if (!op->getParentOfType<ModuleOp>().lookupSymbol(
+                       cachet::kHasCooperativeMatrixF16))
+            why = ("the module does not declare " +
+                   cachet::kHasCooperativeMatrixF16 +
+                   " (cachet-select-kernel-configs declares it where it "
+                   "chooses a fallback)")
+                      .str();
+          else
+            why = cachet::whyNotMatvecConfig(op, fallback);
+          if (!why.empty()) {
+            op->emitError("cachet-lower-matvec: cannot build the fallback ")
+                << fallback << ": " << why;
+            failedConfig = true;
+            return;
+          }
+        }
         gemms.push_back(op);
         return;
       }
@@ -378,6 +404,36 @@ struct LowerMatvecPass final
             memref::LoadOp::create(b, loc, buffer, ValueRange{row, next})});
   }
 
+  /// The tiles of the GEMM `config` (MmaSync.h).
+  static cachet::GemmTiles getGemmTiles(cachet::KernelConfigAttr config) {
+    cachet::GemmTiles tiles;
+    tiles.m = config.getTile()[0];
+    tiles.n = config.getTile()[1];
+    if (config.getTile().size() > 2)
+      tiles.k = config.getTile()[2];
+    tiles.stages = config.getStages();
+    tiles.subgroups = config.getWorkgroup() / 32;
+    tiles.padBytes = config.getPadBytes();
+    tiles.dynamicShared = config.getDynamicShared();
+    switch (config.getVariant()) {
+    case cachet::KernelVariant::GemmWgmma:
+      tiles.k = 64;
+      break;
+    case cachet::KernelVariant::GemmTiled:
+      tiles.threads = config.getWorkgroup();
+      tiles.threadColumns = config.getVectorWidth();
+      break;
+    case cachet::KernelVariant::GemmMma:
+      tiles.threads = config.getWorkgroup();
+      tiles.subgroup = config.getSubgroup();
+      tiles.vectorWidth = config.getVectorWidth();
+      break;
+    default:
+      break;
+    }
+    return tiles;
+  }
+
   /// Replaces the mat-muls of `group` (one, or siblings over the same x on
   /// the wgmma GEMM), their zero fills and epilogues by the GEMM of their
   /// config (MmaSync.h), where the group's anchor is. A member with blocks
@@ -391,23 +447,12 @@ struct LowerMatvecPass final
         cachet::CachetDialect::getKernelConfigAttrName());
     const cachet::BlockWeight *blocks = first.blocks ? &*first.blocks : nullptr;
     cachet::MatvecOperands operands = first.operands;
-    cachet::GemmTiles tiles;
-    tiles.m = config.getTile()[0];
-    tiles.n = config.getTile()[1];
-    if (config.getTile().size() > 2)
-      tiles.k = config.getTile()[2];
-    tiles.stages = config.getStages();
-    tiles.subgroups = config.getWorkgroup() / 32;
-    tiles.padBytes = config.getPadBytes();
-    tiles.dynamicShared = config.getDynamicShared();
+    auto fallback = first.op->getAttrOfType<cachet::KernelConfigAttr>(
+        cachet::CachetDialect::getFallbackKernelConfigAttrName());
+    cachet::GemmTiles tiles = getGemmTiles(config);
     bool wgmma = config.getVariant() == cachet::KernelVariant::GemmWgmma;
     bool tiled = config.getVariant() == cachet::KernelVariant::GemmTiled;
-    if (wgmma)
-      tiles.k = 64;
-    if (tiled) {
-      tiles.threads = config.getWorkgroup();
-      tiles.threadColumns = config.getVectorWidth();
-    }
+    bool mma = config.getVariant() == cachet::KernelVariant::GemmMma;
     auto x = cast<MemRefType>(operands.x.getType());
     auto w = cast<MemRefType>(operands.weight.getType());
     int64_t weights = static_cast<int64_t>(c.members.size());
@@ -440,6 +485,7 @@ struct LowerMatvecPass final
         emitRemark(first.op->getLoc(), "cachet-lower-matvec: ")
         << (wgmma   ? "wgmma"
             : tiled ? "tiled"
+            : mma   ? "mma"
                     : "mma-sync")
         << " GEMM: ";
     diag << llvm::divideCeil(x.getDimSize(0), tiles.m) << " x "
@@ -447,6 +493,7 @@ struct LowerMatvecPass final
          << " workgroups of "
          << (wgmma   ? tiles.m / 64
              : tiled ? tiles.threads
+             : mma   ? tiles.threads / tiles.subgroup
                      : tiles.subgroups)
          << (wgmma   ? " warpgroups"
              : tiled ? " threads"
@@ -455,13 +502,20 @@ struct LowerMatvecPass final
          << x.getDimSize(1) << " columns in steps of " << tiles.k;
     if (tiled)
       diag << " (" << tiles.tiledBytes() << " bytes of workgroup memory, f32)";
+    else if (mma)
+      diag << " (16x16x16 f16 cooperative matrices, "
+           << cachet::getMmaGemmBytes(tiles.m, tiles.n, tiles.k, tiles.padBytes)
+           << " bytes of workgroup memory)";
     else
       diag << " (" << tiles.stages << " buffers";
     if (tiles.dynamicShared)
       diag << ", " << (wgmma ? tiles.wgmmaBytes() : tiles.bytes())
            << " bytes of dynamic workgroup memory";
-    if (!tiled)
+    if (!tiled && !mma)
       diag << ")";
+    if (fallback)
+      diag << "; the tiled GEMM beside it, launched where the device does "
+              "not run 16x16x16 f16 cooperative matrices";
     if (first.fill)
       diag << "; the zero fill of the result is done in the kernel";
     if (weights > 1)
@@ -519,6 +573,20 @@ struct LowerMatvecPass final
                              blocks ? &staged : nullptr);
     } else if (tiled) {
       cachet::buildGemmTiled(b, loc, operands.x, operands.weight, store, tiles);
+    } else if (mma && fallback) {
+      // Both kernels, the device's answer choosing (each writes the same
+      // results).
+      Value has = cachet::buildCooperativeMatrixCheck(b, first.op);
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange(), has,
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      cachet::buildGemmMma(b, loc, operands.x, operands.weight, store, tiles);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      cachet::buildGemmTiled(b, loc, operands.x, operands.weight, store,
+                             getGemmTiles(fallback));
+    } else if (mma) {
+      cachet::buildGemmMma(b, loc, operands.x, operands.weight, store, tiles);
     } else {
       cachet::buildGemmMmaSync(b, loc, operands.x, operands.weight, store,
                                tiles);

@@ -125,6 +125,54 @@ Value cachet::GemmEmitter::sourceRow(Value first, Value row, int64_t count,
   return at;
 }
 
+cachet::GemmEmitter::Pieces
+cachet::GemmEmitter::getPieces(Value tid, int64_t rows, int64_t perRow) {
+  Pieces p;
+  int64_t pieces = rows * perRow;
+  for (int64_t first = 0; first < pieces; first += threads) {
+    auto [row, part] = piece(tid, first, pieces, perRow);
+    p.rows.push_back(row);
+    p.parts.push_back(part);
+  }
+  return p;
+}
+
+gpu::LaunchOp cachet::GemmEmitter::beginLaunch(TypeRange workgroup) {
+  Value one = index(1);
+  int64_t gridM = (rowsM + t.m - 1) / t.m, gridN = (rowsN + t.n - 1) / t.n;
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(gridM), index(gridN), one, index(threads), one, one,
+      /*dynamicSharedMemorySize=*/Value(), /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, workgroup);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  return launch;
+}
+
+scf::ForOp cachet::GemmEmitter::emitStagedSteps(
+    int64_t steps, ValueRange accumulators,
+    function_ref<SmallVector<Value>(Value)> load,
+    function_ref<void(ArrayRef<Value>)> stage,
+    function_ref<SmallVector<Value>(ValueRange)> compute) {
+  SmallVector<Value> init(accumulators);
+  llvm::append_range(init, load(index(0)));
+  int64_t count = static_cast<int64_t>(accumulators.size());
+  return scf::ForOp::create(
+      b, loc, index(0), index(steps), index(1), init,
+      [&](OpBuilder &lb, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        gpu::BarrierOp::create(b, loc);
+        stage(SmallVector<Value>(carried.drop_front(count)));
+        gpu::BarrierOp::create(b, loc);
+        Value next =
+            arith::MinUIOp::create(b, loc, add(step, 1), index(steps - 1));
+        SmallVector<Value> ahead = load(next);
+        SmallVector<Value> acc = compute(carried.take_front(count));
+        llvm::append_range(acc, ahead);
+        scf::YieldOp::create(b, loc, acc);
+      });
+}
+
 void cachet::GemmEmitter::copyTile(Value source, int64_t count, Value first,
                                    int64_t rows, Value tile, Value stage,
                                    Value step, Value tid,

@@ -13,6 +13,8 @@
 #include "cachet/Conversion/BlockDecoder.h"
 #include "cachet/Dialect/CachetDialect.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 #include <functional>
@@ -70,6 +72,9 @@ struct GemmTiles {
   /// computes (a multiple of 4; its rows of x: m * n / (threads *
   /// threadColumns)).
   int64_t threads = 0, threadColumns = 0;
+  /// The mma GEMM: lanes per subgroup (one subgroup per 32 x 32 of the
+  /// tile) and f16 values per staging load.
+  int64_t subgroup = 32, vectorWidth = 8;
   /// Bytes of the tiled GEMM's workgroup memory: one step of x's and the
   /// weight's rows as f32.
   int64_t tiledBytes() const { return 4 * k * (m + n); }
@@ -125,6 +130,33 @@ struct GemmEmitter {
   /// clamped to its last where the tiles do not divide it.
   mlir::Value sourceRow(mlir::Value first, mlir::Value row, int64_t count,
                         int64_t rows);
+
+  /// One thread's pieces of a step of `rows` rows, `perRow` pieces a row
+  /// (piece p of the workgroup's threads' p, p + threads, ...: piece), as
+  /// their rows and parts of the row, per round.
+  struct Pieces {
+    llvm::SmallVector<mlir::Value> rows, parts;
+  };
+  Pieces getPieces(mlir::Value tid, int64_t rows, int64_t perRow);
+
+  /// The gpu.launch of the register-staged GEMMs (tiled, mma): a grid of
+  /// workgroups of `threads` over the `t.m x t.n` tiles, with `workgroup`
+  /// buffers; the builder's insertion point at the start of its body.
+  mlir::gpu::LaunchOp beginLaunch(mlir::TypeRange workgroup);
+
+  /// Their loop over `steps` steps: each iteration waits for every thread
+  /// past the previous step's reads, `stage`s the values loaded during the
+  /// previous step (carried after the accumulators) into workgroup memory,
+  /// waits again, issues the next step's loads (`load`; the last step's
+  /// again after it: the same bytes, never stored) and `compute`s the new
+  /// accumulators from the carried ones, so that the loads are in flight
+  /// while it computes.
+  mlir::scf::ForOp emitStagedSteps(
+      int64_t steps, mlir::ValueRange accumulators,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value step)> load,
+      llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> stage,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::ValueRange)>
+          compute);
 
   /// Starts the copies of step `step`'s `t.k` columns of the `rows` rows of
   /// `source` from `first` (clamped to its `count` rows) into buffer
@@ -185,6 +217,21 @@ void buildGemmMmaSync(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 /// read clamped and never stored.
 void buildGemmTiled(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                     mlir::Value w, const GemmStore &store, const GemmTiles &t);
+
+/// The same product on 16x16x16 f16 cooperative matrices through
+/// gpu.subgroup_mma (GemmMma.cpp; SPIR-V's KHR cooperative matrices):
+/// workgroup (bx, by) computes the `t.m x t.n` tile at rows `bx t.m` of x
+/// and `by t.n` of w with one subgroup of `t.subgroup` lanes per 32 x 32 of
+/// it (`t.threads` threads), each holding 2 x 2 fragments of f32
+/// accumulators. Each step of `t.k` columns (a multiple of 16) is read in
+/// loads of `t.vectorWidth` f16 values and stored in workgroup memory
+/// (rows padded by `t.padBytes`) while the next step's loads are in flight
+/// in registers; the weight's rows are read transposed as the B operand.
+/// The sums go through workgroup memory (f32) to `store`, in pairs. x and
+/// w f16, rows aligned to the loads, K a multiple of `t.k`, N even; rows
+/// past M or N are read clamped and never stored.
+void buildGemmMma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                  mlir::Value w, const GemmStore &store, const GemmTiles &t);
 
 /// The same product on sm_90a warpgroup MMA (GemmWgmma.cpp): workgroup
 /// tiles of `t.m` rows of x (one warpgroup of 128 threads per 64) by `t.n`

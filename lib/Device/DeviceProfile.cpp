@@ -2,6 +2,8 @@
 
 #include "cachet/Device/DeviceProfile.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -317,4 +319,33 @@ DeviceProfileAttr cachet::lookupDeviceProfile(Operation *op) {
               CachetDialect::getDeviceAttrName()))
         return attr;
   return {};
+}
+
+void cachet::declareCooperativeMatrixCheck(mlir::ModuleOp module) {
+  if (module.lookupSymbol(kHasCooperativeMatrixF16))
+    return;
+  mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(module.getBody());
+  mlir::Type i32 = b.getI32Type();
+  mlir::LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), kHasCooperativeMatrixF16,
+      mlir::LLVM::LLVMFunctionType::get(i32, {i32, i32, i32}));
+}
+
+mlir::Value cachet::buildCooperativeMatrixCheck(mlir::OpBuilder &b,
+                                                mlir::Operation *op) {
+  auto module = op->getParentOfType<mlir::ModuleOp>();
+  auto callee = module ? module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(
+                             kHasCooperativeMatrixF16)
+                       : mlir::LLVM::LLVMFuncOp();
+  if (!callee)
+    return {};
+  mlir::Location loc = op->getLoc();
+  mlir::Value sixteen = mlir::arith::ConstantIntOp::create(b, loc, 16, 32);
+  mlir::Value has =
+      mlir::LLVM::CallOp::create(b, loc, callee,
+                                 mlir::ValueRange{sixteen, sixteen, sixteen})
+          .getResult();
+  mlir::Value zero = mlir::arith::ConstantIntOp::create(b, loc, 0, 32);
+  return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ne,
+                                     has, zero);
 }

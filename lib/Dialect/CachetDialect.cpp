@@ -233,6 +233,46 @@ std::string cachet::whyNotTiledAttentionTiles(ArrayRef<int64_t> tile,
   return "";
 }
 
+std::string cachet::whyNotMmaGemmTiles(ArrayRef<int64_t> tile,
+                                       int64_t workgroup, int64_t subgroup,
+                                       int64_t vectorWidth, int64_t padBytes) {
+  if (tile.size() != 3 || tile[0] <= 0 || tile[0] % 32 != 0 || tile[1] <= 0 ||
+      tile[1] % 32 != 0 || tile[2] <= 0 || tile[2] % 16 != 0 ||
+      llvm::any_of(tile, [](int64_t v) { return v > 4096; }))
+    return "'tile' must be [rows of x, weight rows, columns per step], "
+           "multiples of 32, 32 and 16 (at most 4096)";
+  if (subgroup <= 0 || subgroup > 128)
+    return llvm::formatv("'subgroup' must be the device's lanes per "
+                         "subgroup (1 to 128), got {0}",
+                         subgroup)
+        .str();
+  int64_t subgroups = tile[0] * tile[1] / 1024;
+  if (workgroup != subgroups * subgroup || workgroup > 1024)
+    return llvm::formatv("'workgroup' must be one subgroup of {0} lanes per "
+                         "32 x 32 of the {1} x {2} tile ({3}), at most 1024 "
+                         "threads, got {4}",
+                         subgroup, tile[0], tile[1], subgroups * subgroup,
+                         workgroup)
+        .str();
+  if (vectorWidth != 4 && vectorWidth != 8)
+    return llvm::formatv("'vector_width' (f16 values per staging load) "
+                         "must be 4 or 8, got {0}",
+                         vectorWidth)
+        .str();
+  if (padBytes < 0 || padBytes % 16 != 0 || padBytes > 256)
+    return llvm::formatv("'pad_bytes' must be a multiple of 16 up to 256, "
+                         "got {0}",
+                         padBytes)
+        .str();
+  int64_t bytes = getMmaGemmBytes(tile[0], tile[1], tile[2], padBytes);
+  if (bytes > 48 * 1024)
+    return llvm::formatv("the f16 step tiles and the f32 sums take {0} bytes "
+                         "of workgroup memory, more than 49152",
+                         bytes)
+        .str();
+  return "";
+}
+
 std::string cachet::whyNotTiledGemmTiles(ArrayRef<int64_t> tile,
                                          int64_t workgroup,
                                          int64_t threadColumns) {
@@ -406,6 +446,19 @@ LogicalResult KernelConfigAttr::verify(
     if (fuseSiblings && (variant != KernelVariant::GemmWgmma || loadBytes != 0))
       return fail() << "'fuse_siblings' needs the wgmma GEMM over a float "
                        "weight (no 'load_bytes'): siblings share its tiles";
+    return success();
+  }
+  if (variant == KernelVariant::GemmMma) {
+    if (std::string why = cachet::whyNotMmaGemmTiles(tile, workgroup, subgroup,
+                                                     vectorWidth, padBytes);
+        !why.empty())
+      return fail() << why;
+    if (rowBlocks != 1 || stages != 1 || split != 1 || !loads.empty() ||
+        minWorkgroupsPerSM != 0 || !resident.empty() || dynamicShared ||
+        warpSync || lazyRescale || stageX || fuseSiblings || loadBytes != 0)
+      return fail() << "the mma GEMM takes only 'tile', 'workgroup', "
+                       "'subgroup', 'vector_width', 'pad_bytes' and "
+                       "'fuse_epilogues'";
     return success();
   }
   if (variant == KernelVariant::GemmTiled) {
@@ -611,18 +664,31 @@ LogicalResult CachetDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == getFallbackKernelConfigAttrName()) {
     auto fallback = dyn_cast<KernelConfigAttr>(attr.getValue());
+    auto primary =
+        op->getAttrOfType<KernelConfigAttr>(getKernelConfigAttrName());
+    // The GEMM on cooperative matrices (a mat-mul's gemm_mma) falls back
+    // to the tiled GEMM.
+    if (primary && primary.getVariant() == KernelVariant::GemmMma) {
+      if (!fallback || fallback.getVariant() != KernelVariant::GemmTiled)
+        return op->emitError("'")
+               << getFallbackKernelConfigAttrName()
+               << "' of a gemm_mma config must be a gemm_tiled "
+                  "#cachet.kernel_config";
+      return success();
+    }
     if (!fallback || !fallback.isAttention())
       return op->emitError("'")
              << getFallbackKernelConfigAttrName()
-             << "' must be an attention #cachet.kernel_config";
-    auto primary =
-        op->getAttrOfType<KernelConfigAttr>(getKernelConfigAttrName());
+             << "' must be an attention #cachet.kernel_config (or the "
+                "gemm_tiled one of a gemm_mma mat-mul)";
     if (!isa<AttentionOp>(op) || !primary ||
         primary.getVariant() != KernelVariant::AttentionMma)
       return op->emitError("'")
              << getFallbackKernelConfigAttrName()
              << "' must be on a cachet.attention whose '"
-             << getKernelConfigAttrName() << "' is of variant attention_mma";
+             << getKernelConfigAttrName()
+             << "' is of variant attention_mma (or on a mat-mul whose is "
+                "gemm_mma)";
     if (fallback.getVariant() == KernelVariant::AttentionMma)
       return op->emitError("'") << getFallbackKernelConfigAttrName()
                                 << "' cannot be the mma kernel it replaces";

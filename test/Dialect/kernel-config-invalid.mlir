@@ -585,3 +585,45 @@ func.func @attention_tiled_keys(%q: tensor<8x16x64xf16>, %k: tensor<2x64x64xf16>
       -> tensor<8x16x64xf16>
   return %o : tensor<8x16x64xf16>
 }
+
+// -----
+
+func.func @gemm_mma_tile(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{#cachet.kernel_config<variant = gemm_mma>: 'tile' must be [rows of x, weight rows, columns per step], multiples of 32, 32 and 16}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma, tile = [48, 64, 32], workgroup = 128, subgroup = 32, vector_width = 4>}
+  return
+}
+
+// -----
+
+func.func @gemm_mma_workgroup(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{'workgroup' must be one subgroup of 32 lanes per 32 x 32 of the 64 x 64 tile (128), at most 1024 threads, got 256}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma, tile = [64, 64, 32], workgroup = 256, subgroup = 32, vector_width = 4>}
+  return
+}
+
+// -----
+
+func.func @gemm_mma_memory(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+3 {{the f16 step tiles and the f32 sums take 83968 bytes of workgroup memory, more than 49152}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma, tile = [128, 128, 32], workgroup = 512, subgroup = 32, vector_width = 4>}
+  return
+}
+
+// -----
+
+// The mma GEMM's fallback is the tiled GEMM.
+func.func @gemm_mma_fallback(%x: memref<256x128xf16>, %w: memref<128x128xf16>, %y: memref<256x128xf32>) {
+  // expected-error @+1 {{'cachet.fallback_kernel_config' of a gemm_mma config must be a gemm_tiled #cachet.kernel_config}}
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<256x128xf16>, memref<128x128xf16>) outs(%y : memref<256x128xf32>)
+      {cachet.kernel_config = #cachet.kernel_config<variant = gemm_mma, tile = [64, 64, 32], workgroup = 128, subgroup = 32, vector_width = 4>,
+       cachet.fallback_kernel_config = #cachet.kernel_config<variant = matvec_generic>}
+  return
+}

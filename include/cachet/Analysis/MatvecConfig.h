@@ -83,6 +83,11 @@ struct MatvecConfigOptions {
   /// wgmma: 128 x 128 tiles whose grid gives workgroups to fewer than this
   /// many eighths of the compute units take 64-row tiles (0: never).
   int64_t gemmFillEighths = 7;
+  /// Where the tiled GEMM would run an f16 mat-mul: with mma (the target
+  /// lowers gpu.subgroup_mma) and gemmMma, the mma GEMM (gemm_mma) where
+  /// the profile has 16x16x16:f16->f32 cooperative matrices, and with
+  /// mmaFallback the tiled GEMM beside it as the run-time fallback.
+  bool mma = false, gemmMma = false, mmaFallback = false;
   /// The target has sm_90a's warpgroup MMA, and gemm-wgmma: the GEMM runs
   /// on it where it serves the mat-mul.
   bool wgmma = false, gemmWgmma = true;
@@ -154,6 +159,9 @@ std::string whyNotSubgroupMatvec(mlir::Operation *op, int64_t lanes,
 /// mat-vec on tensors gets neither (its buffers' layouts decide).
 struct MatvecDecision {
   KernelConfigAttr config;
+  /// The kernel launched where the device cannot run `config`'s (the mma
+  /// GEMM's tiled GEMM, without cooperative matrices), or null.
+  KernelConfigAttr fallback;
   std::string remark;
 };
 

@@ -13,6 +13,9 @@
 
 #include "cachet/Dialect/CachetDialect.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -46,6 +49,25 @@ struct DeviceProfile {
 
 /// Returns the names of the built-in profiles, in documentation order.
 llvm::ArrayRef<llvm::StringRef> getBuiltinProfileNames();
+
+/// The runtime function compiled code calls to ask whether the Vulkan
+/// device runs MxNxK f16 cooperative matrices (runtime.h): `i32 (i32, i32,
+/// i32)`, non-zero where it does. A kernel with a fallback launches one or
+/// the other on its answer.
+constexpr llvm::StringLiteral kHasCooperativeMatrixF16 =
+    "cachetMgpuHasCooperativeMatrixF16";
+
+/// Declares kHasCooperativeMatrixF16 in `module` (an llvm.func, as the
+/// other runtime calls of host code: a func.func would be called through
+/// the `_mlir_ciface_` wrapper that llvm-request-c-wrappers asks for)
+/// unless it is declared.
+void declareCooperativeMatrixCheck(mlir::ModuleOp module);
+
+/// `kHasCooperativeMatrixF16(16, 16, 16) != 0` (i1) at the insertion point
+/// of `b`, calling the declaration in the module of `op`; null where the
+/// module does not declare it.
+mlir::Value buildCooperativeMatrixCheck(mlir::OpBuilder &b,
+                                        mlir::Operation *op);
 
 /// Returns the built-in profile `name`, or an error listing the known names.
 llvm::Expected<DeviceProfile> getBuiltinProfile(llvm::StringRef name);

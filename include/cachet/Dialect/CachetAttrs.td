@@ -147,6 +147,7 @@ def Cachet_QuantizeSubgroup
 def Cachet_GemmTiled : I32EnumAttrCase<"GemmTiled", 15, "gemm_tiled">;
 def Cachet_AttentionTiled
     : I32EnumAttrCase<"AttentionTiled", 16, "attention_tiled">;
+def Cachet_GemmMma : I32EnumAttrCase<"GemmMma", 17, "gemm_mma">;
 def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
     "the kernel a lowering pass builds for one op",
     [Cachet_AttentionScalar, Cachet_AttentionMma, Cachet_AttentionMmaSync,
@@ -155,7 +156,8 @@ def Cachet_KernelVariant : I32EnumAttr<"KernelVariant",
      Cachet_AttentionDecode, Cachet_AttentionDecodeMmaSync,
      Cachet_MatvecMmaSync, Cachet_GemmMmaSync, Cachet_GemmWgmma,
      Cachet_AttentionWgmma,
-     Cachet_QuantizeSubgroup, Cachet_GemmTiled, Cachet_AttentionTiled]> {
+     Cachet_QuantizeSubgroup, Cachet_GemmTiled, Cachet_AttentionTiled,
+     Cachet_GemmMma]> {
   let cppNamespace = "::cachet";
   let genSpecializedAttr = 0;
 }
@@ -241,6 +243,15 @@ def Cachet_KernelConfigAttr : AttrDef<Cachet_Dialect, "KernelConfig"> {
       rows of x (a multiple of 4) in registers; each step's columns staged
       in workgroup memory as f32 while the next step's loads are in
       flight in registers)
+      and `gemm_mma` (SPIR-V and NVVM, f16: the same product on
+      `gpu.subgroup_mma` 16x16x16 cooperative matrices with f32
+      accumulators; `tile = [rows of x, weight rows, columns per step]`,
+      multiples of 32, 32 and 16; one subgroup of `subgroup` lanes per 32 x
+      32 of the tile (`workgroup = tile[0] * tile[1] / 1024 * subgroup`),
+      each holding 2 x 2 accumulator fragments; each step's f16 rows staged
+      in workgroup memory in loads of `vector_width` values (4 or 8), rows
+      padded by `pad_bytes`, while the next step's loads are in flight in
+      registers; the sums leave through workgroup memory as f32)
       (cachet-lower-matvec; `generic` leaves the op to the generic
       lowering); `dequant_transpose_staged` and `dequant_transpose_direct`
       on the `linalg.generic` of a packed dequant-transpose (marked

@@ -40,6 +40,12 @@ std::string whyNotGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
 std::string whyNotTiledGemmTiles(llvm::ArrayRef<int64_t> tile,
                                  int64_t workgroup, int64_t threadColumns);
 
+/// The same for a gemm_mma config's `tile`, `workgroup`, `subgroup`,
+/// `vector_width` (values per staging load) and `pad_bytes`.
+std::string whyNotMmaGemmTiles(llvm::ArrayRef<int64_t> tile, int64_t workgroup,
+                               int64_t subgroup, int64_t vectorWidth,
+                               int64_t padBytes);
+
 /// The same for an attention_tiled config's `tile` (query rows, key
 /// positions, columns per step) and `workgroup` (threads), apart from the
 /// attention's shape.
@@ -75,6 +81,17 @@ inline int64_t getWgmmaGemmBytes(int64_t tileM, int64_t tileN, int64_t stages,
     return stages * tileM * 128 + 2 * tileN * 128 +
            stages * tileN * stagedRowBytes + 1024;
   return stages * (tileM + tileN) * 128 + 1024;
+}
+
+/// The workgroup memory of the mma GEMM (gemm_mma) with `tileM x tileN`
+/// tiles and steps of `step` columns: a step's f16 rows of x and of the
+/// weight, each padded by `padBytes`, and the tile's f32 sums (rows padded
+/// by 16 bytes) through which they leave. The sums reuse nothing: the
+/// last step's tiles may still be read by a slower subgroup when the first
+/// stores its sums.
+inline int64_t getMmaGemmBytes(int64_t tileM, int64_t tileN, int64_t step,
+                               int64_t padBytes) {
+  return (tileM + tileN) * (2 * step + padBytes) + tileM * (4 * tileN + 16);
 }
 
 } // namespace cachet

@@ -117,11 +117,13 @@ def Cachet_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelConfigAttrName() {
       return ::llvm::StringLiteral("cachet.kernel_config");
     }
-    /// The kernel an attention runs instead of its cachet.kernel_config's
-    /// (the mma kernel on KHR cooperative matrices) where the device does
-    /// not run 16x16x16 f16 cooperative matrices: a #cachet.kernel_config
-    /// that cachet-select-kernel-configs chose as it would without them;
-    /// cachet-lower-attention builds both and picks one at run time.
+    /// The kernel an attention (or a mat-mul) runs instead of its
+    /// cachet.kernel_config's (the mma kernel, or the mma GEMM, on KHR
+    /// cooperative matrices) where the device does not run 16x16x16 f16
+    /// cooperative matrices: a #cachet.kernel_config that
+    /// cachet-select-kernel-configs chose as it would without them;
+    /// cachet-lower-attention (cachet-lower-matvec) builds both and picks
+    /// one at run time.
     static constexpr ::llvm::StringLiteral getFallbackKernelConfigAttrName() {
       return ::llvm::StringLiteral("cachet.fallback_kernel_config");
     }
