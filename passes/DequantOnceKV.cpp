@@ -367,16 +367,22 @@ struct DequantOnceKVPass final
   using Base::Base;
 
   void runOnOperation() override {
-    if (keyTile < 0) {
-      getOperation().emitError("cachet-dequant-once-kv: key-tile must be 0 "
-                               "or positive, not ")
-          << int64_t(keyTile);
+    std::string error;
+    FailureOr<AttentionConfigOptions> options =
+        parseSelectAttentionOptions(selectOptions, error);
+    if (failed(options)) {
+      getOperation().emitError("cachet-dequant-once-kv: bad select-options: ")
+          << error;
       return signalPassFailure();
     }
+    attentionOptions = *options;
     DeviceProfileAttr profile = lookupDeviceProfile(getOperation());
     getOperation()->walk(
         [&](func::FuncOp func) { runOnFunction(func, profile); });
   }
+
+  /// cachet-select-kernel-configs' attention options (select-options).
+  AttentionConfigOptions attentionOptions;
 
   /// Returns the candidate for `op`, or std::nullopt after a remark saying
   /// why `op` is left as it is.
@@ -445,14 +451,27 @@ std::optional<Candidate> DequantOnceKVPass::decide(AttentionOp op,
   int64_t bytesPerPosition = 2 * s.kvHeads * (s.headDim + s.valueDim);
   if (maxScratchBytes > 0 &&
       static_cast<uint64_t>(e.f16Bytes) > maxScratchBytes) {
-    // Whole key tiles per chunk (the kernels' are at most kChunkAlign
-    // positions unless a config or the key-tile option says otherwise), so
-    // that the chunks' kernels walk the tiles of one pass.
-    int64_t keyTile = this->keyTile;
-    if (auto config = op->getAttrOfType<KernelConfigAttr>(
-            CachetDialect::getKernelConfigAttrName());
-        config && config.getTile().size() > 1)
-      keyTile = config.getTile()[1];
+    // Whole key tiles per chunk of the kernel the attention gets (a config
+    // in the IR, or cachet-select-kernel-configs' choice), so that the
+    // chunks' kernels walk the tiles of one pass. No kernel: the reference
+    // lowering's softmax over all positions at once, which chunks merged
+    // online cannot reproduce bit for bit.
+    auto config = op->getAttrOfType<KernelConfigAttr>(
+        CachetDialect::getKernelConfigAttrName());
+    if (!config) {
+      AttentionDecision d =
+          selectAttentionConfig(op, profile, attentionOptions);
+      if (!d.config)
+        return skip("max-scratch-bytes would chunk it, and the attention "
+                    "gets no kernel (cachet-select-kernel-configs: " +
+                    d.remark +
+                    "): the reference lowering's softmax over all positions "
+                    "is not what chunks merged online give");
+      config = d.config;
+    }
+    int64_t keyTile = !config.isDecode() && config.getTile().size() > 1
+                          ? config.getTile()[1]
+                          : 0;
     int64_t align = keyTile > 0 ? std::lcm(kChunkAlign, keyTile) : kChunkAlign;
     c.chunk = static_cast<int64_t>(maxScratchBytes) / bytesPerPosition / align *
               align;

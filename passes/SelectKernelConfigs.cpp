@@ -250,3 +250,14 @@ struct SelectKernelConfigsPass final
 };
 
 } // namespace
+
+FailureOr<AttentionConfigOptions>
+cachet::parseSelectAttentionOptions(StringRef text, std::string &error) {
+  SelectKernelConfigsPass pass;
+  if (failed(pass.initializeOptions(text, [&](const Twine &message) {
+        error = message.str();
+        return failure();
+      })))
+    return failure();
+  return pass.getAttentionOptions();
+}

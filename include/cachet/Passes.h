@@ -33,6 +33,12 @@ namespace cachet {
 #define GEN_PASS_REGISTRATION
 #include "cachet/Passes.h.inc"
 
+/// The attention options cachet-select-kernel-configs takes from its option
+/// text `text` (as the pass prints or parses it), so that a pass before it
+/// can ask which kernel an attention will get; failure with `error`.
+mlir::FailureOr<AttentionConfigOptions>
+parseSelectAttentionOptions(llvm::StringRef text, std::string &error);
+
 } // namespace cachet
 
 #endif // CACHET_PASSES_H

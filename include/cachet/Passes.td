@@ -489,9 +489,11 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     larger, the positions are split into chunks of
     `C = max-scratch-bytes / (2 Hkv (D + Dv))` rounded down to a multiple of
     64 (whole key tiles of the attention kernels; of lcm(64, key tile) where
-    the attention already carries a `#cachet.kernel_config` or `key-tile`
-    names the key tile cachet-select-kernel-configs is told to use, so that
-    the chunks' kernels walk the same tiles as one pass): an `scf.for` over the
+    the kernel the attention gets, from a `#cachet.kernel_config` already on
+    it or from cachet-select-kernel-configs with `select-options`, has
+    another, so that the chunks' kernels walk the same tiles as one pass;
+    an attention that gets no kernel, whose reference lowering takes the
+    softmax over all positions at once, is not chunked): an `scf.for` over the
     full chunks, carrying the chunk's K and V views of the scratch (so that
     each chunk writes them in place) and the online-softmax state, plus one
     remainder chunk. Each chunk is sliced from the quantized cache at its
@@ -548,10 +550,12 @@ def DequantOnceKV : Pass<"cachet-dequant-once-kv", "mlir::ModuleOp"> {
     Option<"force", "force", "bool", /*default=*/"false",
            "Rewrite every eligible attention, whatever the cost function "
            "says">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"0",
-           "The key tile cachet-select-kernel-configs' key-tile option sets "
-           "(0: its default, at most 64): the chunks of a capped scratch are "
-           "multiples of lcm(64, key-tile) positions">,
+    Option<"selectOptions", "select-options", "std::string",
+           /*default=*/"",
+           "The options cachet-select-kernel-configs runs with (cachet-compile "
+           "passes its own): a capped scratch is cut into chunks of whole "
+           "key tiles of the kernel the attention gets, and not cut where "
+           "the attention gets no kernel (the reference lowering)">,
     Option<"unrollChunks", "unroll-chunks", "bool", /*default=*/"false",
            "Emit the chunks of a capped scratch one after the other instead "
            "of as an scf.for (static offsets, for targets whose kernels take "

@@ -181,8 +181,8 @@ static std::string getNvvmChip(const cachet::CompileOptions &options) {
 /// the same options: on tensors before the attention kernels, and on
 /// buffers before the mat-vec kernels (whose weights' pitches decide);
 /// each run configures what has no config yet.
-static void addSelectKernelConfigs(PipelineBuilder &builder,
-                                   const cachet::CompileOptions &options) {
+static cachet::SelectKernelConfigsOptions
+getSelectOptions(const cachet::CompileOptions &options) {
   cachet::SelectKernelConfigsOptions select;
   // The tensor-core attention kernels: on NVVM mma-sync (PTX's mma.sync;
   // mma, wmma, when asked for); ROCDL lowers neither nvgpu nor
@@ -239,25 +239,35 @@ static void addSelectKernelConfigs(PipelineBuilder &builder,
     // words), 8-byte stores (4 f16 values, vector<2xi32> words).
     select.dequantTransposeStoreBytes = 8;
   }
-  builder.add(cachet::createSelectKernelConfigs(select),
+  return select;
+}
+
+static void addSelectKernelConfigs(PipelineBuilder &builder,
+                                   const cachet::CompileOptions &options) {
+  builder.add(cachet::createSelectKernelConfigs(getSelectOptions(options)),
               {{"attention-options", options.attentionOptions},
                {"matvec-options", options.matvecOptions},
                {"dequant-transpose-options", options.dequantTransposeOptions}});
 }
 
-/// The value of the last `name=value` in the flat pass-option text `text`
-/// (std::nullopt where there is none).
-static std::optional<StringRef> getLastOptionValue(StringRef text,
-                                                   StringRef name) {
-  std::optional<StringRef> value;
-  SmallVector<StringRef> words;
-  text.split(words, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef word : words) {
-    auto [key, rest] = word.split('=');
-    if (key.trim() == name && word.contains('='))
-      value = rest.trim();
-  }
-  return value;
+/// The option text of the cachet-select-kernel-configs that
+/// addSelectKernelConfigs adds (its typed options, then the user's
+/// attention-options), for a pass before it that asks which kernel an
+/// attention will get; "" where the user's text does not parse (the
+/// select pass itself reports it).
+static std::string getSelectOptionsText(const cachet::CompileOptions &options) {
+  std::unique_ptr<Pass> select =
+      cachet::createSelectKernelConfigs(getSelectOptions(options));
+  if (!options.attentionOptions.empty() &&
+      failed(select->initializeOptions(
+          options.attentionOptions, [](const Twine &) { return failure(); })))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  select->printAsTextualPipeline(os);
+  // cachet-select-kernel-configs{...}: the options between the braces.
+  StringRef inner = StringRef(text).split('{').second;
+  return inner.rsplit('}').first.str();
 }
 
 /// The CUDA toolkit gpu-module-to-binary takes for NVVM where `toolkit` is
@@ -345,18 +355,16 @@ LogicalResult cachet::buildCachetCompilePipeline(
         options.maxScratchBytes
             ? "max-scratch-bytes=" + std::to_string(options.maxScratchBytes)
             : "";
-    // A key tile set through attention-options makes the chunks of a
-    // capped scratch whole multiples of it (rewrites off and on then walk
-    // the same tiles).
-    std::string keyTile;
-    if (std::optional<StringRef> value =
-            getLastOptionValue(options.attentionOptions, "key-tile"))
-      keyTile = ("key-tile=" + *value).str();
+    // The kernel selection's options: the chunks of a capped scratch are
+    // whole key tiles of the kernel the attention gets, and an attention
+    // that gets none is not chunked (rewrites off and on then agree).
+    std::string selectOptions =
+        "select-options={" + getSelectOptionsText(options) + "}";
     builder.add(
         createDequantOnceKV(),
         {{"dequant-once-options",
           options.target == cachet::Target::NVVM ? "dequant-cost=2" : ""},
-         {"attention-options", keyTile},
+         {"attention-options", selectOptions},
          {"dequant-once-options",
           options.target == cachet::Target::SPIRV ? "unroll-chunks=true" : ""},
          {"max-scratch-bytes", cap},

@@ -3,11 +3,15 @@
 // Chunked scratch: max-scratch-bytes below one layer's f16 K+V.
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=262144 2>/dev/null | FileCheck %s --check-prefix=CHUNK
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=max-scratch-bytes=400000 2>/dev/null | FileCheck %s --check-prefix=REST
-// A key tile of 40 (cachet-select-kernel-configs' key-tile option, which
-// cachet-compile forwards): chunks of lcm(64, 40) = 320 positions, whole
+// A key tile of 40 (cachet-select-kernel-configs' key-tile option, the
+// tiled kernel; cachet-compile passes its options on): chunks of lcm(64, 40) = 320 positions, whole
 // key tiles, so the chunks' kernels walk the tiles of one pass.
-// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=400000 key-tile=40" 2>/dev/null | FileCheck %s --check-prefix=KEYTILE
-// RUN: not cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv=key-tile=-1 2>&1 >/dev/null | FileCheck %s --check-prefix=BADTILE
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=400000 select-options={key-tile=40 attention-kernel=tiled}" 2>/dev/null | FileCheck %s --check-prefix=KEYTILE
+// RUN: not cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="select-options={key-tile=-1}" 2>&1 >/dev/null | FileCheck %s --check-prefix=BADTILE
+// Options under which the attention gets no kernel (its tiles over the
+// workgroup memory): the reference lowering takes the softmax over all
+// positions at once, which chunks cannot reproduce: not chunked.
+// RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=lavapipe -cachet-dequant-once-kv="max-scratch-bytes=262144 force=true select-options={query-tile=64 key-tile=256 attention-kernel=scalar}" 2>&1 >/dev/null | FileCheck %s --check-prefix=NOKERNEL
 // Unrolled chunks (cachet-compile sets this on SPIR-V).
 // RUN: cachet-opt %s -split-input-file -cachet-attach-device=profile=h200 -cachet-dequant-once-kv="max-scratch-bytes=262144 unroll-chunks=true" 2>/dev/null | FileCheck %s --check-prefix=UNROLL
 // A cap below 64 positions' K+V (the largest key tile): no rewrite, with a remark.
@@ -104,7 +108,8 @@
 // KEYTILE: scf.for {{.*}} step %{{.*}} iter_args({{.*}}) -> (tensor<2x320x128xf16>, tensor<2x320x128xf16>,
 // KEYTILE: tensor.extract_slice %arg1[960, 0, 0] [64, 2, 128] [1, 1, 1]
 
-// BADTILE: error: cachet-dequant-once-kv: key-tile must be 0 or positive, not -1
+// BADTILE: error: cachet-dequant-once-kv: bad select-options:
+// NOKERNEL: remark: cachet-dequant-once-kv: not rewritten: max-scratch-bytes would chunk it, and the attention gets no kernel (cachet-select-kernel-configs: reference lowering kept
 
 // MINQ-LABEL: func.func @prefill_q8_0_split
 // MINQ-NOT: dequant_transpose
