@@ -33,10 +33,9 @@ namespace cachet {
 using namespace mlir;
 using namespace cachet;
 
-/// Positions a chunk is a multiple of: the largest key tile of the
-/// attention kernels (cachet-select-kernel-configs picks at most 64 unless
-/// its key-tile option says otherwise: then the pass's key-tile option, or
-/// a config already on the attention, makes it lcm(64, key tile)).
+/// Positions a chunk is a multiple of: the largest default key tile of the
+/// attention kernels; lcm(64, key tile) where the kernel the attention gets
+/// has another (decide).
 static constexpr int64_t kChunkAlign = 64;
 
 /// Copies the kernel decisions already in the IR on `from` (a config

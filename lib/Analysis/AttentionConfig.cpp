@@ -1,6 +1,7 @@
 //===- AttentionConfig.cpp - which flash-attention kernel, which tiles ----===//
 
 #include "cachet/Analysis/AttentionConfig.h"
+#include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -211,11 +212,7 @@ static std::string whyNotMma(const AttentionShape &s, DeviceProfileAttr profile,
                              bool allowBF16) {
   if (!profile)
     return "no device profile";
-  bool has = llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
-    auto str = dyn_cast<StringAttr>(shape);
-    return str && str.getValue() == "16x16x16:f16->f32";
-  });
-  if (!has)
+  if (!hasCoopMatrix(profile, "16x16x16:f16->f32"))
     return "the profile has no 16x16x16:f16->f32 cooperative matrix";
   bool f16 =
       s.queryElement.isF16() && s.keyElement.isF16() && s.valueElement.isF16();

@@ -5,6 +5,7 @@
 #include "cachet/Analysis/Buffers.h"
 #include "cachet/Analysis/DequantTransposeConfig.h"
 #include "cachet/Conversion/BlockDecoder.h"
+#include "cachet/Device/DeviceProfile.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -780,10 +781,7 @@ static MatvecDecision selectMmaGemm(Operation *op,
     whyNot = "the target does not lower gpu.subgroup_mma (allow-mma off)";
     return d;
   }
-  if (!profile || !llvm::any_of(profile.getCoopMatrix(), [](Attribute shape) {
-        auto str = dyn_cast<StringAttr>(shape);
-        return str && str.getValue() == "16x16x16:f16->f32";
-      })) {
+  if (!hasCoopMatrix(profile, "16x16x16:f16->f32")) {
     whyNot = "the profile has no 16x16x16:f16->f32 cooperative matrix";
     return d;
   }

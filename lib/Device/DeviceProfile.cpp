@@ -321,6 +321,13 @@ DeviceProfileAttr cachet::lookupDeviceProfile(Operation *op) {
   return {};
 }
 
+bool cachet::hasCoopMatrix(DeviceProfileAttr profile, llvm::StringRef shape) {
+  return profile && llvm::any_of(profile.getCoopMatrix(), [&](Attribute a) {
+           auto str = dyn_cast<StringAttr>(a);
+           return str && str.getValue() == shape;
+         });
+}
+
 void cachet::declareCooperativeMatrixCheck(mlir::ModuleOp module) {
   if (module.lookupSymbol(kHasCooperativeMatrixF16))
     return;

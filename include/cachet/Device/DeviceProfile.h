@@ -50,6 +50,10 @@ struct DeviceProfile {
 /// Returns the names of the built-in profiles, in documentation order.
 llvm::ArrayRef<llvm::StringRef> getBuiltinProfileNames();
 
+/// Whether `profile` (may be null) lists the cooperative-matrix shape
+/// `shape` ("MxNxK:A->C", e.g. "16x16x16:f16->f32").
+bool hasCoopMatrix(DeviceProfileAttr profile, llvm::StringRef shape);
+
 /// The runtime function compiled code calls to ask whether the Vulkan
 /// device runs MxNxK f16 cooperative matrices (runtime.h): `i32 (i32, i32,
 /// i32)`, non-zero where it does. A kernel with a fallback launches one or
