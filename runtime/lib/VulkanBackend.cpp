@@ -55,6 +55,8 @@ typedef enum VkComponentTypeKHR {
   VK_COMPONENT_TYPE_UINT16_KHR = 8,
   VK_COMPONENT_TYPE_UINT32_KHR = 9,
   VK_COMPONENT_TYPE_UINT64_KHR = 10,
+  // VK_KHR_shader_bfloat16's.
+  VK_COMPONENT_TYPE_BFLOAT16_KHR = 1000141000,
   VK_COMPONENT_TYPE_MAX_ENUM_KHR = 0x7FFFFFFF
 } VkComponentTypeKHR;
 
@@ -164,12 +166,16 @@ T queryProperties(VkPhysicalDevice device, VkStructureType type) {
 }
 
 /// Returns the device-profile name of a component type of
-/// VK_KHR_cooperative_matrix itself, or null (types of later extensions, such
-/// as bf16 and fp8, which the runtime does not enable).
+/// VK_KHR_cooperative_matrix itself or bf16, or null (fp8 and other types of
+/// later extensions). bf16 entries are reported as the driver lists them;
+/// the runtime does not enable VK_KHR_shader_bfloat16, and the compiler
+/// asks only for f16 shapes.
 const char *componentName(VkComponentTypeKHR type) {
   switch (type) {
   case VK_COMPONENT_TYPE_FLOAT16_KHR:
     return "f16";
+  case VK_COMPONENT_TYPE_BFLOAT16_KHR:
+    return "bf16";
   case VK_COMPONENT_TYPE_FLOAT32_KHR:
     return "f32";
   case VK_COMPONENT_TYPE_FLOAT64_KHR:

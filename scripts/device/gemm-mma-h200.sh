@@ -15,6 +15,8 @@
 #     python3 test/Integration/Inputs/gemm.py $1 $2 $3 f16 > /tmp/g.mlir;
 #     cachet-run /tmp/g.mlir --entry=gemm --profile=h200 --emit=.device/gm/c-$1-$2-$3 --no-run
 #       "--compile-options=matvec-options={gemm-mma=true}"; done
+#   mlir-translate --no-implicit-module --serialize-spirv \
+#     test/Runtime/Inputs/coop-matmul.mlir -o .device/coop.spv
 #
 #   scripts/device/gemm-mma-h200.sh [REPEAT]
 #
@@ -26,6 +28,9 @@ W=/tmp/gm; mkdir -p $W; D=.device; B=$D/bin; dir=$D
 R=${1:-10}
 s() { tar czf $OUT/gm.tgz -C $W .; }
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv,noheader > $W/device.log 2>&1
+# The driver's cooperative-matrix shapes (bf16 ones too, where it lists them)
+# and the 16x16x16 f16 product against the CPU.
+$B/cachet-runtime-test --coop-module=$D/coop.spv >> $W/device.log 2>&1
 { for c in $D/gm/c-*; do echo "== $c"; check $c; done; } > $W/check.log 2>&1
 s
 for i in 1 2; do
