@@ -114,6 +114,12 @@ static cl::opt<uint64_t> maxScratchBytes(
     cl::desc("Cap on the dequant-once K/V scratch in bytes (cachet-compile's "
              "max-scratch-bytes: larger layers in KV chunks; 0: no cap)"),
     cl::init(0));
+static cl::opt<std::string> extraCompileOptions(
+    "compile-options", cl::cat(generateCategory),
+    cl::desc("More cachet-compile options for both functions, as "
+             "cachet-opt writes them (e.g. "
+             "'matvec-options={gemm-mma=true}')"),
+    cl::init(""));
 static cl::opt<bool> verifyEach(
     "verify-each", cl::cat(generateCategory),
     cl::desc("Verify the IR after every compiler pass (default: once, after "
@@ -208,7 +214,8 @@ uint64_t selfStamp() {
 /// The cachet-compile options of both functions (part of the cache key).
 std::string compileOptions() {
   return "target=" + target + " chip=" + chip + " profile=" + profile +
-         " max-scratch-bytes=" + std::to_string(maxScratchBytes);
+         " max-scratch-bytes=" + std::to_string(maxScratchBytes) +
+         (extraCompileOptions.empty() ? "" : " " + extraCompileOptions);
 }
 
 /// Guards the --remarks file, which both functions' compilations append to.
