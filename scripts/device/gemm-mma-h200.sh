@@ -30,15 +30,15 @@ s() { tar czf $OUT/gm.tgz -C $W .; }
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv,noheader > $W/device.log 2>&1
 # The driver's cooperative-matrix shapes (bf16 ones too, where it lists them)
 # and the 16x16x16 f16 product against the CPU.
-$B/cachet-runtime-test --coop-module=$D/coop.spv >> $W/device.log 2>&1
-{ for c in $D/gm/c-*; do echo "== $c"; check $c; done; } > $W/check.log 2>&1
+timeout 30 $B/cachet-runtime-test --coop-module=$D/coop.spv >> $W/device.log 2>&1
+timeout 45 bash -c ". $(dirname "$0")/env.sh; B=$B; for c in $D/gm/c-*; do echo \"== \$c\"; check \$c; done" > $W/check.log 2>&1
 s
 for i in 1 2; do
   for v in mma tiled; do
-    timeout 120 $B/cachet-bench $D/gm/$v --repeat=$R --json=$W/$v$i.json > $W/$v$i.log 2>&1; s
+    timeout 20 $B/cachet-bench $D/gm/$v --repeat=$R --json=$W/$v$i.json > $W/$v$i.log 2>&1; s
   done
 done
-timeout 120 python3 - > $W/cublas.log 2>&1 <<'PY'
+timeout 40 python3 - > $W/cublas.log 2>&1 <<'PY'
 import torch
 for n, k in [(4096, 4096), (14336, 4096), (4096, 14336)]:
     x = torch.randn(512, k, dtype=torch.float16, device="cuda")

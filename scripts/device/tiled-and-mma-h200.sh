@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# One device call for the two kernels no GPU has run yet (sessions of
+# One device call for the kernels no GPU has run yet (sessions of
 # 2026-12-07): the tiled attention's checks and suites
-# (attention-tiled-h200.sh with QUICK=1: no model) and the mma GEMM's first
-# check and A/B (gemm-mma-h200.sh). The artifacts of both are prepared as
-# their headers say; carry .device and .gl.
+# (attention-tiled-h200.sh with QUICK=1: no model), the mma GEMM's first
+# check and A/B (gemm-mma-h200.sh), then the f16 8B model with and without
+# it (vulkan-f16-model-h200.sh). The artifacts of each are prepared as their
+# headers say; carry .device and .gl.
 #
 #   scripts/device/tiled-and-mma-h200.sh
 #
-# Logs: $OUT/tiled.tgz and $OUT/gm.tgz.
+# Logs: $OUT/tiled.tgz, $OUT/gm.tgz and $OUT/f16.tgz.
 set -u
 here=$(dirname "$0")
-QUICK=1 timeout 280 bash "$here/attention-tiled-h200.sh"
-timeout 300 bash "$here/gemm-mma-h200.sh" 5
+QUICK=1 timeout 215 bash "$here/attention-tiled-h200.sh"
+timeout 130 bash "$here/gemm-mma-h200.sh" 5
+T=105 timeout 215 bash "$here/vulkan-f16-model-h200.sh"
