@@ -21,6 +21,10 @@ namespace runtime {
 
 /// SPIR-V capability CooperativeMatrixKHR (SPV_KHR_cooperative_matrix).
 constexpr uint32_t spirvCapabilityCooperativeMatrixKHR = 6022;
+/// SPV_KHR_bfloat16's capabilities.
+constexpr uint32_t spirvCapabilityBFloat16TypeKHR = 5116;
+constexpr uint32_t spirvCapabilityBFloat16DotProductKHR = 5117;
+constexpr uint32_t spirvCapabilityBFloat16CooperativeMatrixKHR = 5118;
 
 /// How a Vulkan device lays out blocks, for the validator.
 struct SpirvLayoutRules {

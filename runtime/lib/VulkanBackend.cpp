@@ -101,6 +101,21 @@ typedef VkResult(
     VkCooperativeMatrixPropertiesKHR *pProperties);
 #endif // VK_KHR_cooperative_matrix
 
+#ifndef VK_KHR_shader_bfloat16
+#define VK_KHR_shader_bfloat16 1
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+constexpr VkStructureType
+    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR =
+        static_cast<VkStructureType>(1000141000);
+typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+} VkPhysicalDeviceShaderBfloat16FeaturesKHR;
+#endif // VK_KHR_shader_bfloat16
+
 namespace {
 
 const char *resultName(VkResult result) {
@@ -166,10 +181,8 @@ T queryProperties(VkPhysicalDevice device, VkStructureType type) {
 }
 
 /// Returns the device-profile name of a component type of
-/// VK_KHR_cooperative_matrix itself or bf16, or null (fp8 and other types of
-/// later extensions). bf16 entries are reported as the driver lists them;
-/// the runtime does not enable VK_KHR_shader_bfloat16, and the compiler
-/// asks only for f16 shapes.
+/// VK_KHR_cooperative_matrix itself or of VK_KHR_shader_bfloat16 (bf16), or
+/// null (fp8 and other types of later extensions).
 const char *componentName(VkComponentTypeKHR type) {
   switch (type) {
   case VK_COMPONENT_TYPE_FLOAT16_KHR:
@@ -204,16 +217,19 @@ const char *componentName(VkComponentTypeKHR type) {
 /// Writes the subgroup-scope entries of `shapes` into `out` (`capacity`
 /// bytes, NUL included) as device profiles write coop_matrix entries,
 /// "MxNxK:A->C", comma-separated, each once; entries that do not fit are
-/// left out.
+/// left out, and bf16 ones unless `bf16` (the runtime enabled
+/// shaderBFloat16CooperativeMatrix).
 void formatShapes(const std::vector<VkCooperativeMatrixPropertiesKHR> &shapes,
-                  char *out, size_t capacity) {
+                  bool bf16, char *out, size_t capacity) {
   std::string list;
   for (const VkCooperativeMatrixPropertiesKHR &shape : shapes) {
     const char *a = componentName(shape.AType);
     const char *c = componentName(shape.ResultType);
     if (shape.scope != VK_SCOPE_SUBGROUP_KHR || shape.saturatingAccumulation ||
         shape.AType != shape.BType || shape.CType != shape.ResultType || !a ||
-        !c)
+        !c ||
+        (!bf16 && (shape.AType == VK_COMPONENT_TYPE_BFLOAT16_KHR ||
+                   shape.CType == VK_COMPONENT_TYPE_BFLOAT16_KHR)))
       continue;
     std::string entry = std::to_string(shape.MSize) + "x" +
                         std::to_string(shape.NSize) + "x" +
@@ -493,6 +509,10 @@ private:
   CachetCooperativeMatrixInfo coopMatrix = {};
   /// Why cooperative matrices are off ("" when coopMatrix.enabled).
   std::string noCoopMatrix;
+  /// VK_KHR_shader_bfloat16 enabled, and its cooperative matrices (bf16
+  /// shapes are then in coopMatrix.shapes); `noBF16` says why not.
+  bool bf16Enabled = false, bf16CoopMatrix = false;
+  std::string noBF16;
   /// The Vulkan version the runtime uses on the device: the lower of the
   /// instance's (the loader's, at most 1.3) and the device's.
   uint32_t apiVersion = VK_API_VERSION_1_0;
@@ -730,6 +750,7 @@ Status VulkanBackend::createDevice() {
                        });
   };
   bool coopMatrixExposed = exposed(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  bool bf16Exposed = exposed(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
   bool pushDescriptorsExposed =
       pushDescriptorsAllowed && exposed(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
 
@@ -740,6 +761,8 @@ Status VulkanBackend::createDevice() {
   bool vulkan13 = apiVersion >= VK_API_VERSION_1_3;
   auto coopFeatures = makeStruct<VkPhysicalDeviceCooperativeMatrixFeaturesKHR>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
+  auto bf16Features = makeStruct<VkPhysicalDeviceShaderBfloat16FeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR);
   auto features13 = makeStruct<VkPhysicalDeviceVulkan13Features>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
   auto features12 = makeStruct<VkPhysicalDeviceVulkan12Features>(
@@ -759,7 +782,10 @@ Status VulkanBackend::createDevice() {
   }
   if (vulkan13)
     chain(features13);
-  // Last in the chain, so that it can be unlinked.
+  // The last two in the chain, so that they can be unlinked.
+  void **bf16Link = chainEnd;
+  if (bf16Exposed)
+    chain(bf16Features);
   void **coopLink = chainEnd;
   if (coopMatrixExposed)
     chain(coopFeatures);
@@ -767,12 +793,26 @@ Status VulkanBackend::createDevice() {
   features.features.robustBufferAccess = VK_FALSE;
   features13.robustImageAccess = VK_FALSE;
   coopFeatures.cooperativeMatrixRobustBufferAccess = VK_FALSE;
+  bf16CoopMatrix = bf16Features.shaderBFloat16Type &&
+                   bf16Features.shaderBFloat16CooperativeMatrix;
   describeCooperativeMatrix(coopMatrixExposed, coopFeatures.cooperativeMatrix);
+  bf16CoopMatrix = bf16CoopMatrix && coopMatrix.enabled;
+  bf16Enabled = bf16Features.shaderBFloat16Type;
+  noBF16 = !bf16Exposed ? "it does not expose VK_KHR_shader_bfloat16"
+           : !bf16Enabled
+               ? "its VK_KHR_shader_bfloat16 lacks the shaderBFloat16Type "
+                 "feature"
+               : "";
+  bf16Features.shaderBFloat16CooperativeMatrix = bf16CoopMatrix;
   std::vector<const char *> enabledExtensions;
   if (coopMatrix.enabled)
     enabledExtensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   else
     *coopLink = nullptr;
+  if (bf16Enabled)
+    enabledExtensions.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+  else if (bf16Exposed)
+    *bf16Link = bf16Features.pNext;
   if (pushDescriptorsExposed) {
     maxPushDescriptors =
         queryProperties<VkPhysicalDevicePushDescriptorPropertiesKHR>(
@@ -952,7 +992,8 @@ void VulkanBackend::describeCooperativeMatrix(bool exposed, bool feature) {
   }
   shapes.resize(std::min<size_t>(count, shapes.size()));
   coopMatrix.enabled = 1;
-  formatShapes(shapes, coopMatrix.shapes, sizeof(coopMatrix.shapes));
+  formatShapes(shapes, bf16CoopMatrix, coopMatrix.shapes,
+               sizeof(coopMatrix.shapes));
 }
 
 bool VulkanBackend::isDiscrete() const {
@@ -1465,6 +1506,31 @@ Status VulkanBackend::loadModule(const void *data, size_t bytes,
                           "CooperativeMatrixKHR, which needs "
                           "VK_KHR_cooperative_matrix; " +
                           deviceName() + " cannot run it: " + noCoopMatrix;
+    result = std::move(module);
+    return Status::success();
+  }
+  auto declares = [&](uint32_t capability) {
+    return std::find(capabilities.begin(), capabilities.end(), capability) !=
+           capabilities.end();
+  };
+  const char *bf16Missing =
+      !bf16Enabled && (declares(spirvCapabilityBFloat16TypeKHR) ||
+                       declares(spirvCapabilityBFloat16DotProductKHR))
+          ? "BFloat16TypeKHR"
+      : !bf16CoopMatrix && declares(spirvCapabilityBFloat16CooperativeMatrixKHR)
+          ? "BFloat16CooperativeMatrixKHR"
+          : nullptr;
+  if (bf16Missing) {
+    // As above: refused when a kernel is asked for, not at load.
+    module->unsupported =
+        std::string("the module declares capability ") + bf16Missing +
+        ", which needs VK_KHR_shader_bfloat16" +
+        (bf16Enabled ? "'s shaderBFloat16CooperativeMatrix" : "") + "; " +
+        deviceName() + " cannot run it: " +
+        (!noBF16.empty()       ? noBF16
+         : !coopMatrix.enabled ? noCoopMatrix
+                               : "its VK_KHR_shader_bfloat16 lacks the "
+                                 "shaderBFloat16CooperativeMatrix feature");
     result = std::move(module);
     return Status::success();
   }

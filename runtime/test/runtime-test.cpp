@@ -19,10 +19,12 @@
 //                        cooperative matrices (an empty B lets the runtime
 //                        read $CACHET_BACKEND)
 //   cachet-runtime-test --coop-module=FILE.spv
+//   cachet-runtime-test --coop-bf16-module=FILE.spv
 //                        the cooperative-matrix module of
-//                        test/Runtime/Inputs/coop-matmul.mlir: run and
-//                        checked where the Vulkan device has
-//                        VK_KHR_cooperative_matrix, rejected elsewhere
+//                        test/Runtime/Inputs/coop-matmul.mlir (f16) or
+//                        coop-matmul-bf16.mlir: run and checked where the
+//                        Vulkan device has VK_KHR_cooperative_matrix (and
+//                        VK_KHR_shader_bfloat16's), rejected elsewhere
 //   cachet-runtime-test [--backend=B] --expect-no-device
 //                        checks the no-device errors of B (also "auto")
 //   cachet-runtime-test --dump-ptx=vadd|pdl
@@ -1108,9 +1110,18 @@ uint16_t halfOf(int v) {
                                ((exponent + 15u) << 10) | mantissa);
 }
 
-/// Runs coop_matmul (c = a * b, 16x16 f16 to f32, one subgroup of 32) and
-/// compares with the CPU; the products are small integers, exact in f32.
-void testCoopMatmul(CachetRuntime rt, CachetModule module) {
+/// The bf16 bits of a small integer (exact in bf16 where |v| < 256).
+uint16_t bf16Of(int v) {
+  float f = static_cast<float>(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Runs coop_matmul (c = a * b, 16x16 f16 or bf16 to f32, one subgroup of
+/// 32) and compares with the CPU; the products are small integers, exact in
+/// f32.
+void testCoopMatmul(CachetRuntime rt, CachetModule module, bool bf16) {
   CachetKernel kernel = nullptr;
   CachetKernelInfo info;
   if (!ok(cachetKernelGet(rt, module, "coop_matmul", &kernel),
@@ -1129,8 +1140,8 @@ void testCoopMatmul(CachetRuntime rt, CachetModule module) {
   auto aValue = [](uint32_t i) { return static_cast<int>(i % 7) - 3; };
   auto bValue = [](uint32_t i) { return static_cast<int>(i * 5 % 9) - 4; };
   for (uint32_t i = 0; i < n * n; ++i) {
-    a[i] = halfOf(aValue(i));
-    b[i] = halfOf(bValue(i));
+    a[i] = bf16 ? bf16Of(aValue(i)) : halfOf(aValue(i));
+    b[i] = bf16 ? bf16Of(bValue(i)) : halfOf(bValue(i));
   }
   for (uint32_t row = 0; row < n; ++row)
     for (uint32_t col = 0; col < n; ++col)
@@ -1148,18 +1159,21 @@ void testCoopMatmul(CachetRuntime rt, CachetModule module) {
   CachetBinding args[3] = {{da, 0, 0}, {db, 0, 0}, {dc, 0, 0}};
   ok(cachetLaunch(rt, kernel, grid, args, 3, &n, 4), "launch coop_matmul");
   ok(cachetBufferDownload(rt, dc, 0, c.data(), n * n * 4), "download c");
-  check(c == expected, "16x16x16 f16 -> f32 cooperative-matrix product "
-                       "matches the CPU");
+  check(c == expected, std::string("16x16x16 ") + (bf16 ? "bf16" : "f16") +
+                           " -> f32 cooperative-matrix product matches the "
+                           "CPU");
   cachetBufferFree(rt, da);
   cachetBufferFree(rt, db);
   cachetBufferFree(rt, dc);
 }
 
-/// Loads the cooperative-matrix module at `path`: where the Vulkan device
-/// has VK_KHR_cooperative_matrix (16x16x16 f16 -> f32 in 32-lane subgroups)
-/// it runs it; elsewhere it loads, but getting its kernel must fail with
-/// CACHET_ERROR_UNSUPPORTED and say why instead of reaching the driver.
-int runCoopModule(const std::string &path) {
+/// Loads the cooperative-matrix module at `path` (of f16, or of bf16 with
+/// `bf16`): where the Vulkan device has VK_KHR_cooperative_matrix
+/// (16x16x16 f16 -> f32, or bf16 -> f32 through VK_KHR_shader_bfloat16, in
+/// 32-lane subgroups) it runs it; elsewhere it loads, but getting its kernel
+/// must fail with CACHET_ERROR_UNSUPPORTED and say why instead of reaching
+/// the driver.
+int runCoopModule(const std::string &path, bool bf16) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                           std::istreambuf_iterator<char>());
@@ -1200,12 +1214,21 @@ int runCoopModule(const std::string &path) {
     }
   } else if (ok(status, "load the cooperative-matrix module")) {
     std::string shapes = std::string(",") + coop.shapes + ",";
-    if (info.subgroupSize == 32 &&
-        shapes.find(",16x16x16:f16->f32,") != std::string::npos)
-      testCoopMatmul(rt, module);
-    else
-      std::printf("coop_matmul not run: it needs 16x16x16:f16->f32 in "
-                  "32-lane subgroups\n");
+    std::string shape = bf16 ? "16x16x16:bf16->f32" : "16x16x16:f16->f32";
+    bool listed = shapes.find("," + shape + ",") != std::string::npos;
+    if (info.subgroupSize == 32 && listed) {
+      testCoopMatmul(rt, module, bf16);
+    } else if (bf16 && shapes.find(":bf16->") == std::string::npos) {
+      // No bf16 cooperative matrices: refused before the driver sees it.
+      CachetKernel kernel = nullptr;
+      expectError(cachetKernelGet(rt, module, "coop_matmul", &kernel),
+                  CACHET_ERROR_UNSUPPORTED, "cachetKernelGet",
+                  "VK_KHR_shader_bfloat16",
+                  "its kernel is refused without bf16 cooperative matrices");
+    } else {
+      std::printf("coop_matmul not run: it needs %s in 32-lane subgroups\n",
+                  shape.c_str());
+    }
   }
   ok(cachetRuntimeDestroy(rt), "cachetRuntimeDestroy");
   std::printf("%d failure(s)\n", failures);
@@ -1307,7 +1330,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (mode.rfind("--coop-module=", 0) == 0 && backend == "vulkan")
-    return runCoopModule(mode.substr(14));
+    return runCoopModule(mode.substr(14), /*bf16=*/false);
+  if (mode.rfind("--coop-bf16-module=", 0) == 0 && backend == "vulkan")
+    return runCoopModule(mode.substr(19), /*bf16=*/true);
   if (mode == "--expect-no-device")
     return expectNoDevice(backend.c_str());
   if (device && mode.empty())

@@ -16,7 +16,8 @@
 #     cachet-run /tmp/g.mlir --entry=gemm --profile=h200 --emit=.device/gm/c-$1-$2-$3 --no-run
 #       "--compile-options=matvec-options={gemm-mma=true}"; done
 #   mlir-translate --no-implicit-module --serialize-spirv \
-#     test/Runtime/Inputs/coop-matmul.mlir -o .device/coop.spv
+#     test/Runtime/Inputs/coop-matmul.mlir -o .device/coop.spv (and coop-matmul-bf16.mlir
+#     into .device/coop-bf16.spv)
 #
 #   scripts/device/gemm-mma-h200.sh [REPEAT]
 #
@@ -31,6 +32,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm --format=csv,noheader 
 # The driver's cooperative-matrix shapes (bf16 ones too, where it lists them)
 # and the 16x16x16 f16 product against the CPU.
 timeout 30 $B/cachet-runtime-test --coop-module=$D/coop.spv >> $W/device.log 2>&1
+timeout 30 $B/cachet-runtime-test --coop-bf16-module=$D/coop-bf16.spv >> $W/device.log 2>&1
 timeout 45 bash -c ". $(dirname "$0")/env.sh; B=$B; for c in $D/gm/c-*; do echo \"== \$c\"; check \$c; done" > $W/check.log 2>&1
 s
 for i in 1 2; do
