@@ -6,7 +6,8 @@
 // element-wise loop nest gives each thread several elements of that
 // dimension. cachet-order-grid-dims: after tiling, a dimension that would be
 // mapped to grid y or z and is longer than those allow is swapped with the
-// first (grid x). See Passes.td.
+// first (grid x), and a first dimension longer than grid x allows is split
+// over x and a free y or z. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
 #include <string>
@@ -307,21 +309,94 @@ struct OrderGridDimsPass final
           << int64_t(maxGridYZ);
       return signalPassFailure();
     }
+    if (maxGridX < 1) {
+      getOperation().emitError("cachet-order-grid-dims: max-grid-x must be "
+                               "at least 1, got ")
+          << int64_t(maxGridX);
+      return signalPassFailure();
+    }
     for (scf::ParallelOp op : outermostLoops(getOperation()))
-      reorder(op);
+      if (op.getInitVals().empty())
+        splitFirst(reorder(op));
   }
 
-  void reorder(scf::ParallelOp op) {
-    unsigned n = op.getNumLoops();
-    if (n < 2 || !op.getInitVals().empty())
+  /// Where dimension 0 of `op` (grid x) has more workgroups W than
+  /// max-grid-x: W = X * Y with X <= max-grid-x and Y <= max-grid-yz, and
+  /// dimension 0 becomes X workgroups wx, a new last dimension (y or z) Y
+  /// workgroups wy, its induction variable lb + (wy X + wx) step. Every
+  /// iteration computes what it computed before.
+  void splitFirst(scf::ParallelOp op) {
+    std::optional<int64_t> trips = tripCount(op, 0);
+    if (!trips || *trips <= maxGridX)
       return;
+    int64_t w = *trips;
+    unsigned n = op.getNumLoops();
+    auto stays = [&](const std::string &why) {
+      emitRemark(op.getLoc()) << "cachet-order-grid-dims: dimension 0 (" << w
+                              << " workgroups) stays on grid x, over the "
+                              << int64_t(maxGridX) << " it allows: " << why;
+    };
+    if (n >= 3)
+      return stays("grid y and z are taken");
+    int64_t y = 0;
+    for (int64_t c = llvm::divideCeil(w, int64_t(maxGridX));
+         c <= std::min<int64_t>(w, maxGridYZ) && !y; ++c)
+      if (w % c == 0)
+        y = c;
+    if (!y)
+      return stays(llvm::formatv("no factor of {0} is at most {1} with the "
+                                 "other at most {2}",
+                                 w, int64_t(maxGridX), int64_t(maxGridYZ))
+                       .str());
+    int64_t x = w / y;
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    SmallVector<Value> lbs(op.getLowerBound()), ubs(op.getUpperBound()),
+        steps(op.getStep());
+    lbs[0] = c(0);
+    ubs[0] = c(x);
+    steps[0] = c(1);
+    lbs.push_back(c(0));
+    ubs.push_back(c(y));
+    steps.push_back(c(1));
+    auto split = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+    split->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    Block *from = op.getBody(), *to = split.getBody();
+    to->getTerminator()->erase();
+    b.setInsertionPointToStart(to);
+    Value linear = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, to->getArgument(n), c(x)).getResult(),
+        to->getArgument(0));
+    Value iv = arith::AddIOp::create(
+        b, loc, op.getLowerBound()[0],
+        arith::MulIOp::create(b, loc, linear, op.getStep()[0]).getResult());
+    from->getArgument(0).replaceAllUsesWith(iv);
+    for (unsigned i = 1; i < n; ++i)
+      from->getArgument(i).replaceAllUsesWith(to->getArgument(i));
+    to->getOperations().splice(to->end(), from->getOperations());
+    op.erase();
+    emitRemark(loc) << "cachet-order-grid-dims: dimension 0 (" << w
+                    << " workgroups, over the " << int64_t(maxGridX)
+                    << " grid x allows) split into " << x << " on grid x by "
+                    << y << " on grid " << (n == 1 ? "y" : "z");
+  }
+
+  /// Returns `op` or the loop that replaces it.
+  scf::ParallelOp reorder(scf::ParallelOp op) {
+    unsigned n = op.getNumLoops();
+    if (n < 2)
+      return op;
     // The first of grid y and z that is too long.
     std::optional<unsigned> longDim;
     for (unsigned i = 1; i < std::min(n, 3u) && !longDim; ++i)
       if (std::optional<int64_t> t = tripCount(op, i); t && *t > maxGridYZ)
         longDim = i;
     if (!longDim)
-      return;
+      return op;
     unsigned k = *longDim;
     int64_t longTrips = *tripCount(op, k);
     std::optional<int64_t> firstTrips = tripCount(op, 0);
@@ -332,7 +407,7 @@ struct OrderGridDimsPass final
           << ": dimension 0 would then be too long ("
           << (firstTrips ? std::to_string(*firstTrips) : std::string("unknown"))
           << " workgroups; the limit is " << int64_t(maxGridYZ) << ")";
-      return;
+      return op;
     }
     SmallVector<unsigned> order(n);
     for (unsigned i = 0; i < n; ++i)
@@ -344,6 +419,7 @@ struct OrderGridDimsPass final
         << " workgroups) swapped with dimension "
         << "0 (" << *firstTrips << "): it maps to grid x, as grid "
         << (k == 1 ? "y" : "z") << " allows at most " << int64_t(maxGridYZ);
+    return swapped;
   }
 };
 

@@ -432,7 +432,9 @@ LogicalResult cachet::buildCachetCompilePipeline(
   // A large element-wise kernel's threads take several elements each.
   builder.add("func.func(cachet-coarsen-elementwise)");
   // A dimension longer than grid y / z allow goes to x.
-  builder.add("func.func(cachet-order-grid-dims)");
+  // (Vulkan promises 65535 workgroups along x too.)
+  builder.add(std::string("func.func(cachet-order-grid-dims") +
+              (spirv ? "{max-grid-x=65535}" : "") + ")");
   // Each launch its own constants (upstream's
   // gpu-launch-sink-index-computations, in linear time).
   builder.add("func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"

@@ -2019,6 +2019,36 @@ def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
     computes what it computed before. Each swap is a remark; a loop whose
     first dimension is longer than the limit as well stays, with a remark.
 
+    Vulkan promises only 65535 workgroups along x too (lavapipe and several
+    drivers allow no more; `max-grid-x`, which cachet-compile sets to 65535
+    for SPIR-V): a first dimension of W > max-grid-x workgroups (an
+    element-wise kernel over a 32768-position KV cache: 131072) is split as
+    W = X * Y, X <= max-grid-x on grid x and Y <= max-grid-yz on a new last
+    dimension (y, or z behind a second one), the old induction variable
+    `lb + (wy * X + wx) * step`. Without a free dimension or such a factor
+    the loop stays, with a remark.
+
+    Split (`max-grid-x=65535`), before:
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c33554432) step (%c256) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) { ... %i ... }
+    }
+    ```
+
+    After (131072 = 32768 * 4):
+
+    ```mlir
+    scf.parallel (%wx, %wy) = (%c0, %c0) to (%c32768, %c4)
+        step (%c1, %c1) {
+      %r = arith.muli %wy, %c32768 : index
+      %w = arith.addi %r, %wx : index
+      %s = arith.muli %w, %c256 : index
+      %i = arith.addi %c0, %s : index
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) { ... %i ... }
+    }
+    ```
+
     Before (`max-grid-yz=65535`):
 
     ```mlir
@@ -2040,6 +2070,8 @@ def OrderGridDims : Pass<"cachet-order-grid-dims", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxGridYZ", "max-grid-yz", "int64_t", /*default=*/"65535",
            "The most workgroups the grid's y and z dimensions allow">,
+    Option<"maxGridX", "max-grid-x", "int64_t", /*default=*/"2147483647",
+           "The most workgroups the grid's x dimension allows">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
