@@ -1270,12 +1270,14 @@ def SelectKernelConfigs : Pass<"cachet-select-kernel-configs", "mlir::ModuleOp">
            "computes; above 48 KiB in dynamic workgroup memory, at most the "
            "profile's shared_memory_bytes; 0: 3 for mma-sync, or 2 where "
            "the profile's workgroup memory holds no more, 4 for wgmma)">,
-    Option<"gemmMma", "gemm-mma", "bool", /*default=*/"false",
+    Option<"gemmMma", "gemm-mma", "bool", /*default=*/"true",
            "With allow-mma, where the tiled GEMM would run an f16 mat-mul and "
            "the profile has 16x16x16:f16->f32 cooperative matrices: the "
            "GEMM on gpu.subgroup_mma (gemm_mma), with the tiled GEMM beside "
            "it as the fallback launched where the device lacks them "
-           "(mma-fallback). Off until measured on a GPU">,
+           "(mma-fallback). 2.5-3.5x the tiled GEMM at 512 tokens on an "
+           "H100 through NVIDIA's Vulkan driver (docs/BENCHMARKS.md, run "
+           "162)">,
     Option<"allowWgmma", "allow-wgmma", "bool", /*default=*/"false",
            "Whether the target has sm_90a's warpgroup MMA (NVVM with "
            "chip=sm_90a; cachet-compile sets it)">,
