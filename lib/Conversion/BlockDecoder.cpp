@@ -398,6 +398,47 @@ Value cachet::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
   return arith::TruncFOp::create(b, loc, type, value);
 }
 
+Value cachet::roundToF16(OpBuilder &b, Location loc, Value value) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  Value half = arith::TruncFOp::create(b, loc, b.getF16Type(), value);
+  Value bits = arith::ExtUIOp::create(
+      b, loc, i32, arith::BitcastOp::create(b, loc, b.getI16Type(), half));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, bits, c(0x8000)), c(16));
+  Value exponent = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(10)), c(0x1f));
+  Value mantissa = arith::AndIOp::create(b, loc, bits, c(0x3ff));
+  Value wideMantissa = arith::ShLIOp::create(b, loc, mantissa, c(13));
+  // Normal: the exponent rebiased from 15 to 127.
+  Value normal = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, exponent, c(112)), c(23)),
+      wideMantissa);
+  // Infinity and NaN keep their mantissa.
+  Value special = arith::OrIOp::create(b, loc, c(0x7f800000), wideMantissa);
+  // Zero and subnormals: mantissa * 2^-24, exact in f32.
+  Value tiny = arith::BitcastOp::create(
+      b, loc, i32,
+      arith::MulFOp::create(
+          b, loc, arith::UIToFPOp::create(b, loc, f32, mantissa),
+          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p-24))));
+  Value magnitude = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent, c(0)),
+      tiny,
+      arith::SelectOp::create(b, loc,
+                              arith::CmpIOp::create(b, loc,
+                                                    arith::CmpIPredicate::eq,
+                                                    exponent, c(31)),
+                              special, normal));
+  return arith::BitcastOp::create(
+      b, loc, f32, arith::OrIOp::create(b, loc, magnitude, sign));
+}
+
 Value cachet::packBF16Pair(OpBuilder &b, Location loc, Value a, Value bValue) {
   Value pair = vector::FromElementsOp::create(
       b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{a, bValue});

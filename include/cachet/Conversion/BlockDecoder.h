@@ -28,6 +28,16 @@ namespace cachet {
 mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::Type type);
 
+/// f32 `value` rounded to f16 (truncf) and widened back to f32 in integer
+/// arithmetic on the f16 bits (exact: normal, subnormal, zero, inf, NaN).
+/// For kernels that compute in f32 on values that must first be rounded to
+/// f16 (K/V decoded from blocks, as the dequant-once scratch holds them):
+/// Vulkan leaves narrowing conversions to the implementation, and a driver
+/// may fold a truncf directly followed by an extf, skipping the rounding
+/// that the scratch's stores keep.
+mlir::Value roundToF16(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value value);
+
 /// f32 `a` and `b` rounded to a packed bf16 pair, returned as its i32 word
 /// (`a` in the low half): one cvt.rn.bf16x2.f32 on NVVM, where a bf16
 /// rounded alone is an F2F on the slow conversion pipe. The pair is read as

@@ -145,8 +145,13 @@ Value KernelBuilder::loadKV(Value source, Value kvHead, Value pos, Value x,
                                         ValueRange{clamped, kvHead, offset})
               .getResult();
         });
-    v = castFloat(b, loc, castFloat(b, loc, decoder.decodeValue(x), kvElement),
-                  element);
+    Value decoded = decoder.decodeValue(x);
+    // Rounded to the K/V type as the dequant-once scratch stores it; an f16
+    // widened by integer arithmetic, so that no driver folds the rounding
+    // away (roundToF16).
+    v = kvElement.isF16() && element.isF32()
+            ? roundToF16(b, loc, decoded)
+            : castFloat(b, loc, castFloat(b, loc, decoded, kvElement), element);
   }
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   return arith::SelectOp::create(b, loc, inRange, v, zero);
